@@ -1,0 +1,236 @@
+"""Numba kernels of the bit-parallel reachability engine.
+
+A *slab* is a matrix ``bits`` of shape ``(n, W)`` and dtype uint64: row ``i`` is a bitset of ``64 * W`` seeds.
+One layer of attention maps it to ``out[i] = OR_{j in N(i)} bits[j]``, where ``N(i)`` are the keys query ``i``
+attends to (forward, from sources) or the queries that attend to ``i`` (backward, from targets).
+
+Window kernels never build an ``n x w`` neighbour list. A window is a run of ``m = left + right + 1``
+consecutive positions in (permuted) order, so the OR over it is a sliding-window OR, computed with the
+van Herk / Gil-Werman block prefix and suffix ORs in 3 word operations per output word, independent of ``m``
+(van Herk 1992, Pattern Recognit. Lett. 13:517; Gil & Werman 1993, IEEE TPAMI 15:504).
+Rows are gathered through the permutation while they are loaded and scattered while they are stored, so a
+permuted window (Stochastic Attention) costs the same passes over memory as a plain one.
+
+Each kernel works on tasks of (chunk of consecutive window positions, tile of words): every task gathers its
+rows plus the window's halo into a small buffer that stays in cache, then writes its outputs once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+
+
+@njit(inline="always")
+def popcount64(x):
+    """Number of set bits of a uint64 (SWAR; LLVM lowers it to ``popcnt`` where available)."""
+    x = x - ((x >> np.uint64(1)) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return (x * _H01) >> np.uint64(56)
+
+
+@njit(inline="always")
+def _resolve(x, n, circular):
+    """Position ``x`` of the virtual (padded) sequence -> index in 0..n-1, or -1 outside a truncated window."""
+    if circular:
+        x = x % n
+        return x if x >= 0 else x + n
+    if x < 0 or x >= n:
+        return -1
+    return x
+
+
+@njit(parallel=True, cache=True)
+def window_or(bits, out, perm, left, right, circular, accumulate, chunk_len, tile):
+    """Sliding-window OR in (permuted) order.
+
+    With ``perm`` of length n (``perm[p]`` = original index at permuted position ``p``; pass an empty array for
+    the identity), for every permuted position ``p``::
+
+        out[perm[p]] (|)= OR_{x = p-left .. p+right} bits[perm[x]]
+
+    Positions outside ``0..n-1`` are skipped (truncated) or taken modulo n (``circular``).
+    ``accumulate`` ORs into ``out``; otherwise ``out`` rows are overwritten (each row is written exactly once).
+    """
+    n, n_words = bits.shape
+    m = left + right + 1
+    has_perm = perm.shape[0] > 0
+    n_chunks = (n + chunk_len - 1) // chunk_len
+    n_tiles = (n_words + tile - 1) // tile
+    for task in prange(n_chunks * n_tiles):
+        c = task // n_tiles
+        w0 = (task % n_tiles) * tile
+        w1 = min(n_words, w0 + tile)
+        t_words = w1 - w0
+        q0 = c * chunk_len
+        q1 = min(n, q0 + chunk_len)
+        buf_len = (q1 - q0) + m - 1
+        prefix = np.empty((buf_len, t_words), dtype=np.uint64)
+        suffix = np.empty((buf_len, t_words), dtype=np.uint64)
+        for k in range(buf_len):
+            x = _resolve(q0 - left + k, n, circular)
+            if x < 0:
+                for b in range(t_words):
+                    prefix[k, b] = 0
+            else:
+                src = perm[x] if has_perm else x
+                for b in range(t_words):
+                    prefix[k, b] = bits[src, w0 + b]
+        for start in range(0, buf_len, m):
+            end = min(start + m, buf_len)
+            for b in range(t_words):
+                suffix[end - 1, b] = prefix[end - 1, b]
+            for k in range(end - 2, start - 1, -1):
+                for b in range(t_words):
+                    suffix[k, b] = suffix[k + 1, b] | prefix[k, b]
+        for k in range(buf_len):
+            if k % m != 0:
+                for b in range(t_words):
+                    prefix[k, b] |= prefix[k - 1, b]
+        for t in range(q1 - q0):
+            q = q0 + t
+            dst = perm[q] if has_perm else q
+            last = t + m - 1
+            if accumulate:
+                for b in range(t_words):
+                    out[dst, w0 + b] |= suffix[t, b] | prefix[last, b]
+            else:
+                for b in range(t_words):
+                    out[dst, w0 + b] = suffix[t, b] | prefix[last, b]
+
+
+@njit(parallel=True, cache=True)
+def window_or_ordered(bits, out, perm, left, right, circular, direction, accumulate, chunk_len, tile):
+    """Window OR restricted by original position: the causal mask of Stochastic Attention.
+
+    As :func:`window_or`, but key ``perm[x]`` contributes to ``perm[p]`` only if ``perm[x] <= perm[p]``
+    (``direction = +1``: forward, keys never come from the future) or ``perm[x] >= perm[p]``
+    (``direction = -1``: the transposed graph, used when propagating backward from targets).
+    The filter breaks the OR semigroup's sliding structure, so this costs ``m`` word operations per output word.
+    """
+    n, n_words = bits.shape
+    m = left + right + 1
+    has_perm = perm.shape[0] > 0
+    n_chunks = (n + chunk_len - 1) // chunk_len
+    n_tiles = (n_words + tile - 1) // tile
+    for task in prange(n_chunks * n_tiles):
+        c = task // n_tiles
+        w0 = (task % n_tiles) * tile
+        w1 = min(n_words, w0 + tile)
+        t_words = w1 - w0
+        q0 = c * chunk_len
+        q1 = min(n, q0 + chunk_len)
+        buf_len = (q1 - q0) + m - 1
+        rows = np.empty((buf_len, t_words), dtype=np.uint64)
+        origin = np.empty(buf_len, dtype=np.int64)
+        for k in range(buf_len):
+            x = _resolve(q0 - left + k, n, circular)
+            if x < 0:
+                origin[k] = -1
+            else:
+                src = perm[x] if has_perm else x
+                origin[k] = src
+                for b in range(t_words):
+                    rows[k, b] = bits[src, w0 + b]
+        acc = np.empty(t_words, dtype=np.uint64)
+        for t in range(q1 - q0):
+            q = q0 + t
+            dst = perm[q] if has_perm else q
+            for b in range(t_words):
+                acc[b] = 0
+            for k in range(t, t + m):
+                o = origin[k]
+                if o < 0 or (direction > 0 and o > dst) or (direction < 0 and o < dst):
+                    continue
+                for b in range(t_words):
+                    acc[b] |= rows[k, b]
+            if accumulate:
+                for b in range(t_words):
+                    out[dst, w0 + b] |= acc[b]
+            else:
+                for b in range(t_words):
+                    out[dst, w0 + b] = acc[b]
+
+
+@njit(parallel=True, cache=True)
+def neighbour_or(bits, out, indptr, indices, accumulate):
+    """``out[i] (|)= OR_{j in indices[indptr[i]:indptr[i+1]]} bits[j]`` for an explicit (CSR) neighbour list."""
+    n, n_words = bits.shape
+    for i in prange(n):
+        if not accumulate:
+            for b in range(n_words):
+                out[i, b] = 0
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            for b in range(n_words):
+                out[i, b] |= bits[j, b]
+
+
+@njit(parallel=True, cache=True)
+def row_popcounts(bits):
+    """``counts[i]`` = number of set bits in row ``i``."""
+    n, n_words = bits.shape
+    counts = np.empty(n, dtype=np.int64)
+    for i in prange(n):
+        s = np.uint64(0)
+        for b in range(n_words):
+            s += popcount64(bits[i, b])
+        counts[i] = np.int64(s)
+    return counts
+
+
+def _byte_spread_table():
+    table = np.zeros(256, dtype=np.uint64)
+    for v in range(256):
+        for k in range(8):
+            if v >> k & 1:
+                table[v] |= np.uint64(1) << np.uint64(8 * k)
+    return table
+
+
+_SPREAD = _byte_spread_table()
+
+
+@njit(parallel=True, cache=True)
+def _column_popcounts(bits, spread, row_chunk):
+    n, n_words = bits.shape
+    n_chunks = (n + row_chunk - 1) // row_chunk
+    partial = np.zeros((n_chunks, n_words * 64), dtype=np.int64)
+    for task in prange(n_chunks * n_words):
+        c = task // n_words
+        b = task % n_words
+        lanes = np.zeros(8, dtype=np.uint64)  # 8 counters of 8 bits per lane: bit 8*k + j of the word -> lane j
+        since_flush = 0
+        for i in range(c * row_chunk, min(n, (c + 1) * row_chunk)):
+            x = bits[i, b]
+            if x != 0:
+                for j in range(8):
+                    lanes[j] += spread[(x >> np.uint64(8 * j)) & np.uint64(255)]
+            since_flush += 1
+            if since_flush == 255:
+                for j in range(8):
+                    for k in range(8):
+                        partial[c, b * 64 + 8 * j + k] += (lanes[j] >> np.uint64(8 * k)) & np.uint64(255)
+                    lanes[j] = 0
+                since_flush = 0
+        for j in range(8):
+            for k in range(8):
+                partial[c, b * 64 + 8 * j + k] += (lanes[j] >> np.uint64(8 * k)) & np.uint64(255)
+    return partial
+
+
+def column_popcounts(bits: np.ndarray) -> np.ndarray:
+    """``counts[s]`` = number of rows whose bit ``s`` is set (a positional popcount over all rows).
+
+    Bytes are spread into 8-bit lane counters with a 256-entry table and flushed every 255 rows, so the cost is
+    ``8`` table look-ups per nonzero word instead of 64 bit tests.
+    """
+    n = bits.shape[0]
+    row_chunk = max(1024, -(-n // 16))
+    return _column_popcounts(bits, _SPREAD, row_chunk).sum(axis=0)

@@ -1,0 +1,123 @@
+"""The edge sets one layer is made of, and how a slab of bitsets flows through them.
+
+A layer is a tuple of operators whose edge sets are united (Gated SA+SWA = the SA operator and the SWA operator).
+Edges point from key ``j`` to query ``i`` ("``i`` attends to ``j``"); forward propagation moves seeds along
+them, backward propagation along their transpose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import kernels
+
+_EMPTY_PERM = np.empty(0, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class WindowOp:
+    """Each query at (permuted) position ``p`` attends to positions ``p-left .. p+right`` in the same order.
+
+    ``perm[p]`` is the original index at permuted position ``p`` (``None``: identity). Windows are truncated at
+    the sequence edges or wrap around (``circular``). ``order = +1`` keeps only keys whose original index is
+    ``<=`` the query's (the causal mask in original positions), ``-1`` only ``>=`` (its transpose), 0 keeps all.
+    """
+
+    left: int
+    right: int
+    circular: bool = False
+    perm: np.ndarray | None = field(default=None, repr=False)
+    order: int = 0
+
+    def transpose(self) -> WindowOp:
+        """Key at ``p`` reaches the queries at ``p-right .. p+left``: swap the offsets, flip the order filter."""
+        return WindowOp(self.right, self.left, self.circular, self.perm, -self.order)
+
+    @property
+    def size(self) -> int:
+        return self.left + self.right + 1
+
+    def buffer_bytes(self, n: int, n_words: int) -> int:
+        """Bytes of per-task scratch this operator needs (two threads' buffers), for memory estimates."""
+        chunk, tile = _window_tiling(n, self.size, n_words)
+        return 2 * 2 * (chunk + self.size - 1) * tile * 8
+
+    def apply(self, bits: np.ndarray, out: np.ndarray, accumulate: bool) -> None:
+        n, n_words = bits.shape
+        chunk, tile = _window_tiling(n, self.size, n_words)
+        perm = _EMPTY_PERM if self.perm is None else self.perm
+        if self.order == 0:
+            kernels.window_or(bits, out, perm, self.left, self.right, self.circular, accumulate, chunk, tile)
+        else:
+            kernels.window_or_ordered(
+                bits, out, perm, self.left, self.right, self.circular, self.order, accumulate, chunk, tile
+            )
+
+
+@dataclass(frozen=True)
+class NeighbourOp:
+    """Explicit neighbour lists in CSR form: query ``i`` attends to ``indices[indptr[i]:indptr[i+1]]``."""
+
+    indptr: np.ndarray = field(repr=False)
+    indices: np.ndarray = field(repr=False)
+
+    @classmethod
+    def from_lists(cls, neighbours, n: int) -> NeighbourOp:
+        """Build from a sequence of n iterables of key indices (validated)."""
+        if len(neighbours) != n:
+            raise ValueError(f"neighbours: expected {n} lists (one per query), got {len(neighbours)}")
+        lengths = np.fromiter((len(nb) for nb in neighbours), dtype=np.int64, count=n)
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        flat = [j for nb in neighbours for j in nb]
+        return cls.from_csr(indptr, np.asarray(flat, dtype=np.int64), n)
+
+    @classmethod
+    def from_csr(cls, indptr, indices, n: int) -> NeighbourOp:
+        indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(indices, dtype=np.int64)
+        if indptr.shape != (n + 1,) or indptr[0] != 0 or np.any(np.diff(indptr) < 0):
+            raise ValueError(f"indptr: expected a non-decreasing array of length n + 1 = {n + 1} starting at 0")
+        if indptr[-1] != indices.size:
+            raise ValueError(f"indices: expected indptr[-1] = {indptr[-1]} entries, got {indices.size}")
+        if indices.size and (indices.min() < 0 or indices.max() >= n):
+            raise ValueError(f"indices: every key index must lie in 0..{n - 1}")
+        return cls(indptr, indices)
+
+    def transpose(self) -> NeighbourOp:
+        n = self.indptr.size - 1
+        rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.indptr))
+        order = np.argsort(self.indices, kind="stable")
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.indices, minlength=n), out=indptr[1:])
+        return NeighbourOp(indptr, rows[order])
+
+    def buffer_bytes(self, n: int, n_words: int) -> int:
+        return 0
+
+    def apply(self, bits: np.ndarray, out: np.ndarray, accumulate: bool) -> None:
+        kernels.neighbour_or(bits, out, self.indptr, self.indices, accumulate)
+
+
+Op = WindowOp | NeighbourOp
+
+_TILE_BUDGET_WORDS = 64 * 1024  # 512 KiB of scratch per task: about half this machine's L2 per core
+
+
+def _window_tiling(n: int, m: int, n_words: int) -> tuple[int, int]:
+    """Chunk length (window positions per task) and tile width (words per task) for the window kernels.
+
+    The halo costs ``m - 1`` extra rows per chunk, so chunks are a few windows long; the tile is as wide as the
+    scratch budget allows, so that rows are read in long runs.
+    """
+    chunk = min(n, max(1024, 4 * m)) if m <= 16384 else min(n, m)
+    tile = max(1, min(n_words, _TILE_BUDGET_WORDS // (2 * (chunk + m - 1))))
+    return chunk, tile
+
+
+def apply_layer(ops, bits: np.ndarray, out: np.ndarray) -> None:
+    """``out = OR over ops of op(bits)`` (the union of the layer's edge sets)."""
+    for k, op in enumerate(ops):
+        op.apply(bits, out, accumulate=k > 0)

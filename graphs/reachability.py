@@ -1,0 +1,195 @@
+"""Bit-parallel multi-source reachability through a layered graph.
+
+Layer ``l`` (``l = 1, 2, ...``) is a union of operators (:mod:`graphs.ops`) with edges key -> query. The
+receptive field of node ``i`` after ``L`` layers is the set of sources with a path through layers ``1..L``::
+
+    RF_0(i) = {i},    RF_L(i) = U_{j in N_L(i)} RF_{L-1}(j)
+
+A slab holds ``64 * W`` seeds as ``W`` machine words per node, so one layer costs ``O(n * W)`` word operations for
+window operators (independent of the window) and ``O(nnz * W)`` for explicit neighbour lists.
+
+* :func:`forward_counts`: seeds are sources; after layer ``L`` bit ``s`` of row ``i`` says ``s in RF_L(i)``, and the
+  row popcounts summed over slabs give ``|RF_L(i)|`` for every ``i`` (exact coverage). Slabs are independent tasks.
+* :func:`backward_counts`: seeds are targets; propagating through the transposed layers ``L, L-1, .., 1`` leaves
+  bit ``t`` set in exactly the rows ``j in RF_L(t)``, so column popcounts give ``|RF_L(t)|`` for a sample of
+  targets, exactly, without touching the other ``n - K`` receptive fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from . import kernels
+from .memory import DEFAULT_MAX_MEMORY, slab_bytes, words_per_slab
+from .ops import Op, apply_layer
+
+LayerOps = Callable[[int], Sequence[Op]]
+
+
+@dataclass(frozen=True)
+class ReachCounts:
+    """``counts[l - 1, k]`` = ``|RF_l(node k)|`` for ``l = 1 .. layers``; ``full_layer`` = first layer at which every
+    node's receptive field is its whole admissible set (``None`` if not reached within the layers computed)."""
+
+    counts: np.ndarray
+    full_layer: int | None
+    slabs: int
+    seeds_per_slab: int
+
+    @property
+    def layers(self) -> int:
+        return self.counts.shape[0]
+
+
+def admissible_sizes(nodes: np.ndarray, n: int, causal: bool) -> np.ndarray:
+    """``|A(i)|``: all n positions, or the positions ``j <= i`` when causal."""
+    nodes = np.asarray(nodes, dtype=np.int64)
+    return nodes + 1 if causal else np.full(nodes.shape, n, dtype=np.int64)
+
+
+def _check_common(n: int, max_layers: int) -> None:
+    if not isinstance(n, int | np.integer) or n < 1:
+        raise ValueError(f"n: expected an integer >= 1, got {n!r}")
+    if not isinstance(max_layers, int | np.integer) or max_layers < 1:
+        raise ValueError(f"max_layers: expected an integer >= 1, got {max_layers!r}")
+
+
+def _op_buffer_bytes(layer_ops: LayerOps, n: int, n_words: int) -> int:
+    return max(op.buffer_bytes(n, n_words) for op in layer_ops(1))
+
+
+def _slab_words(layer_ops: LayerOps, n: int, n_seeds: int, max_memory: int, slab_size: int | None) -> int:
+    if slab_size is not None:
+        if slab_size < 1:
+            raise ValueError(f"slab_size: expected a number of seeds >= 1, got {slab_size}")
+        n_words = -(-min(slab_size, n_seeds) // 64)
+        needed = slab_bytes(n, n_words, _op_buffer_bytes(layer_ops, n, n_words))
+        if needed > max_memory:
+            raise MemoryError(f"slab_size: {slab_size} seeds need {needed / 2**20:.1f} MiB > max_memory")
+        return n_words
+    n_words = words_per_slab(n, n_seeds, max_memory)
+    # the operators' scratch is a few MiB at most: shrink once if it tips the slab over the budget
+    while n_words > 1 and slab_bytes(n, n_words, _op_buffer_bytes(layer_ops, n, n_words)) > max_memory:
+        n_words = max(1, n_words * 7 // 8)
+    return n_words
+
+
+def _seed(bits: np.ndarray, nodes: np.ndarray) -> None:
+    """Bit ``k`` of row ``nodes[k]``: slab seed ``k`` starts at node ``nodes[k]``."""
+    bits[:] = 0
+    k = np.arange(nodes.size)
+    np.bitwise_or.at(bits, (nodes, k // 64), np.left_shift(np.uint64(1), (k % 64).astype(np.uint64)))
+
+
+def forward_counts(
+    layer_ops: LayerOps,
+    n: int,
+    *,
+    max_layers: int,
+    causal: bool = False,
+    stop_when_full: bool = True,
+    max_memory: int = DEFAULT_MAX_MEMORY,
+    slab_size: int | None = None,
+    progress: bool | None = None,
+) -> ReachCounts:
+    """``|RF_l(i)|`` for every node ``i`` and layer ``l <= max_layers``, from all ``n`` sources, slab by slab.
+
+    ``layer_ops(l)`` returns the operators of layer ``l`` (forward edges key -> query, self included).
+    A slab stops once each node holds all of the slab's admissible sources (coverage cannot fall), and the whole
+    run stops at the first layer at which every slab has (``stop_when_full``); later layers repeat that row.
+    """
+    _check_common(n, max_layers)
+    n_words = _slab_words(layer_ops, n, n, max_memory, slab_size)
+    seeds_per_slab = 64 * n_words
+    starts = range(0, n, seeds_per_slab)
+    bits = np.empty((n, n_words), dtype=np.uint64)
+    nxt = np.empty_like(bits)
+    nodes = np.arange(n, dtype=np.int64)
+    per_layer: list[np.ndarray] = []  # summed |RF_l(i) & slab| over the slabs that ran layer l
+    stopped: list[np.ndarray] = []  # stopped[l - 1]: final counts of the slabs that were full at layer l
+    bar = tqdm(total=len(starts), unit="slab", desc="coverage", disable=_quiet(progress), leave=False)
+    for s0 in starts:
+        s1 = min(n, s0 + seeds_per_slab)
+        expected = np.clip(nodes - s0 + 1, 0, s1 - s0) if causal else np.full(n, s1 - s0)
+        _seed(bits, np.arange(s0, s1, dtype=np.int64))
+        for layer in range(1, max_layers + 1):
+            apply_layer(layer_ops(layer), bits, nxt)
+            bits, nxt = nxt, bits
+            counts = kernels.row_popcounts(bits)
+            if layer > len(per_layer):
+                per_layer.append(np.zeros(n, dtype=np.int64))
+                stopped.append(np.zeros(n, dtype=np.int64))
+            per_layer[layer - 1] += counts
+            if stop_when_full and np.array_equal(counts, expected):
+                stopped[layer - 1] += counts
+                break
+        bar.update(1)
+    bar.close()
+    # a slab that stopped full at layer f contributes its final counts to every later layer
+    done = np.vstack(stopped)
+    counts = np.vstack(per_layer) + np.cumsum(done, axis=0) - done
+    return ReachCounts(counts, _full_layer(counts, nodes, n, causal), len(starts), seeds_per_slab)
+
+
+def _full_layer(counts: np.ndarray, nodes: np.ndarray, n: int, causal: bool) -> int | None:
+    full = np.all(counts == admissible_sizes(nodes, n, causal)[None, :], axis=1)
+    hits = np.flatnonzero(full)
+    return int(hits[0]) + 1 if hits.size else None
+
+
+def backward_counts(
+    layer_ops: LayerOps,
+    n: int,
+    targets: np.ndarray,
+    *,
+    max_layers: int,
+    causal: bool = False,
+    stop_when_full: bool = True,
+    max_memory: int = DEFAULT_MAX_MEMORY,
+    slab_size: int | None = None,
+    progress: bool | None = None,
+) -> ReachCounts:
+    """``|RF_l(t)|`` for the given targets ``t`` and every layer ``l <= max_layers``, exactly.
+
+    ``RF_L(t)`` depends on the order of the layers, so each ``L`` runs the transposed layers ``L, .., 1`` afresh:
+    ``L (L + 1) / 2`` layer applications in all, each on ``n * ceil(K / 64)`` words.
+    """
+    _check_common(n, max_layers)
+    targets = np.asarray(targets, dtype=np.int64)
+    if targets.ndim != 1 or targets.size == 0 or targets.min() < 0 or targets.max() >= n:
+        raise ValueError(f"targets: expected a non-empty 1-d array of positions in 0..{n - 1}")
+    n_words = _slab_words(layer_ops, n, targets.size, max_memory, slab_size)
+    per_slab = 64 * n_words
+    bits = np.empty((n, n_words), dtype=np.uint64)
+    nxt = np.empty_like(bits)
+    wanted = admissible_sizes(targets, n, causal)
+    rows: list[np.ndarray] = []
+    total = max_layers * (max_layers + 1) // 2
+    bar = tqdm(total=total, unit="layer", desc="sampled coverage", disable=_quiet(progress), leave=False)
+    for layer in range(1, max_layers + 1):
+        row = np.empty(targets.size, dtype=np.int64)
+        for k0 in range(0, targets.size, per_slab):
+            chunk = targets[k0 : k0 + per_slab]
+            _seed(bits, chunk)
+            for back in range(layer, 0, -1):
+                apply_layer([op.transpose() for op in layer_ops(back)], bits, nxt)
+                bits, nxt = nxt, bits
+            row[k0 : k0 + chunk.size] = kernels.column_popcounts(bits)[: chunk.size]
+        rows.append(row)
+        bar.update(layer)
+        if stop_when_full and np.array_equal(row, wanted):
+            break
+    bar.close()
+    counts = np.vstack(rows)
+    full = np.flatnonzero(np.all(counts == wanted[None, :], axis=1))
+    full_layer = int(full[0]) + 1 if full.size else None
+    return ReachCounts(counts, full_layer, -(-targets.size // per_slab), per_slab)
+
+
+def _quiet(progress: bool | None) -> bool | None:
+    """tqdm's ``disable``: ``None`` shows a bar only on a terminal."""
+    return None if progress is None else not progress

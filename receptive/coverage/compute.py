@@ -1,0 +1,172 @@
+"""Coverage of an attention pattern through depth: closed form, exact (all slabs) or sampled targets."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from graphs import DEFAULT_MAX_MEMORY, admissible_sizes, backward_counts, forward_counts, parse_bytes
+
+from ..patterns import Pattern
+from ..permutations import TARGET_STREAM
+from ..validation import check_int
+from .results import CoverageResult, LayerCoverage
+
+METHODS = ("auto", "exact", "sampled", "closed-form")
+DEFAULT_TARGETS = 1024
+DEFAULT_MAX_LAYERS = 64
+#: ``auto`` runs exact coverage while one layer over all slabs touches at most this many 64-bit words
+#: (``n * ceil(n / 64)``; 2^26 is n = 65536, about a second per layer on two cores), else sampled targets.
+EXACT_WORDS_PER_LAYER = 2**26
+
+
+def coverage(
+    pattern: Pattern,
+    layers: int | None = None,
+    *,
+    method: str = "auto",
+    targets: int | np.ndarray | None = None,
+    max_layers: int = DEFAULT_MAX_LAYERS,
+    max_memory: int | str = DEFAULT_MAX_MEMORY,
+    slab_size: int | None = None,
+    seed: int = 0,
+    progress: bool | None = None,
+) -> CoverageResult:
+    """Per-layer coverage of ``pattern``: mean, minimum and fully-covered share of ``|RF_L(i)| / |A(i)|``, and L*.
+
+    ``layers``: compute layers ``1..layers``; ``None`` runs until every position is fully covered, at most
+    ``max_layers``. ``method``: ``closed-form`` (patterns that have one), ``exact`` (every position, slab by slab
+    within ``max_memory``), ``sampled`` (``targets`` random positions, or the given positions, each exact), or
+    ``auto`` (closed form if any, else exact while it is cheap, else 1024 sampled targets). ``seed`` draws the
+    sampled targets; ``progress`` shows a bar (``None``: only on a terminal).
+    """
+    if not isinstance(pattern, Pattern):
+        raise ValueError(f"pattern: expected a receptive.patterns.Pattern, got {type(pattern).__name__}")
+    if method not in METHODS:
+        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
+    n = pattern.n
+    if layers is not None:
+        layers = check_int("layers", layers, 1)
+    max_layers = check_int("max_layers", max_layers, 1)
+    max_memory = parse_bytes(max_memory)
+    seed = check_int("seed", seed, 0)
+    positions = _target_positions(targets, n, seed) if targets is not None else None
+    if positions is not None and method in ("exact", "closed-form"):
+        raise ValueError(f"targets: only with method 'sampled' or 'auto', not {method!r}")
+
+    chosen = _choose_method(pattern, method, positions)
+    cap = layers if layers is not None else max_layers
+    note = ""
+    if pattern.max_layers is not None and cap > pattern.max_layers:
+        note = f"the pattern defines {pattern.max_layers} layers (one per given permutation); computed those"
+        cap = pattern.max_layers
+
+    if chosen == "closed-form":
+        full_layer = pattern.closed_form_full_layer()
+        count = layers if layers is not None else min(full_layer or max_layers, max_layers)
+        sizes = np.vstack([pattern.closed_form_counts(layer) for layer in range(1, count + 1)])
+        positions = np.arange(n, dtype=np.int64)
+    else:
+        if chosen == "sampled" and positions is None:
+            positions = _target_positions(min(DEFAULT_TARGETS, n), n, seed)
+        engine = dict(
+            max_layers=cap, causal=pattern.causal, max_memory=max_memory, slab_size=slab_size, progress=progress
+        )
+        if chosen == "exact":
+            reach = forward_counts(pattern.layer_ops, n, **engine)
+            positions = np.arange(n, dtype=np.int64)
+        else:
+            reach = backward_counts(pattern.layer_ops, n, positions, **engine)
+            note = (note + "; " if note else "") + (
+                f"{positions.size} sampled targets, each exact; L* = first layer with no sampled target uncovered"
+            )
+        sizes = _pad_layers(reach.counts, cap if layers is not None else reach.counts.shape[0])
+        full_layer = reach.full_layer
+        if full_layer is None and layers is None:
+            note = (note + "; " if note else "") + f"not fully covered within {cap} layers"
+
+    stats = _layer_stats(sizes, admissible_sizes(positions, n, pattern.causal), sampled=chosen == "sampled", n=n)
+    return CoverageResult(
+        pattern=pattern.name,
+        description=pattern.describe(),
+        n=n,
+        causal=pattern.causal,
+        method=chosen,
+        layers=stats,
+        full_coverage_layer=full_layer,
+        targets=positions.size if chosen == "sampled" else None,
+        note=note,
+        sizes=sizes,
+        positions=positions,
+    )
+
+
+def exact_fits(n: int) -> bool:
+    """Whether ``auto`` computes every receptive field of an ``n``-token pattern (see EXACT_WORDS_PER_LAYER)."""
+    return n * math.ceil(n / 64) <= EXACT_WORDS_PER_LAYER
+
+
+def _choose_method(pattern: Pattern, method: str, positions: np.ndarray | None) -> str:
+    if method == "closed-form" and not pattern.has_closed_form:
+        raise ValueError(f"method: pattern {pattern.name!r} has no closed form; use exact or sampled")
+    if method != "auto":
+        return method
+    if positions is not None:
+        return "sampled"
+    if pattern.has_closed_form:
+        return "closed-form"
+    return "exact" if exact_fits(pattern.n) else "sampled"
+
+
+def _target_positions(targets, n: int, seed: int) -> np.ndarray:
+    """``K`` distinct positions drawn uniformly (seeded), or the given positions, sorted and de-duplicated."""
+    if isinstance(targets, int | np.integer) and not isinstance(targets, bool):
+        k = check_int("targets", targets, 1, n)
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(TARGET_STREAM,)))
+        return np.sort(rng.choice(n, size=k, replace=False)).astype(np.int64)
+    arr = np.asarray(targets)
+    if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"targets: expected a count in [1, {n}] or a 1-d array of positions")
+    if arr.min() < 0 or arr.max() >= n:
+        raise ValueError(f"targets: positions must lie in 0..{n - 1}")
+    return np.unique(arr.astype(np.int64))
+
+
+def _pad_layers(counts: np.ndarray, layers: int) -> np.ndarray:
+    """Repeat the last row up to ``layers`` rows: after full coverage (the engine's early stop) nothing changes."""
+    if counts.shape[0] >= layers:
+        return counts[:layers]
+    return np.vstack([counts, np.repeat(counts[-1:], layers - counts.shape[0], axis=0)])
+
+
+def _layer_stats(sizes: np.ndarray, admissible: np.ndarray, sampled: bool, n: int) -> list[LayerCoverage]:
+    cov = sizes / admissible[None, :]
+    stats = []
+    k = admissible.size
+    for layer, row in enumerate(cov, start=1):
+        mean = float(row.mean())
+        ci = None
+        if sampled and k >= 2:
+            # finite-population correction: targets are drawn without replacement from n positions
+            se = float(row.std(ddof=1)) / math.sqrt(k) * math.sqrt(max(0.0, (n - k) / (n - 1)))
+            ci = (max(0.0, mean - 1.96 * se), min(1.0, mean + 1.96 * se))
+        stats.append(LayerCoverage(layer, mean, float(row.min()), float(np.mean(row == 1.0)), ci))
+    return stats
+
+
+def extend(result: CoverageResult, layers: int) -> CoverageResult:
+    """``result`` with its per-layer rows repeated up to ``layers`` rows; only past full coverage, where nothing
+    changes any more (raises otherwise)."""
+    have = len(result.layers)
+    if have >= layers:
+        return result
+    if result.full_coverage_layer is None or result.full_coverage_layer > have:
+        raise ValueError(f"layers: cannot extend {result.pattern} past layer {have} before it is fully covered")
+    last = result.layers[-1]
+    rows = result.layers + [
+        LayerCoverage(k, last.mean, last.min, last.full_fraction, last.mean_ci) for k in range(have + 1, layers + 1)
+    ]
+    sizes = None if result.sizes is None else _pad_layers(result.sizes, layers)
+    return dataclasses.replace(result, layers=rows, sizes=sizes)
