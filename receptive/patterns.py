@@ -130,7 +130,8 @@ class StochasticAttention(WindowPattern):
 
     ``permutations`` (one per layer, ``perm[p]`` = original position at permuted position ``p``) replaces the
     seeded draw so the exact permutations a model used can be analysed; the pattern then has that many layers.
-    With identity permutations SA equals bidirectional SWA, and causal SA equals causal SWA of ``w//2 + 1`` keys.
+    With identity permutations SA equals bidirectional SWA, and truncated causal SA equals causal SWA of
+    ``w//2 + 1`` keys.
     """
 
     name = "sa"

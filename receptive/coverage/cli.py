@@ -202,7 +202,7 @@ def plot(doc: dict, path: str) -> list[str]:
     ax.set_ylim(-0.02, 1.02)
     mode = "causal" if doc["causal"] else "bidirectional"
     ax.set_title(f"n = {doc['n']}, w = {doc['w']}, {mode}", fontsize=10)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, ncol=2, loc="center right")
     stem = Path(path).with_suffix("")
     stem.parent.mkdir(parents=True, exist_ok=True)
     written = [f"{stem}.png", f"{stem}.pdf"]
