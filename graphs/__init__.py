@@ -2,16 +2,31 @@
 
 from .memory import DEFAULT_MAX_MEMORY, parse_bytes
 from .ops import NeighbourOp, WindowOp, apply_layer
-from .reachability import ReachCounts, admissible_sizes, backward_counts, forward_counts
+from .reachability import (
+    ReachCounts,
+    SlabCounts,
+    admissible_sizes,
+    backward_counts,
+    combine_slabs,
+    forward_counts,
+    plan_slabs,
+    slab_counts,
+    slab_ranges,
+)
 
 __all__ = [
     "DEFAULT_MAX_MEMORY",
     "NeighbourOp",
     "ReachCounts",
+    "SlabCounts",
     "WindowOp",
     "admissible_sizes",
     "apply_layer",
     "backward_counts",
+    "combine_slabs",
     "forward_counts",
     "parse_bytes",
+    "plan_slabs",
+    "slab_counts",
+    "slab_ranges",
 ]

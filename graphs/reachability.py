@@ -17,8 +17,9 @@ window operators (independent of the window) and ``O(nnz * W)`` for explicit nei
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -85,6 +86,98 @@ def _seed(bits: np.ndarray, nodes: np.ndarray) -> None:
     np.bitwise_or.at(bits, (nodes, k // 64), np.left_shift(np.uint64(1), (k % 64).astype(np.uint64)))
 
 
+@dataclass(frozen=True)
+class SlabCounts:
+    """One slab's share of the receptive fields: ``counts[l - 1, i] = |RF_l(i) & {start..stop-1}|``.
+
+    ``full``: the slab was complete at its last layer (every node held all its admissible sources), so its last row
+    holds for every later layer too."""
+
+    start: int
+    stop: int
+    counts: np.ndarray
+    full: bool
+
+
+def slab_counts(
+    layer_ops: LayerOps,
+    n: int,
+    start: int,
+    stop: int,
+    *,
+    max_layers: int,
+    causal: bool = False,
+    stop_when_full: bool = True,
+    buffers: tuple[np.ndarray, np.ndarray] | None = None,
+) -> SlabCounts:
+    """Propagate the sources ``start..stop-1`` forward through layers ``1..max_layers`` (an independent task).
+
+    ``buffers``: two ``(n, W)`` uint64 arrays with ``64 W >= stop - start`` to reuse across slabs.
+    """
+    _check_common(n, max_layers)
+    if not 0 <= start < stop <= n:
+        raise ValueError(f"start, stop: expected 0 <= start < stop <= n = {n}, got {start}, {stop}")
+    if buffers is None:
+        n_words = -(-(stop - start) // 64)
+        buffers = (np.empty((n, n_words), dtype=np.uint64), np.empty((n, n_words), dtype=np.uint64))
+    bits, nxt = buffers
+    if bits.shape[0] != n or 64 * bits.shape[1] < stop - start:
+        raise ValueError(f"buffers: expected two ({n}, >= {-(-(stop - start) // 64)}) uint64 arrays")
+    nodes = np.arange(n, dtype=np.int64)
+    expected = np.clip(nodes - start + 1, 0, stop - start) if causal else np.full(n, stop - start)
+    _seed(bits, np.arange(start, stop, dtype=np.int64))
+    rows = []
+    for layer in range(1, max_layers + 1):
+        apply_layer(layer_ops(layer), bits, nxt)
+        bits, nxt = nxt, bits
+        rows.append(kernels.row_popcounts(bits))
+        if stop_when_full and np.array_equal(rows[-1], expected):
+            return SlabCounts(start, stop, np.vstack(rows), True)
+    return SlabCounts(start, stop, np.vstack(rows), False)
+
+
+def combine_slabs(slabs: Iterable[SlabCounts], n: int, causal: bool) -> ReachCounts:
+    """Sum the slabs' counts into ``|RF_l(i)|``; a slab that stopped full adds its last row to every later layer.
+    The slabs must partition ``0..n-1``; they are consumed one at a time (memory: one slab's counts plus the sum)."""
+    per_layer: list[np.ndarray] = []  # summed counts of the slabs that ran layer l
+    finals: list[np.ndarray] = []  # finals[l - 1]: summed last rows of the slabs that stopped full at layer l
+    ranges = []
+    for slab in slabs:
+        rows = slab.counts.shape[0]
+        while len(per_layer) < rows:
+            per_layer.append(np.zeros(n, dtype=np.int64))
+            finals.append(np.zeros(n, dtype=np.int64))
+        for layer in range(rows):
+            per_layer[layer] += slab.counts[layer]
+        if slab.full:
+            finals[rows - 1] += slab.counts[-1]
+        ranges.append((slab.start, slab.stop, rows, slab.full))
+    ranges.sort()
+    if not ranges or ranges[0][0] != 0 or ranges[-1][1] != n or any(a[1] != b[0] for a, b in pairwise(ranges)):
+        raise ValueError(f"slabs: expected slabs that partition 0..{n - 1}, got {[r[:2] for r in ranges]}")
+    layers = len(per_layer)
+    unfinished = [r[:2] for r in ranges if r[2] < layers and not r[3]]
+    if unfinished:
+        raise ValueError(f"slabs: {unfinished} stopped before layer {layers} without being full")
+    done = np.vstack(finals)
+    counts = np.vstack(per_layer) + np.cumsum(done, axis=0) - done
+    nodes = np.arange(n, dtype=np.int64)
+    widest = max(r[1] - r[0] for r in ranges)
+    return ReachCounts(counts, _full_layer(counts, nodes, n, causal), len(ranges), widest)
+
+
+def slab_ranges(n: int, seeds_per_slab: int) -> list[tuple[int, int]]:
+    """``[(start, stop), ...]`` covering ``0..n-1`` in slabs of ``seeds_per_slab`` sources."""
+    return [(s, min(n, s + seeds_per_slab)) for s in range(0, n, seeds_per_slab)]
+
+
+def plan_slabs(
+    layer_ops: LayerOps, n: int, max_memory: int = DEFAULT_MAX_MEMORY, slab_size: int | None = None
+) -> list[tuple[int, int]]:
+    """The slabs :func:`forward_counts` uses: as wide as ``max_memory`` allows (a multiple of 64 seeds)."""
+    return slab_ranges(n, 64 * _slab_words(layer_ops, n, n, max_memory, slab_size))
+
+
 def forward_counts(
     layer_ops: LayerOps,
     n: int,
@@ -103,36 +196,24 @@ def forward_counts(
     run stops at the first layer at which every slab has (``stop_when_full``); later layers repeat that row.
     """
     _check_common(n, max_layers)
-    n_words = _slab_words(layer_ops, n, n, max_memory, slab_size)
-    seeds_per_slab = 64 * n_words
-    starts = range(0, n, seeds_per_slab)
-    bits = np.empty((n, n_words), dtype=np.uint64)
-    nxt = np.empty_like(bits)
-    nodes = np.arange(n, dtype=np.int64)
-    per_layer: list[np.ndarray] = []  # summed |RF_l(i) & slab| over the slabs that ran layer l
-    stopped: list[np.ndarray] = []  # stopped[l - 1]: final counts of the slabs that were full at layer l
-    bar = tqdm(total=len(starts), unit="slab", desc="coverage", disable=_quiet(progress), leave=False)
-    for s0 in starts:
-        s1 = min(n, s0 + seeds_per_slab)
-        expected = np.clip(nodes - s0 + 1, 0, s1 - s0) if causal else np.full(n, s1 - s0)
-        _seed(bits, np.arange(s0, s1, dtype=np.int64))
-        for layer in range(1, max_layers + 1):
-            apply_layer(layer_ops(layer), bits, nxt)
-            bits, nxt = nxt, bits
-            counts = kernels.row_popcounts(bits)
-            if layer > len(per_layer):
-                per_layer.append(np.zeros(n, dtype=np.int64))
-                stopped.append(np.zeros(n, dtype=np.int64))
-            per_layer[layer - 1] += counts
-            if stop_when_full and np.array_equal(counts, expected):
-                stopped[layer - 1] += counts
-                break
-        bar.update(1)
-    bar.close()
-    # a slab that stopped full at layer f contributes its final counts to every later layer
-    done = np.vstack(stopped)
-    counts = np.vstack(per_layer) + np.cumsum(done, axis=0) - done
-    return ReachCounts(counts, _full_layer(counts, nodes, n, causal), len(starts), seeds_per_slab)
+    ranges = plan_slabs(layer_ops, n, max_memory, slab_size)
+    n_words = -(-(ranges[0][1] - ranges[0][0]) // 64)
+    buffers = (np.empty((n, n_words), dtype=np.uint64), np.empty((n, n_words), dtype=np.uint64))
+    bar = tqdm(ranges, unit="slab", desc="coverage", disable=_quiet(progress), leave=False)
+    slabs = (
+        slab_counts(
+            layer_ops,
+            n,
+            start,
+            stop,
+            max_layers=max_layers,
+            causal=causal,
+            stop_when_full=stop_when_full,
+            buffers=buffers,
+        )
+        for start, stop in bar
+    )
+    return combine_slabs(slabs, n, causal)
 
 
 def _full_layer(counts: np.ndarray, nodes: np.ndarray, n: int, causal: bool) -> int | None:

@@ -123,3 +123,24 @@ def test_memory_budget_is_checked_before_allocating():
     with pytest.raises(MemoryError, match="slab_size"):
         forward_counts(pat.layer_ops, pat.n, max_layers=1, slab_size=64 * 100, max_memory=2**20)
     assert parse_bytes("1.5GiB") == 3 * 2**29 and parse_bytes(4096) == 4096
+
+
+def test_slabs_are_independent_tasks():
+    """Slabs of any width, run in any order, combine to the single-pass result."""
+    from graphs import combine_slabs, plan_slabs, slab_counts
+
+    pat = make_pattern("sa+swa", 1000, 8, causal=True, seed=4)
+    whole = coverage(pat, 6, method="exact")
+    ranges = [(0, 70), (70, 500), (500, 1000)]
+    slabs = [slab_counts(pat.layer_ops, 1000, a, b, max_layers=6, causal=True) for a, b in reversed(ranges)]
+    np.testing.assert_array_equal(combine_slabs(slabs, 1000, True).counts, whole.sizes)
+    with pytest.raises(ValueError, match="partition"):
+        combine_slabs(slabs[:2], 1000, True)
+    planned = plan_slabs(pat.layer_ops, 1000, max_memory=2**18)
+    assert len(planned) > 1 and planned[0][0] == 0 and planned[-1][1] == 1000
+    assert all((b - a) % 64 == 0 for a, b in planned[:-1])
+
+
+def test_result_memory_is_checked():
+    with pytest.raises(MemoryError, match="max_memory"):
+        coverage(make_pattern("swa", 2**30, 64), layers=10, max_memory="1GiB")

@@ -58,6 +58,8 @@ def coverage(
 
     chosen = _choose_method(pattern, method, positions)
     cap = layers if layers is not None else max_layers
+    _check_result_memory(cap, n if chosen != "sampled" else DEFAULT_TARGETS if positions is None else positions.size,
+                         max_memory)
     note = ""
     if pattern.max_layers is not None and cap > pattern.max_layers:
         note = f"the pattern defines {pattern.max_layers} layers (one per given permutation); computed those"
@@ -101,6 +103,16 @@ def coverage(
         sizes=sizes,
         positions=positions,
     )
+
+
+def _check_result_memory(rows: int, cols: int, max_memory: int) -> None:
+    """Receptive-field sizes and coverages take about 3 x 8 bytes per (layer, position)."""
+    need = 24 * rows * cols
+    if need > max_memory:
+        raise MemoryError(
+            f"max_memory: {rows} layers x {cols} positions of results need {need / 2**30:.2f} GiB > "
+            f"{max_memory / 2**30:.2f} GiB; use fewer layers, sampled targets or a larger budget"
+        )
 
 
 def exact_fits(n: int) -> bool:
