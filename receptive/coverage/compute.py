@@ -58,8 +58,8 @@ def coverage(
 
     chosen = _choose_method(pattern, method, positions)
     cap = layers if layers is not None else max_layers
-    _check_result_memory(cap, n if chosen != "sampled" else DEFAULT_TARGETS if positions is None else positions.size,
-                         max_memory)
+    columns = n if chosen != "sampled" else min(n, DEFAULT_TARGETS) if positions is None else positions.size
+    _check_result_memory(cap, columns, max_memory)
     note = ""
     if pattern.max_layers is not None and cap > pattern.max_layers:
         note = f"the pattern defines {pattern.max_layers} layers (one per given permutation); computed those"
