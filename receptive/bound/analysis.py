@@ -1,0 +1,166 @@
+"""From per-task results to the verification of the coverage bound: L* per grid point next to the predictions,
+the fit L* ~ a log_w n + b, the largest deviations, and whether the sharp model's probabilities hold."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from scipy.stats import binomtest
+
+from .. import theory
+
+
+@dataclass
+class PointResult:
+    """One grid point (pattern, n, w, causal, circular) over its seeds.
+
+    ``full_layers[s]``: L* of seed ``s`` (``None``: not full within ``max_layers``); ``typical``: the smallest layer
+    at which at least half the seeds are fully covered (the L* most seeds reach); ``predicted``: the sharp model's
+    first layer with ``P(full) >= 1/2``; ``bound``: :func:`receptive.theory.sa_union_bound_layer` (delta = 0.05,
+    bidirectional only) and ``bound_holds`` whether every seed met it; ``probability_checks``: per layer where the
+    outcome is uncertain, the measured fraction of full seeds, the predicted probability and the two-sided binomial
+    p-value of the difference.
+    """
+
+    pattern: str
+    n: int
+    w: int
+    causal: bool
+    circular: bool
+    method: str
+    seeds: list[int]
+    full_layers: list[int | None]
+    mean_coverage: list[float] = field(repr=False)
+    typical: int | None = None
+    log_w_n: float = 0.0
+    ceil_log_w_n: int = 0
+    coupon_collector: int | None = None
+    predicted: int | None = None
+    n_over_w: float = 0.0
+    bound: int | None = None
+    bound_holds: bool | None = None
+    probability_checks: list[dict] = field(default_factory=list)
+    note: str = ""
+
+    @property
+    def reached(self) -> list[int]:
+        return [x for x in self.full_layers if x is not None]
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        reached = self.reached
+        d["L_mean"] = float(np.mean(reached)) if len(reached) == len(self.full_layers) else None
+        d["L_min"] = min(reached) if reached else None
+        d["L_max"] = max(reached) if len(reached) == len(self.full_layers) else None
+        return d
+
+
+def group_results(results: list[dict]) -> dict[tuple, dict[int, dict]]:
+    """``{(pattern, n, w, causal, circular): {seed: {"method", "full_layer", "coverage"}}}`` from task results.
+
+    A seed's L* is the latest of its slabs' (exact) or its sample's; its mean coverage per layer adds the slabs'
+    coverage sums, a slab that stopped full carrying its last value forward. Seeds whose slabs do not yet cover all
+    ``n`` sources are left out.
+    """
+    by_seed: dict[tuple, list[dict]] = defaultdict(list)
+    for row in results:
+        t = row["task"]
+        by_seed[(t["pattern"], t["n"], t["w"], t["causal"], t["circular"], t["seed"])].append(row)
+    points: dict[tuple, dict[int, dict]] = defaultdict(dict)
+    for (pattern, n, w, causal, circular, seed), rows in by_seed.items():
+        method = rows[0]["task"]["method"]
+        positions = sum(r["positions"] for r in rows)
+        if method == "exact" and positions != n:
+            continue
+        layers = max(len(r["coverage_sum"]) for r in rows)
+        total = np.zeros(layers)
+        for r in rows:
+            cov = np.asarray(r["coverage_sum"])
+            total += np.concatenate([cov, np.full(layers - cov.size, cov[-1])])
+        full = [r["full_layer"] for r in rows]
+        points[(pattern, n, w, causal, circular)][seed] = {
+            "method": method,
+            "full_layer": None if any(f is None for f in full) else max(full),
+            "coverage": list(total / positions),
+        }
+    return points
+
+
+def analyse_point(key: tuple, seeds: dict[int, dict], max_layers: int) -> PointResult:
+    pattern, n, w, causal, circular = key
+    order = sorted(seeds)
+    full_layers = [seeds[s]["full_layer"] for s in order]
+    method = seeds[order[0]]["method"]
+    layers = max(len(seeds[s]["coverage"]) for s in order)
+    coverage = np.mean(
+        [np.pad(seeds[s]["coverage"], (0, layers - len(seeds[s]["coverage"])), mode="edge") for s in order], axis=0
+    )
+    res = PointResult(pattern, n, w, causal, circular, method, order, full_layers, [float(c) for c in coverage])
+    res.log_w_n = theory.log_w_n(n, w)
+    res.ceil_log_w_n = math.ceil(res.log_w_n - 1e-9)
+    res.coupon_collector = theory.sa_full_layer_estimate(n, w)
+    res.n_over_w = n / w
+    fractions = [
+        float(np.mean([f is not None and f <= layer for f in full_layers])) for layer in range(1, max_layers + 1)
+    ]
+    res.typical = next((layer for layer, frac in enumerate(fractions, 1) if frac >= 0.5), None)
+    res.predicted, probs = theory.predict_full_layer(pattern, n, w, causal, circular, max_layers)
+    if not causal:
+        res.bound = theory.sa_union_bound_layer(n, w, 0.05)
+        res.bound_holds = all(f is not None and f <= res.bound for f in full_layers)
+    for layer in range(1, max_layers + 1):
+        p, frac = float(probs[layer - 1]), fractions[layer - 1]
+        if 0.0 < frac < 1.0 or 0.01 < p < 0.99:
+            k = round(frac * len(order))
+            pvalue = binomtest(k, len(order), min(max(p, 1e-12), 1 - 1e-12)).pvalue
+            res.probability_checks.append(
+                {"layer": layer, "measured": frac, "predicted": p, "seeds": len(order), "p_value": float(pvalue)}
+            )
+    if method == "sampled":
+        res.note = "sampled targets: L* = first layer with no sampled target uncovered"
+    return res
+
+
+def fit_log_law(points: list[PointResult]) -> dict | None:
+    """Least squares ``L*_mean ~ a * log_w n + b`` over points where every seed reached full coverage, with the
+    residuals and ``R^2``."""
+    usable = [p for p in points if p.reached and len(p.reached) == len(p.full_layers)]
+    if len(usable) < 2:
+        return None
+    x = np.array([p.log_w_n for p in usable])
+    y = np.array([np.mean(p.reached) for p in usable])
+    design = np.column_stack([x, np.ones_like(x)])
+    (a, b), *_ = np.linalg.lstsq(design, y, rcond=None)
+    residuals = y - design @ np.array([a, b])
+    total = float(np.sum((y - y.mean()) ** 2))
+    return {
+        "a": float(a),
+        "b": float(b),
+        "r2": 1 - float(np.sum(residuals**2)) / total if total > 0 else 1.0,
+        "max_abs_residual": float(np.max(np.abs(residuals))),
+        "residuals": [
+            {"n": p.n, "w": p.w, "L_mean": float(v), "residual": float(r)}
+            for p, v, r in zip(usable, y, residuals, strict=True)
+        ],
+    }
+
+
+def deviations(points: list[PointResult]) -> dict:
+    """Largest ``|prediction - typical L*|`` per predictor, and the share of points (n >= 1024) that the sharp
+    model gets exactly right and within one layer."""
+    out = {}
+    scored = [p for p in points if p.typical is not None]
+    for name in ("ceil_log_w_n", "coupon_collector", "predicted"):
+        diffs = [abs(getattr(p, name) - p.typical) for p in scored if getattr(p, name) is not None]
+        out[name] = {"max_abs_deviation": max(diffs) if diffs else None, "points": len(diffs)}
+    big = [p for p in scored if p.n >= 1024 and p.predicted is not None]
+    out["sharp_exact_share_n_ge_1024"] = float(np.mean([p.predicted == p.typical for p in big])) if big else None
+    near = [p for p in scored if p.predicted is not None]
+    out["sharp_within_one_share"] = float(np.mean([abs(p.predicted - p.typical) <= 1 for p in near])) if near else None
+    checks = [c for p in points for c in p.probability_checks]
+    out["probability_checks"] = len(checks)
+    out["probability_checks_rejected_at_1pct"] = sum(c["p_value"] < 0.01 for c in checks)
+    return out

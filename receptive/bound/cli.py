@@ -1,0 +1,317 @@
+"""``python -m receptive.bound``: is SA's full coverage O(log_w n), and does the theory predict L* exactly?"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+from pathlib import Path
+
+from graphs import parse_bytes
+
+from .. import __version__, theory
+from ..sweep import ResultStore, run_dask, run_local, tasks_for
+from .analysis import analyse_point, deviations, fit_log_law, group_results
+
+DEFAULT_N = "2^8,2^10,2^12,2^14,2^16,2^18,2^20"
+DEFAULT_W = "4,8,16,32,64,128,256,512"
+QUICK_N, QUICK_W = "2^8,2^10,2^12", "4,16,64"
+
+DESCRIPTION = """\
+Measure L*, the first layer at which every token sees every (admissible) token, over a grid of sequence lengths
+n, windows w, patterns (sa, sa+swa), causal and bidirectional, and seeds, and set it against the theory:
+ceil(log_w n), the coupon-collector estimate ceil(log_w(2 n ln n)), n/w, the union bound with delta = 0.05 and
+the sharp model of receptive.theory, which predicts P(full after L) per layer and L* as the first layer where
+that probability reaches 1/2 (the L* most seeds reach).
+
+L* is exact (every receptive field) while n * n/64 <= --exact-limit words, else measured on --targets sampled
+target positions (then L* means "no sampled target uncovered"). Points whose predicted L* exceeds --max-layers
+(pure causal SA needs about (n/w) ln n layers) are skipped and listed with the prediction.
+
+Each (grid point, seed, slab) is an independent task. Tasks run here (numba uses every core) or on Dask
+(--dask for a LocalCluster, --scheduler tcp://host:8786 for a running one); each result is appended to
+OUT/tasks.jsonl when it finishes, so --resume continues an interrupted sweep, and failed tasks are retried
+(--retries) and then reported, never dropped. The summary goes to OUT/bound.csv and OUT/bound.json.
+"""
+
+EPILOG = """\
+examples:
+  python -m receptive.bound --quick
+  python -m receptive.bound --out results/bound --seeds 10
+  python -m receptive.bound --n 2^20 --w 64 --patterns sa --causal no --exact-limit 2^34 --max-memory 1GiB \\
+      --scheduler tcp://scheduler:8786 --out results/exact-2^20
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def parse_sizes(text: str, name: str) -> list[int]:
+    """``"2^8,1000,2^20"`` -> ``[256, 1000, 1048576]``."""
+    values = []
+    for part in text.split(","):
+        part = part.strip()
+        try:
+            value = 2 ** int(part[2:]) if part.startswith("2^") else int(part)
+        except ValueError:
+            raise ValueError(f"{name}: expected comma-separated integers or powers 2^k, got {part!r}") from None
+        values.append(value)
+    if not values:
+        raise ValueError(f"{name}: expected at least one value")
+    return sorted(set(values))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="python -m receptive.bound",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--n", default=DEFAULT_N, help=f"sequence lengths (default {DEFAULT_N})")
+    p.add_argument("--w", default=DEFAULT_W, help=f"windows, keys per query incl. self (default {DEFAULT_W})")
+    p.add_argument("--patterns", default="sa,sa+swa", help="comma-separated from sa, sa+swa (default both)")
+    p.add_argument("--causal", choices=["no", "yes", "both"], default="both", help="default both")
+    p.add_argument("--circular", action="store_true", help="windows wrap around (the paper's theory)")
+    p.add_argument("--seeds", type=int, default=5, help="seeds per grid point (>= 5 recommended; default 5)")
+    p.add_argument("--seed", type=int, default=0, help="first seed; seeds are SEED .. SEED+SEEDS-1")
+    p.add_argument("--max-layers", type=int, default=64, help="layer cap per run (default 64)")
+    p.add_argument(
+        "--exact-limit",
+        default="2^26",
+        help="exact coverage while n * ceil(n/64) <= this many words (default 2^26: n <= 65536)",
+    )
+    p.add_argument("--targets", type=int, default=1024, help="sampled targets beyond the exact limit (default 1024)")
+    p.add_argument("--max-memory", default="3GiB", help="memory per task (slabs are sized to fit; default 3GiB)")
+    p.add_argument("--slab-size", type=int, help="sources per slab (default: as many as --max-memory allows)")
+    p.add_argument("--out", default="bound-results", help="directory for tasks.jsonl, bound.csv, bound.json")
+    p.add_argument("--resume", action="store_true", help="continue the sweep already in --out")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--dask", action="store_true", help="run the tasks on a Dask LocalCluster")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="run the tasks on the Dask scheduler at ADDRESS")
+    p.add_argument("--workers", type=int, help="LocalCluster workers (default: one per core)")
+    p.add_argument("--retries", type=int, default=2, help="retries of a failing task before it is reported")
+    p.add_argument("--quick", action="store_true", help=f"a small grid (n {QUICK_N}, w {QUICK_W}) in seconds")
+    p.add_argument("--json", action="store_true", help="print the JSON summary instead of the table")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def plan(args) -> tuple[list, list[dict], dict]:
+    """The tasks of the sweep, the points skipped (with why) and the parameters, validated before any work."""
+    ns = parse_sizes(QUICK_N if args.quick and args.n == DEFAULT_N else args.n, "--n")
+    ws = parse_sizes(QUICK_W if args.quick and args.w == DEFAULT_W else args.w, "--w")
+    if ns[0] < 2:
+        raise ValueError(f"--n: every n must be >= 2, got {ns[0]}")
+    if ws[0] < 1:
+        raise ValueError(f"--w: every w must be >= 1, got {ws[0]}")
+    patterns = [s.strip() for s in args.patterns.split(",") if s.strip()]
+    if not patterns or any(name not in ("sa", "sa+swa") for name in patterns):
+        raise ValueError(f"--patterns: expected names from sa, sa+swa, got {args.patterns!r}")
+    for name, value, low in (
+        ("--seeds", args.seeds, 1),
+        ("--seed", args.seed, 0),
+        ("--max-layers", args.max_layers, 1),
+        ("--targets", args.targets, 1),
+        ("--retries", args.retries, 0),
+    ):
+        if value < low:
+            raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers: expected an integer >= 1, got {args.workers}")
+    exact_limit = parse_sizes(args.exact_limit, "--exact-limit")[0]
+    max_memory = parse_bytes(args.max_memory)
+    modes = {"no": [False], "yes": [True], "both": [False, True]}[args.causal]
+    tasks, skipped = [], []
+    for causal in modes:
+        for name in patterns:
+            for n in ns:
+                for w in ws:
+                    if w >= n:
+                        continue
+                    why = _skip_reason(name, n, w, causal, args.circular, args.max_layers)
+                    if why:
+                        skipped.append({"pattern": name, "n": n, "w": w, "causal": causal, "reason": why})
+                        continue
+                    exact = n * math.ceil(n / 64) <= exact_limit
+                    for seed in range(args.seed, args.seed + args.seeds):
+                        tasks += tasks_for(
+                            name,
+                            n,
+                            w,
+                            causal,
+                            args.circular,
+                            seed,
+                            exact=exact,
+                            max_layers=args.max_layers,
+                            targets=args.targets,
+                            max_memory=max_memory,
+                            slab_size=args.slab_size,
+                        )
+    params = {
+        "n": ns,
+        "w": ws,
+        "patterns": patterns,
+        "causal": modes,
+        "circular": args.circular,
+        "seeds": list(range(args.seed, args.seed + args.seeds)),
+        "max_layers": args.max_layers,
+        "exact_limit_words": exact_limit,
+        "targets": args.targets,
+        "max_memory": max_memory,
+    }
+    return tasks, skipped, params
+
+
+def _skip_reason(name, n, w, causal, circular, max_layers) -> str:
+    if causal and name == "sa":
+        median = theory.causal_sa_full_layer_estimate(n, w, circular)
+        if median is None or median > max_layers:
+            return f"pure causal SA: predicted median L* = {median:.0f} > --max-layers (bottleneck: edges i-1 -> i)"
+    elif causal:
+        predicted, _ = theory.predict_full_layer(name, n, w, causal, circular, max_layers)
+        if predicted is None:
+            return f"predicted L* > --max-layers = {max_layers}"
+    return ""
+
+
+def summarise(store: ResultStore, params: dict, skipped: list[dict], failed: list[str]) -> dict:
+    grouped = group_results(store.results())
+    wanted = set(params["seeds"])
+    points = [
+        analyse_point(key, {s: v for s, v in seeds.items() if s in wanted}, params["max_layers"])
+        for key, seeds in sorted(grouped.items())
+        if wanted & set(seeds)
+    ]
+    fits = {}
+    for causal in params["causal"]:
+        for name in params["patterns"]:
+            fit = fit_log_law([p for p in points if p.pattern == name and p.causal == causal])
+            if fit:
+                fits[f"{name} {'causal' if causal else 'bidirectional'}"] = fit
+    return {
+        "version": __version__,
+        "parameters": params,
+        "points": [p.to_dict() for p in points],
+        "fits": fits,
+        "deviations": deviations(points),
+        "skipped": skipped,
+        "failed_tasks": failed,
+    }
+
+
+def format_table(doc: dict) -> str:
+    head = (
+        f"{'pattern':<7} {'mode':<6} {'n':>8} {'w':>4} {'method':<7} {'L* seeds':<22} {'typ':>3} "
+        f"{'logw':>5} {'cc':>3} {'sharp':>5} {'n/w':>8} {'bound':>5} {'ok':>3}  P(full) at uncertain layers"
+    )
+    lines = [head]
+    for p in doc["points"]:
+        seeds = ",".join("-" if x is None else str(x) for x in p["full_layers"])
+        checks = " ".join(f"L{c['layer']}:{c['measured']:.2f}/{c['predicted']:.2f}" for c in p["probability_checks"])
+        ok = "" if p["bound_holds"] is None else ("yes" if p["bound_holds"] else "NO")
+        lines.append(
+            f"{p['pattern']:<7} {'causal' if p['causal'] else 'bidir':<6} {p['n']:>8} {p['w']:>4} {p['method']:<7} "
+            f"{seeds[:22]:<22} {_show(p['typical']):>3} {p['log_w_n']:>5.2f} {_show(p['coupon_collector']):>3} "
+            f"{_show(p['predicted']):>5} {p['n_over_w']:>8.1f} {_show(p['bound']):>5} {ok:>3}  {checks}"
+        )
+    dev = doc["deviations"]
+    lines.append("")
+    lines.append("typ = L* most seeds reach; cc = ceil(log_w(2 n ln n)); sharp = receptive.theory.predict_full_layer;")
+    lines.append("bound = union bound (delta 0.05), ok = every seed within it; P(full) = measured/predicted.")
+    for key, fit in doc["fits"].items():
+        lines.append(
+            f"fit {key}: L*_mean = {fit['a']:.3f} log_w n + {fit['b']:.3f}  (R^2 {fit['r2']:.3f}, "
+            f"max |residual| {fit['max_abs_residual']:.2f})"
+        )
+    for name in ("ceil_log_w_n", "coupon_collector", "predicted"):
+        lines.append(f"max |{name} - typical L*| = {dev[name]['max_abs_deviation']} over {dev[name]['points']} points")
+    lines.append(
+        f"sharp model exact at {_pct(dev['sharp_exact_share_n_ge_1024'])} of points with n >= 1024 "
+        f"(goal >= 95%), within one layer at {_pct(dev['sharp_within_one_share'])} (goal 100%)"
+    )
+    lines.append(
+        f"probability checks: {dev['probability_checks_rejected_at_1pct']} of {dev['probability_checks']} "
+        "rejected by a two-sided binomial test at 1%"
+    )
+    for s in doc["skipped"]:
+        lines.append(
+            f"skipped {s['pattern']} {'causal' if s['causal'] else 'bidir'} n={s['n']} w={s['w']}: {s['reason']}"
+        )
+    if doc["failed_tasks"]:
+        lines.append(f"FAILED tasks ({len(doc['failed_tasks'])}): " + ", ".join(doc["failed_tasks"]))
+    return "\n".join(lines)
+
+
+def _show(x) -> str:
+    return "-" if x is None else str(x)
+
+
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f}%"
+
+
+def write_csv(doc: dict, path: Path) -> None:
+    cols = [
+        "pattern",
+        "causal",
+        "circular",
+        "n",
+        "w",
+        "method",
+        "full_layers",
+        "L_mean",
+        "L_min",
+        "L_max",
+        "typical",
+        "log_w_n",
+        "ceil_log_w_n",
+        "coupon_collector",
+        "predicted",
+        "n_over_w",
+        "bound",
+        "bound_holds",
+        "note",
+    ]
+    with path.open("w", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(cols)
+        for p in doc["points"]:
+            out.writerow([";".join(map(str, p[c])) if c == "full_layers" else p[c] for c in cols])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        tasks, skipped, params = plan(args)
+        store = ResultStore(args.out, resume=args.resume)
+    except (ValueError, MemoryError, FileExistsError) as exc:
+        parser.error(str(exc))
+    progress = False if args.no_progress else None
+    if args.dask or args.scheduler:
+        failed = run_dask(
+            tasks,
+            store,
+            scheduler=args.scheduler or "local",
+            retries=args.retries,
+            progress=progress,
+            workers=args.workers,
+        )
+    else:
+        failed = run_local(tasks, store, retries=args.retries, progress=progress)
+    doc = summarise(store, params, skipped, failed)
+    out = Path(args.out)
+    (out / "bound.json").write_text(json.dumps(doc, indent=1) + "\n")
+    write_csv(doc, out / "bound.csv")
+    if args.json:
+        json.dump(doc, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print(format_table(doc))
+        print(f"\nwrote {out / 'tasks.jsonl'}, {out / 'bound.csv'}, {out / 'bound.json'}")
+    return 1 if failed else 0

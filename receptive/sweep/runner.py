@@ -1,0 +1,87 @@
+"""Run sweep tasks locally (in this process; numba uses every core) or on a Dask cluster.
+
+Either way each result is written to the store as soon as its task finishes, tasks already in the store are
+skipped, and a task that raises is retried ``retries`` times and then recorded as failed, never dropped.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Sequence
+
+from tqdm.auto import tqdm
+
+from .store import ResultStore
+from .tasks import Task, run_task
+
+
+def pending(tasks: Sequence[Task], store: ResultStore) -> list[Task]:
+    done = store.done()
+    return [t for t in tasks if t.key not in done]
+
+
+def run_local(
+    tasks: Sequence[Task],
+    store: ResultStore,
+    *,
+    retries: int = 2,
+    progress: bool | None = None,
+    work: Callable[[Task], dict] = run_task,
+) -> list[str]:
+    """Run the pending tasks one after another; return the keys that failed every attempt."""
+    failed = []
+    for task in tqdm(pending(tasks, store), unit="task", desc="sweep", disable=_quiet(progress)):
+        for _ in range(retries + 1):
+            try:
+                store.add(work(task))
+                break
+            except Exception:  # a task's failure is recorded, the sweep goes on
+                error = traceback.format_exc(limit=3)
+        else:
+            store.fail(task.key, error, retries + 1)
+            failed.append(task.key)
+    return failed
+
+
+def run_dask(
+    tasks: Sequence[Task],
+    store: ResultStore,
+    *,
+    scheduler: str = "local",
+    retries: int = 2,
+    progress: bool | None = None,
+    work: Callable[[Task], dict] = run_task,
+    workers: int | None = None,
+) -> list[str]:
+    """Submit the pending tasks to Dask (``scheduler``: ``local`` starts a ``LocalCluster``, else an address such as
+    ``tcp://host:8786``); results are written here as they complete. Returns the keys that failed."""
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("--dask/--scheduler need the 'dask' extra: pip install 'receptive[dask]'") from exc
+    todo = pending(tasks, store)
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True) if scheduler == "local" else None
+    client = Client(cluster if cluster is not None else scheduler)
+    failed = []
+    try:
+        futures = {client.submit(work, t, key=t.key, retries=retries, pure=False): t for t in todo}
+        bar = tqdm(total=len(futures), unit="task", desc="sweep (dask)", disable=_quiet(progress))
+        for future in as_completed(futures):
+            task = futures[future]
+            if future.status == "finished":
+                store.add(future.result())
+            else:
+                error = "".join(traceback.format_exception(future.exception())[-3:])
+                store.fail(task.key, error, retries + 1)
+                failed.append(task.key)
+            bar.update(1)
+        bar.close()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return failed
+
+
+def _quiet(progress: bool | None) -> bool | None:
+    return None if progress is None else not progress

@@ -1,0 +1,101 @@
+"""Independent units of a coverage sweep: one (grid point, seed, slab) each.
+
+A task measures, for one pattern instance (pattern, n, w, causal, circular, seed), either one slab of sources
+exactly (forward) or a sample of targets exactly (backward). Its result says at which layer the slab (or the
+sample) became fully covered and the per-layer sum of coverages ``sum_i |RF_L(i) & slab| / |A(i)|``, so the
+results of a point's slabs add up to its mean coverage and the latest slab gives its L*.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from graphs import DEFAULT_MAX_MEMORY, admissible_sizes, backward_counts, plan_slabs, slab_counts
+
+from ..coverage.compute import _target_positions
+from ..patterns import make_pattern
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work. ``method`` is ``exact`` (sources ``start..stop-1``) or ``sampled`` (``targets`` random
+    targets drawn from ``seed``)."""
+
+    pattern: str
+    n: int
+    w: int
+    causal: bool
+    circular: bool
+    seed: int
+    method: str
+    max_layers: int
+    start: int = 0
+    stop: int = 0
+    targets: int = 0
+
+    @property
+    def key(self) -> str:
+        where = f"{self.start}-{self.stop}" if self.method == "exact" else f"k{self.targets}"
+        mode = ("causal" if self.causal else "bidir") + ("-circ" if self.circular else "")
+        return f"{self.pattern}|n{self.n}|w{self.w}|{mode}|s{self.seed}|{self.method}|{where}|L{self.max_layers}"
+
+    @property
+    def point(self) -> tuple:
+        """The grid point and seed this task belongs to."""
+        return (self.pattern, self.n, self.w, self.causal, self.circular, self.seed)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def tasks_for(
+    pattern: str,
+    n: int,
+    w: int,
+    causal: bool,
+    circular: bool,
+    seed: int,
+    *,
+    exact: bool,
+    max_layers: int,
+    targets: int = 1024,
+    max_memory: int = DEFAULT_MAX_MEMORY,
+    slab_size: int | None = None,
+) -> list[Task]:
+    """The tasks of one (grid point, seed): one per slab (exact) or one sampled task."""
+    common = dict(pattern=pattern, n=n, w=w, causal=causal, circular=circular, seed=seed, max_layers=max_layers)
+    if not exact:
+        return [Task(method="sampled", targets=min(targets, n), **common)]
+    pat = make_pattern(pattern, n, w, causal, circular, seed)
+    return [
+        Task(method="exact", start=a, stop=b, **common) for a, b in plan_slabs(pat.layer_ops, n, max_memory, slab_size)
+    ]
+
+
+def run_task(task: Task) -> dict:
+    """Compute one task (pure: the same task gives the same result, wherever it runs)."""
+    began = time.perf_counter()
+    pat = make_pattern(task.pattern, task.n, task.w, task.causal, task.circular, task.seed)
+    if task.method == "exact":
+        slab = slab_counts(pat.layer_ops, task.n, task.start, task.stop, max_layers=task.max_layers, causal=task.causal)
+        admissible = admissible_sizes(np.arange(task.n), task.n, task.causal)
+        coverage_sum = (slab.counts / admissible[None, :]).sum(axis=1)
+        full_layer = slab.counts.shape[0] if slab.full else None
+        positions = task.stop - task.start
+    else:
+        targets = _target_positions(task.targets, task.n, task.seed)
+        reach = backward_counts(pat.layer_ops, task.n, targets, max_layers=task.max_layers, causal=task.causal)
+        coverage_sum = (reach.counts / admissible_sizes(targets, task.n, task.causal)[None, :]).sum(axis=1)
+        full_layer = reach.full_layer
+        positions = targets.size
+    return {
+        "key": task.key,
+        "task": task.to_dict(),
+        "full_layer": full_layer,
+        "coverage_sum": [float(x) for x in coverage_sum],
+        "positions": positions,
+        "seconds": time.perf_counter() - began,
+    }

@@ -1,0 +1,210 @@
+"""``python -m receptive.bound`` and the sweep machinery: analysis, resume, retries, Dask = local."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from receptive.bound.analysis import PointResult, fit_log_law
+from receptive.bound.cli import main
+from receptive.sweep import ResultStore, run_dask, run_local, tasks_for
+
+SMALL = ["--n", "256,1024", "--w", "8,64", "--seeds", "5", "--no-progress"]
+
+
+def comparable(store):
+    return sorted(({k: v for k, v in row.items() if k != "seconds"} for row in store.results()), key=lambda r: r["key"])
+
+
+def small_tasks():
+    return [
+        t
+        for seed in range(3)
+        for t in tasks_for("sa", 600, 8, False, False, seed, exact=True, max_layers=64, slab_size=256)
+        + tasks_for("sa+swa", 600, 8, True, False, seed, exact=False, max_layers=64, targets=50)
+    ]
+
+
+def test_quick_sweep_outputs(tmp_path, capsys):
+    assert main([*SMALL, "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "fit sa bidirectional" in out and "sharp model exact at" in out and "skipped sa causal" in out
+    doc = json.loads((tmp_path / "bound.json").read_text())
+    assert doc["parameters"]["seeds"] == [0, 1, 2, 3, 4] and doc["version"]
+    point = next(p for p in doc["points"] if p["pattern"] == "sa" and p["n"] == 1024 and p["w"] == 8)
+    assert len(point["full_layers"]) == 5 and point["typical"] == 5 and point["predicted"] == 5
+    assert point["bound_holds"] is True and point["coupon_collector"] == 5 and point["ceil_log_w_n"] == 4
+    assert (tmp_path / "bound.csv").read_text().count("\n") == len(doc["points"]) + 1
+
+
+def test_sampled_points_say_so(tmp_path, capsys):
+    assert (
+        main(
+            [
+                "--n",
+                "4096",
+                "--w",
+                "64",
+                "--patterns",
+                "sa",
+                "--causal",
+                "no",
+                "--exact-limit",
+                "1000",
+                "--targets",
+                "64",
+                "--seeds",
+                "5",
+                "--out",
+                str(tmp_path),
+                "--json",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    point = json.loads(capsys.readouterr().out)["points"][0]
+    assert point["method"] == "sampled" and "no sampled target uncovered" in point["note"]
+
+
+def test_fit_recovers_a_known_law():
+    points = []
+    for n, w in [(256, 4), (4096, 8), (2**16, 16), (2**20, 4), (1024, 32)]:
+        lw = np.log(n) / np.log(w)
+        p = PointResult("sa", n, w, False, False, "exact", [0], [0], [1.0])
+        p.full_layers, p.log_w_n = [2 * lw + 1], lw
+        points.append(p)
+    fit = fit_log_law(points)
+    assert fit["a"] == pytest.approx(2) and fit["b"] == pytest.approx(1) and fit["max_abs_residual"] < 1e-9
+
+
+def test_resume_after_interruption_equals_a_full_run(tmp_path):
+    tasks = small_tasks()
+    full = ResultStore(tmp_path / "full")
+    assert run_local(tasks, full) == []
+    calls = []
+
+    def dies_after_four(task):
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        calls.append(task.key)
+        from receptive.sweep import run_task
+
+        return run_task(task)
+
+    part = ResultStore(tmp_path / "part")
+    with pytest.raises(KeyboardInterrupt):
+        run_local(tasks, part, work=dies_after_four)
+    assert len(part.done()) == 4
+    with pytest.raises(FileExistsError, match="--resume"):
+        ResultStore(tmp_path / "part")
+    resumed = ResultStore(tmp_path / "part", resume=True)
+    assert run_local(tasks, resumed) == []
+    assert comparable(resumed) == comparable(full)
+
+
+def test_cli_resumes_after_kill(tmp_path):
+    def cmd(out, *extra):
+        return [
+            sys.executable,
+            "-m",
+            "receptive.bound",
+            "--n",
+            "256,1024",
+            "--w",
+            "4,8",
+            "--seeds",
+            "3",
+            "--causal",
+            "no",
+            "--slab-size",
+            "64",
+            "--out",
+            str(out),
+            "--no-progress",
+            *extra,
+        ]
+
+    proc = subprocess.Popen(cmd(tmp_path / "run"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    results = tmp_path / "run" / "tasks.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if results.exists() and results.read_text().count("\n") >= 3:
+            proc.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.02)
+    proc.wait()
+    before = ResultStore(tmp_path / "run", resume=True).done()
+    subprocess.run(cmd(tmp_path / "run", "--resume"), check=True, capture_output=True)
+    subprocess.run(cmd(tmp_path / "fresh"), check=True, capture_output=True)
+    resumed, fresh = ResultStore(tmp_path / "run", resume=True), ResultStore(tmp_path / "fresh", resume=True)
+    assert before <= resumed.done()
+    assert comparable(resumed) == comparable(fresh)
+    summary = [json.loads((tmp_path / d / "bound.json").read_text())["points"] for d in ("run", "fresh")]
+    assert summary[0] == summary[1]
+
+
+def test_failed_tasks_are_retried_then_reported(tmp_path):
+    tasks = small_tasks()[:3]
+    attempts = {}
+
+    def flaky(task):
+        attempts[task.key] = attempts.get(task.key, 0) + 1
+        if task is tasks[0] or (task is tasks[1] and attempts[task.key] == 1):
+            raise RuntimeError("worker lost")
+        from receptive.sweep import run_task
+
+        return run_task(task)
+
+    store = ResultStore(tmp_path)
+    failed = run_local(tasks, store, retries=2, work=flaky)
+    assert failed == [tasks[0].key] and attempts[tasks[0].key] == 3 and attempts[tasks[1].key] == 2
+    assert store.done() == {tasks[1].key, tasks[2].key}
+    assert [f["key"] for f in store.failures()] == [tasks[0].key] and "worker lost" in store.failures()[0]["error"]
+
+
+def test_dask_local_cluster_equals_local_run(tmp_path):
+    pytest.importorskip("dask.distributed")
+    tasks = small_tasks()
+    local, remote = ResultStore(tmp_path / "local"), ResultStore(tmp_path / "dask")
+    assert run_local(tasks, local) == []
+    assert run_dask(tasks, remote, scheduler="local", workers=2) == []
+    assert comparable(remote) == comparable(local)
+
+
+@pytest.mark.parametrize(
+    ("argv", "name"),
+    [
+        (["--n", "x"], "--n"),
+        (["--n", "1"], "--n"),
+        (["--w", "0"], "--w"),
+        (["--patterns", "swa"], "--patterns"),
+        (["--causal", "maybe"], "--causal"),
+        (["--seeds", "0"], "--seeds"),
+        (["--seed", "-1"], "--seed"),
+        (["--max-layers", "0"], "--max-layers"),
+        (["--targets", "0"], "--targets"),
+        (["--retries", "-1"], "--retries"),
+        (["--workers", "0"], "--workers"),
+        (["--exact-limit", "lots"], "--exact-limit"),
+        (["--max-memory", "1KiB"], "max_memory"),
+        (["--dask", "--scheduler", "tcp://x:1"], "--scheduler"),
+    ],
+)
+def test_bad_input(argv, name, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--quick", "--out", str(tmp_path), *argv])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and name in err, err
+
+
+def test_existing_results_need_resume(tmp_path, capsys):
+    assert main([*SMALL, "--out", str(tmp_path), "--patterns", "sa", "--causal", "no"]) == 0
+    with pytest.raises(SystemExit):
+        main([*SMALL, "--out", str(tmp_path), "--patterns", "sa", "--causal", "no"])
+    assert "--resume" in capsys.readouterr().err
