@@ -105,6 +105,82 @@ def window_or(bits, out, perm, left, right, circular, accumulate, chunk_len, til
                     out[dst, w0 + b] = suffix[t, b] | prefix[last, b]
 
 
+#: windows at least this long use the Fenwick sweep in :func:`window_or_ordered`, shorter ones the direct loop
+FENWICK_MIN_WINDOW = 24
+
+
+@njit(cache=True)
+def _fenwick_or_insert(tree, i, row):
+    i += 1
+    while i < tree.shape[0]:
+        for b in range(row.shape[0]):
+            tree[i, b] |= row[b]
+        i += i & -i
+
+
+@njit(cache=True)
+def _fenwick_or_query(tree, i, acc):
+    """``acc |=`` OR of the rows inserted at positions ``0..i``."""
+    i += 1
+    while i > 0:
+        for b in range(acc.shape[0]):
+            acc[b] |= tree[i, b]
+        i -= i & -i
+
+
+@njit(cache=True)
+def _ordered_windows_fenwick(rows, origin, dsts, m, direction, res):
+    """``res[t] |= OR rows[k]`` over ``k in [t, t+m-1]`` with ``origin[k] >= 0`` and ``origin[k] <= dsts[t]``
+    (``direction > 0``; ``>=`` otherwise), by blocks of ``m``: each window is a suffix of one block and a prefix
+    of the next, and within a block the two-sided condition (position and origin) is a dominance query answered
+    offline: elements inserted in origin order into Fenwick trees over positions, queries taken in the same order.
+    ``O(log m)`` row operations per output instead of ``m``."""
+    buf_len, t_words = rows.shape
+    n_out = dsts.shape[0]
+    forward = np.zeros((m + 1, t_words), dtype=np.uint64)
+    reverse = np.zeros((m + 1, t_words), dtype=np.uint64)
+    q_t = np.empty(2 * m, dtype=np.int64)
+    q_kind = np.empty(2 * m, dtype=np.int64)
+    q_v = np.empty(2 * m, dtype=np.int64)
+    for s in range(0, buf_len, m):
+        e = min(s + m, buf_len)
+        forward[:] = 0
+        reverse[:] = 0
+        n_q = 0
+        for t in range(s, min(e, n_out)):  # suffix of this block from t
+            q_t[n_q], q_kind[n_q], q_v[n_q] = t, 0, dsts[t]
+            n_q += 1
+        for t in range(max(0, s - m + 1), min(s, n_out)):  # prefix of this block up to t + m - 1
+            q_t[n_q], q_kind[n_q], q_v[n_q] = t, 1, dsts[t]
+            n_q += 1
+        if n_q == 0:
+            continue
+        keys = origin[s:e] if direction > 0 else -origin[s:e]
+        elements = np.argsort(keys)
+        q_order = np.argsort(q_v[:n_q] if direction > 0 else -q_v[:n_q])
+        j = 0
+        acc = np.empty(t_words, dtype=np.uint64)
+        for qi in q_order:
+            v = q_v[qi]
+            while j < e - s:
+                k = s + elements[j]
+                o = origin[k]
+                if o >= 0:
+                    if (direction > 0 and o > v) or (direction < 0 and o < v):
+                        break
+                    _fenwick_or_insert(forward, k - s, rows[k])
+                    _fenwick_or_insert(reverse, e - 1 - k, rows[k])
+                j += 1
+            t = q_t[qi]
+            acc[:] = 0
+            if q_kind[qi] == 0:
+                _fenwick_or_query(reverse, e - 1 - t, acc)
+            else:
+                _fenwick_or_query(forward, t + m - 1 - s, acc)
+            for b in range(t_words):
+                res[t, b] |= acc[b]
+
+
 @njit(parallel=True, cache=True)
 def window_or_ordered(bits, out, perm, left, right, circular, direction, accumulate, chunk_len, tile):
     """Window OR restricted by original position: the causal mask of Stochastic Attention.
@@ -112,7 +188,8 @@ def window_or_ordered(bits, out, perm, left, right, circular, direction, accumul
     As :func:`window_or`, but key ``perm[x]`` contributes to ``perm[p]`` only if ``perm[x] <= perm[p]``
     (``direction = +1``: forward, keys never come from the future) or ``perm[x] >= perm[p]``
     (``direction = -1``: the transposed graph, used when propagating backward from targets).
-    The filter breaks the OR semigroup's sliding structure, so this costs ``m`` word operations per output word.
+    The filter breaks the OR semigroup's sliding structure: short windows loop over their ``m`` keys, long ones
+    (``m >= FENWICK_MIN_WINDOW``) use a Fenwick-tree sweep with ``O(log m)`` word operations per output word.
     """
     n, n_words = bits.shape
     m = left + right + 1
@@ -127,7 +204,7 @@ def window_or_ordered(bits, out, perm, left, right, circular, direction, accumul
         q0 = c * chunk_len
         q1 = min(n, q0 + chunk_len)
         buf_len = (q1 - q0) + m - 1
-        rows = np.empty((buf_len, t_words), dtype=np.uint64)
+        rows = np.zeros((buf_len, t_words), dtype=np.uint64)
         origin = np.empty(buf_len, dtype=np.int64)
         for k in range(buf_len):
             x = _resolve(q0 - left + k, n, circular)
@@ -138,24 +215,29 @@ def window_or_ordered(bits, out, perm, left, right, circular, direction, accumul
                 origin[k] = src
                 for b in range(t_words):
                     rows[k, b] = bits[src, w0 + b]
-        acc = np.empty(t_words, dtype=np.uint64)
+        dsts = np.empty(q1 - q0, dtype=np.int64)
         for t in range(q1 - q0):
-            q = q0 + t
-            dst = perm[q] if has_perm else q
-            for b in range(t_words):
-                acc[b] = 0
-            for k in range(t, t + m):
-                o = origin[k]
-                if o < 0 or (direction > 0 and o > dst) or (direction < 0 and o < dst):
-                    continue
-                for b in range(t_words):
-                    acc[b] |= rows[k, b]
+            dsts[t] = perm[q0 + t] if has_perm else q0 + t
+        res = np.zeros((q1 - q0, t_words), dtype=np.uint64)
+        if m >= FENWICK_MIN_WINDOW:
+            _ordered_windows_fenwick(rows, origin, dsts, m, direction, res)
+        else:
+            for t in range(q1 - q0):
+                dst = dsts[t]
+                for k in range(t, t + m):
+                    o = origin[k]
+                    if o < 0 or (direction > 0 and o > dst) or (direction < 0 and o < dst):
+                        continue
+                    for b in range(t_words):
+                        res[t, b] |= rows[k, b]
+        for t in range(q1 - q0):
+            dst = dsts[t]
             if accumulate:
                 for b in range(t_words):
-                    out[dst, w0 + b] |= acc[b]
+                    out[dst, w0 + b] |= res[t, b]
             else:
                 for b in range(t_words):
-                    out[dst, w0 + b] = acc[b]
+                    out[dst, w0 + b] = res[t, b]
 
 
 @njit(parallel=True, cache=True)

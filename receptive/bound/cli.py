@@ -12,6 +12,7 @@ from pathlib import Path
 from graphs import parse_bytes
 
 from .. import __version__, theory
+from ..cli_parser import OneLineErrorParser
 from ..sweep import ResultStore, run_dask, run_local, tasks_for
 from .analysis import analyse_point, deviations, fit_log_law, group_results
 
@@ -45,11 +46,6 @@ examples:
 """
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
-
-
 def parse_sizes(text: str, name: str) -> list[int]:
     """``"2^8,1000,2^20"`` -> ``[256, 1000, 1048576]``."""
     values = []
@@ -66,7 +62,7 @@ def parse_sizes(text: str, name: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = OneLineErrorParser(
         prog="python -m receptive.bound",
         description=DESCRIPTION,
         epilog=EPILOG,

@@ -11,6 +11,7 @@ from pathlib import Path
 from graphs import DEFAULT_MAX_MEMORY, parse_bytes
 
 from .. import __version__, theory
+from ..cli_parser import OneLineErrorParser
 from ..patterns import PATTERNS, make_pattern
 from .compute import DEFAULT_MAX_LAYERS, DEFAULT_TARGETS, coverage, exact_fits, extend
 from .results import CoverageResult
@@ -39,13 +40,8 @@ examples:
 """
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, naming the argument
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = OneLineErrorParser(
         prog="python -m receptive.coverage",
         description=DESCRIPTION,
         epilog=EPILOG,
