@@ -274,3 +274,73 @@ def backward_counts(
 def _quiet(progress: bool | None) -> bool | None:
     """tqdm's ``disable``: ``None`` shows a bar only on a terminal."""
     return None if progress is None else not progress
+
+
+def backward_full_layer(
+    layer_ops: LayerOps,
+    n: int,
+    targets: np.ndarray,
+    *,
+    guess: int,
+    max_layers: int,
+    causal: bool = False,
+    max_memory: int = DEFAULT_MAX_MEMORY,
+) -> tuple[int | None, int]:
+    """The first layer at which every target's receptive field is complete, by search instead of a layer-by-layer
+    scan: coverage only grows with depth, so "complete after L" is monotone in L and ``L*`` is found from a good
+    ``guess`` in a few backward passes of about ``L*`` layers each (instead of ``L* (L* + 1) / 2`` layers).
+
+    Returns ``(L* or None if not complete at max_layers, layers applied)``.
+    """
+    _check_common(n, max_layers)
+    targets = np.asarray(targets, dtype=np.int64)
+    if targets.ndim != 1 or targets.size == 0 or targets.min() < 0 or targets.max() >= n:
+        raise ValueError(f"targets: expected a non-empty 1-d array of positions in 0..{n - 1}")
+    wanted = admissible_sizes(targets, n, causal)
+    n_words = _slab_words(layer_ops, n, targets.size, max_memory, None)
+    per_slab = 64 * n_words
+    bits = np.empty((n, n_words), dtype=np.uint64)
+    nxt = np.empty_like(bits)
+    applied = 0
+
+    def complete(layers: int) -> bool:
+        nonlocal bits, nxt, applied
+        for k0 in range(0, targets.size, per_slab):
+            chunk = targets[k0 : k0 + per_slab]
+            _seed(bits, chunk)
+            for back in range(layers, 0, -1):
+                apply_layer([op.transpose() for op in layer_ops(back)], bits, nxt)
+                bits, nxt = nxt, bits
+            applied += layers
+            if not np.array_equal(kernels.column_popcounts(bits)[: chunk.size], wanted[k0 : k0 + chunk.size]):
+                return False
+        return True
+
+    # gallop from the guess to a bracket (incomplete low, complete high], then bisect it
+    high = min(max(1, guess), max_layers)
+    low = 0
+    if complete(high):
+        step = 1
+        while high > 1:
+            probe = max(1, high - step)
+            if not complete(probe):
+                low = probe
+                break
+            high, step = probe, step * 2
+    else:
+        low, step = high, 1
+        while True:
+            if low == max_layers:
+                return None, applied
+            probe = min(max_layers, low + step)
+            if complete(probe):
+                high = probe
+                break
+            low, step = probe, step * 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        if complete(mid):
+            high = mid
+        else:
+            low = mid
+    return high, applied

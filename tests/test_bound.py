@@ -208,3 +208,19 @@ def test_existing_results_need_resume(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([*SMALL, "--out", str(tmp_path), "--patterns", "sa", "--causal", "no"])
     assert "--resume" in capsys.readouterr().err
+
+
+def test_backward_full_layer_search_equals_layer_by_layer_scan():
+    from graphs import backward_counts, backward_full_layer
+    from receptive import make_pattern
+
+    for name, causal in [("sa", False), ("sa+swa", True)]:
+        pat = make_pattern(name, 3000, 8, causal, seed=5)
+        targets = np.arange(0, 3000, 29)
+        scan = backward_counts(pat.layer_ops, 3000, targets, max_layers=64, causal=causal).full_layer
+        for guess in (1, scan - 1, scan, scan + 1, 40, 64):
+            found, applied = backward_full_layer(
+                pat.layer_ops, 3000, targets, guess=guess, max_layers=64, causal=causal
+            )
+            assert found == scan
+        assert backward_full_layer(pat.layer_ops, 3000, targets, guess=2, max_layers=scan - 1, causal=causal)[0] is None

@@ -17,7 +17,8 @@ from .. import theory
 class PointResult:
     """One grid point (pattern, n, w, causal, circular) over its seeds.
 
-    ``full_layers[s]``: L* of seed ``s`` (``None``: not full within ``max_layers``); ``typical``: the smallest layer
+    ``mean_coverage``: the seeds' mean coverage per layer (exact points; empty for sampled ones); ``full_layers[s]``:
+    L* of seed ``s`` (``None``: not full within ``max_layers``); ``typical``: the smallest layer
     at which at least half the seeds are fully covered (the L* most seeds reach); ``predicted``: the sharp model's
     first layer with ``P(full) >= 1/2``; ``bound``: :func:`receptive.theory.sa_union_bound_layer` (delta = 0.05,
     bidirectional only) and ``bound_holds`` whether every seed met it; ``probability_checks``: per layer where the
@@ -75,16 +76,16 @@ def group_results(results: list[dict]) -> dict[tuple, dict[int, dict]]:
         positions = sum(r["positions"] for r in rows)
         if method == "exact" and positions != n:
             continue
-        layers = max(len(r["coverage_sum"]) for r in rows)
-        total = np.zeros(layers)
-        for r in rows:
-            cov = np.asarray(r["coverage_sum"])
-            total += np.concatenate([cov, np.full(layers - cov.size, cov[-1])])
+        curves = [r["coverage_sum"] for r in rows if r["coverage_sum"] is not None]
+        coverage = None  # sampled tasks measure L* only
+        if curves and len(curves) == len(rows):
+            layers = max(len(c) for c in curves)
+            coverage = list(sum(np.pad(np.asarray(c), (0, layers - len(c)), mode="edge") for c in curves) / positions)
         full = [r["full_layer"] for r in rows]
         points[(pattern, n, w, causal, circular)][seed] = {
             "method": method,
             "full_layer": None if any(f is None for f in full) else max(full),
-            "coverage": list(total / positions),
+            "coverage": coverage,
         }
     return points
 
@@ -94,11 +95,12 @@ def analyse_point(key: tuple, seeds: dict[int, dict], max_layers: int) -> PointR
     order = sorted(seeds)
     full_layers = [seeds[s]["full_layer"] for s in order]
     method = seeds[order[0]]["method"]
-    layers = max(len(seeds[s]["coverage"]) for s in order)
-    coverage = np.mean(
-        [np.pad(seeds[s]["coverage"], (0, layers - len(seeds[s]["coverage"])), mode="edge") for s in order], axis=0
-    )
-    res = PointResult(pattern, n, w, causal, circular, method, order, full_layers, [float(c) for c in coverage])
+    curves = [seeds[s]["coverage"] for s in order if seeds[s]["coverage"] is not None]
+    coverage = []
+    if len(curves) == len(order):
+        layers = max(len(c) for c in curves)
+        coverage = np.mean([np.pad(c, (0, layers - len(c)), mode="edge") for c in curves], axis=0).tolist()
+    res = PointResult(pattern, n, w, causal, circular, method, order, full_layers, coverage)
     res.log_w_n = theory.log_w_n(n, w)
     res.ceil_log_w_n = math.ceil(res.log_w_n - 1e-9)
     res.coupon_collector = theory.sa_full_layer_estimate(n, w)

@@ -1,9 +1,10 @@
 """Independent units of a coverage sweep: one (grid point, seed, slab) each.
 
 A task measures, for one pattern instance (pattern, n, w, causal, circular, seed), either one slab of sources
-exactly (forward) or a sample of targets exactly (backward). Its result says at which layer the slab (or the
-sample) became fully covered and the per-layer sum of coverages ``sum_i |RF_L(i) & slab| / |A(i)|``, so the
-results of a point's slabs add up to its mean coverage and the latest slab gives its L*.
+exactly (forward) or a sample of targets exactly (backward). An exact task reports the layer at which its slab
+became fully covered and the per-layer sum of coverages ``sum_i |RF_L(i) & slab| / |A(i)|``, so the results of
+a point's slabs add up to its mean coverage and the latest slab gives its L*. A sampled task finds the first
+layer at which every sampled target is fully covered, by a search started at the sharp model's prediction.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from graphs import DEFAULT_MAX_MEMORY, admissible_sizes, backward_counts, plan_slabs, slab_counts
+from graphs import DEFAULT_MAX_MEMORY, admissible_sizes, backward_full_layer, plan_slabs, slab_counts
 
 from ..coverage.compute import _target_positions
 from ..patterns import make_pattern
+from ..theory import predict_full_layer
 
 
 @dataclass(frozen=True)
@@ -87,15 +89,22 @@ def run_task(task: Task) -> dict:
         positions = task.stop - task.start
     else:
         targets = _target_positions(task.targets, task.n, task.seed)
-        reach = backward_counts(pat.layer_ops, task.n, targets, max_layers=task.max_layers, causal=task.causal)
-        coverage_sum = (reach.counts / admissible_sizes(targets, task.n, task.causal)[None, :]).sum(axis=1)
-        full_layer = reach.full_layer
+        guess, _ = predict_full_layer(task.pattern, task.n, task.w, task.causal, task.circular, task.max_layers)
+        full_layer, _ = backward_full_layer(
+            pat.layer_ops,
+            task.n,
+            targets,
+            guess=guess or task.max_layers,
+            max_layers=task.max_layers,
+            causal=task.causal,
+        )
+        coverage_sum = None  # the search visits a few layers only; L* is what a sampled task measures
         positions = targets.size
     return {
         "key": task.key,
         "task": task.to_dict(),
         "full_layer": full_layer,
-        "coverage_sum": [float(x) for x in coverage_sum],
+        "coverage_sum": None if coverage_sum is None else [float(x) for x in coverage_sum],
         "positions": positions,
         "seconds": time.perf_counter() - began,
     }
