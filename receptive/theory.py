@@ -184,7 +184,10 @@ def sa_full_probability(n: int, w: int, layers: int, circular: bool = False) -> 
     to the next key with probability ``rho = C(n - w, f_{L-2}) / C(n, f_{L-2})``. Failures of distinct clumps
     are rare and nearly independent (Poisson clumping heuristic, Aldous 1989)::
 
-        P(full after L) = exp(-n (1 - rho) E[1 - exp(-R(f_{L-1}))])
+        q = E[1 - exp(-R(f_{L-1}))],    P(full after L) = min( exp(-n (1 - rho) q), 1 - q )
+
+    (the second term: whatever the clumping, one key at least must be complete; it matters only where failure is
+    all but certain and the clump count stops making sense).
     """
     n, w, layers = _check_model_args(n, w, layers)
     left, right = window_offsets(w, False)
@@ -212,9 +215,10 @@ def sa_full_probability(n: int, w: int, layers: int, circular: bool = False) -> 
         mu, var = means[-1], variances[-1]
         fs = np.clip(mu + math.sqrt(var) * nodes, 1, n) if var > 0 else np.array([mu])
         ws = weights if var > 0 else np.array([1.0])
-        fail = float(np.sum(ws * -np.expm1(-np.array([runs(f) for f in fs]))))
+        # a key whose f tokens cannot cover n slots (f w < n) fails for sure, whatever the Poisson count says
+        fail = float(np.sum(ws * np.where(fs * w < n, 1.0, -np.expm1(-np.array([runs(f) for f in fs])))))
         rho = float(_empty_prob(w, means[-2], n)) if layer >= 2 else 0.0
-        out.append(math.exp(-n * (1 - rho) * fail))
+        out.append(min(math.exp(-n * (1 - rho) * fail), 1 - fail))  # clumps or not, one key must succeed
         step = max(1.0, 1e-4 * mu)
         lo, hi = max(1.0, mu - step), min(float(n), mu + step)
         slope = (missed(hi) - missed(lo)) / (hi - lo) if hi > lo else 0.0

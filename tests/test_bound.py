@@ -223,4 +223,6 @@ def test_backward_full_layer_search_equals_layer_by_layer_scan():
                 pat.layer_ops, 3000, targets, guess=guess, max_layers=64, causal=causal
             )
             assert found == scan
+            if guess == scan:  # a right guess costs two passes: L* complete, L* - 1 not
+                assert applied == 2 * scan - 1
         assert backward_full_layer(pat.layer_ops, 3000, targets, guess=2, max_layers=scan - 1, causal=causal)[0] is None

@@ -164,15 +164,15 @@ def plan(args) -> tuple[list, list[dict], dict]:
 
 
 def _skip_reason(name, n, w, causal, circular, max_layers) -> str:
+    """Why a point is not simulated: its predicted L* is beyond the layer cap (or it never mixes, w = 1)."""
     if causal and name == "sa":
         median = theory.causal_sa_full_layer_estimate(n, w, circular)
         if median is None or median > max_layers:
-            return f"pure causal SA: predicted median L* = {median:.0f} > --max-layers (bottleneck: edges i-1 -> i)"
-    elif causal:
-        predicted, _ = theory.predict_full_layer(name, n, w, causal, circular, max_layers)
-        if predicted is None:
-            return f"predicted L* > --max-layers = {max_layers}"
-    return ""
+            shown = "never" if median is None else f"{median:.0f}"
+            return f"pure causal SA: predicted median L* = {shown} > --max-layers (bottleneck: edges i-1 -> i)"
+        return ""
+    predicted, _ = theory.predict_full_layer(name, n, w, causal, circular, max_layers)
+    return f"predicted L* > --max-layers = {max_layers}" if predicted is None else ""
 
 
 def summarise(store: ResultStore, params: dict, skipped: list[dict], failed: list[str]) -> dict:
