@@ -168,7 +168,7 @@ def _check_model_args(n, w, layers):
     return check_int("n", n, 2), check_int("w", w, 1), check_int("layers", layers, 1)
 
 
-def sa_full_probability(n: int, w: int, layers: int, circular: bool = False) -> np.ndarray:
+def sa_full_probability(n: int, w: int, layers: int, circular: bool = False, targets: int | None = None) -> np.ndarray:
     """``P(full coverage after L layers)`` of bidirectional SA for ``L = 1..layers`` (sharp model).
 
     The forward set ``F_l`` of one key is a set of ``f`` tokens; a fresh permutation scatters them uniformly, and
@@ -218,7 +218,9 @@ def sa_full_probability(n: int, w: int, layers: int, circular: bool = False) -> 
         # a key whose f tokens cannot cover n slots (f w < n) fails for sure, whatever the Poisson count says
         fail = float(np.sum(ws * np.where(fs * w < n, 1.0, -np.expm1(-np.array([runs(f) for f in fs])))))
         rho = float(_empty_prob(w, means[-2], n)) if layer >= 2 else 0.0
-        out.append(min(math.exp(-n * (1 - rho) * fail), 1 - fail))  # clumps or not, one key must succeed
+        # clumps or not, one key must succeed; K random targets are not neighbours: no clumping among them
+        clumps = n * (1 - rho) * fail if targets is None else targets * fail
+        out.append(min(math.exp(-clumps), 1 - fail))
         step = max(1.0, 1e-4 * mu)
         lo, hi = max(1.0, mu - step), min(float(n), mu + step)
         slope = (missed(hi) - missed(lo)) / (hi - lo) if hi > lo else 0.0
@@ -228,7 +230,7 @@ def sa_full_probability(n: int, w: int, layers: int, circular: bool = False) -> 
 
 
 def sa_swa_full_probability(
-    n: int, w: int, layers: int, w_swa: int | None = None, circular: bool = False
+    n: int, w: int, layers: int, w_swa: int | None = None, circular: bool = False, targets: int | None = None
 ) -> np.ndarray:
     """``P(full coverage after L layers)`` of bidirectional SA+SWA (the union of both edge sets), sharp model.
 
@@ -243,7 +245,8 @@ def sa_swa_full_probability(
         f' = n (1 - u),   k' = n (u - u2)
 
     Missed tokens after the last layer form ``n (u - u2)`` runs; one key is complete with probability
-    ``exp(-n (u - u2))`` and keys fail nearly independently: ``P(full) = exp(-n (1 - exp(-n (u - u2))))``.
+    ``exp(-n (u - u2))`` and keys fail nearly independently: ``P(full) = exp(-n (1 - exp(-n (u - u2))))``
+    (``K`` sampled targets: ``K`` in place of the outer ``n``).
     """
     n, w, layers = _check_model_args(n, w, layers)
     w_swa = w if w_swa is None else check_int("w_swa", w_swa, 1)
@@ -261,13 +264,19 @@ def sa_swa_full_probability(
         u = inside * band_miss
         u2 = min(u, inside2 * band_miss * band_miss)
         missed_runs = n * (u - u2)
-        out.append(math.exp(-n * -math.expm1(-missed_runs)))
+        out.append(math.exp(-(n if targets is None else targets) * -math.expm1(-missed_runs)))
         f, k = n * (1 - u), max(1.0, n * (u - u2))
     return np.array(out)
 
 
 def causal_full_probability(
-    n: int, w: int, layers: int, swa: bool = True, w_swa: int | None = None, circular: bool = False
+    n: int,
+    w: int,
+    layers: int,
+    swa: bool = True,
+    w_swa: int | None = None,
+    circular: bool = False,
+    targets: int | None = None,
 ) -> np.ndarray:
     """``P(full coverage after L layers)`` of causal SA (``swa=False``) or causal SA+SWA, sharp model.
 
@@ -310,7 +319,8 @@ def causal_full_probability(
         u2_new[1:] = np.minimum(u2_new[1:], u_new[:-1])
         u2_new[0] = 0.0
         u, u2 = u_new, u2_new
-        out.append(math.exp(-float(np.sum((n - x) * np.maximum(u - u2, 0.0)))))
+        share = 1.0 if targets is None else targets / n  # K random targets hold a share K/n of the (key, query) pairs
+        out.append(math.exp(-share * float(np.sum((n - x) * np.maximum(u - u2, 0.0)))))
         if out[-1] > 1 - 1e-12:  # full from here on
             out.extend([1.0] * (layers - len(out)))
             break
@@ -369,27 +379,45 @@ MODELS = {
 }
 
 
-def full_probability(name: str, n: int, w: int, layers: int, causal: bool = False, circular: bool = False):
-    """``P(full after L)`` for ``L = 1..layers`` from the sharp model of ``name`` (``sa`` or ``sa+swa``).
+def full_probability(
+    name: str,
+    n: int,
+    w: int,
+    layers: int,
+    causal: bool = False,
+    circular: bool = False,
+    targets: int | None = None,
+) -> np.ndarray:
+    """``P(full after L)`` for ``L = 1..layers`` from the sharp model of ``name`` (``sa`` or ``sa+swa``); with
+    ``targets = K``, the probability that ``K`` random targets are all fully covered (what a sampled run measures).
 
     Receptive fields only grow, so the probability is made non-decreasing (running maximum): the clumping
     heuristics are built for rare failures and can dip where failure is all but certain anyway."""
+    if targets is not None:
+        targets = check_int("targets", targets, 1, n)
     if name == "sa" and not causal:
-        probs = sa_full_probability(n, w, layers, circular)
+        probs = sa_full_probability(n, w, layers, circular, targets)
     elif name == "sa+swa" and not causal:
-        probs = sa_swa_full_probability(n, w, layers, circular=circular)
+        probs = sa_swa_full_probability(n, w, layers, circular=circular, targets=targets)
     elif name in ("sa", "sa+swa"):
-        probs = causal_full_probability(n, w, layers, swa=name == "sa+swa", circular=circular)
+        probs = causal_full_probability(n, w, layers, swa=name == "sa+swa", circular=circular, targets=targets)
     else:
         raise ValueError(f"name: the sharp models cover 'sa' and 'sa+swa', got {name!r}")
     return np.maximum.accumulate(probs)
 
 
 def predict_full_layer(
-    name: str, n: int, w: int, causal: bool = False, circular: bool = False, max_layers: int = 64
+    name: str,
+    n: int,
+    w: int,
+    causal: bool = False,
+    circular: bool = False,
+    max_layers: int = 64,
+    targets: int | None = None,
 ) -> tuple[int | None, np.ndarray]:
-    """The sharp prediction of L*: the first layer at which full coverage is more likely than not (the L* most
-    seeds reach), and the per-layer probabilities. ``None`` if not reached within ``max_layers``."""
-    probs = full_probability(name, n, w, max_layers, causal, circular)
+    """The sharp prediction of L*: the first layer at which full coverage (of all positions, or of ``targets``
+    random ones) is more likely than not, the L* most seeds reach, and the per-layer probabilities. ``None`` if not
+    reached within ``max_layers``."""
+    probs = full_probability(name, n, w, max_layers, causal, circular, targets)
     hits = np.flatnonzero(probs >= 0.5)
     return (int(hits[0]) + 1 if hits.size else None), probs

@@ -86,15 +86,18 @@ def group_results(results: list[dict]) -> dict[tuple, dict[int, dict]]:
             "method": method,
             "full_layer": None if any(f is None for f in full) else max(full),
             "coverage": coverage,
+            "positions": positions,
         }
     return points
 
 
 def analyse_point(key: tuple, seeds: dict[int, dict], max_layers: int) -> PointResult:
+    """Statistics and predictions of one grid point (sampled points are predicted for their K targets)."""
     pattern, n, w, causal, circular = key
     order = sorted(seeds)
     full_layers = [seeds[s]["full_layer"] for s in order]
     method = seeds[order[0]]["method"]
+    targets = seeds[order[0]]["positions"] if method == "sampled" else None
     curves = [seeds[s]["coverage"] for s in order if seeds[s]["coverage"] is not None]
     coverage = []
     if len(curves) == len(order):
@@ -109,7 +112,7 @@ def analyse_point(key: tuple, seeds: dict[int, dict], max_layers: int) -> PointR
         float(np.mean([f is not None and f <= layer for f in full_layers])) for layer in range(1, max_layers + 1)
     ]
     res.typical = next((layer for layer, frac in enumerate(fractions, 1) if frac >= 0.5), None)
-    res.predicted, probs = theory.predict_full_layer(pattern, n, w, causal, circular, max_layers)
+    res.predicted, probs = theory.predict_full_layer(pattern, n, w, causal, circular, max_layers, targets)
     if not causal:
         res.bound = theory.sa_union_bound_layer(n, w, 0.05)
         res.bound_holds = all(f is not None and f <= res.bound for f in full_layers)
@@ -151,18 +154,31 @@ def fit_log_law(points: list[PointResult]) -> dict | None:
 
 
 def deviations(points: list[PointResult]) -> dict:
-    """Largest ``|prediction - typical L*|`` per predictor, and the share of points (n >= 1024) that the sharp
-    model gets exactly right and within one layer."""
+    """Largest ``|prediction - typical L*|`` per predictor, the share of points (n >= 1024) that the sharp model
+    gets exactly right and within one layer, overall and per regime (pattern x causal), and the binomial checks."""
     out = {}
     scored = [p for p in points if p.typical is not None]
     for name in ("ceil_log_w_n", "coupon_collector", "predicted"):
         diffs = [abs(getattr(p, name) - p.typical) for p in scored if getattr(p, name) is not None]
         out[name] = {"max_abs_deviation": max(diffs) if diffs else None, "points": len(diffs)}
-    big = [p for p in scored if p.n >= 1024 and p.predicted is not None]
-    out["sharp_exact_share_n_ge_1024"] = float(np.mean([p.predicted == p.typical for p in big])) if big else None
-    near = [p for p in scored if p.predicted is not None]
-    out["sharp_within_one_share"] = float(np.mean([abs(p.predicted - p.typical) <= 1 for p in near])) if near else None
+    out.update(_sharp_shares(scored))
+    out["by_regime"] = {
+        f"{pattern} {'causal' if causal else 'bidirectional'}": _sharp_shares(
+            [p for p in scored if p.pattern == pattern and p.causal == causal]
+        )
+        for pattern, causal in sorted({(p.pattern, p.causal) for p in scored})
+    }
     checks = [c for p in points for c in p.probability_checks]
     out["probability_checks"] = len(checks)
     out["probability_checks_rejected_at_1pct"] = sum(c["p_value"] < 0.01 for c in checks)
     return out
+
+
+def _sharp_shares(points: list[PointResult]) -> dict:
+    big = [p for p in points if p.n >= 1024 and p.predicted is not None]
+    near = [p for p in points if p.predicted is not None]
+    return {
+        "sharp_exact_share_n_ge_1024": float(np.mean([p.predicted == p.typical for p in big])) if big else None,
+        "sharp_within_one_share": float(np.mean([abs(p.predicted - p.typical) <= 1 for p in near])) if near else None,
+        "points_n_ge_1024": len(big),
+    }

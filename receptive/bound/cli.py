@@ -230,6 +230,11 @@ def format_table(doc: dict) -> str:
         f"sharp model exact at {_pct(dev['sharp_exact_share_n_ge_1024'])} of points with n >= 1024 "
         f"(goal >= 95%), within one layer at {_pct(dev['sharp_within_one_share'])} (goal 100%)"
     )
+    for regime, share in dev["by_regime"].items():
+        lines.append(
+            f"  {regime}: exact at {_pct(share['sharp_exact_share_n_ge_1024'])} of {share['points_n_ge_1024']} "
+            f"points with n >= 1024, within one layer at {_pct(share['sharp_within_one_share'])}"
+        )
     lines.append(
         f"probability checks: {dev['probability_checks_rejected_at_1pct']} of {dev['probability_checks']} "
         "rejected by a two-sided binomial test at 1%"

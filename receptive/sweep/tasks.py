@@ -89,7 +89,9 @@ def run_task(task: Task) -> dict:
         positions = task.stop - task.start
     else:
         targets = _target_positions(task.targets, task.n, task.seed)
-        guess, _ = predict_full_layer(task.pattern, task.n, task.w, task.causal, task.circular, task.max_layers)
+        guess, _ = predict_full_layer(
+            task.pattern, task.n, task.w, task.causal, task.circular, task.max_layers, targets=targets.size
+        )
         full_layer, _ = backward_full_layer(
             pat.layer_ops,
             task.n,
