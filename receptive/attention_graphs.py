@@ -1,0 +1,89 @@
+"""Attention patterns as static graphs, for the path-length, clustering and small-world measures of :mod:`graphs`.
+
+A layer of a pattern is the graph with an edge ``j -> i`` (key to query) when query ``i`` attends to key ``j``:
+the direction information flows in. Self-loops (a query attending to itself, which also stands for the residual
+path) are dropped, as the measures of :mod:`graphs` expect. ``directed=False`` gives the underlying undirected
+graph (``i - j`` when either attends to the other), the object classical small-world measures are defined on.
+
+Why the union matters: a non-causal SA layer with permutation ``perm`` (``perm[p]`` = original position at permuted
+position ``p``) is the bidirectional SWA lattice with node ``x`` renamed ``perm[x]`` (query ``perm[p]`` attends to
+key ``perm[x]`` exactly when SWA's query ``p`` attends to key ``x``). A relabelling is a graph isomorphism, so one
+SA layer has exactly the clustering, path lengths and degree sequence of the SWA lattice: high clustering and
+paths of length ``~ n / w``, no small world. (For causal SA with odd ``w`` the same holds for the underlying
+undirected graph, since the causal mask keeps exactly one direction of every pair in the symmetric band.) The short
+paths of the small-world regime appear only when different orders meet: in the union of SA with SWA (SA+SWA,
+whose lattice is the SWA layer and whose shortcuts are the SA edges, like Watts & Strogatz 1998, Nature 393, 440),
+in the union of SA layers with different permutations (:func:`union_graph`), or through depth (paths across layers,
+measured by the receptive-field engine instead).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphs.graph import Graph
+
+from .patterns import PATTERNS, make_pattern
+from .validation import check_int
+
+
+def _pattern(name, n, w, causal, circular, seed):
+    if not isinstance(name, str) or name not in PATTERNS:
+        raise ValueError(f"name: unknown pattern {name!r}; choose from {', '.join(PATTERNS)}")
+    seed = check_int("seed", seed, 0)
+    return make_pattern(name, n, w, causal=bool(causal), circular=bool(circular), seed=seed)
+
+
+def _key_query(pattern, layer: int) -> tuple[np.ndarray, np.ndarray]:
+    """(key, query) arrays of layer ``layer``: the edges ``key -> query`` (self-loops included)."""
+    adj = pattern.adjacency(layer).tocoo()
+    return adj.col.astype(np.int64), adj.row.astype(np.int64)
+
+
+def attention_graph(
+    name: str,
+    n: int,
+    w: int,
+    *,
+    layer: int = 1,
+    causal: bool = False,
+    circular: bool = False,
+    seed: int = 0,
+    directed: bool = True,
+) -> Graph:
+    """The single-layer graph of pattern ``name`` (``swa``, ``sa``, ``sa+swa``; ``full`` gives the complete graph):
+    edge ``j -> i`` when query ``i`` attends to key ``j`` in layer ``layer`` (1-based; SWA's layers are all alike),
+    self-loops removed. Window, causal, circular and seed conventions follow :func:`receptive.make_pattern`.
+
+    Bidirectional SWA gives every query ``w - 1`` keys besides itself (fewer within ``w/2`` of a truncated edge), so
+    ``<k> ~ w - 1``; a non-causal SA layer is that lattice relabelled by ``layer_permutation(n, seed, layer)`` (see
+    the module docstring). ``directed=False``: the underlying undirected graph.
+    """
+    pattern = _pattern(name, n, w, causal, circular, seed)
+    layer = check_int("layer", layer, 1)
+    key, query = _key_query(pattern, layer)
+    return Graph.from_edges(pattern.n, key, query, directed=bool(directed))
+
+
+def union_graph(
+    name: str,
+    n: int,
+    w: int,
+    layers: int,
+    *,
+    causal: bool = False,
+    circular: bool = False,
+    seed: int = 0,
+    directed: bool = True,
+) -> Graph:
+    """The union of the edge sets of layers ``1..layers`` of pattern ``name``: ``j -> i`` when query ``i`` attends
+    to key ``j`` in some layer ``l <= layers`` (self-loops removed). For SA this superposes ``layers`` relabelled
+    lattices, for SA+SWA it adds ``layers`` SA shortcut sets to one SWA lattice; SWA's union is its single layer.
+    ``directed=False``: the underlying undirected graph."""
+    pattern = _pattern(name, n, w, causal, circular, seed)
+    layers = check_int("layers", layers, 1)
+    distinct = 1 if name in ("swa", "full") else layers  # layers of SWA and full attention are all alike
+    edges = [_key_query(pattern, layer) for layer in range(1, distinct + 1)]
+    key = np.concatenate([k for k, _ in edges])
+    query = np.concatenate([q for _, q in edges])
+    return Graph.from_edges(pattern.n, key, query, directed=bool(directed))
