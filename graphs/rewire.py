@@ -15,15 +15,21 @@ from numba import njit
 from .graph import Graph
 
 
+@njit(inline="always")
+def _find(nbr, indptr, u, v):
+    """Position of ``v`` in ``u``'s neighbour row, or -1 (rows are short: a scan beats hashing)."""
+    for p in range(indptr[u], indptr[u + 1]):
+        if nbr[p] == v:
+            return p
+    return -1
+
+
 @njit(cache=True)
-def _switch(src, dst, n, attempts, undirected, seed):
-    np.random.seed(seed)  # noqa: NPY002 - numba's seeded per-thread generator, the one njit code can use
+def _switch(src, dst, indptr, nbr, attempts, undirected, seed):
+    """Switch edges in place: ``src/dst`` the edge list, ``indptr/nbr`` the neighbour rows (out-rows when
+    directed, both directions when not). Degrees never change, so the rows keep their lengths."""
+    np.random.seed(seed)  # noqa: NPY002 - numba's seeded generator, the one njit code can use
     m = src.size
-    present = set()
-    for e in range(m):
-        present.add(src[e] * n + dst[e])
-        if undirected:
-            present.add(dst[e] * n + src[e])
     accepted = 0
     for _ in range(attempts):
         e1 = np.random.randint(m)  # noqa: NPY002
@@ -31,19 +37,15 @@ def _switch(src, dst, n, attempts, undirected, seed):
         if e1 == e2:
             continue
         a, b, c, d = src[e1], dst[e1], src[e2], dst[e2]
-        if undirected and np.random.random() < 0.5:  # noqa: NPY002
-            c, d = d, c  # the other pairing: a - c, b - d  <=>  a - d', c' - b with c' = d, d' = c
-        if a == d or c == b or a * n + d in present or c * n + b in present:
+        if undirected and np.random.random() < 0.5:  # noqa: NPY002 - the other pairing: a - c, b - d
+            c, d = d, c
+        if a == d or c == b or _find(nbr, indptr, a, d) >= 0 or _find(nbr, indptr, c, b) >= 0:
             continue
-        present.discard(a * n + b)
-        present.discard(c * n + d)
+        nbr[_find(nbr, indptr, a, b)] = d
+        nbr[_find(nbr, indptr, c, d)] = b
         if undirected:
-            present.discard(b * n + a)
-            present.discard(d * n + c)
-            present.add(d * n + a)
-            present.add(b * n + c)
-        present.add(a * n + d)
-        present.add(c * n + b)
+            nbr[_find(nbr, indptr, b, a)] = c
+            nbr[_find(nbr, indptr, d, c)] = a
         dst[e1] = d
         src[e2] = c
         dst[e2] = b
@@ -64,5 +66,5 @@ def degree_preserving_random(graph: Graph, switches_per_edge: float = 10.0, seed
         src, dst = src[keep], dst[keep]
     if src.size >= 2:
         attempts = int(switches_per_edge * src.size)
-        _switch(src, dst, graph.n, attempts, not graph.directed, seed % 2**32)
+        _switch(src, dst, graph.indptr.copy(), graph.indices.copy(), attempts, not graph.directed, seed % 2**32)
     return Graph.from_edges(graph.n, src, dst, graph.directed)

@@ -1,9 +1,10 @@
 """Small-world measures and the connectome model (``python -m graphs.smallworld``)."""
 
-from .connectome import FLYWIRE, ConnectomeFit, calibrate_connectome, connectome_model, reciprocity
+from .connectome import FITTED, FLYWIRE, ConnectomeFit, calibrate_connectome, connectome_model, reciprocity
 from .measures import SmallWorld, er_clustering, er_path_length, lattice_clustering, small_world
 
 __all__ = [
+    "FITTED",
     "FLYWIRE",
     "ConnectomeFit",
     "SmallWorld",

@@ -8,7 +8,7 @@ import math
 import sys
 
 from ..graph import Graph
-from .connectome import FLYWIRE, calibrate_connectome, connectome_model, reciprocity
+from .connectome import FITTED, FLYWIRE, calibrate_connectome, connectome_model, reciprocity
 from .measures import REFERENCES, small_world
 
 MODELS = ("connectome", "er", "ws", "swa", "sa", "sa+swa")
@@ -122,10 +122,6 @@ def build_graph(args) -> tuple[Graph, dict]:
     if args.directed is False and graph.directed:
         graph = graph.undirected()
     return graph, info
-
-
-#: the connectome model's parameters fitted by ``calibrate_connectome()`` at FlyWire's size (seed 0); see README
-FITTED = {"random_fraction": 0.44, "neighbourhood": 60}
 
 
 def _clean(value):
