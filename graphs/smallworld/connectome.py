@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 from scipy.spatial import cKDTree
+from tqdm.auto import tqdm
 
 from ..clustering import average_clustering
 from ..graph import Graph
@@ -158,6 +159,7 @@ def calibrate_connectome(
     sources: int = 64,
     seed: int = 0,
     steps: int = 7,
+    progress: bool | None = None,
 ) -> ConnectomeFit:
     """Fit ``random_fraction`` and ``neighbourhood`` to a target clustering ``C`` (undirected average local
     clustering) and directed path length ``L`` (giant SCC, from ``sources`` sampled sources).
@@ -193,7 +195,7 @@ def calibrate_connectome(
 
     log_lo, log_hi = math.log(lo_k), math.log(hi_k)
     best = None
-    for _ in range(steps):
+    for _ in tqdm(range(steps), unit="step", desc="calibrating", disable=None if progress is None else not progress):
         k = round(math.exp((log_lo + log_hi) / 2))
         fraction = fit_fraction(k)
         measured = _measure(model(fraction, k), sources, seed)
