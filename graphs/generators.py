@@ -7,32 +7,11 @@ and returns a :class:`graphs.graph.Graph`. They scale to ``n = 128k`` nodes with
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
 from .graph import Graph
-
-
-def _check_int(name: str, value, low: int | None = None, high: int | None = None) -> int:
-    """``value`` as an ``int`` in ``[low, high]``; ``ValueError`` naming ``name`` otherwise (bools rejected)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name}: expected an integer, got {value!r}")
-    value = int(value)
-    if (low is not None and value < low) or (high is not None and value > high):
-        lo = "-inf" if low is None else low
-        hi = "inf" if high is None else high
-        raise ValueError(f"{name}: expected an integer in [{lo}, {hi}], got {value}")
-    return value
-
-
-def _check_real(name: str, value, low: float, high: float) -> float:
-    """``value`` as a finite ``float`` in ``[low, high]``; ``ValueError`` naming ``name`` otherwise."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise ValueError(f"{name}: expected a finite real number, got {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"{name}: expected a number in [{low}, {high}], got {value}")
-    return float(value)
+from .validation import check_int, check_real
 
 
 def _first_distinct(rng: np.random.Generator, m: int, space: int, draw) -> np.ndarray:
@@ -65,9 +44,9 @@ def erdos_renyi(n: int, mean_degree: float, directed: bool = False, seed: int = 
 
     ``mean_degree`` must lie in ``[0, n-1]`` (``0`` for ``n = 1``).
     """
-    n = _check_int("n", n, 1)
-    mean_degree = _check_real("mean_degree", mean_degree, 0.0, float(n - 1))
-    seed = _check_int("seed", seed, 0)
+    n = check_int("n", n, 1)
+    mean_degree = check_real("mean_degree", mean_degree, 0.0, float(n - 1))
+    seed = check_int("seed", seed, 0)
     rng = np.random.default_rng(seed)
     if n == 1 or mean_degree == 0:
         return Graph.from_edges(n, [], [], bool(directed))
@@ -101,8 +80,8 @@ def erdos_renyi(n: int, mean_degree: float, directed: bool = False, seed: int = 
 
 
 def _check_lattice(n: int, k: int) -> tuple[int, int]:
-    n = _check_int("n", n, 3)
-    k = _check_int("k", k, 2, n - 1)
+    n = check_int("n", n, 3)
+    k = check_int("k", k, 2, n - 1)
     if k % 2:
         raise ValueError(f"k: expected an even integer in [2, {n - 1}] (k/2 neighbours on each side), got {k}")
     return n, k
@@ -138,8 +117,8 @@ def watts_strogatz(n: int, k: int, beta: float, seed: int = 0) -> Graph:
     model is the same and the difference is ``O(beta k / n)`` per choice.
     """
     n, k = _check_lattice(n, k)
-    beta = _check_real("beta", beta, 0.0, 1.0)
-    seed = _check_int("seed", seed, 0)
+    beta = check_real("beta", beta, 0.0, 1.0)
+    seed = check_int("seed", seed, 0)
     rng = np.random.default_rng(seed)
     u_all, v_all = _lattice_keys(n, k)
     keys = np.sort(np.minimum(u_all, v_all) * n + np.maximum(u_all, v_all))  # current edge set, canonical u < v

@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
+from graphs.validation import check_int, check_real
 
-def check_int(name: str, value, low: int | None = None, high: int | None = None) -> int:
-    """``value`` as an ``int`` in ``[low, high]``; ``ValueError`` naming ``name`` otherwise (bools rejected)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name}: expected an integer, got {value!r}")
-    value = int(value)
-    if (low is not None and value < low) or (high is not None and value > high):
-        lo = "-inf" if low is None else low
-        hi = "inf" if high is None else high
-        raise ValueError(f"{name}: expected an integer in [{lo}, {hi}], got {value}")
-    return value
+__all__ = ["check_int", "check_permutation", "check_real"]
 
 
 def check_permutation(name: str, perm, n: int) -> np.ndarray:
