@@ -1,5 +1,10 @@
-"""Attention backend (torch / Triton) for SWA, SA and gated SA+SWA.
+"""Attention backend for SWA, SA and gated SA+SWA (torch; ``receptive`` and ``graphs`` never import it).
 
-Not implemented yet: the backend issue fills this package. It is installed now so that the distribution's
-layout is fixed; importing it does not need torch.
+:func:`swa_attention`, :func:`sa_attention`, :func:`full_attention` on ``(batch, heads, seq, head_dim)`` tensors,
+with the window convention of :mod:`receptive.windows`; the pure-torch banded path runs anywhere with memory
+``O(n w)``. FlexAttention and fused Triton backends, the ``nn.Module``s and the cost benchmark are still to come.
 """
+
+from .attention import BACKENDS, full_attention, permute_sequence, sa_attention, swa_attention
+
+__all__ = ["BACKENDS", "full_attention", "permute_sequence", "sa_attention", "swa_attention"]

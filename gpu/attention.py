@@ -1,0 +1,151 @@
+"""Sliding-window, Stochastic and full attention on ``(batch, heads, seq, head_dim)`` tensors.
+
+The window convention is :mod:`receptive.windows`: ``w`` keys per query, itself included; causal windows are
+``i-w+1 .. i`` (FlashAttention ``window_size=(w-1, 0)``), bidirectional ones ``i-w//2 .. i+(w-1)//2``.
+Stochastic Attention (Jin & Sui 2026, arXiv 2604.00754) permutes q, k, v with ``perm`` (``perm[p]`` = original
+position at permuted position ``p``), runs the two-sided band in permuted order (causal: only keys whose original
+position is ``<=`` the query's) and puts the outputs back; :func:`receptive.permutations.layer_permutation` draws
+the same permutations as the coverage engine, so ``receptive.coverage(StochasticAttention(n, w,
+permutations=[perm]))`` is the coverage of exactly this call. GQA: ``k, v`` may have fewer heads (a divisor of
+the query heads). Backends: ``torch`` (this module; memory ``O(n w)``). Fused FlexAttention and Triton backends
+are not written yet.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from receptive.permutations import layer_permutation
+from receptive.windows import check_window, window_offsets
+
+from .banded import banded_attention
+
+BACKENDS = ("auto", "torch")
+
+
+class _Permute(torch.autograd.Function):
+    """``x[..., perm, :]`` along the sequence; its backward applies the inverse permutation (a gather, not a
+    scatter-add)."""
+
+    @staticmethod
+    def forward(ctx, x, perm, inverse):
+        ctx.save_for_backward(inverse)
+        return _gather(x, perm)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (inverse,) = ctx.saved_tensors
+        return _gather(grad, inverse), None, None
+
+
+def _gather(x: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
+    if perm.dim() == 1:
+        return x.index_select(2, perm)
+    index = perm[None, :, :, None].expand(x.shape[0], -1, -1, x.shape[-1])  # per-head permutations (h, n)
+    return torch.gather(x, 2, index)
+
+
+def permute_sequence(x: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
+    """``x[:, :, perm]`` (shared ``perm`` of shape ``(n,)`` or per-head ``(heads, n)``) with an exact inverse
+    backward."""
+    return _Permute.apply(x, perm, torch.argsort(perm, dim=-1))
+
+
+def _check(q, k, v, backend):
+    if backend not in BACKENDS:
+        raise ValueError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor) or t.dim() != 4:
+            raise ValueError(f"{name}: expected a (batch, heads, seq, head_dim) tensor")
+    if k.shape != v.shape or q.shape[0] != k.shape[0] or q.shape[2:] != k.shape[2:]:
+        raise ValueError(
+            f"k, v: expected shape (batch, kv_heads, seq, head_dim) matching q {tuple(q.shape)}, "
+            f"got {tuple(k.shape)} and {tuple(v.shape)}"
+        )
+    if q.shape[1] % k.shape[1]:
+        raise ValueError(f"k: kv_heads = {k.shape[1]} must divide the query heads {q.shape[1]} (GQA)")
+    if not (q.dtype == k.dtype == v.dtype) or not q.dtype.is_floating_point:
+        raise ValueError(f"q, k, v: expected one floating dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+    if q.shape[2] < 1:
+        raise ValueError("q: the sequence must hold at least one position")
+
+
+def _expand_kv(q, k, v):
+    groups = q.shape[1] // k.shape[1]
+    if groups == 1:
+        return k, v
+    return k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+
+
+def full_attention(q, k, v, causal: bool = False, backend: str = "auto") -> torch.Tensor:
+    """Every key (causal: every key ``j <= i``), through ``torch.nn.functional.scaled_dot_product_attention``."""
+    _check(q, k, v, backend)
+    k, v = _expand_kv(q, k, v)
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def swa_attention(q, k, v, w: int, causal: bool = False, backend: str = "auto") -> torch.Tensor:
+    """Sliding-window attention: query ``i`` attends to the ``w`` keys of its window (truncated at the edges)."""
+    _check(q, k, v, backend)
+    w = check_window(w, q.shape[2], causal, False)
+    left, right = window_offsets(w, causal)
+    k, v = _expand_kv(q, k, v)
+    return banded_attention(q, k, v, left, right)
+
+
+def sa_attention(
+    q,
+    k,
+    v,
+    w: int,
+    perm: torch.Tensor | None = None,
+    causal: bool = False,
+    generator: torch.Generator | None = None,
+    per_head: bool = False,
+    seed: int | None = None,
+    layer: int = 1,
+    return_perm: bool = False,
+    backend: str = "auto",
+):
+    """Stochastic Attention with permutation ``perm`` (``(n,)`` shared by the heads, or ``(heads, n)``).
+
+    Without ``perm`` one is drawn: ``seed`` (and ``layer``) give :func:`receptive.permutations.layer_permutation`'s
+    permutation, the one the coverage engine analyses; otherwise ``torch.randperm`` with ``generator`` (one per
+    head with ``per_head``). ``return_perm=True`` returns ``(output, perm)``.
+    """
+    _check(q, k, v, backend)
+    _, h, n, _ = q.shape
+    w = check_window(w, n, False, False)
+    if perm is None:
+        if seed is not None:
+            perm = torch.as_tensor(layer_permutation(n, seed, layer), device=q.device)
+            if per_head:
+                raise ValueError("per_head: seeded permutations are shared by the heads; pass perm of shape (heads, n)")
+        elif per_head:
+            perm = torch.stack([torch.randperm(n, generator=generator) for _ in range(h)]).to(q.device)
+        else:
+            perm = torch.randperm(n, generator=generator).to(q.device)
+    perm = torch.as_tensor(perm, device=q.device).long()
+    if perm.shape not in ((n,), (h, n)):
+        raise ValueError(f"perm: expected shape ({n},) or ({h}, {n}), got {tuple(perm.shape)}")
+    if not torch.equal(torch.sort(perm, dim=-1).values, torch.arange(n, device=q.device).expand_as(perm)):
+        raise ValueError(f"perm: expected a permutation of 0..{n - 1} (per head)")
+    k, v = _expand_kv(q, k, v)
+    left, right = window_offsets(w, False)
+    extra = None
+    if causal:
+        origin = torch.cat([perm, torch.full((*perm.shape[:-1], 1), n, device=q.device)], dim=-1)
+
+        def extra(qpos, kpos):  # original key position <= original query position
+            qo = origin[..., qpos.clamp(max=n)] if perm.dim() == 1 else origin[:, qpos.clamp(max=n)]
+            ko = origin[..., kpos] if perm.dim() == 1 else origin[:, kpos]
+            if perm.dim() == 1:
+                return ko[:, None, :] <= qo[:, :, None]
+            return (ko[:, :, None, :] <= qo[:, :, :, None])[None]
+
+    out = banded_attention(
+        permute_sequence(q, perm), permute_sequence(k, perm), permute_sequence(v, perm), left, right, extra
+    )
+    out = permute_sequence(out, torch.argsort(perm, dim=-1))
+    return (out, perm) if return_perm else out

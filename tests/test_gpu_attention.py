@@ -1,0 +1,130 @@
+"""The torch attention backend against a float64 dense masked oracle built from receptive's pattern definitions."""
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from gpu import full_attention, permute_sequence, sa_attention, swa_attention  # noqa: E402
+from receptive import StochasticAttention, make_pattern  # noqa: E402
+from receptive.permutations import layer_permutation  # noqa: E402
+from receptive.windows import max_window  # noqa: E402
+
+
+def dense_reference(q, k, v, mask):
+    """float64 softmax(q k^T / sqrt d) v with an explicit boolean (n, n) or (h, n, n) mask; GQA by repetition."""
+    q, k, v = (t.double() for t in (q, k, v))
+    groups = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    scores = scores.masked_fill(~torch.as_tensor(mask), float("-inf"))
+    return torch.softmax(scores, -1) @ v
+
+
+def inputs(b, h, hkv, n, d, dtype=torch.float64, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(b, heads, n, d, generator=g, dtype=dtype) + 0.1 for heads in (h, hkv, hkv)]
+
+
+def mask_of(pattern):
+    return pattern.adjacency(1).toarray()
+
+
+CASES = [
+    (n, w, causal)
+    for n in (1, 7, 37, 64)
+    for causal in (False, True)
+    for w in sorted({1, 2, 3, 8, max_window(n, causal, False)})
+    if w <= max_window(n, causal, False)
+]
+
+
+@pytest.mark.parametrize(("n", "w", "causal"), CASES)
+def test_swa_matches_dense_oracle(n, w, causal):
+    q, k, v = inputs(2, 4, 2, n, 8)
+    out = swa_attention(q, k, v, w, causal=causal)
+    ref = dense_reference(q, k, v, mask_of(make_pattern("swa", n, w, causal)))
+    torch.testing.assert_close(out, ref)
+    assert not torch.isnan(out).any()
+
+
+@pytest.mark.parametrize(("n", "w", "causal"), [(n, w, c) for n, w, c in CASES if w <= max_window(n, False, False)])
+def test_sa_matches_dense_oracle(n, w, causal):
+    q, k, v = inputs(2, 4, 1, n, 8, seed=1)
+    perm = torch.as_tensor(layer_permutation(n, 3, 1))
+    out, used = sa_attention(q, k, v, w, seed=3, causal=causal, return_perm=True)
+    assert torch.equal(used, perm)
+    ref = dense_reference(q, k, v, mask_of(StochasticAttention(n, w, causal, permutations=[perm.numpy()])))
+    torch.testing.assert_close(out, ref)
+
+
+def test_sa_per_head_permutations():
+    n, w = 40, 6
+    q, k, v = inputs(1, 3, 3, n, 4, seed=2)
+    g = torch.Generator().manual_seed(0)
+    out, perm = sa_attention(q, k, v, w, causal=True, per_head=True, generator=g, return_perm=True)
+    assert perm.shape == (3, n)
+    masks = np.stack([mask_of(StochasticAttention(n, w, True, permutations=[p.numpy()])) for p in perm])
+    torch.testing.assert_close(out, dense_reference(q, k, v, masks))
+
+
+def test_identities():
+    n, w = 33, 7
+    q, k, v = inputs(2, 2, 2, n, 8, seed=4)
+    ident = torch.arange(n)
+    torch.testing.assert_close(sa_attention(q, k, v, w, perm=ident), swa_attention(q, k, v, w))
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(1))
+    inv = torch.argsort(perm)
+    swa_permuted = swa_attention(q[:, :, perm], k[:, :, perm], v[:, :, perm], w)[:, :, inv]
+    torch.testing.assert_close(sa_attention(q, k, v, w, perm=perm), swa_permuted)
+    torch.testing.assert_close(swa_attention(q, k, v, n, causal=True), full_attention(q, k, v, causal=True))
+    torch.testing.assert_close(swa_attention(q, k, v, 2 * n - 1), full_attention(q, k, v))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_low_precision_close_to_float64(dtype):
+    q, k, v = inputs(1, 2, 1, 50, 16, dtype=dtype, seed=5)
+    out = sa_attention(q, k, v, 8, seed=0, causal=True)
+    ref = dense_reference(
+        q, k, v, mask_of(StochasticAttention(50, 8, True, permutations=[layer_permutation(50, 0, 1)]))
+    )
+    tol = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 2e-2}[dtype]
+    assert out.dtype == dtype
+    torch.testing.assert_close(out.double(), ref, atol=tol, rtol=tol)
+
+
+def test_gradients():
+    q, k, v = (t.requires_grad_() for t in inputs(1, 2, 1, 9, 3, seed=6))
+    assert torch.autograd.gradcheck(lambda a, b, c: swa_attention(a, b, c, 4, causal=True), (q, k, v))
+    perm = torch.tensor([3, 0, 8, 5, 1, 7, 2, 6, 4])
+    assert torch.autograd.gradcheck(lambda a, b, c: sa_attention(a, b, c, 3, perm=perm, causal=True), (q, k, v))
+    x = torch.randn(1, 1, 9, 2, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda a: permute_sequence(a, perm), (x,))
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda q, k, v: swa_attention(q, k, v, 0), "w:"),
+        (lambda q, k, v: swa_attention(q, k, v, 11, causal=True), "w:"),
+        (lambda q, k, v: swa_attention(q[0], k, v, 3), "q:"),
+        (lambda q, k, v: swa_attention(q, k[:, :, :5], v, 3), "k, v"),
+        (lambda q, k, v: swa_attention(q, k, v.float(), 3), "dtype"),
+        (lambda q, k, v: swa_attention(q, k, v, 3, backend="cuda-magic"), "backend"),
+        (lambda q, k, v: sa_attention(q, k, v, 3, perm=torch.zeros(10, dtype=torch.long)), "perm"),
+        (lambda q, k, v: sa_attention(q, k, v, 3, perm=torch.arange(9)), "perm"),
+    ],
+)
+def test_bad_input(call, match):
+    q, k, v = inputs(1, 2, 1, 10, 4)
+    with pytest.raises(ValueError, match=match):
+        call(q, k, v)
+
+
+def test_gqa_heads_must_divide():
+    q, _, _ = inputs(1, 3, 1, 10, 4)
+    k, v = inputs(1, 2, 2, 10, 4)[1:]
+    with pytest.raises(ValueError, match="GQA"):
+        swa_attention(q, k, v, 3)
