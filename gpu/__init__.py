@@ -2,9 +2,20 @@
 
 :func:`swa_attention`, :func:`sa_attention`, :func:`full_attention` on ``(batch, heads, seq, head_dim)`` tensors,
 with the window convention of :mod:`receptive.windows`; the pure-torch banded path runs anywhere with memory
-``O(n w)``. FlexAttention and fused Triton backends, the ``nn.Module``s and the cost benchmark are still to come.
+``O(n w)``; :class:`StochasticAttention` and :class:`GatedSASWA` are drop-in ``nn.Module``s. FlexAttention and
+fused Triton backends and the cost benchmark are still to come.
 """
 
 from .attention import BACKENDS, full_attention, permute_sequence, sa_attention, swa_attention
+from .modules import GatedSASWA, StochasticAttention, rotary
 
-__all__ = ["BACKENDS", "full_attention", "permute_sequence", "sa_attention", "swa_attention"]
+__all__ = [
+    "BACKENDS",
+    "GatedSASWA",
+    "StochasticAttention",
+    "full_attention",
+    "permute_sequence",
+    "rotary",
+    "sa_attention",
+    "swa_attention",
+]

@@ -1,0 +1,119 @@
+"""Drop-in multi-head attention modules: Stochastic Attention and gated SA+SWA (Jin & Sui 2026, arXiv 2604.00754).
+
+Both project ``x`` (``(batch, seq, d_model)``) to q, k, v (GQA: ``n_kv_heads`` may divide ``n_heads``), apply
+rotary position embeddings with the *original* positions (before any permutation, so positions mean what they
+mean in the text), attend, and project back. In training every forward draws a fresh permutation; in eval the
+permutation of layer ``layer`` and seed ``seed`` is :func:`receptive.permutations.layer_permutation`'s, so a
+fixed model analyses with ``receptive.coverage``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .attention import sa_attention, swa_attention
+
+
+def rotary(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
+    """RoPE (Su et al. 2021, RoFormer, Eq. 34) on ``(batch, heads, seq, head_dim)`` at positions ``0..seq-1``:
+    pairs ``(x_{2i}, x_{2i+1})`` rotated by ``pos * base^(-2i/d)``."""
+    d = x.shape[-1]
+    if d % 2:
+        raise ValueError(f"head_dim: rotary embeddings need an even head dimension, got {d}")
+    inv = base ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float64) / d)
+    angles = torch.arange(x.shape[-2], device=x.device, dtype=torch.float64)[:, None] * inv[None, :]
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2)
+
+
+class _Projections(nn.Module):
+    def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None, window: int, causal: bool, rope: bool):
+        super().__init__()
+        n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
+        for name, value in (("d_model", d_model), ("n_heads", n_heads), ("n_kv_heads", n_kv_heads), ("window", window)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name}: expected a positive integer, got {value!r}")
+        if d_model % n_heads or n_heads % n_kv_heads:
+            raise ValueError(f"n_heads: must divide d_model ({d_model}) and be a multiple of n_kv_heads ({n_kv_heads})")
+        self.n_heads, self.n_kv_heads, self.head_dim = n_heads, n_kv_heads, d_model // n_heads
+        self.window, self.causal, self.rope = window, causal, rope
+        self.q = nn.Linear(d_model, d_model, bias=False)
+        self.kv = nn.Linear(d_model, 2 * n_kv_heads * self.head_dim, bias=False)
+        self.out = nn.Linear(d_model, d_model, bias=False)
+
+    def qkv(self, x):
+        b, n, _ = x.shape
+        q = self.q(x).view(b, n, self.n_heads, self.head_dim).transpose(1, 2)
+        k, v = self.kv(x).view(b, n, 2, self.n_kv_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        if self.rope:
+            q, k = rotary(q), rotary(k)
+        return q, k, v
+
+    def merge(self, y):
+        b, h, n, d = y.shape
+        return self.out(y.transpose(1, 2).reshape(b, n, h * d))
+
+    def window_for(self, n: int) -> int:
+        return min(self.window, 2 * n - 1)
+
+
+class StochasticAttention(_Projections):
+    """Multi-head Stochastic Attention with window ``window`` (keys per query, itself included)."""
+
+    def __init__(self, d_model, n_heads, window, *, n_kv_heads=None, causal=True, rope=True, seed=0, layer=1):
+        super().__init__(d_model, n_heads, n_kv_heads, window, causal, rope)
+        self.seed, self.layer = seed, layer
+        self.last_perm: torch.Tensor | None = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.qkv(x)
+        fixed = None if self.training else self.seed
+        y, self.last_perm = sa_attention(
+            q, k, v, self.window_for(x.shape[1]), causal=self.causal, seed=fixed, layer=self.layer, return_perm=True
+        )
+        return self.merge(y)
+
+
+class GatedSASWA(_Projections):
+    """Both paths on the same q, k, v: ``Y = sigmoid(x W_sa) * Y_sa + sigmoid(x W_swa) * Y_swa`` with per-token,
+    per-head gates (two independent sigmoids, reported better than a softmax gate)."""
+
+    def __init__(
+        self,
+        d_model,
+        n_heads,
+        window,
+        *,
+        n_kv_heads=None,
+        causal=True,
+        rope=True,
+        seed=0,
+        layer=1,
+        window_swa: int | None = None,
+    ):
+        super().__init__(d_model, n_heads, n_kv_heads, window, causal, rope)
+        self.seed, self.layer = seed, layer
+        self.window_swa = window if window_swa is None else window_swa
+        self.gate_sa = nn.Linear(d_model, n_heads)
+        self.gate_swa = nn.Linear(d_model, n_heads)
+        self.last_perm: torch.Tensor | None = None
+
+    @property
+    def extra_parameters(self) -> int:
+        """Parameters the gates add to a plain attention layer: ``2 (d_model n_heads + n_heads)``."""
+        return sum(p.numel() for p in (*self.gate_sa.parameters(), *self.gate_swa.parameters()))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.qkv(x)
+        n = x.shape[1]
+        fixed = None if self.training else self.seed
+        y_sa, self.last_perm = sa_attention(
+            q, k, v, self.window_for(n), causal=self.causal, seed=fixed, layer=self.layer, return_perm=True
+        )
+        swa_window = min(self.window_swa, n if self.causal else 2 * n - 1)
+        y_swa = swa_attention(q, k, v, swa_window, causal=self.causal)
+        g_sa = torch.sigmoid(self.gate_sa(x)).transpose(1, 2)[..., None]
+        g_swa = torch.sigmoid(self.gate_swa(x)).transpose(1, 2)[..., None]
+        return self.merge(g_sa * y_sa + g_swa * y_swa)
