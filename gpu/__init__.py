@@ -2,8 +2,9 @@
 
 :func:`swa_attention`, :func:`sa_attention`, :func:`full_attention` on ``(batch, heads, seq, head_dim)`` tensors,
 with the window convention of :mod:`receptive.windows`; the pure-torch banded path runs anywhere with memory
-``O(n w)``; :class:`StochasticAttention` and :class:`GatedSASWA` are drop-in ``nn.Module``s. FlexAttention and
-fused Triton backends and the cost benchmark are still to come.
+``O(n w)``; :class:`StochasticAttention` and :class:`GatedSASWA` are drop-in ``nn.Module``s;
+:func:`gpu.triton_sa.triton_sa_attention` is the fused Triton kernel (forward and backward, permutation gathered
+in-kernel; needs triton). A FlexAttention backend and automatic backend selection are still to come.
 """
 
 from .attention import BACKENDS, full_attention, permute_sequence, sa_attention, swa_attention

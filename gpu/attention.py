@@ -7,8 +7,8 @@ position at permuted position ``p``), runs the two-sided band in permuted order 
 position is ``<=`` the query's) and puts the outputs back; :func:`receptive.permutations.layer_permutation` draws
 the same permutations as the coverage engine, so ``receptive.coverage(StochasticAttention(n, w,
 permutations=[perm]))`` is the coverage of exactly this call. GQA: ``k, v`` may have fewer heads (a divisor of
-the query heads). Backends: ``torch`` (this module; memory ``O(n w)``). Fused FlexAttention and Triton backends
-are not written yet.
+the query heads). Backends: ``torch`` (this module; memory ``O(n w)``); the fused Triton kernel is
+:func:`gpu.triton_sa.triton_sa_attention`. FlexAttention is not written yet.
 """
 
 from __future__ import annotations

@@ -53,9 +53,9 @@ def _paths(q, k, v, w, gate, fused: bool):
         "sa+swa": lambda: gate * sa_attention(q, k, v, w, perm=perm) + (1 - gate) * swa_attention(q, k, v, w),
     }
     if fused:
-        from .triton_sa import triton_sa_forward
+        from .triton_sa import triton_sa_attention
 
-        paths["sa fused"] = lambda: triton_sa_forward(q, k, v, w, perm=perm)
+        paths["sa fused"] = lambda: triton_sa_attention(q, k, v, w, perm=perm)
     return paths
 
 
