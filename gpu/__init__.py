@@ -4,7 +4,8 @@
 with the window convention of :mod:`receptive.windows`; the pure-torch banded path runs anywhere with memory
 ``O(n w)``; :class:`StochasticAttention` and :class:`GatedSASWA` are drop-in ``nn.Module``s;
 :func:`gpu.triton_sa.triton_sa_attention` is the fused Triton kernel (forward and backward, permutation gathered
-in-kernel; needs triton). A FlexAttention backend and automatic backend selection are still to come.
+in-kernel; needs triton). ``backend=`` selects ``torch``, ``flex`` (FlexAttention with a band mask; compiled on CUDA,
+forward only on the CPU) or ``triton``; ``auto`` takes Triton on CUDA and torch elsewhere.
 """
 
 from .attention import BACKENDS, full_attention, permute_sequence, sa_attention, swa_attention

@@ -7,8 +7,9 @@ position at permuted position ``p``), runs the two-sided band in permuted order 
 position is ``<=`` the query's) and puts the outputs back; :func:`receptive.permutations.layer_permutation` draws
 the same permutations as the coverage engine, so ``receptive.coverage(StochasticAttention(n, w,
 permutations=[perm]))`` is the coverage of exactly this call. GQA: ``k, v`` may have fewer heads (a divisor of
-the query heads). Backends: ``torch`` (this module; memory ``O(n w)``); the fused Triton kernel is
-:func:`gpu.triton_sa.triton_sa_attention`. FlexAttention is not written yet.
+the query heads). Backends (``backend=``): ``torch`` (this module; memory ``O(n w)``), ``flex`` (FlexAttention
+with a band ``mask_mod``), ``triton`` (:func:`gpu.triton_sa.triton_sa_attention`, fused), ``auto`` (Triton on
+CUDA, torch elsewhere).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from receptive.windows import check_window, window_offsets
 
 from .banded import banded_attention
 
-BACKENDS = ("auto", "torch")
+BACKENDS = ("auto", "torch", "flex", "triton")
 
 
 class _Permute(torch.autograd.Function):
@@ -71,6 +72,30 @@ def _check(q, k, v, backend):
         raise ValueError("q: the sequence must hold at least one position")
 
 
+def _resolve_backend(backend: str, q: torch.Tensor) -> str:
+    """``auto``: the fused Triton kernel on CUDA when triton is installed (fp16/bf16/fp32), else pure torch."""
+    if backend != "auto":
+        return backend
+    if q.is_cuda and q.dtype in (torch.float16, torch.bfloat16, torch.float32):
+        try:
+            import triton  # noqa: F401
+        except ImportError:
+            return "torch"
+        return "triton"
+    return "torch"
+
+
+def _flex(q, k, v, mask_mod, heads_in_mask: int | None):
+    """FlexAttention with ``mask_mod`` (compiled on CUDA; eager elsewhere, which materialises the scores: tests and
+    small shapes only). Forward only on the CPU (PyTorch's FlexAttention has no CPU backward)."""
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    n = q.shape[2]
+    block_mask = create_block_mask(mask_mod, None, heads_in_mask, n, n, device=q.device)
+    attend = torch.compile(flex_attention) if q.is_cuda else flex_attention
+    return attend(q, k, v, block_mask=block_mask, enable_gqa=q.shape[1] != k.shape[1])
+
+
 def _expand_kv(q, k, v):
     groups = q.shape[1] // k.shape[1]
     if groups == 1:
@@ -90,6 +115,13 @@ def swa_attention(q, k, v, w: int, causal: bool = False, backend: str = "auto") 
     _check(q, k, v, backend)
     w = check_window(w, q.shape[2], causal, False)
     left, right = window_offsets(w, causal)
+    backend = _resolve_backend(backend, q)
+    if backend == "triton":
+        from .triton_sa import triton_sa_attention
+
+        return triton_sa_attention(q, k, v, w, causal=causal)
+    if backend == "flex":
+        return _flex(q, k, v, lambda b, h, qi, ki: (qi - ki <= left) & (ki - qi <= right), None)
     k, v = _expand_kv(q, k, v)
     return banded_attention(q, k, v, left, right)
 
@@ -131,8 +163,17 @@ def sa_attention(
         raise ValueError(f"perm: expected shape ({n},) or ({h}, {n}), got {tuple(perm.shape)}")
     if not torch.equal(torch.sort(perm, dim=-1).values, torch.arange(n, device=q.device).expand_as(perm)):
         raise ValueError(f"perm: expected a permutation of 0..{n - 1} (per head)")
-    k, v = _expand_kv(q, k, v)
     left, right = window_offsets(w, False)
+    backend = _resolve_backend(backend, q)
+    if backend == "triton":
+        from .triton_sa import triton_sa_attention
+
+        out = triton_sa_attention(q, k, v, w, perm=perm, causal=causal)
+        return (out, perm) if return_perm else out
+    if backend == "flex":
+        out = _flex_sa(q, k, v, perm, left, right, causal)
+        return (out, perm) if return_perm else out
+    k, v = _expand_kv(q, k, v)
     extra = None
     if causal:
         origin = torch.cat([perm, torch.full((*perm.shape[:-1], 1), n, device=q.device)], dim=-1)
@@ -149,3 +190,22 @@ def sa_attention(
     )
     out = permute_sequence(out, torch.argsort(perm, dim=-1))
     return (out, perm) if return_perm else out
+
+
+def _flex_sa(q, k, v, perm, left, right, causal):
+    """SA through FlexAttention: permute, band mask in permuted order (and original positions when causal),
+    unpermute."""
+    shared = perm.dim() == 1
+
+    def mask_mod(b, h, qi, ki):
+        band = (qi - ki <= left) & (ki - qi <= right)
+        if not causal:
+            return band
+        rows = perm if shared else perm[h]
+        return band & (rows[ki] <= rows[qi])
+
+    if not shared:  # per-head permutations act on every query head's own copy of k and v
+        k, v = _expand_kv(q, k, v)
+    qp, kp, vp = (permute_sequence(t, perm) for t in (q, k, v))
+    out = _flex(qp, kp, vp, mask_mod, None if shared else q.shape[1])
+    return permute_sequence(out, torch.argsort(perm, dim=-1))

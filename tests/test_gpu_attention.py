@@ -128,3 +128,31 @@ def test_gqa_heads_must_divide():
     k, v = inputs(1, 2, 2, 10, 4)[1:]
     with pytest.raises(ValueError, match="GQA"):
         swa_attention(q, k, v, 3)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("per_head", [False, True])
+def test_flex_backend_matches_dense_oracle(causal, per_head):
+    n, w = 45, 7
+    q, k, v = inputs(1, 4, 2, n, 16, dtype=torch.float32, seed=9)
+    torch.testing.assert_close(
+        swa_attention(q, k, v, w, causal=causal, backend="flex"),
+        dense_reference(q, k, v, mask_of(make_pattern("swa", n, w, causal))).float(),
+        atol=1e-5,
+        rtol=1e-5,
+    )
+    g = torch.Generator().manual_seed(3)
+    perm = (
+        torch.stack([torch.randperm(n, generator=g) for _ in range(4)]) if per_head else torch.randperm(n, generator=g)
+    )
+    out = sa_attention(q, k, v, w, perm=perm, causal=causal, backend="flex")
+    rows = perm if per_head else perm[None].expand(4, -1)
+    masks = np.stack([mask_of(StochasticAttention(n, w, causal, permutations=[p.numpy()])) for p in rows])
+    torch.testing.assert_close(out, dense_reference(q, k, v, masks).float(), atol=1e-5, rtol=1e-5)
+
+
+def test_auto_backend_is_torch_without_cuda():
+    from gpu.attention import _resolve_backend
+
+    assert _resolve_backend("auto", torch.zeros(1)) == "torch"
+    assert _resolve_backend("flex", torch.zeros(1)) == "flex"

@@ -82,3 +82,17 @@ def test_fused_swa_backward():
         grads.append([t.grad for t in leaves])
     for ours, ref in zip(*grads, strict=True):
         torch.testing.assert_close(ours, ref, atol=1e-4, rtol=1e-4)
+
+
+def test_backend_override_reaches_the_fused_kernel():
+    q, k, v = inputs(1, 2, 1, 25, 16, torch.float32, seed=9)
+    perm = torch.randperm(25, generator=torch.Generator().manual_seed(2)).to(DEVICE)
+    torch.testing.assert_close(
+        sa_attention(q, k, v, 5, perm=perm, causal=True, backend="triton"),
+        sa_attention(q, k, v, 5, perm=perm, causal=True, backend="torch"),
+        atol=1e-5,
+        rtol=1e-5,
+    )
+    torch.testing.assert_close(
+        swa_attention(q, k, v, 6, backend="triton"), swa_attention(q, k, v, 6), atol=1e-5, rtol=1e-5
+    )
