@@ -118,10 +118,41 @@ def run(args) -> dict:
         "version": receptive.__version__,
         "device": torch.cuda.get_device_name() if cuda else f"CPU ({platform.processor() or platform.machine()})",
         "torch": torch.__version__,
-        "parameters": {k: v for k, v in vars(args).items() if k != "json"},
+        "parameters": {k: v for k, v in vars(args).items() if k not in ("json", "plot")},
         "rows": rows,
         "cost_to_full_coverage": cost,
     }
+
+
+def plot_cost(doc: dict, path: str) -> list[str]:
+    """Time per layer and time to full coverage vs n for every path (log-log), saved as PNG and PDF."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(7, 3), constrained_layout=True)
+    for name in ("full", "swa", "sa", "sa+swa", "sa fused"):
+        layer = [(r["n"], r["seconds"]) for r in doc["rows"] if r["path"] == name]
+        total = [
+            (c["n"], c["seconds_to_full_coverage"])
+            for c in doc["cost_to_full_coverage"]
+            if c["path"] == name and c["seconds_to_full_coverage"] is not None
+        ]
+        for ax, points in ((axes[0], layer), (axes[1], total)):
+            if points:
+                ax.plot(*zip(*points, strict=True), marker="o", ms=3, label=name)
+    for ax, title in zip(axes, ("one layer", "to full coverage (L* layers)"), strict=True):
+        ax.set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="time [s]", title=title)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"{doc['device']}, w = {doc['parameters']['w']}", fontsize=9)
+    stem = Path(path).with_suffix("")
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    written = [f"{stem}.png", f"{stem}.pdf"]
+    for target in written:
+        fig.savefig(target, dpi=150)
+    plt.close(fig)
+    return written
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backward", action="store_true", help="time forward + backward")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--json", default="benchmarks/results/gpu_bench.json")
+    p.add_argument("--plot", default="benchmarks/results/cost_to_coverage.png", help="figure (PNG and PDF)")
     args = p.parse_args(argv)
     try:
         args.n = [int(x) for x in args.n.split(",")]
@@ -150,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     doc = run(args)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"wrote {args.json}")
+    print(f"wrote {args.json}, " + ", ".join(plot_cost(doc, args.plot)))
     return 0
 
 

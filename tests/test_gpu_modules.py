@@ -77,7 +77,9 @@ def test_cost_benchmark_runs(tmp_path, capsys):
     from gpu.bench import main
 
     out = tmp_path / "bench.json"
-    assert main(["--n", "256", "--w", "16", "--heads", "2", "--dim", "16", "--repeats", "1", "--json", str(out)]) == 0
+    argv = ["--n", "256", "--w", "16", "--heads", "2", "--dim", "16", "--repeats", "1", "--json", str(out)]
+    assert main([*argv, "--plot", str(tmp_path / "cost.png")]) == 0
+    assert (tmp_path / "cost.png").exists() and (tmp_path / "cost.pdf").exists()
     doc = json.loads(out.read_text())
     paths = {r["path"] for r in doc["rows"]}
     assert {"full", "swa", "sa", "sa+swa"} <= paths
