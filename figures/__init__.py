@@ -1,0 +1,14 @@
+"""The paper's story as figures, each built from the toolkit's public API: ``python -m figures all``."""
+
+from . import cost, coverage_vs_layer, hops, lstar_vs_n, small_world_plane
+
+FIGURES = {
+    "coverage_vs_layer": coverage_vs_layer.make,
+    "lstar_vs_n": lstar_vs_n.make,
+    "small_world_plane": small_world_plane.make,
+    "hops": hops.make,
+    "cost_per_layer": cost.make_per_layer,
+    "cost_to_coverage": cost.make_to_coverage,
+}
+
+__all__ = ["FIGURES"]

@@ -1,0 +1,47 @@
+"""Figures 5 and 6: time per layer and time to full coverage vs n, from the benchmark JSON of ``python -m
+gpu.bench`` (``benchmarks/results/gpu_bench.json`` by default)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .style import COLORS, COLUMN, LABELS, figure, save
+
+DEFAULT_JSON = Path("benchmarks/results/gpu_bench.json")
+
+
+def _load(path):
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"--bench: {path} not found; run `python -m gpu.bench` first")
+    return json.loads(path.read_text())
+
+
+def make_per_layer(out, quick: bool = False, bench=DEFAULT_JSON):
+    doc = _load(bench)
+    fig, axes = figure(COLUMN, 2.4)
+    ax = axes[0, 0]
+    for name in ("full", "swa", "sa", "sa+swa", "sa fused"):
+        rows = [(r["n"], r["seconds"] * 1e3) for r in doc["rows"] if r["path"] == name]
+        if rows:
+            ax.plot(*zip(*rows, strict=True), "o-", color=COLORS[name], label=LABELS[name])
+    ax.set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="time per layer [ms]",
+           title=f"{doc['device']}, w = {doc['parameters']['w']}")  # fmt: skip
+    ax.legend()
+    return save(fig, out, "cost_per_layer")
+
+
+def make_to_coverage(out, quick: bool = False, bench=DEFAULT_JSON):
+    doc = _load(bench)
+    fig, axes = figure(COLUMN, 2.4)
+    ax = axes[0, 0]
+    for name in ("full", "swa", "sa", "sa+swa"):
+        rows = [(c["n"], c["seconds_to_full_coverage"]) for c in doc["cost_to_full_coverage"]
+                if c["path"] == name and c["seconds_to_full_coverage"] is not None]  # fmt: skip
+        if rows:
+            ax.plot(*zip(*rows, strict=True), "o-", color=COLORS[name], label=LABELS[name])
+    ax.set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="time to full coverage [s]",
+           title="L* layers x time per layer")  # fmt: skip
+    ax.legend()
+    return save(fig, out, "cost_to_coverage")

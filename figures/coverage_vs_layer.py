@@ -1,0 +1,25 @@
+"""Figure 1: coverage vs layer for SWA, SA and SA+SWA; mean over seeds with the min-max band; both modes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from receptive import coverage, make_pattern
+
+from .style import COLORS, LABELS, WIDE, figure, save
+
+
+def make(out, quick: bool = False):
+    n, w, seeds, layers = (4096, 32, 3, 8) if quick else (32768, 64, 5, 10)
+    fig, axes = figure(WIDE, 2.4, ncols=2)
+    for ax, causal in zip(axes[0], (False, True), strict=True):
+        for name in ("swa", "sa", "sa+swa"):
+            means = np.array([[lc.mean for lc in coverage(make_pattern(name, n, w, causal, seed=s), layers).layers]
+                              for s in range(1 if name == "swa" else seeds)])  # fmt: skip
+            x = np.arange(1, layers + 1)
+            ax.plot(x, means.mean(0), marker="o", color=COLORS[name], label=LABELS[name])
+            ax.fill_between(x, means.min(0), means.max(0), color=COLORS[name], alpha=0.25, lw=0)
+        ax.set(xlabel="layer L", ylabel="mean coverage |RF_L(i)| / |A(i)|", ylim=(-0.02, 1.02),
+               title=f"{'causal' if causal else 'bidirectional'}, n = {n}, w = {w}")  # fmt: skip
+        ax.legend(loc="center right")
+    return save(fig, out, "coverage_vs_layer")

@@ -1,0 +1,48 @@
+"""One look for every figure: column width, font sizes, colours per pattern, PNG + PDF output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+COLUMN = 3.4  # inches: one column of a two-column paper
+WIDE = 7.0
+COLORS = {"full": "#444444", "swa": "#1f77b4", "sa": "#d62728", "sa+swa": "#2ca02c", "connectome": "#9467bd",
+          "sa fused": "#ff7f0e"}  # fmt: skip
+LABELS = {"full": "full", "swa": "SWA", "sa": "SA", "sa+swa": "SA+SWA", "connectome": "connectome model",
+          "sa fused": "SA (fused)"}  # fmt: skip
+
+plt.rcParams.update(
+    {
+        "font.size": 8,
+        "axes.titlesize": 8,
+        "axes.labelsize": 8,
+        "legend.fontsize": 7,
+        "xtick.labelsize": 7,
+        "ytick.labelsize": 7,
+        "lines.linewidth": 1.2,
+        "lines.markersize": 3,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "savefig.dpi": 200,
+    }
+)
+
+
+def figure(width: float = COLUMN, height: float = 2.3, ncols: int = 1):
+    return plt.subplots(1, ncols, figsize=(width, height), constrained_layout=True, squeeze=False)
+
+
+def save(fig, out: str | Path, name: str) -> list[Path]:
+    """Write ``out/name.png`` and ``out/name.pdf``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / f"{name}.png", out / f"{name}.pdf"]
+    for path in paths:
+        fig.savefig(path)
+    plt.close(fig)
+    return paths

@@ -1,0 +1,29 @@
+"""Every notebook in analysis/ runs top to bottom headlessly, and is stored without outputs."""
+
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+ANALYSIS = Path(__file__).resolve().parent.parent / "analysis"
+NOTEBOOKS = sorted(ANALYSIS.glob("*.ipynb"))
+
+
+def test_there_are_notebooks():
+    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs_and_is_stored_clean(path):
+    book = nbformat.read(path, as_version=4)
+    code = [c for c in book.cells if c.cell_type == "code"]
+    assert all(not c.outputs and c.execution_count is None for c in code), "store notebooks without outputs"
+    assert "parameters" in code[0].source, "the first code cell holds the parameters to scale up"
+    if path.stem == "04_cost":
+        pytest.importorskip("torch")
+    client = nbclient.NotebookClient(
+        book, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(ANALYSIS)}}
+    )
+    client.execute()
