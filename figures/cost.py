@@ -19,16 +19,25 @@ def _load(path):
 
 
 def make_per_layer(out, quick: bool = False, bench=DEFAULT_JSON):
+    """Time per layer, and the speedup over full attention next to the SA paper's (A100)."""
+    from gpu.bench import PAPER_SPEEDUP
+
     doc = _load(bench)
-    fig, axes = figure(COLUMN, 2.4)
-    ax = axes[0, 0]
+    fig, axes = figure(2 * COLUMN, 2.4, ncols=2)
     for name in ("full", "swa", "sa", "sa+swa", "sa fused"):
-        rows = [(r["n"], r["seconds"] * 1e3) for r in doc["rows"] if r["path"] == name]
-        if rows:
-            ax.plot(*zip(*rows, strict=True), "o-", color=COLORS[name], label=LABELS[name])
-    ax.set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="time per layer [ms]",
-           title=f"{doc['device']}, w = {doc['parameters']['w']}")  # fmt: skip
-    ax.legend()
+        rows = [r for r in doc["rows"] if r["path"] == name]
+        if not rows:
+            continue
+        n = [r["n"] for r in rows]
+        axes[0, 0].plot(n, [r["seconds"] * 1e3 for r in rows], "o-", color=COLORS[name], label=LABELS[name])
+        if name != "full":
+            axes[0, 1].plot(n, [r["speedup_over_full"] for r in rows], "o-", color=COLORS[name], label=LABELS[name])
+    axes[0, 1].plot(list(PAPER_SPEEDUP), list(PAPER_SPEEDUP.values()), "k*", ms=7, label="SA paper (A100)")
+    axes[0, 0].set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="time per layer [ms]",
+                   title=f"{doc['device']}, w = {doc['parameters']['w']}")  # fmt: skip
+    axes[0, 1].set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="speedup over full attention")
+    for ax in axes[0]:
+        ax.legend()
     return save(fig, out, "cost_per_layer")
 
 
