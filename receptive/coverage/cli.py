@@ -13,6 +13,7 @@ from graphs import DEFAULT_MAX_MEMORY, parse_bytes
 from .. import __version__, theory
 from ..cli_parser import OneLineErrorParser
 from ..patterns import PATTERNS, make_pattern
+from ..windows import max_window
 from .compute import DEFAULT_MAX_LAYERS, DEFAULT_TARGETS, coverage, exact_fits, extend
 from .results import CoverageResult
 
@@ -130,14 +131,19 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def theory_summary(n: int, w: int, causal: bool, circular: bool) -> dict:
-    swa = make_pattern("swa", n, min(w, n if causal or circular else 2 * n - 1), causal, circular)
-    return {
+    """The predictions printed next to the measurements (see receptive.theory and docs/theory.md)."""
+    sharp = {name: theory.predict_full_layer(name, n, w, causal, circular, 64)[0] for name in ("sa", "sa+swa")}
+    summary = {
         "log_w_n": theory.log_w_n(n, w),
         "n_over_w": theory.swa_layers_estimate(n, w),
-        "swa_full_coverage_layer": swa.closed_form_full_layer(),
+        "swa_full_coverage_layer": theory.swa_full_layer(n, min(w, max_window(n, causal, circular)), causal, circular),
         "sa_full_coverage_layer_prediction": theory.sa_full_layer_estimate(n, w),
         "sa_prediction_formula": theory.SA_FORMULA + (" (bidirectional; causal needs more)" if causal else ""),
+        "sharp_full_coverage_layer": sharp,
     }
+    if causal:
+        summary["causal_sa_median_full_coverage_layer"] = theory.causal_sa_full_layer_estimate(n, w, circular)
+    return summary
 
 
 def format_table(doc: dict) -> str:
@@ -168,6 +174,12 @@ def format_table(doc: dict) -> str:
         f"(closed form {th['swa_full_coverage_layer']})"
     )
     lines.append(f"  SA prediction {th['sa_full_coverage_layer_prediction']}: {th['sa_prediction_formula']}")
+    sharp = ", ".join(f"{k} {'> 64' if v is None else v}" for k, v in th["sharp_full_coverage_layer"].items())
+    lines.append(f"  sharp model (receptive.theory.predict_full_layer): {sharp}")
+    if "causal_sa_median_full_coverage_layer" in th:
+        lines.append(
+            f"  pure causal SA needs every edge i-1 -> i: median L* ~ {th['causal_sa_median_full_coverage_layer']:.0f}"
+        )
     return "\n".join(lines)
 
 
