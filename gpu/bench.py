@@ -23,6 +23,7 @@ import torch
 import receptive
 from receptive import coverage, make_pattern
 from receptive.cli_parser import OneLineErrorParser
+from receptive.plotting import save_png_pdf
 
 from .attention import full_attention, sa_attention, swa_attention
 
@@ -146,13 +147,7 @@ def plot_cost(doc: dict, path: str) -> list[str]:
         ax.set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="time [s]", title=title)
         ax.legend(fontsize=7)
     fig.suptitle(f"{doc['device']}, w = {doc['parameters']['w']}", fontsize=9)
-    stem = Path(path).with_suffix("")
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    written = [f"{stem}.png", f"{stem}.pdf"]
-    for target in written:
-        fig.savefig(target, dpi=150)
-    plt.close(fig)
-    return written
+    return save_png_pdf(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,13 +6,13 @@ import argparse
 import csv
 import json
 import sys
-from pathlib import Path
 
 from graphs import DEFAULT_MAX_MEMORY, parse_bytes
 
 from .. import __version__, theory
 from ..cli_parser import OneLineErrorParser
 from ..patterns import PATTERNS, make_pattern
+from ..plotting import save_png_pdf
 from ..windows import max_window
 from .compute import DEFAULT_MAX_LAYERS, DEFAULT_TARGETS, coverage, exact_fits, extend
 from .results import CoverageResult
@@ -211,13 +211,7 @@ def plot(doc: dict, path: str) -> list[str]:
     mode = "causal" if doc["causal"] else "bidirectional"
     ax.set_title(f"n = {doc['n']}, w = {doc['w']}, {mode}", fontsize=10)
     ax.legend(fontsize=7, ncol=2, loc="center right")
-    stem = Path(path).with_suffix("")
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    written = [f"{stem}.png", f"{stem}.pdf"]
-    for target in written:
-        fig.savefig(target, dpi=150)
-    plt.close(fig)
-    return written
+    return save_png_pdf(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:
