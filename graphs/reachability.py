@@ -222,6 +222,23 @@ def _full_layer(counts: np.ndarray, nodes: np.ndarray, n: int, causal: bool) -> 
     return int(hits[0]) + 1 if hits.size else None
 
 
+def _check_targets(targets, n: int) -> np.ndarray:
+    targets = np.asarray(targets, dtype=np.int64)
+    if targets.ndim != 1 or targets.size == 0 or targets.min() < 0 or targets.max() >= n:
+        raise ValueError(f"targets: expected a non-empty 1-d array of positions in 0..{n - 1}")
+    return targets
+
+
+def _backward_sizes(layer_ops: LayerOps, chunk: np.ndarray, layers: int, bits: np.ndarray, nxt: np.ndarray):
+    """``|RF_layers(t)|`` for each target of ``chunk``: seed them, run the transposed layers ``layers, .., 1``,
+    count each target's bit over the rows. ``bits`` and ``nxt`` are scratch slabs."""
+    _seed(bits, chunk)
+    for back in range(layers, 0, -1):
+        apply_layer([op.transpose() for op in layer_ops(back)], bits, nxt)
+        bits, nxt = nxt, bits
+    return kernels.column_popcounts(bits)[: chunk.size]
+
+
 def backward_counts(
     layer_ops: LayerOps,
     n: int,
@@ -240,9 +257,7 @@ def backward_counts(
     ``L (L + 1) / 2`` layer applications in all, each on ``n * ceil(K / 64)`` words.
     """
     _check_common(n, max_layers)
-    targets = np.asarray(targets, dtype=np.int64)
-    if targets.ndim != 1 or targets.size == 0 or targets.min() < 0 or targets.max() >= n:
-        raise ValueError(f"targets: expected a non-empty 1-d array of positions in 0..{n - 1}")
+    targets = _check_targets(targets, n)
     n_words = _slab_words(layer_ops, n, targets.size, max_memory, slab_size)
     per_slab = 64 * n_words
     bits = np.empty((n, n_words), dtype=np.uint64)
@@ -255,11 +270,7 @@ def backward_counts(
         row = np.empty(targets.size, dtype=np.int64)
         for k0 in range(0, targets.size, per_slab):
             chunk = targets[k0 : k0 + per_slab]
-            _seed(bits, chunk)
-            for back in range(layer, 0, -1):
-                apply_layer([op.transpose() for op in layer_ops(back)], bits, nxt)
-                bits, nxt = nxt, bits
-            row[k0 : k0 + chunk.size] = kernels.column_popcounts(bits)[: chunk.size]
+            row[k0 : k0 + chunk.size] = _backward_sizes(layer_ops, chunk, layer, bits, nxt)
         rows.append(row)
         bar.update(layer)
         if stop_when_full and np.array_equal(row, wanted):
@@ -293,9 +304,7 @@ def backward_full_layer(
     Returns ``(L* or None if not complete at max_layers, layers applied)``.
     """
     _check_common(n, max_layers)
-    targets = np.asarray(targets, dtype=np.int64)
-    if targets.ndim != 1 or targets.size == 0 or targets.min() < 0 or targets.max() >= n:
-        raise ValueError(f"targets: expected a non-empty 1-d array of positions in 0..{n - 1}")
+    targets = _check_targets(targets, n)
     wanted = admissible_sizes(targets, n, causal)
     n_words = _slab_words(layer_ops, n, targets.size, max_memory, None)
     per_slab = 64 * n_words
@@ -304,15 +313,11 @@ def backward_full_layer(
     applied = 0
 
     def complete(layers: int) -> bool:
-        nonlocal bits, nxt, applied
+        nonlocal applied
         for k0 in range(0, targets.size, per_slab):
             chunk = targets[k0 : k0 + per_slab]
-            _seed(bits, chunk)
-            for back in range(layers, 0, -1):
-                apply_layer([op.transpose() for op in layer_ops(back)], bits, nxt)
-                bits, nxt = nxt, bits
             applied += layers
-            if not np.array_equal(kernels.column_popcounts(bits)[: chunk.size], wanted[k0 : k0 + chunk.size]):
+            if not np.array_equal(_backward_sizes(layer_ops, chunk, layers, bits, nxt), wanted[k0 : k0 + chunk.size]):
                 return False
         return True
 
