@@ -16,7 +16,8 @@ def inputs(n=96, d=16, scale=1.0, seed=0):
 @pytest.mark.parametrize(
     ("method", "budget", "tol"),
     [("swa", 191, 1e-12), ("sa", 191, 1e-12), ("sa+swa", 382, 1e-12), ("top-k", 96, 1e-12), ("svd", 96, 1e-9),
-     ("moba", 4 * 96, 1e-12), ("reformer", 4 * 96, 1e-12), ("nystromformer", 96, 0.05)],
+     ("moba", 4 * 96, 1e-12), ("reformer", 4 * 96, 1e-12), ("nystromformer", 96, 0.05), ("swa+sink", 192, 1e-12),
+     ("sa+sink", 192, 1e-12)],
 )  # fmt: skip
 def test_full_budget_is_exact(method, budget, tol):
     """Nystromformer keeps the paper's 6 Newton-Schulz iterations, which do not fully converge at full rank."""
@@ -39,6 +40,24 @@ def test_every_method_runs_and_is_finite():
     for name in METHODS:
         out = approximate(name, q, k, v, 12, seed=3)
         assert out.shape == v.shape and torch.isfinite(out).all(), name
+
+
+@pytest.mark.parametrize("name", list(METHODS))
+def test_randomized_flag_says_whether_the_seed_matters(name):
+    q, k, v = inputs(n=64, seed=4)
+    same = torch.equal(approximate(name, q, k, v, 16, seed=0), approximate(name, q, k, v, 16, seed=1))
+    assert same != METHODS[name].randomized
+
+
+def test_sink_variants_keep_the_first_key_and_one_fewer_window_key():
+    """With a sink, row i attends to position 0 and a window of m - 1 keys: a tiny budget differs from the plain
+    window exactly by the first key."""
+    from gpu.approx.methods import _masked, _pattern_mask
+
+    q, k, v = inputs(n=40, seed=5)
+    mask = _pattern_mask("swa", 40, 3, 0, "cpu")
+    mask[:, 0] = True
+    assert torch.allclose(approximate("swa+sink", q, k, v, 4), _masked(q, k, v, mask))
 
 
 @pytest.mark.parametrize(

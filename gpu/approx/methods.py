@@ -23,7 +23,10 @@ def relative_error(approx: torch.Tensor, exact: torch.Tensor) -> float:
     return float(torch.linalg.norm((approx - exact).double()) / torch.linalg.norm(exact.double()))
 
 
-def _masked(q, k, v, mask: torch.Tensor) -> torch.Tensor:
+def _masked(q, k, v, mask: torch.Tensor, sink: bool = False) -> torch.Tensor:
+    if sink:
+        mask = mask.clone()
+        mask[..., 0] = True
     scores = (q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])).masked_fill(~mask, float("-inf"))
     return torch.softmax(scores, dim=-1) @ v
 
@@ -33,14 +36,25 @@ def _pattern_mask(name: str, n: int, w: int, seed: int, device) -> torch.Tensor:
     return torch.as_tensor(mat, device=device)
 
 
-def sliding_window(q, k, v, m, seed):
+def _with_sink(method):
+    """``method`` with ``m - 1`` keys plus the first position always kept, the attention sink (Xiao et al. 2024,
+    StreamingLLM); in a BERT model the sink is ``[CLS]``."""
+
+    def run(q, k, v, m, seed):
+        return method(q, k, v, max(1, m - 1), seed, sink=True)
+
+    run.__doc__ = f"{method.__name__} with m - 1 keys and the first position (the sink)."
+    return run
+
+
+def sliding_window(q, k, v, m, seed, sink=False):
     """SWA with ``w = m`` keys (itself included). Cost ``O(n m d)``."""
-    return _masked(q, k, v, _pattern_mask("swa", q.shape[2], m, seed, q.device))
+    return _masked(q, k, v, _pattern_mask("swa", q.shape[2], m, seed, q.device), sink)
 
 
-def stochastic(q, k, v, m, seed):
+def stochastic(q, k, v, m, seed, sink=False):
     """SA with ``w = m`` keys in the order of ``receptive.layer_permutation(n, seed, 1)``. Cost ``O(n m d)``."""
-    return _masked(q, k, v, _pattern_mask("sa", q.shape[2], m, seed, q.device))
+    return _masked(q, k, v, _pattern_mask("sa", q.shape[2], m, seed, q.device), sink)
 
 
 def stochastic_plus_window(q, k, v, m, seed):
@@ -193,21 +207,30 @@ class Method:
     family: str
     accounting: str
     run: Callable
+    randomized: bool = True  # False: the seed does not change the output
 
 
 METHODS = {
     m.name: m
     for m in (
-        Method("swa", "sparsity", "window of m keys", sliding_window),
+        Method("swa", "sparsity", "window of m keys", sliding_window, randomized=False),
         Method("sa", "sparsity", "window of m keys in a random order", stochastic),
         Method("sa+swa", "sparsity", "m/2 keys of each window", stochastic_plus_window),
+        Method(
+            "swa+sink",
+            "sparsity",
+            "window of m - 1 keys and the first key",
+            _with_sink(sliding_window),
+            randomized=False,
+        ),
+        Method("sa+sink", "sparsity", "SA window of m - 1 keys and the first key", _with_sink(stochastic)),
         Method("reformer", "sparsity (LSH)", "2 rounds x 2 chunks of m/4", reformer_lsh),
-        Method("moba", "sparsity (block routing)", "4 blocks of m/4 keys", moba),
+        Method("moba", "sparsity (block routing)", "4 blocks of m/4 keys", moba, randomized=False),
         Method("linformer", "low rank", "keys projected to length m", linformer),
-        Method("nystromformer", "low rank", "m landmarks", nystromformer),
+        Method("nystromformer", "low rank", "m landmarks", nystromformer, randomized=False),
         Method("performer", "kernel", "m random features", performer),
-        Method("top-k", "oracle", "the m largest scores per row", top_k),
-        Method("svd", "oracle", "rank m of the attention matrix", truncated_svd),
+        Method("top-k", "oracle", "the m largest scores per row", top_k, randomized=False),
+        Method("svd", "oracle", "rank m of the attention matrix", truncated_svd, randomized=False),
     )
 }
 
