@@ -1,6 +1,6 @@
 """The paper's story as figures, each built from the toolkit's public API: ``python -m figures all``."""
 
-from . import cost, coverage_vs_layer, hops, lstar_vs_n, small_world_plane
+from . import approx, cost, coverage_vs_layer, hops, lstar_vs_n, small_world_plane, training
 
 FIGURES = {
     "coverage_vs_layer": coverage_vs_layer.make,
@@ -9,6 +9,9 @@ FIGURES = {
     "hops": hops.make,
     "cost_per_layer": cost.make_per_layer,
     "cost_to_coverage": cost.make_to_coverage,
+    "approx_spectra": approx.make_spectra,
+    "approx_methods": approx.make_methods,
+    "training": training.make,
 }
 
 __all__ = ["FIGURES"]

@@ -42,8 +42,8 @@ def make_spectra(out, quick: bool = False, results=DEFAULT_JSON):
         for layer, (spectrum, color) in enumerate(zip(structure["mean_spectra"][name], colors, strict=True), 1):
             ax.plot(np.arange(1, len(spectrum) + 1), spectrum, color=color, label=f"layer {layer}")
         ax.axhline(structure["rank_eps"], color="0.6", lw=0.6, ls=":")
-        ax.set_ylim(bottom=max(ax.get_ylim()[0], 1e-10))  # below that: rounding (QK^T has rank d)
         ax.set(yscale="log", title=TITLES.get(name, name), xlabel="index i", ylabel="$\\sigma_i / \\sigma_1$")
+        ax.set_ylim(bottom=max(ax.get_ylim()[0], 1e-8))  # QK^T has rank d: the rest is rounding
     axes[0, 0].legend(ncol=2)
     fig.suptitle(f"all-MiniLM-L6-v2 on CPython's help topics, n = {structure['n']}", fontsize=8)
     return save(fig, out, "approx_spectra")

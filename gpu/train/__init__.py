@@ -1,0 +1,24 @@
+"""Small trained models where receptive-field coverage decides success (``python -m gpu.train``).
+
+:mod:`.models` (a tiny pre-norm transformer with full, SWA, SA or gated SA+SWA attention), :mod:`.tasks`
+(retrieval, counting and character-level stdlib text), :mod:`.reach` (the coverage, L* and reachability
+``receptive`` predicts for a model), :mod:`.configs` (validated experiment configs, quick and full presets) and
+:mod:`.runner` (training with checkpoints, resume and JSON results).
+"""
+
+from .configs import FULL, QUICK, LMConfig, SyntheticConfig, preset
+from .models import KINDS, TinyTransformer, parameter_counts
+from .runner import Interrupted, run_experiment
+
+__all__ = [
+    "FULL",
+    "KINDS",
+    "QUICK",
+    "Interrupted",
+    "LMConfig",
+    "SyntheticConfig",
+    "TinyTransformer",
+    "parameter_counts",
+    "preset",
+    "run_experiment",
+]

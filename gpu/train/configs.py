@@ -1,0 +1,199 @@
+"""One dataclass per experiment, validated on construction, with ``quick`` (tests, about a minute for all three)
+and ``full`` (the committed results; about 30 minutes for all three, run side by side on two shared CPU
+cores) presets.
+
+A synthetic experiment trains one model per (attention kind, n, w, L) of the product grid with the same seed, so
+every kind sees the same data and, where shapes agree, starts from the same weights. Optimiser: AdamW
+(Loshchilov & Hutter 2019) with linear warm-up over ``warmup`` steps, then cosine decay to ``lr / 10``, gradient
+norm clipped at 1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+from .models import KINDS
+
+
+def _int(cfg, name: str, low: int, high: int | None = None) -> None:
+    value = getattr(cfg, name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        allowed = f"[{low}, {high}]" if high is not None else f">= {low}"
+        raise ValueError(f"{name}: expected an integer in {allowed}, got {value!r}")
+
+
+def _ints(cfg, name: str, low: int, high: int) -> None:
+    values = getattr(cfg, name)
+    if not isinstance(values, tuple) or not values:
+        raise ValueError(f"{name}: expected a non-empty tuple of integers in [{low}, {high}], got {values!r}")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+            raise ValueError(f"{name}: expected integers in [{low}, {high}], got {v!r} in {values!r}")
+
+
+def _real(cfg, name: str, low: float, high: float) -> None:
+    value = getattr(cfg, name)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{name}: expected a number in ({low}, {high}], got {value!r}")
+    if not low < value <= high:
+        raise ValueError(f"{name}: expected a number in ({low}, {high}], got {value!r}")
+
+
+def _kinds(cfg) -> None:
+    if not isinstance(cfg.kinds, tuple) or not cfg.kinds or any(k not in KINDS for k in cfg.kinds):
+        raise ValueError(f"kinds: expected a non-empty tuple from {', '.join(KINDS)}, got {cfg.kinds!r}")
+
+
+@dataclass(frozen=True)
+class Common:
+    """Fields every experiment shares."""
+
+    kinds: tuple[str, ...] = KINDS
+    d_model: int = 32
+    n_heads: int = 2
+    steps: int = 300
+    batch: int = 32
+    lr: float = 3e-3
+    warmup: int = 30
+    weight_decay: float = 0.01
+    seed: int = 0
+    checkpoint_every: int = 100
+
+    def _validate_common(self) -> None:
+        _kinds(self)
+        _int(self, "d_model", 4, 1024)
+        _int(self, "n_heads", 1, 64)
+        if self.d_model % self.n_heads or (self.d_model // self.n_heads) % 2:
+            raise ValueError(
+                f"n_heads: expected a divisor of d_model = {self.d_model} giving an even head dimension (RoPE), "
+                f"got {self.n_heads}"
+            )
+        _int(self, "steps", 1, 10**6)
+        _int(self, "batch", 1, 4096)
+        _real(self, "lr", 0.0, 1.0)
+        _int(self, "warmup", 0, self.steps)
+        _real(self, "weight_decay", -1e-300, 1.0)
+        _int(self, "seed", 0, 2**31 - 1)
+        _int(self, "checkpoint_every", 1, 10**6)
+
+    def to_dict(self) -> dict:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class SyntheticConfig(Common):
+    """A synthetic task (``retrieval`` or ``counting``) over the grid ``ns x ws x layers``."""
+
+    task: str = "retrieval"
+    causal: bool = True
+    ns: tuple[int, ...] = (128,)
+    ws: tuple[int, ...] = (8,)
+    layers: tuple[int, ...] = (1, 2)
+    max_count: int = 3
+    eval_samples: int = 512
+    name: str = ""
+
+    def __post_init__(self):
+        if self.task not in ("retrieval", "counting"):
+            raise ValueError(f"task: expected 'retrieval' or 'counting', got {self.task!r}")
+        if not isinstance(self.causal, bool):
+            raise ValueError(f"causal: expected True or False, got {self.causal!r}")
+        self._validate_common()
+        _ints(self, "ns", 8, 8192)
+        _ints(self, "ws", 2, 8192)
+        _ints(self, "layers", 1, 32)
+        for n in self.ns:
+            for w in self.ws:
+                limit = n if self.causal else 2 * n - 1
+                if w > limit:
+                    raise ValueError(
+                        f"ws: expected windows in [2, {limit}] for n = {n} (a window of {limit} keys already spans "
+                        f"the sequence), got {w}"
+                    )
+        _int(self, "max_count", 1, min(self.ns) - 1)
+        _int(self, "eval_samples", 1, 10**6)
+        if not self.name:
+            object.__setattr__(self, "name", self.task)
+
+    def grid(self) -> list[dict]:
+        """One entry per run: ``{"kind", "n", "w", "layers"}``, kinds innermost."""
+        return [
+            {"kind": kind, "n": n, "w": w, "layers": layer}
+            for n in self.ns
+            for w in self.ws
+            for layer in self.layers
+            for kind in self.kinds
+        ]
+
+
+@dataclass(frozen=True)
+class LMConfig(Common):
+    """Character-level language model on CPython's stdlib sources, one model per kind (causal)."""
+
+    n: int = 256
+    w: int = 16
+    layers: int = 4
+    max_chars: int = 2_000_000
+    eval_windows: int = 64
+    probe_k: int = 12
+    name: str = "lm"
+    kinds: tuple[str, ...] = KINDS
+    d_model: int = 64
+    n_heads: int = 4
+    lr: float = 2e-3
+
+    def __post_init__(self):
+        self._validate_common()
+        _int(self, "n", 8, 8192)
+        _int(self, "w", 2, self.n)
+        _int(self, "layers", 1, 32)
+        _int(self, "max_chars", 10_000, 10**9)
+        _int(self, "eval_windows", 1, 100_000)
+        _int(self, "probe_k", 1, 64)
+
+    @property
+    def field(self) -> int:
+        """SWA's causal receptive field after ``layers`` layers: ``L (w - 1) + 1`` tokens."""
+        return self.layers * (self.w - 1) + 1
+
+    def grid(self) -> list[dict]:
+        return [{"kind": kind, "n": self.n, "w": self.w, "layers": self.layers} for kind in self.kinds]
+
+
+@dataclass(frozen=True)
+class Preset:
+    retrieval: SyntheticConfig
+    counting: SyntheticConfig  # the every-token task
+    lm: LMConfig = field(default_factory=LMConfig)
+
+
+QUICK = Preset(
+    retrieval=SyntheticConfig(
+        task="retrieval", ns=(32,), ws=(4,), layers=(1, 2), steps=150, batch=32, eval_samples=256,
+        checkpoint_every=50,
+    ),
+    counting=SyntheticConfig(
+        task="counting", ns=(32,), ws=(4,), layers=(2,), steps=100, batch=32, eval_samples=256,
+        checkpoint_every=50,
+    ),
+    lm=LMConfig(n=64, w=8, layers=2, d_model=32, n_heads=2, steps=60, batch=16, max_chars=200_000,
+                eval_windows=16, checkpoint_every=20),
+)  # fmt: skip
+
+FULL = Preset(
+    retrieval=SyntheticConfig(
+        task="retrieval", ns=(64, 128), ws=(8,), layers=(1, 2, 4), steps=500, batch=32, eval_samples=1024,
+    ),
+    counting=SyntheticConfig(
+        task="counting", ns=(128,), ws=(8,), layers=(1, 2, 4), steps=500, batch=32, eval_samples=1024,
+    ),
+    lm=LMConfig(n=256, w=16, layers=3, d_model=32, n_heads=2, steps=400, batch=16),
+)  # fmt: skip
+
+EXPERIMENTS = ("retrieval", "counting", "lm")
+
+
+def preset(quick: bool) -> Preset:
+    return QUICK if quick else FULL

@@ -1,0 +1,357 @@
+"""Train every run of an experiment, checkpointing so a killed sweep resumes where it stopped.
+
+Layout of ``out``: ``NAME.jsonl`` (one line per finished run, appended as runs finish; ``--resume`` skips them),
+``NAME.config.json`` (the configuration the lines belong to), ``checkpoints/NAME/RUN.pt`` (model, optimiser, step,
+loss history and both random generators, every ``checkpoint_every`` steps; removed when the run is recorded) and
+``NAME.json``, the summary written when every run is done (config, versions, one row per run in grid order;
+``session_seconds`` is the wall time of the last call, ``train_seconds_total`` the training time of all runs).
+
+Determinism: run ``r`` seeds torch's global generator (initial weights, SA's training permutations) and its own
+data generator with ``config.seed``; restoring both states from a checkpoint continues the exact stream, so an
+interrupted and resumed run ends bit for bit where an uninterrupted one does (on the same machine and thread
+count).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import json
+import math
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+import receptive
+
+from . import tasks
+from .configs import LMConfig, SyntheticConfig
+from .models import TinyTransformer, parameter_counts
+from .reach import coverage_summary, pattern_for, reachable
+
+#: Jin & Sui 2026 (arXiv 2604.00754), WikiText perplexity of their pre-trained models
+PAPER_PERPLEXITY = {"full": 51.3, "sa+swa": 52.0, "swa": 57.1, "sa": 75.8}
+EVAL_SEED_OFFSET = 1_000_003
+
+
+class Interrupted(RuntimeError):
+    """Raised by ``stop_after``: stands for a run killed mid-way (tests of resuming)."""
+
+
+def versions() -> dict:
+    try:
+        package = importlib.metadata.version("receptive")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - source checkout without install
+        package = receptive.__version__
+    return {
+        "receptive": package,
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
+def run_id(config, spec: dict) -> str:
+    direction = "causal" if getattr(config, "causal", True) else "bidir"
+    return f"{config.name}-{direction}-{spec['kind']}-n{spec['n']}-w{spec['w']}-L{spec['layers']}-s{config.seed}"
+
+
+def learning_rate(config, step: int) -> float:
+    """Linear warm-up to ``lr`` over ``warmup`` steps, then cosine decay to ``lr / 10`` at ``steps``."""
+    if config.warmup and step < config.warmup:
+        return config.lr * (step + 1) / config.warmup
+    progress = (step - config.warmup) / max(1, config.steps - config.warmup)
+    return config.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+
+
+def build_model(config, spec: dict) -> TinyTransformer:
+    if isinstance(config, LMConfig):
+        vocab, classes, causal = tasks.TEXT_VOCAB, None, True
+    else:
+        vocab, causal = tasks.SYNTHETIC_VOCAB, config.causal
+        classes = tasks.N_VALUES if config.task == "retrieval" else config.max_count + 1
+    return TinyTransformer(
+        spec["kind"], vocab, config.d_model, config.n_heads, spec["layers"], spec["w"], causal, config.seed, classes
+    )
+
+
+class _Data:
+    """Training batches and the fixed evaluation set of one run."""
+
+    def __init__(self, config, spec: dict, corpus: tasks.Corpus | None):
+        self.config, self.spec, self.corpus = config, spec, corpus
+        self.generator = torch.Generator().manual_seed(config.seed)
+
+    def train_batch(self):
+        c, n = self.config, self.spec["n"]
+        if self.corpus is not None:
+            return tasks.lm_batch(self.corpus.train, c.batch, n, self.generator)
+        return self._synthetic(c.batch, self.generator)
+
+    def _synthetic(self, batch: int, generator: torch.Generator) -> tasks.Batch:
+        c, n = self.config, self.spec["n"]
+        if c.task == "retrieval":
+            return tasks.retrieval(batch, n, c.causal, generator)
+        return tasks.counting(batch, n, c.causal, generator, c.max_count)
+
+    def eval_set(self) -> tasks.Batch:
+        generator = torch.Generator().manual_seed(self.config.seed + EVAL_SEED_OFFSET)
+        return self._synthetic(self.config.eval_samples, generator)
+
+
+def _loss(model, batch, lm: bool) -> torch.Tensor:
+    if lm:
+        x, y = batch
+        return F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+    return F.cross_entropy(model(batch.tokens).flatten(0, 1), batch.dense.flatten(), ignore_index=tasks.IGNORE)
+
+
+def _save(path: Path, state: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, path)  # atomic: a kill never leaves half a checkpoint
+
+
+def train(config, spec: dict, checkpoint: Path, corpus=None, bar=None, budget: list | None = None) -> dict:
+    """Train one run to ``config.steps`` (from its checkpoint if there is one) and evaluate it.
+
+    ``budget``: a one-element list of optimiser steps this call may still take; at zero :class:`Interrupted` is
+    raised (without a checkpoint), as if the process had been killed.
+    """
+    lm = isinstance(config, LMConfig)
+    torch.manual_seed(config.seed)
+    model = build_model(config, spec)
+    data = _Data(config, spec, corpus)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    step, losses, seconds = 0, [], 0.0
+    if checkpoint.exists():
+        state = torch.load(checkpoint, weights_only=False)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        step, losses, seconds = state["step"], state["losses"], state["seconds"]
+        torch.set_rng_state(state["torch_rng"])
+        data.generator.set_state(state["data_rng"])
+    if bar is not None:
+        bar.update(step)
+    model.train()
+    start = time.perf_counter()
+    while step < config.steps:
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(config, step)
+        loss = _loss(model, data.train_batch(), lm)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        losses.append(loss.item())
+        step += 1
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(loss=f"{losses[-1]:.3f}", refresh=False)
+        if step % config.checkpoint_every == 0 and step < config.steps:
+            elapsed = seconds + time.perf_counter() - start
+            _save(checkpoint, {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
+                               "losses": losses, "seconds": elapsed, "torch_rng": torch.get_rng_state(),
+                               "data_rng": data.generator.get_state()})  # fmt: skip
+        if budget is not None:
+            budget[0] -= 1
+            if budget[0] <= 0 and step < config.steps:
+                raise Interrupted(f"stopped after step {step} of {spec}")
+    seconds += time.perf_counter() - start
+    model.eval()
+    with torch.no_grad():
+        result = _evaluate_lm(model, config, corpus) if lm else _evaluate_synthetic(model, config, spec, data)
+    counts = parameter_counts(model)
+    tenth = max(1, len(losses) // 10)
+    curve = [float(np.mean(losses[i : i + tenth])) for i in range(0, len(losses), tenth)]
+    return {
+        **spec,
+        "run": checkpoint.stem,
+        "parameters": counts,
+        "train_loss_first": curve[0],
+        "train_loss_last": curve[-1],
+        "loss_curve": curve,
+        "train_seconds": round(seconds, 2),
+        **result,
+    }
+
+
+def _evaluate_synthetic(model, config: SyntheticConfig, spec: dict, data: _Data) -> dict:
+    batch = data.eval_set()
+    chance = 1 / (tasks.N_VALUES if config.task == "retrieval" else config.max_count + 1)
+    correct, losses = [], []
+    for lo in range(0, batch.tokens.shape[0], 256):
+        part = slice(lo, lo + 256)
+        tokens, targets, readout = batch.tokens[part], batch.targets[part], batch.readout[part]
+        logits = model(tokens)[torch.arange(tokens.shape[0]), readout]
+        losses.append(F.cross_entropy(logits, targets, reduction="none"))
+        correct.append(logits.argmax(-1) == targets)
+    correct = torch.cat(correct).numpy()
+    n, w, layers = spec["n"], spec["w"], spec["layers"]
+    pattern = pattern_for(spec["kind"], n, w, config.causal, config.seed)
+    reach = reachable(pattern, layers, batch.readout.numpy(), batch.sources.numpy())
+    share = float(reach.mean())
+    cov = coverage_summary(spec["kind"], n, w, layers, config.causal, config.seed, n - 1 if config.causal else None)
+    return {
+        "task": config.task,
+        "causal": config.causal,
+        "accuracy": float(correct.mean()),
+        "eval_loss": float(torch.cat(losses).mean()),
+        "chance": chance,
+        "reachable": share,
+        "predicted_accuracy": share + (1 - share) * chance,
+        "accuracy_reachable": float(correct[reach].mean()) if reach.any() else None,
+        "accuracy_unreachable": float(correct[~reach].mean()) if (~reach).any() else None,
+        "swa_field": layers * (w - 1) + 1 if config.causal else layers * (w // 2) + 1,
+        **cov,
+    }
+
+
+def _evaluate_lm(model, config: LMConfig, corpus: tasks.Corpus) -> dict:
+    x, y = tasks.validation_windows(corpus.validation, config.n, config.eval_windows)
+    per_token = torch.cat(
+        [
+            F.cross_entropy(model(x[lo : lo + 32]).transpose(1, 2), y[lo : lo + 32], reduction="none")
+            for lo in range(0, x.shape[0], 32)
+        ]
+    ).numpy()
+    masks = tasks.copy_probe_mask(x.numpy(), y.numpy(), config.field, config.probe_k)
+    other = ~(masks["far"] | masks["near"])
+    loss = float(per_token.mean())
+    probe = {
+        name: {"tokens": int(m.sum()), "loss": float(per_token[m].mean()) if m.any() else None}
+        for name, m in (("far", masks["far"]), ("near", masks["near"]), ("other", other))
+    }
+    cov = coverage_summary(model.kind, config.n, config.w, config.layers, True, config.seed, None)
+    return {"val_loss": loss, "val_perplexity": math.exp(loss), "val_bits_per_char": loss / math.log(2),
+            "probe": probe, "swa_field": config.field, **cov}  # fmt: skip
+
+
+def _read_lines(path: Path) -> dict[str, dict]:
+    done = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.strip():
+                row = json.loads(line)
+                done[row["run"]] = row
+    return done
+
+
+def run_experiment(config, out, resume: bool = False, progress: bool | None = None, stop_after: int | None = None,
+                   threads: int | None = None) -> dict:  # fmt: skip
+    """Train every run of ``config`` into ``out`` and return (and write) the summary ``NAME.json``.
+
+    ``resume``: continue the runs recorded in ``out`` (finished ones are skipped, a checkpointed one continues);
+    without it an existing ``NAME.jsonl`` is an error. ``progress``: a tqdm bar (``None``: only on a terminal).
+    ``stop_after``: raise :class:`Interrupted` after that many optimiser steps (simulates a kill). ``threads``:
+    ``torch.set_num_threads`` (default 1: these models are too small to gain from more, and
+    on shared cores extra threads spin-wait; measured 25x slower with 2 threads under load).
+    """
+    if not isinstance(config, SyntheticConfig | LMConfig):
+        raise ValueError(f"config: expected a SyntheticConfig or LMConfig, got {type(config).__name__}")
+    if stop_after is not None and (isinstance(stop_after, bool) or not isinstance(stop_after, int) or stop_after < 1):
+        raise ValueError(f"stop_after: expected a positive integer, got {stop_after!r}")
+    with _threads(threads if threads is not None else 1):
+        return _run(config, out, resume, progress, stop_after)
+
+
+@contextlib.contextmanager
+def _threads(torch_threads: int):
+    """torch on ``torch_threads`` and numba on one thread while training, restored afterwards. Once numba's OpenMP
+    pool has run with two threads its workers keep spinning and steal the core torch trains on (measured: a
+    150-step run took 41 s of CPU instead of 0.8 s); at these sizes one thread computes coverage in milliseconds."""
+    before = torch.get_num_threads(), numba.get_num_threads()
+    torch.set_num_threads(torch_threads)
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before[0])
+        numba.set_num_threads(before[1])
+
+
+def _run(config, out, resume, progress, stop_after) -> dict:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    lines, header = out / f"{config.name}.jsonl", out / f"{config.name}.config.json"
+    if lines.exists() and not resume:
+        raise FileExistsError(f"out: {lines} already holds results; pass --resume to continue or choose another --out")
+    if header.exists() and resume and json.loads(header.read_text()) != config.to_dict():
+        raise ValueError(f"resume: {header} was written with a different configuration; choose another --out")
+    header.write_text(json.dumps(config.to_dict(), indent=1) + "\n")
+    grid = config.grid()
+    done = _read_lines(lines)
+    corpus = tasks.load_corpus(config.max_chars) if isinstance(config, LMConfig) else None
+    todo = [spec for spec in grid if run_id(config, spec) not in done]
+    show = sys.stderr.isatty() if progress is None else progress
+    budget = [stop_after] if stop_after is not None else None
+    start = time.perf_counter()
+    with tqdm(total=len(todo) * config.steps, disable=not show, desc=config.name, unit="step") as bar:
+        for spec in todo:
+            rid = run_id(config, spec)
+            bar.set_description(f"{config.name} {spec['kind']} n={spec['n']} w={spec['w']} L={spec['layers']}")
+            checkpoint = out / "checkpoints" / config.name / f"{rid}.pt"
+            row = train(config, spec, checkpoint, corpus, bar, budget)
+            with lines.open("a") as fh:
+                fh.write(json.dumps(row) + "\n")
+            checkpoint.unlink(missing_ok=True)
+            done[rid] = row
+    for folder in (out / "checkpoints" / config.name, out / "checkpoints"):
+        if folder.exists() and not any(folder.iterdir()):
+            folder.rmdir()
+    summary = {
+        "experiment": config.name,
+        "config": config.to_dict(),
+        "versions": versions(),
+        "threads": torch.get_num_threads(),
+        "session_seconds": round(time.perf_counter() - start, 1),
+        "runs": [done[run_id(config, spec)] for spec in grid],
+    }
+    summary["train_seconds_total"] = round(sum(r["train_seconds"] for r in summary["runs"]), 1)
+    if corpus is not None:
+        summary["corpus"] = corpus.describe()
+        summary["paper"] = compare_with_paper(summary["runs"])
+    else:
+        summary["deviations"] = deviations(summary["runs"])
+    (out / f"{config.name}.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return summary
+
+
+def deviations(rows: list[dict], tolerance: float = 0.15) -> list[dict]:
+    """Runs whose accuracy differs from the reachability prediction ``reach + (1 - reach) chance`` by more than
+    ``tolerance``: below it the model did not learn to use what it can see, above it it beat the bound (which
+    would mean the bound is wrong)."""
+    out = []
+    for r in rows:
+        gap = r["accuracy"] - r["predicted_accuracy"]
+        if abs(gap) > tolerance:
+            why = "below: not learned" if gap < 0 else "above the reachability bound"
+            keep = ("run", "kind", "n", "w", "layers", "accuracy", "predicted_accuracy")
+            out.append({**{k: r[k] for k in keep}, "gap": gap, "why": why})
+    return out
+
+
+def compare_with_paper(rows: list[dict]) -> dict:
+    """Our validation perplexity ordering next to the paper's WikiText ordering."""
+    ours = {r["kind"]: r["val_perplexity"] for r in rows}
+    common = [k for k in PAPER_PERPLEXITY if k in ours]
+    our_order = sorted(common, key=ours.get)
+    paper_order = sorted(common, key=PAPER_PERPLEXITY.get)
+    return {
+        "paper_wikitext_perplexity": {k: PAPER_PERPLEXITY[k] for k in common},
+        "paper_order": paper_order,
+        "our_order": our_order,
+        "same_order": our_order == paper_order,
+        "our_ratio_to_full": {k: ours[k] / ours["full"] for k in common} if "full" in ours else None,
+        "paper_ratio_to_full": {k: PAPER_PERPLEXITY[k] / PAPER_PERPLEXITY["full"] for k in common},
+    }
