@@ -9,10 +9,11 @@ forward only on the CPU) or ``triton``; ``auto`` takes Triton on CUDA and torch 
 """
 
 from .attention import BACKENDS, full_attention, permute_sequence, sa_attention, swa_attention
-from .modules import GatedSASWA, StochasticAttention, rotary
+from .modules import AttentionProjections, GatedSASWA, StochasticAttention, rotary
 
 __all__ = [
     "BACKENDS",
+    "AttentionProjections",
     "GatedSASWA",
     "StochasticAttention",
     "full_attention",

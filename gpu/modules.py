@@ -28,7 +28,10 @@ def rotary(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
     return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2)
 
 
-class _Projections(nn.Module):
+class AttentionProjections(nn.Module):
+    """The shared part of every attention module: ``W_q``, ``W_kv`` and ``W_o`` (no biases, GQA), RoPE at original
+    positions, the window clipped to the sequence. Subclasses implement ``forward`` with ``qkv`` and ``merge``."""
+
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None, window: int, causal: bool, rope: bool):
         super().__init__()
         n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
@@ -59,7 +62,7 @@ class _Projections(nn.Module):
         return min(self.window, 2 * n - 1)
 
 
-class StochasticAttention(_Projections):
+class StochasticAttention(AttentionProjections):
     """Multi-head Stochastic Attention with window ``window`` (keys per query, itself included)."""
 
     def __init__(self, d_model, n_heads, window, *, n_kv_heads=None, causal=True, rope=True, seed=0, layer=1):
@@ -76,7 +79,7 @@ class StochasticAttention(_Projections):
         return self.merge(y)
 
 
-class GatedSASWA(_Projections):
+class GatedSASWA(AttentionProjections):
     """Both paths on the same q, k, v: ``Y = sigmoid(x W_sa) * Y_sa + sigmoid(x W_swa) * Y_swa`` with per-token,
     per-head gates (two independent sigmoids, reported better than a softmax gate)."""
 

@@ -17,12 +17,12 @@ import torch
 from torch import nn
 
 from gpu.attention import full_attention, swa_attention
-from gpu.modules import GatedSASWA, StochasticAttention, _Projections
+from gpu.modules import AttentionProjections, GatedSASWA, StochasticAttention
 
 KINDS = ("full", "swa", "sa", "sa+swa")
 
 
-class WindowAttention(_Projections):
+class WindowAttention(AttentionProjections):
     """Full attention (``window`` ignored) or SWA of ``window`` keys per query (:mod:`receptive.windows`), with the
     same projections as :class:`gpu.modules.StochasticAttention`."""
 
