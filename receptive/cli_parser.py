@@ -10,3 +10,22 @@ class OneLineErrorParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def comma_names(option: str, text: str, allowed) -> list[str]:
+    """``"sa,swa"`` -> ``["sa", "swa"]``, every name from ``allowed``; a ``ValueError`` naming ``option`` if not."""
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    if not names or any(name not in allowed for name in names):
+        raise ValueError(f"{option}: expected comma-separated names from {', '.join(allowed)}, got {text!r}")
+    return names
+
+
+def comma_ints(option: str, text: str, low: int = 1) -> list[int]:
+    """``"16,32"`` -> ``[16, 32]``, every value ``>= low``; a ``ValueError`` naming ``option`` if not."""
+    try:
+        values = [int(s) for s in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or min(values) < low:
+        raise ValueError(f"{option}: expected comma-separated integers >= {low}, got {text!r}")
+    return values

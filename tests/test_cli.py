@@ -104,3 +104,16 @@ def test_main_module_runs_end_to_end():
     )
     doc = json.loads(proc.stdout)
     assert np.isclose(doc["theory"]["log_w_n"], 2.0)
+
+
+def test_comma_separated_option_helpers():
+    from receptive.cli_parser import comma_ints, comma_names
+
+    assert comma_names("--p", " sa, swa ", ("sa", "swa")) == ["sa", "swa"]
+    assert comma_ints("--b", "16,32") == [16, 32]
+    for text in ("", "sa,full", ","):
+        with pytest.raises(ValueError, match="--p: expected comma-separated names from sa, swa"):
+            comma_names("--p", text, ("sa", "swa"))
+    for text in ("", "a", "16,0", "1.5"):
+        with pytest.raises(ValueError, match="--b: expected comma-separated integers >= 1"):
+            comma_ints("--b", text)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from receptive.cli_parser import OneLineErrorParser
+from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
 from . import METHODS, approximate, exact_attention, relative_error
 
@@ -70,15 +70,13 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--json", help="also write the rows to this file")
     args = p.parse_args(argv)
-    kinds = [s for s in args.kinds.split(",") if s]
-    if not kinds or any(s not in KINDS for s in kinds):
-        p.error(f"--kinds: expected names from {', '.join(KINDS)}, got {args.kinds!r}")
     try:
-        budgets = [int(x) for x in args.budgets.split(",")]
-    except ValueError:
-        p.error(f"--budgets: expected comma-separated integers, got {args.budgets!r}")
-    if min(budgets) < 1 or args.n < 2 or args.d < 1 or args.seeds < 1:
-        p.error("--budgets, --n, --d, --seeds: expected positive integers (n >= 2)")
+        kinds = comma_names("--kinds", args.kinds, KINDS)
+        budgets = comma_ints("--budgets", args.budgets)
+    except ValueError as exc:
+        p.error(str(exc))
+    if args.n < 2 or args.d < 1 or args.seeds < 1:
+        p.error("--n, --d, --seeds: expected positive integers (n >= 2)")
     rows = study(kinds, args.n, args.d, budgets, args.seeds)
     for kind in kinds:
         print(f"\n{kind}: relative error (mean +- std over {args.seeds} seeds), n = {args.n}, d = {args.d}")

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from receptive.cli_parser import OneLineErrorParser
+from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
 from . import corpus
 from .methods import METHODS, approximate, exact_attention
@@ -267,15 +267,11 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="a seconds-long version: 1 window of 128, 12 pairs of 64")
     p.add_argument("--json", help="write the result to this file")
     args = p.parse_args(argv)
-    methods = [s for s in args.methods.split(",") if s]
-    if not methods or any(s not in METHODS for s in methods):
-        p.error(f"--methods: expected names from {', '.join(METHODS)}, got {args.methods!r}")
     try:
-        budgets = [int(x) for x in args.budgets.split(",")]
-    except ValueError:
-        p.error(f"--budgets: expected comma-separated positive integers, got {args.budgets!r}")
-    if min(budgets) < 1:
-        p.error(f"--budgets: expected positive integers, got {args.budgets!r}")
+        methods = comma_names("--methods", args.methods, METHODS)
+        budgets = comma_ints("--budgets", args.budgets)
+    except ValueError as exc:
+        p.error(str(exc))
     if args.seeds < 1 or args.windows < 1:
         p.error("--seeds, --windows: expected positive integers")
     if args.pairs is not None and args.pairs < 2:

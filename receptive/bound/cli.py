@@ -12,7 +12,7 @@ from pathlib import Path
 from graphs import parse_bytes
 
 from .. import __version__, theory
-from ..cli_parser import OneLineErrorParser
+from ..cli_parser import OneLineErrorParser, comma_names
 from ..sweep import ResultStore, run_dask, run_local, tasks_for
 from .analysis import analyse_point, deviations, fit_log_law, group_results
 
@@ -105,9 +105,7 @@ def plan(args) -> tuple[list, list[dict], dict]:
         raise ValueError(f"--n: every n must be >= 2, got {ns[0]}")
     if ws[0] < 1:
         raise ValueError(f"--w: every w must be >= 1, got {ws[0]}")
-    patterns = [s.strip() for s in args.patterns.split(",") if s.strip()]
-    if not patterns or any(name not in ("sa", "sa+swa") for name in patterns):
-        raise ValueError(f"--patterns: expected names from sa, sa+swa, got {args.patterns!r}")
+    patterns = comma_names("--patterns", args.patterns, ("sa", "sa+swa"))
     for name, value, low in (
         ("--seeds", args.seeds, 1),
         ("--seed", args.seed, 0),
