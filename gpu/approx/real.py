@@ -124,8 +124,6 @@ def errors(model: MiniLM, ids: torch.Tensor, methods, budgets, seeds: int, tick:
 
 
 def _replaced(name: str, budget: int, seed: int):
-    if name == "full":
-        return exact
     return lambda q, k, v, layer: approximate(name, q, k, v, budget, seed=seed * LAYERS + layer)
 
 
@@ -159,12 +157,15 @@ def substitution(
 ) -> list[dict]:
     """Embedding drift and retrieval quality with every layer's attention replaced, one row per (method, budget);
     the first row is the model itself (method ``full``)."""
-    exact_docs, exact_queries = _embeddings(model, documents, queries, _replaced("full", 0, seed))
+    exact_docs, exact_queries = _embeddings(model, documents, queries, exact)
     exact_scores = (exact_queries @ exact_docs.T).numpy()
     exact_ranks = _ranks(exact_scores)
     rows = []
     for name, budget in [("full", documents.shape[1]), *((m, b) for m in methods for b in budgets)]:
-        docs, qs = _embeddings(model, documents, queries, _replaced(name, budget, seed))
+        if name == "full":
+            docs, qs = exact_docs, exact_queries
+        else:
+            docs, qs = _embeddings(model, documents, queries, _replaced(name, budget, seed))
         tick()
         scores = (qs @ docs.T).numpy()
         ranks = _ranks(scores)
