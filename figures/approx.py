@@ -4,13 +4,12 @@ al. 2026, arXiv 2604.01757), and every method's error, embedding drift and retri
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .style import COLORS, WIDE, save
+from .style import COLORS, WIDE, load_results, save
 
 DEFAULT_JSON = Path("benchmarks/results/approx_minilm.json")
 MATRICES = ("Q", "K", "V", "QK^T", "A", "softmax")
@@ -25,16 +24,9 @@ EXTRA_COLORS = {"swa+sink": COLORS["swa"], "sa+sink": COLORS["sa"], "reformer": 
                 "svd": "#9467bd"}  # fmt: skip
 
 
-def _load(path):
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path} not found; run `python -m gpu.approx.real --json {path}` first")
-    return json.loads(path.read_text())
-
-
 def make_spectra(out, quick: bool = False, results=DEFAULT_JSON):
     """Normalised singular values of each matrix, one line per layer (mean over heads and windows)."""
-    doc = _load(results)
+    doc = load_results(results, f"python -m gpu.approx.real --json {results}")
     structure = doc["structure"]
     fig, axes = plt.subplots(2, 3, figsize=(WIDE, 3.8), constrained_layout=True)
     colors = plt.cm.viridis(np.linspace(0, 0.9, len(structure["mean_spectra"]["Q"])))
@@ -52,7 +44,7 @@ def make_spectra(out, quick: bool = False, results=DEFAULT_JSON):
 def make_methods(out, quick: bool = False, results=DEFAULT_JSON):
     """Relative error of one attention, embedding cosine and retrieval rank correlation with every layer replaced,
     against the budget (keys per query)."""
-    doc = _load(results)
+    doc = load_results(results, f"python -m gpu.approx.real --json {results}")
     fig, axes = plt.subplots(1, 3, figsize=(WIDE, 2.6), constrained_layout=True)
     budgets = doc["parameters"]["budgets"]
     for name in doc["parameters"]["methods"]:

@@ -3,26 +3,18 @@ gpu.bench`` (``benchmarks/results/gpu_bench.json`` by default)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from .style import COLORS, COLUMN, LABELS, figure, save
+from .style import COLORS, COLUMN, LABELS, figure, load_results, save
 
 DEFAULT_JSON = Path("benchmarks/results/gpu_bench.json")
-
-
-def _load(path):
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"--bench: {path} not found; run `python -m gpu.bench` first")
-    return json.loads(path.read_text())
 
 
 def make_per_layer(out, quick: bool = False, bench=DEFAULT_JSON):
     """Time per layer, and the speedup over full attention next to the SA paper's (A100)."""
     from gpu.bench import PAPER_SPEEDUP
 
-    doc = _load(bench)
+    doc = load_results(bench, "python -m gpu.bench")
     fig, axes = figure(2 * COLUMN, 2.4, ncols=2)
     for name in ("full", "swa", "sa", "sa+swa", "sa fused"):
         rows = [r for r in doc["rows"] if r["path"] == name]
@@ -42,7 +34,7 @@ def make_per_layer(out, quick: bool = False, bench=DEFAULT_JSON):
 
 
 def make_to_coverage(out, quick: bool = False, bench=DEFAULT_JSON):
-    doc = _load(bench)
+    doc = load_results(bench, "python -m gpu.bench")
     fig, axes = figure(COLUMN, 2.4)
     ax = axes[0, 0]
     for name in ("full", "swa", "sa", "sa+swa"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import matplotlib
@@ -46,3 +47,11 @@ def save(fig, out: str | Path, name: str) -> list[Path]:
         fig.savefig(path)
     plt.close(fig)
     return paths
+
+
+def load_results(path: str | Path, command: str) -> dict:
+    """The JSON document at ``path``; a FileNotFoundError saying which ``command`` writes it."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} not found; run `{command}` first")
+    return json.loads(path.read_text())
