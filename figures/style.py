@@ -10,6 +10,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from receptive.plotting import save_png_pdf
+
 COLUMN = 3.4  # inches: one column of a two-column paper
 WIDE = 7.0
 COLORS = {"full": "#444444", "swa": "#1f77b4", "sa": "#d62728", "sa+swa": "#2ca02c", "connectome": "#9467bd",
@@ -39,14 +41,8 @@ def figure(width: float = COLUMN, height: float = 2.3, ncols: int = 1):
 
 
 def save(fig, out: str | Path, name: str) -> list[Path]:
-    """Write ``out/name.png`` and ``out/name.pdf``."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [out / f"{name}.png", out / f"{name}.pdf"]
-    for path in paths:
-        fig.savefig(path)
-    plt.close(fig)
-    return paths
+    """Write ``out/name.png`` and ``out/name.pdf`` (at the style's dpi)."""
+    return [Path(p) for p in save_png_pdf(fig, Path(out) / name, dpi=plt.rcParams["savefig.dpi"])]
 
 
 def load_results(path: str | Path, command: str) -> dict:
