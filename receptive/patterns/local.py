@@ -1,0 +1,62 @@
+"""Position-based patterns whose receptive fields are intervals: sliding window and full attention."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from graphs.ops import Op, WindowOp
+
+from ..validation import check_int
+from .base import Pattern, WindowPattern
+
+
+class SlidingWindow(WindowPattern):
+    """SWA: query ``i`` attends to ``i-left .. i+right`` (``(w-1, 0)`` causal), the same in every layer."""
+
+    name = "swa"
+
+    def layer_ops(self, layer: int) -> tuple[Op, ...]:
+        self._check_layer(layer)
+        return (WindowOp(self.left, self.right, self.circular and not self.causal),)
+
+    def closed_form_counts(self, layers: int) -> np.ndarray:
+        """Receptive fields of SWA are intervals: ``RF_L(i) = [i - L*left, i + L*right]`` clipped to ``0..n-1``
+        (causal: ``[i - L(w-1), i]``); circular: ``min(n, L(w-1) + 1)`` positions."""
+        layers = check_int("layers", layers, 0)
+        i = np.arange(self.n, dtype=np.int64)
+        if self.circular and not self.causal:
+            return np.full(self.n, min(self.n, layers * (self.w - 1) + 1), dtype=np.int64)
+        lo = np.maximum(0, i - layers * self.left)
+        hi = np.minimum(self.n - 1, i + layers * self.right)
+        return hi - lo + 1
+
+    def closed_form_full_layer(self) -> int | None:
+        """``ceil((n-1)/(w-1))`` causal or circular; ``ceil((n-1)/right)`` truncated two-sided (the shorter side
+        limits it); ``None`` when a side needed is empty (``w = 1``, or ``w = 2`` two-sided)."""
+        if self.n == 1:
+            return 1
+        step = self.right if not (self.causal or self.circular) else self.w - 1
+        return max(1, math.ceil((self.n - 1) / step)) if step > 0 else None
+
+
+class FullAttention(Pattern):
+    """Every key (causal: every key ``j <= i``): the reference, fully covered after one layer."""
+
+    name = "full"
+
+    def layer_ops(self, layer: int) -> tuple[Op, ...]:
+        self._check_layer(layer)
+        return (WindowOp(self.n - 1, 0 if self.causal else self.n - 1),)
+
+    def closed_form_counts(self, layers: int) -> np.ndarray:
+        """``|RF_L(i)| = |A(i)|`` for ``L >= 1`` (``i + 1`` causal, ``n`` otherwise)."""
+        layers = check_int("layers", layers, 0)
+        i = np.arange(self.n, dtype=np.int64)
+        if layers == 0:
+            return np.ones(self.n, dtype=np.int64)
+        return i + 1 if self.causal else np.full(self.n, self.n, dtype=np.int64)
+
+    def closed_form_full_layer(self) -> int:
+        return 1
