@@ -56,11 +56,14 @@ def window_or(bits, out, perm, left, right, circular, accumulate, chunk_len, til
         out[perm[p]] (|)= OR_{x = p-left .. p+right} bits[perm[x]]
 
     Positions outside ``0..n-1`` are skipped (truncated) or taken modulo n (``circular``).
+    ``perm`` may be longer than ``n`` with entries ``-1``: holes of a virtual sequence (zero rows in, nothing written),
+    which keep windows from crossing the segments they separate (dilated windows, grouped orders).
     ``accumulate`` ORs into ``out``; otherwise ``out`` rows are overwritten (each row is written exactly once).
     """
-    n, n_words = bits.shape
+    n_words = bits.shape[1]
     m = left + right + 1
     has_perm = perm.shape[0] > 0
+    n = perm.shape[0] if has_perm else bits.shape[0]
     n_chunks = (n + chunk_len - 1) // chunk_len
     n_tiles = (n_words + tile - 1) // tile
     for task in prange(n_chunks * n_tiles):
@@ -80,8 +83,12 @@ def window_or(bits, out, perm, left, right, circular, accumulate, chunk_len, til
                     prefix[k, b] = 0
             else:
                 src = perm[x] if has_perm else x
-                for b in range(t_words):
-                    prefix[k, b] = bits[src, w0 + b]
+                if src < 0:
+                    for b in range(t_words):
+                        prefix[k, b] = 0
+                else:
+                    for b in range(t_words):
+                        prefix[k, b] = bits[src, w0 + b]
         for start in range(0, buf_len, m):
             end = min(start + m, buf_len)
             for b in range(t_words):
@@ -96,6 +103,8 @@ def window_or(bits, out, perm, left, right, circular, accumulate, chunk_len, til
         for t in range(q1 - q0):
             q = q0 + t
             dst = perm[q] if has_perm else q
+            if dst < 0:
+                continue
             last = t + m - 1
             if accumulate:
                 for b in range(t_words):
@@ -190,10 +199,12 @@ def window_or_ordered(bits, out, perm, left, right, circular, direction, accumul
     (``direction = -1``: the transposed graph, used when propagating backward from targets).
     The filter breaks the OR semigroup's sliding structure: short windows loop over their ``m`` keys, long ones
     (``m >= FENWICK_MIN_WINDOW``) use a Fenwick-tree sweep with ``O(log m)`` word operations per output word.
+    Holes (``perm`` entries ``-1``) as in :func:`window_or`.
     """
-    n, n_words = bits.shape
+    n_words = bits.shape[1]
     m = left + right + 1
     has_perm = perm.shape[0] > 0
+    n = perm.shape[0] if has_perm else bits.shape[0]
     n_chunks = (n + chunk_len - 1) // chunk_len
     n_tiles = (n_words + tile - 1) // tile
     for task in prange(n_chunks * n_tiles):
@@ -213,8 +224,9 @@ def window_or_ordered(bits, out, perm, left, right, circular, direction, accumul
             else:
                 src = perm[x] if has_perm else x
                 origin[k] = src
-                for b in range(t_words):
-                    rows[k, b] = bits[src, w0 + b]
+                if src >= 0:
+                    for b in range(t_words):
+                        rows[k, b] = bits[src, w0 + b]
         dsts = np.empty(q1 - q0, dtype=np.int64)
         for t in range(q1 - q0):
             dsts[t] = perm[q0 + t] if has_perm else q0 + t
@@ -232,6 +244,8 @@ def window_or_ordered(bits, out, perm, left, right, circular, direction, accumul
                         res[t, b] |= rows[k, b]
         for t in range(q1 - q0):
             dst = dsts[t]
+            if dst < 0:
+                continue
             if accumulate:
                 for b in range(t_words):
                     out[dst, w0 + b] |= res[t, b]

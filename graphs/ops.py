@@ -20,8 +20,10 @@ _EMPTY_PERM = np.empty(0, dtype=np.int64)
 class WindowOp:
     """Each query at (permuted) position ``p`` attends to positions ``p-left .. p+right`` in the same order.
 
-    ``perm[p]`` is the original index at permuted position ``p`` (``None``: identity). Windows are truncated at
-    the sequence edges or wrap around (``circular``). ``order = +1`` keeps only keys whose original index is
+    ``perm[p]`` is the original index at permuted position ``p`` (``None``: identity). ``perm`` may be longer than
+    ``n`` with entries ``-1``: holes of a virtual sequence that keep windows from crossing the segments they separate
+    (a dilated window is a window over the positions grouped by residue, with holes between the groups). Windows are
+    truncated at the sequence edges or wrap around (``circular``). ``order = +1`` keeps only keys whose original index is
     ``<=`` the query's (the causal mask in original positions), ``-1`` only ``>=`` (its transpose), 0 keeps all.
     """
 
@@ -39,14 +41,18 @@ class WindowOp:
     def size(self) -> int:
         return self.left + self.right + 1
 
+    def length(self, n: int) -> int:
+        """Positions of the (virtual) sequence the window slides over: ``n``, or ``len(perm)`` with holes."""
+        return n if self.perm is None else self.perm.shape[0]
+
     def buffer_bytes(self, n: int, n_words: int) -> int:
         """Bytes of per-task scratch this operator needs (two threads' buffers), for memory estimates."""
-        chunk, tile = _window_tiling(n, self.size, n_words)
+        chunk, tile = _window_tiling(self.length(n), self.size, n_words)
         return 2 * 2 * (chunk + self.size - 1) * tile * 8
 
     def apply(self, bits: np.ndarray, out: np.ndarray, accumulate: bool) -> None:
         n, n_words = bits.shape
-        chunk, tile = _window_tiling(n, self.size, n_words)
+        chunk, tile = _window_tiling(self.length(n), self.size, n_words)
         perm = _EMPTY_PERM if self.perm is None else self.perm
         if self.order == 0:
             kernels.window_or(bits, out, perm, self.left, self.right, self.circular, accumulate, chunk, tile)

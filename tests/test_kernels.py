@@ -14,16 +14,19 @@ def random_bits(rng, n, n_words):
 def window_oracle(bits, perm, left, right, circular, order):
     n = bits.shape[0]
     perm = np.arange(n) if perm.size == 0 else perm
+    length = perm.size  # holes (-1) make a virtual sequence longer than n
     out = np.zeros_like(bits)
-    for p in range(n):
+    for p in range(length):
         dst = perm[p]
+        if dst < 0:
+            continue
         for x in range(p - left, p + right + 1):
             if circular:
-                x %= n
-            elif not 0 <= x < n:
+                x %= length
+            elif not 0 <= x < length:
                 continue
             src = perm[x]
-            if (order > 0 and src > dst) or (order < 0 and src < dst):
+            if src < 0 or (order > 0 and src > dst) or (order < 0 and src < dst):
                 continue
             out[dst] |= bits[src]
     return out
@@ -36,15 +39,18 @@ def window_oracle(bits, perm, left, right, circular, order):
     right=st.integers(0, 80),
     circular=st.booleans(),
     permuted=st.booleans(),
+    holes=st.integers(0, 30),
     order=st.sampled_from([0, 1, -1]),
     chunk=st.integers(1, 40),
     tile=st.integers(1, 6),
     seed=st.integers(0, 2**16),
 )
-def test_window_kernels_match_definition(n, n_words, left, right, circular, permuted, order, chunk, tile, seed):
+def test_window_kernels_match_definition(n, n_words, left, right, circular, permuted, holes, order, chunk, tile, seed):
     rng = np.random.default_rng(seed)
     bits = random_bits(rng, n, n_words)
     perm = rng.permutation(n).astype(np.int64) if permuted else np.empty(0, dtype=np.int64)
+    if permuted and holes:  # a virtual sequence: -1 entries at random places
+        perm = np.insert(perm, rng.integers(0, n + 1, size=holes), -1)
     expect = window_oracle(bits, perm, left, right, circular, order)
     for accumulate in (False, True):
         base = random_bits(rng, n, n_words)

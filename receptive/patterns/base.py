@@ -121,10 +121,13 @@ def _edges(op: Op, n: int) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(op, NeighbourOp):
         return np.repeat(np.arange(n, dtype=np.int64), np.diff(op.indptr)), op.indices
     perm = np.arange(n, dtype=np.int64) if op.perm is None else op.perm
-    p = np.repeat(np.arange(n, dtype=np.int64), op.size)
-    x = p + np.tile(np.arange(-op.left, op.right + 1, dtype=np.int64), n)
-    keep = (x >= 0) & (x < n) if not op.circular else np.ones(x.size, dtype=bool)
-    query, key = perm[p[keep]], perm[x[keep] % n]
+    length = perm.size  # a virtual sequence with holes (-1) may be longer than n
+    p = np.repeat(np.arange(length, dtype=np.int64), op.size)
+    x = p + np.tile(np.arange(-op.left, op.right + 1, dtype=np.int64), length)
+    keep = (x >= 0) & (x < length) if not op.circular else np.ones(x.size, dtype=bool)
+    query, key = perm[p[keep]], perm[x[keep] % length]
+    real = (query >= 0) & (key >= 0)
+    query, key = query[real], key[real]
     if op.order:
         ok = key <= query if op.order > 0 else key >= query
         query, key = query[ok], key[ok]
