@@ -22,9 +22,10 @@ class WindowOp:
 
     ``perm[p]`` is the original index at permuted position ``p`` (``None``: identity). ``perm`` may be longer than
     ``n`` with entries ``-1``: holes of a virtual sequence that keep windows from crossing the segments they separate
-    (a dilated window is a window over the positions grouped by residue, with holes between the groups). Windows are
-    truncated at the sequence edges or wrap around (``circular``). ``order = +1`` keeps only keys whose original index is
-    ``<=`` the query's (the causal mask in original positions), ``-1`` only ``>=`` (its transpose), 0 keeps all.
+    (a dilated window is a window over the positions grouped by residue, with holes between the groups). Windows
+    are truncated at the sequence edges or wrap around (``circular``). ``order = +1`` keeps only keys whose original
+    index is ``<=`` the query's (the causal mask in original positions), ``-1`` only ``>=`` (its transpose), 0 keeps
+    all.
     """
 
     left: int
