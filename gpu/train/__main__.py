@@ -24,7 +24,7 @@ import time
 from receptive.cli_parser import OneLineErrorParser
 
 from .configs import EXPERIMENTS, preset
-from .runner import run_experiment
+from .runner import prepare_out, run_experiment
 
 DEFAULT_OUT = "benchmarks/results/training"
 DEFAULT_QUICK_OUT = "benchmarks/out/training-quick"
@@ -64,6 +64,10 @@ def main(argv=None) -> int:
     if args.threads is not None and args.threads < 1:
         p.error(f"--threads: expected a positive integer, got {args.threads}")
     out = args.out or (DEFAULT_QUICK_OUT if args.quick else DEFAULT_OUT)
+    try:
+        prepare_out(out)
+    except ValueError as exc:
+        p.error(f"--{exc}")
     configs = preset(args.quick)
     names = list(EXPERIMENTS) if args.experiment == "all" else [args.experiment]
     summaries = []
@@ -73,6 +77,8 @@ def main(argv=None) -> int:
             summary = run_experiment(getattr(configs, name), out, resume=args.resume, threads=args.threads)
         except FileExistsError as exc:
             p.error(str(exc))
+        except OSError as exc:  # e.g. the disk filled up or the folder vanished mid-run
+            p.error(f"--out: cannot write to {out!r} ({exc.strerror or type(exc).__name__})")
         except KeyboardInterrupt:
             print(f"\n{name}: interrupted; rerun with --resume to continue from the last checkpoint", file=sys.stderr)
             return 130

@@ -280,9 +280,30 @@ def _threads(torch_threads: int):
         numba.set_num_threads(before[1])
 
 
-def _run(config, out, resume, progress, stop_after) -> dict:
+def prepare_out(out) -> Path:
+    """``out`` as a folder this process can write, created if missing; else a ``ValueError`` naming ``out``.
+
+    Probes with a temporary file; on failure the folders it created are removed again, so an unwritable ``--out``
+    leaves no partial files behind.
+    """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    missing = [p for p in (out, *out.parents) if not p.exists()]
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".write-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        for folder in missing:  # deepest first
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        reason = exc.strerror or type(exc).__name__
+        raise ValueError(f"out: cannot write to {str(out)!r} ({reason})") from None
+    return out
+
+
+def _run(config, out, resume, progress, stop_after) -> dict:
+    out = prepare_out(out)
     lines, header = out / f"{config.name}.jsonl", out / f"{config.name}.config.json"
     if lines.exists() and not resume:
         raise FileExistsError(f"out: {lines} already holds results; pass --resume to continue or choose another --out")
