@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .base import Pattern
+from .causal_variants import registry_constructors
 from .local import FullAttention, SlidingWindow
 from .stochastic import GatedSAPlusSWA, StochasticAttention
 
@@ -19,6 +20,7 @@ PATTERNS = {
     ),
     "full": lambda n, w, causal, circular, seed, permutations: FullAttention(n, causal),
 }
+PATTERNS.update(registry_constructors())  # issue 13: sa-ms, kleinberg, dilated (+swa, -eq)
 
 
 def make_pattern(
