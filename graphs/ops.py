@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import kernels
+from . import block_kernels, kernels
+from .pair_counts import window_pairs
 
 _EMPTY_PERM = np.empty(0, dtype=np.int64)
 
@@ -50,6 +51,10 @@ class WindowOp:
         """Bytes of per-task scratch this operator needs (two threads' buffers), for memory estimates."""
         chunk, tile = _window_tiling(self.length(n), self.size, n_words)
         return 2 * 2 * (chunk + self.size - 1) * tile * 8
+
+    def pair_count(self, n: int) -> int:
+        """Attended (query, key) pairs (:func:`graphs.pair_counts.window_pairs`)."""
+        return window_pairs(self.length(n), self.perm, self.left, self.right, self.circular, self.order)
 
     def apply(self, bits: np.ndarray, out: np.ndarray, accumulate: bool) -> None:
         n, n_words = bits.shape
@@ -104,11 +109,104 @@ class NeighbourOp:
     def buffer_bytes(self, n: int, n_words: int) -> int:
         return 0
 
+    def pair_count(self, n: int) -> int:
+        return int(self.indices.size)
+
     def apply(self, bits: np.ndarray, out: np.ndarray, accumulate: bool) -> None:
         kernels.neighbour_or(bits, out, self.indptr, self.indices, accumulate)
 
 
-Op = WindowOp | NeighbourOp
+_DIAG_TRANSPOSE = {
+    block_kernels.NONE: block_kernels.NONE,
+    block_kernels.FULL: block_kernels.FULL,
+    block_kernels.PREFIX: block_kernels.SUFFIX,
+    block_kernels.SUFFIX: block_kernels.PREFIX,
+}
+
+
+@dataclass(frozen=True)
+class BlockOp:
+    """A block-sparse layer: the (permuted) order is cut into contiguous blocks ``starts[b] .. starts[b+1]-1``;
+    every query of block ``b`` attends the whole key blocks ``indices[indptr[b]:indptr[b+1]]`` and, inside its own
+    block, all keys (``diag = FULL``), those at or before it (``PREFIX``: causal when the order within a block
+    is increasing), at or after it (``SUFFIX``) or none (``NONE``). ``perm[p]`` = original index at position ``p``."""
+
+    starts: np.ndarray = field(repr=False)
+    indptr: np.ndarray = field(repr=False)
+    indices: np.ndarray = field(repr=False)
+    diag: int = block_kernels.FULL
+    perm: np.ndarray | None = field(default=None, repr=False)
+
+    @classmethod
+    def diagonal(cls, starts, diag: int = block_kernels.FULL, perm=None) -> BlockOp:
+        """Blocks that attend only within themselves (chunked attention, grouped full attention)."""
+        starts = np.ascontiguousarray(starts, dtype=np.int64)
+        empty = np.zeros(starts.size, dtype=np.int64)
+        return cls(starts, empty, np.empty(0, dtype=np.int64), diag, perm)
+
+    @property
+    def n_blocks(self) -> int:
+        return self.starts.size - 1
+
+    def transpose(self) -> BlockOp:
+        n_blocks = self.n_blocks
+        rows = np.repeat(np.arange(n_blocks, dtype=np.int64), np.diff(self.indptr))
+        order = np.argsort(self.indices, kind="stable")
+        indptr = np.zeros(n_blocks + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.indices, minlength=n_blocks), out=indptr[1:])
+        return BlockOp(self.starts, indptr, rows[order], _DIAG_TRANSPOSE[self.diag], self.perm)
+
+    def buffer_bytes(self, n: int, n_words: int) -> int:
+        return self.n_blocks * n_words * 8
+
+    def apply(self, bits: np.ndarray, out: np.ndarray, accumulate: bool) -> None:
+        perm = _EMPTY_PERM if self.perm is None else self.perm
+        block_kernels.block_or(bits, out, perm, self.starts, self.indptr, self.indices, self.diag, accumulate)
+
+    def pair_count(self, n: int) -> int:
+        """Attended (query, key) pairs: ``sum_b |b| (sum of its key blocks' sizes + diagonal part)``."""
+        size = np.diff(self.starts)
+        rows = np.repeat(np.arange(self.n_blocks), np.diff(self.indptr))
+        off = np.bincount(rows, weights=size[self.indices], minlength=self.n_blocks) if rows.size else 0
+        diag = {0: 0, 1: size * size}.get(self.diag, size * (size + 1) // 2)
+        return int(np.sum(size * off + diag))
+
+
+@dataclass(frozen=True)
+class GlobalOp:
+    """Global tokens: every query attends them (``keys``) and/or they attend every key (``queries``), restricted
+    by original position with ``order`` (``+1``: keys ``<=`` the query, causal; ``-1``: ``>=``; ``0``: all)."""
+
+    tokens: np.ndarray = field(repr=False)
+    keys: bool = True
+    queries: bool = True
+    order: int = 0
+
+    def transpose(self) -> GlobalOp:
+        return GlobalOp(self.tokens, self.queries, self.keys, -self.order)
+
+    def buffer_bytes(self, n: int, n_words: int) -> int:
+        return 2 * self.tokens.size * n_words * 8
+
+    def apply(self, bits: np.ndarray, out: np.ndarray, accumulate: bool) -> None:
+        if not accumulate:
+            out[:] = 0
+        if self.keys:
+            block_kernels.global_keys_or(bits, out, self.tokens, self.order)
+        if self.queries:
+            block_kernels.global_queries_or(bits, out, self.tokens, self.order)
+
+    def pair_count(self, n: int) -> int:
+        """``n G`` per role without an order; causal: ``sum_i |{g <= i}|`` (keys) and ``sum_g (g + 1)`` (queries)."""
+        g = self.tokens.astype(np.int64)
+        if self.order == 0:
+            return int((self.keys + self.queries) * n * g.size)
+        before = int(np.sum(n - g)) if self.order > 0 else int(np.sum(g + 1))
+        after = int(np.sum(g + 1)) if self.order > 0 else int(np.sum(n - g))
+        return (before if self.keys else 0) + (after if self.queries else 0)
+
+
+Op = WindowOp | NeighbourOp | BlockOp | GlobalOp
 
 _TILE_BUDGET_WORDS = 64 * 1024  # 512 KiB of scratch per task: about half this machine's L2 per core
 

@@ -14,6 +14,10 @@ from .validation import check_int, check_permutation
 
 _PERMUTATION_STREAM = 0
 TARGET_STREAM = 1
+#: streams of the zoo patterns that draw at random (2 and 3 are the sa-ms blocks and Kleinberg keys of
+#: receptive.patterns.causal_variants)
+RANDOM_KEYS_STREAM = 4
+RANDOM_BLOCKS_STREAM = 5
 
 
 def layer_permutation(n: int, seed: int, layer: int) -> np.ndarray:
@@ -23,6 +27,11 @@ def layer_permutation(n: int, seed: int, layer: int) -> np.ndarray:
     seed = check_int("seed", seed, 0)
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_PERMUTATION_STREAM, layer)))
     return rng.permutation(n).astype(np.int64)
+
+
+def layer_rng(seed: int, layer: int, stream: int) -> np.random.Generator:
+    """The generator of layer ``layer`` (1-based) of stream ``stream``: independent of the order layers are drawn in."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(stream, layer)))
 
 
 def sample_permutations(n: int, layers: int, seed: int) -> list[np.ndarray]:

@@ -12,7 +12,8 @@ from abc import ABC, abstractmethod
 import numpy as np
 import scipy.sparse as sp
 
-from graphs.ops import NeighbourOp, Op
+from graphs.block_kernels import FULL, PREFIX, SUFFIX
+from graphs.ops import BlockOp, GlobalOp, NeighbourOp, Op
 
 from ..validation import check_int
 from ..windows import check_window, window_offsets
@@ -42,6 +43,22 @@ class Pattern(ABC):
         """The closed-form first layer of full coverage (only meaningful when :meth:`closed_form_counts` exists)."""
         raise NotImplementedError(f"{self.name} has no closed form")
 
+    def search_full_layer(self, limit: int) -> int | None:
+        """The first layer ``<= limit`` at which the closed form is complete, by bisection (coverage only grows
+        with depth), or ``None``: ``O(n log limit)``."""
+        full = np.arange(1, self.n + 1) if self.causal else np.full(self.n, self.n)
+
+        def complete(layers: int) -> bool:
+            return bool(np.array_equal(self.closed_form_counts(layers), full))
+
+        if not complete(limit):
+            return None
+        low, high = 0, limit
+        while high - low > 1:
+            mid = (low + high) // 2
+            low, high = (low, mid) if complete(mid) else (mid, high)
+        return high
+
     @property
     def has_closed_form(self) -> bool:
         return type(self).closed_form_counts is not Pattern.closed_form_counts
@@ -58,6 +75,24 @@ class Pattern(ABC):
         mat = sp.coo_array((np.ones(r.size, dtype=bool), (r, c)), shape=(self.n, self.n)).tocsr()
         mat.sum_duplicates()
         return mat
+
+    def pair_count(self, layer: int) -> int:
+        """(query, key) pairs the layer's operators attend, summed over operators (a pair two operators share, e.g.
+        the SA and SWA paths of gated SA+SWA, is counted twice: each path computes it). Attention costs about
+        ``pairs x head_dim`` multiply-adds for the scores and as many for the values: the FLOP proxy."""
+        return sum(op.pair_count(self.n) for op in self.layer_ops(self._check_layer(layer)))
+
+    @property
+    def full_pairs(self) -> int:
+        """Pairs of full attention on the same positions: ``n^2``, or ``n (n + 1) / 2`` causal."""
+        return self.n * (self.n + 1) // 2 if self.causal else self.n * self.n
+
+    def kv_cache_entries(self, layer: int) -> int:
+        """Keys a causal decoder must keep in layer ``layer`` to generate the next token at position ``n``: those a
+        later query may still attend. ``n`` (keep everything) unless the pattern knows better (a window keeps ``w``).
+        """
+        self._check_layer(layer)
+        return self.n
 
     def _check_layer(self, layer: int) -> int:
         high = self.max_layers if self.max_layers is not None else None
@@ -120,6 +155,10 @@ def _edges(op: Op, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(query, key) index arrays of one operator's edges."""
     if isinstance(op, NeighbourOp):
         return np.repeat(np.arange(n, dtype=np.int64), np.diff(op.indptr)), op.indices
+    if isinstance(op, BlockOp):
+        return _block_edges(op, n)
+    if isinstance(op, GlobalOp):
+        return _global_edges(op, n)
     perm = np.arange(n, dtype=np.int64) if op.perm is None else op.perm
     length = perm.size  # a virtual sequence with holes (-1) may be longer than n
     p = np.repeat(np.arange(length, dtype=np.int64), op.size)
@@ -132,3 +171,33 @@ def _edges(op: Op, n: int) -> tuple[np.ndarray, np.ndarray]:
         ok = key <= query if op.order > 0 else key >= query
         query, key = query[ok], key[ok]
     return query, key
+
+
+def _block_edges(op: BlockOp, n: int) -> tuple[np.ndarray, np.ndarray]:
+    perm = np.arange(n, dtype=np.int64) if op.perm is None else op.perm
+    queries, keys = [], []
+    for b in range(op.n_blocks):
+        q = np.arange(op.starts[b], op.starts[b + 1])
+        kb = op.indices[op.indptr[b] : op.indptr[b + 1]]
+        k = np.concatenate([np.arange(op.starts[c], op.starts[c + 1]) for c in kb] + [np.empty(0, np.int64)])
+        qq, kk = np.repeat(q, k.size), np.tile(k, q.size)
+        dq, dk = np.repeat(q, q.size), np.tile(q, q.size)
+        keep = {FULL: dq == dq, PREFIX: dk <= dq, SUFFIX: dk >= dq}.get(op.diag, dq != dq)
+        queries += [perm[qq], perm[dq[keep]]]
+        keys += [perm[kk], perm[dk[keep]]]
+    return np.concatenate(queries), np.concatenate(keys)
+
+
+def _global_edges(op: GlobalOp, n: int) -> tuple[np.ndarray, np.ndarray]:
+    i = np.repeat(np.arange(n, dtype=np.int64), op.tokens.size)
+    g = np.tile(op.tokens.astype(np.int64), n)
+    rows, cols = [], []
+    if op.keys:  # query i attends global key g
+        keep = g <= i if op.order > 0 else g >= i if op.order < 0 else np.ones(i.size, dtype=bool)
+        rows.append(i[keep])
+        cols.append(g[keep])
+    if op.queries:  # global query g attends key i
+        keep = i <= g if op.order > 0 else i >= g if op.order < 0 else np.ones(i.size, dtype=bool)
+        rows.append(g[keep])
+        cols.append(i[keep])
+    return np.concatenate(rows or [np.empty(0, np.int64)]), np.concatenate(cols or [np.empty(0, np.int64)])

@@ -40,6 +40,11 @@ class SlidingWindow(WindowPattern):
         step = self.right if not (self.causal or self.circular) else self.w - 1
         return max(1, math.ceil((self.n - 1) / step)) if step > 0 else None
 
+    def kv_cache_entries(self, layer: int) -> int:
+        """A causal window keeps its last ``w`` keys."""
+        self._check_layer(layer)
+        return min(self.w, self.n)
+
 
 class FullAttention(Pattern):
     """Every key (causal: every key ``j <= i``): the reference, fully covered after one layer."""

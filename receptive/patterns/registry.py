@@ -1,12 +1,27 @@
-"""Pattern names: the registry behind ``make_pattern`` and the command-line tools."""
+"""Pattern names: the registry behind ``make_pattern``, layer specs ``NAME[:ARG...]`` and stack specs.
+
+Two ways to name a pattern:
+
+* :func:`make_pattern` ``(name, n, w, ...)``: the window-parameterised patterns of :data:`PATTERNS`.
+* A layer spec ``NAME[:ARG...]`` (:data:`KINDS`, :func:`parse_layer`), e.g. ``swa:1024``, ``global:512:2``,
+  ``bigbird:64:3:3:2``, ``chunk:8192``; a stack spec is comma-separated layer specs with ``K*`` repetition,
+  ``"5*swa:1024,full"`` (:func:`parse_stack`, :func:`stack_from_spec`), cycled to the depth.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from .base import Pattern
+from .blocks import BigBird, Chunked
 from .causal_variants import registry_constructors
+from .dilated import DilatedWindow, LongNet
+from .global_tokens import SinkWindow, WindowGlobal
 from .local import FullAttention, SlidingWindow
+from .random_keys import RandomKeys
+from .sparse_transformer import Fixed, Strided
+from .stack import LayerStack
 from .stochastic import GatedSAPlusSWA, StochasticAttention
 
 #: name -> constructor(n, w, causal, circular, seed, permutations)
@@ -32,7 +47,222 @@ def make_pattern(
     seed: int = 0,
     permutations: Sequence | None = None,
 ) -> Pattern:
-    """Build a registered pattern by name (``swa``, ``sa``, ``sa+swa``, ``full``)."""
+    """Build a window-parameterised pattern by name (:data:`PATTERNS`: ``swa``, ``sa``, ``sa+swa``, ``full``, and
+    the causal variants); the other zoo patterns are built from layer specs (:func:`pattern_from_spec`)."""
     if name not in PATTERNS:
         raise ValueError(f"patterns: unknown pattern {name!r}; choose from {', '.join(PATTERNS)}")
     return PATTERNS[name](n, w, causal, circular, seed, permutations)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One integer argument of a layer spec; ``default`` ``None`` means required."""
+
+    name: str
+    help: str
+    default: int | None = None
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A pattern name of the spec grammar: its arguments and ``build(n, causal, circular, seed, *args)``."""
+
+    name: str
+    params: tuple[Param, ...]
+    build: Callable[..., Pattern]
+    summary: str
+    circular: bool = False
+
+    @property
+    def usage(self) -> str:
+        parts = [self.name]
+        for p in self.params:
+            parts.append(p.name.upper() if p.default is None else f"[{p.name.upper()}={p.default}]")
+        return ":".join(parts)
+
+
+W = Param("w", "keys per query, itself included")
+
+KINDS: dict[str, Kind] = {}
+
+
+def register(kind: Kind) -> Kind:
+    """Add a pattern name to the spec grammar (used by :mod:`.registry` itself and by extensions)."""
+    if kind.name in KINDS:
+        raise ValueError(f"name: {kind.name!r} is registered already")
+    KINDS[kind.name] = kind
+    return kind
+
+
+for _name in PATTERNS:
+    if _name in ("full", "sa+swa"):
+        continue
+    register(
+        Kind(
+            _name,
+            (W,),
+            (lambda name: lambda n, causal, circular, seed, w: PATTERNS[name](n, w, causal, circular, seed, None))(
+                _name
+            ),
+            f"{_name} with a window of W keys (see receptive.patterns)",
+            circular=True,
+        )
+    )
+register(
+    Kind(
+        "sa+swa",
+        (W, Param("w_swa", "keys of the SWA path (default W)", 0)),
+        lambda n, causal, circular, seed, w, w_swa: GatedSAPlusSWA(
+            n, w, causal, circular, seed, None, w_swa=w_swa or None
+        ),
+        "gated SA+SWA: the union of an SA band and a sliding window",
+        circular=True,
+    )
+)
+register(Kind("full", (), lambda n, causal, circular, seed: FullAttention(n, causal), "every (earlier) key"))
+register(
+    Kind(
+        "global",
+        (W, Param("globals", "global tokens (the first positions)", 1)),
+        lambda n, causal, circular, seed, w, g: WindowGlobal(n, w, g, causal),
+        "Longformer: window + global tokens attending and attended by all",
+    )
+)
+register(
+    Kind(
+        "sink",
+        (W, Param("sinks", "attention sinks (the first positions)", 4)),
+        lambda n, causal, circular, seed, w, s: SinkWindow(n, w, s, causal),
+        "StreamingLLM: window + attention sinks",
+    )
+)
+register(
+    Kind(
+        "random",
+        (Param("k", "random keys per query, per layer"),),
+        lambda n, causal, circular, seed, k: RandomKeys(n, k, causal, seed),
+        "k random keys per query (fresh per layer) + itself",
+    )
+)
+register(
+    Kind(
+        "bigbird",
+        (
+            Param("block", "block size", 64),
+            Param("window", "window blocks", 3),
+            Param("random", "random blocks per query block", 3),
+            Param("globals", "global blocks (first and last)", 2),
+        ),
+        lambda n, causal, circular, seed, b, wb, r, g: BigBird(n, b, wb, r, g, causal, seed),
+        "BigBird ITC: window, random and global blocks",
+    )
+)
+register(
+    Kind(
+        "dilated-window",
+        (W, Param("dilation", "gap between keys + 1")),
+        lambda n, causal, circular, seed, w, r: DilatedWindow(n, w, r, causal),
+        "dilated sliding window (Longformer): W keys spaced DILATION apart",
+    )
+)
+register(
+    Kind(
+        "longnet",
+        (Param("segment", "first segment length", 2048), Param("ratio", "ratio of segments and dilations", 2)),
+        lambda n, causal, circular, seed, w0, a: LongNet(n, w0, a, causal),
+        "LongNet dilated segments (w_i, r_i) = (SEGMENT a^i, a^i)",
+    )
+)
+register(
+    Kind(
+        "chunk",
+        (Param("size", "chunk length"),),
+        lambda n, causal, circular, seed, c: Chunked(n, c, causal),
+        "chunked (block-local) attention, Llama 4",
+    )
+)
+register(
+    Kind(
+        "strided",
+        (Param("stride", "window length and stride l"),),
+        lambda n, causal, circular, seed, stride: Strided(n, stride, causal),
+        "Sparse Transformer strided: previous l + every l-th",
+    )
+)
+register(
+    Kind(
+        "fixed",
+        (Param("block", "block length l"), Param("summary", "summary positions c per block", 1)),
+        lambda n, causal, circular, seed, block, c: Fixed(n, block, c, causal),
+        "Sparse Transformer fixed: own block + c summary positions per block",
+    )
+)
+
+
+def parse_layer(spec: str, default_w: int | None = None) -> tuple[Kind, tuple[int, ...]]:
+    """``"NAME[:ARG...]"`` -> (kind, integer arguments with defaults filled in). ``default_w`` fills a missing
+    window ``W`` (the ``--patterns`` form); without it a missing required argument is an error."""
+    text = spec.strip()
+    name, *raw = text.split(":")
+    kind = KINDS.get(name.strip())
+    if kind is None:
+        raise ValueError(f"stack: unknown layer {name.strip()!r} in {text!r}; choose from {', '.join(KINDS)}")
+    if len(raw) > len(kind.params):
+        raise ValueError(f"stack: {text!r} has {len(raw)} arguments; {kind.usage} takes at most {len(kind.params)}")
+    values = []
+    for k, param in enumerate(kind.params):
+        if k < len(raw):
+            try:
+                values.append(int(raw[k]))
+            except ValueError:
+                raise ValueError(f"stack: {param.name} of {text!r} must be an integer, got {raw[k]!r}") from None
+        elif param.default is not None:
+            values.append(param.default)
+        elif param is W and default_w is not None:
+            values.append(default_w)
+        else:
+            raise ValueError(f"stack: {text!r} needs {param.name.upper()} ({param.help}): {kind.usage}")
+    return kind, tuple(values)
+
+
+def pattern_from_spec(
+    spec: str, n: int, causal: bool = False, circular: bool = False, seed: int = 0, default_w: int | None = None
+) -> Pattern:
+    """One pattern from a layer spec, e.g. ``pattern_from_spec("global:512:2", n=4096)``."""
+    kind, values = parse_layer(spec, default_w)
+    if circular and not kind.circular:
+        raise ValueError(f"circular: {kind.name} is defined on a truncated sequence only")
+    return kind.build(n, causal, circular, seed, *values)
+
+
+def parse_stack(spec: str) -> list[str]:
+    """``"5*swa:1024,full"`` -> the period as layer specs ``["swa:1024"] * 5 + ["full"]`` (validated)."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError("stack: expected comma-separated layer specs NAME[:ARG...] with K* repetition, got nothing")
+    period = []
+    for item in spec.split(","):
+        item = item.strip()
+        count, star, layer = item.partition("*")
+        if not star:
+            count, layer = "1", item
+        try:
+            times = int(count)
+        except ValueError:
+            raise ValueError(f"stack: repetition of {item!r} must be an integer K in K*NAME") from None
+        if times < 1 or not layer.strip():
+            raise ValueError(f"stack: {item!r}: expected K*NAME[:ARG...] with K >= 1")
+        parse_layer(layer)
+        period += [layer.strip()] * times
+    return period
+
+
+def stack_from_spec(
+    spec: str, n: int, depth: int, causal: bool = False, circular: bool = False, seed: int = 0, name: str | None = None
+) -> LayerStack:
+    """The stack of a spec, cycled to ``depth`` layers; layers with the same spec share one pattern object."""
+    period = parse_stack(spec)
+    built: dict[str, Pattern] = {}
+    for layer in period:
+        if layer not in built:
+            built[layer] = pattern_from_spec(layer, n, causal, circular, seed)
+    return LayerStack([built[layer] for layer in period], depth, name=name or spec)

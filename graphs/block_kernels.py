@@ -1,0 +1,133 @@
+"""Numba kernels for block-sparse layers and global tokens (slabs as in :mod:`graphs.kernels`).
+
+A block-sparse layer splits the (possibly permuted) order into contiguous blocks; a query attends whole key blocks
+listed for its block plus, inside its own block, every key (``diag = FULL``), the keys at or before it in that order
+(``PREFIX``, the causal diagonal) or at or after it (``SUFFIX``, its transpose). One pass ORs each block's rows, one
+ORs the listed blocks per query block, one writes every query: ``O(n W + nnz_blocks W)`` word operations, however
+large the blocks (chunked attention, BigBird, LongNet's dilated segments, the Sparse Transformer's strided heads).
+
+Global tokens: ``G`` positions that every query attends (keys) or that attend every key (queries); with an order
+filter (causal ``+1``, its transpose ``-1``) a running OR over the sorted positions replaces the total:
+``O(n W + G W)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+NONE, FULL, PREFIX, SUFFIX = 0, 1, 2, 3
+
+
+@njit(parallel=True, cache=True)
+def block_or(bits, out, perm, starts, indptr, indices, diag, accumulate):
+    """``out[perm[p]] (|)= OR`` of the key blocks ``indices[indptr[b]:indptr[b+1]]`` of ``p``'s block ``b``, plus
+    its own block per ``diag``. Block ``b`` holds permuted positions ``starts[b] .. starts[b+1]-1``; an empty
+    ``perm`` is the identity."""
+    n_words = bits.shape[1]
+    n_blocks = starts.shape[0] - 1
+    has_perm = perm.shape[0] > 0
+    totals = np.zeros((n_blocks, n_words), dtype=np.uint64)
+    for b in prange(n_blocks):
+        for p in range(starts[b], starts[b + 1]):
+            src = perm[p] if has_perm else p
+            for k in range(n_words):
+                totals[b, k] |= bits[src, k]
+    for b in prange(n_blocks):
+        acc = np.zeros(n_words, dtype=np.uint64)
+        for e in range(indptr[b], indptr[b + 1]):
+            kb = indices[e]
+            for k in range(n_words):
+                acc[k] |= totals[kb, k]
+        if diag == FULL:
+            for k in range(n_words):
+                acc[k] |= totals[b, k]
+        lo, hi = starts[b], starts[b + 1]
+        run = np.zeros(n_words, dtype=np.uint64)
+        step = -1 if diag == SUFFIX else 1
+        first, last = (hi - 1, lo - 1) if diag == SUFFIX else (lo, hi)
+        for p in range(first, last, step):
+            idx = perm[p] if has_perm else p
+            if diag == PREFIX or diag == SUFFIX:
+                for k in range(n_words):
+                    run[k] |= bits[idx, k]
+            if accumulate:
+                for k in range(n_words):
+                    out[idx, k] |= acc[k] | run[k]
+            else:
+                for k in range(n_words):
+                    out[idx, k] = acc[k] | run[k]
+
+
+@njit(parallel=True, cache=True)
+def _running_or_at(bits, sources, marks, order, tile):
+    """Row ``j`` of the result: OR of ``bits[s]`` over the sources ``s <= marks[j]`` (``order > 0``) or
+    ``s >= marks[j]`` (``order < 0``); ``sources`` and ``marks`` sorted ascending. One sweep per word tile."""
+    n_words = bits.shape[1]
+    g = marks.shape[0]
+    res = np.empty((g, n_words), dtype=np.uint64)
+    n_tiles = (n_words + tile - 1) // tile
+    for t in prange(n_tiles):
+        w0 = t * tile
+        w1 = min(n_words, w0 + tile)
+        run = np.zeros(w1 - w0, dtype=np.uint64)
+        si = 0
+        for step in range(g):
+            j = step if order > 0 else g - 1 - step
+            while si < sources.shape[0]:
+                s = sources[si] if order > 0 else sources[sources.shape[0] - 1 - si]
+                if (order > 0 and s > marks[j]) or (order < 0 and s < marks[j]):
+                    break
+                for k in range(w0, w1):
+                    run[k - w0] |= bits[s, k]
+                si += 1
+            for k in range(w0, w1):
+                res[j, k] = run[k - w0]
+    return res
+
+
+@njit(parallel=True, cache=True)
+def _or_prefix_rows(out, run, positions, order):
+    """``out[i] |= run[j]`` with ``j`` the last (``order > 0``: largest ``positions[j] <= i``) or first
+    (``positions[j] >= i``) admissible global; nothing when none is."""
+    n, n_words = out.shape
+    g = positions.shape[0]
+    for i in prange(n):
+        j = np.searchsorted(positions, i, side="right") - 1 if order > 0 else np.searchsorted(positions, i, side="left")
+        if 0 <= j < g:
+            for k in range(n_words):
+                out[i, k] |= run[j, k]
+
+
+@njit(parallel=True, cache=True)
+def _or_all_rows(out, row):
+    n, n_words = out.shape
+    for i in prange(n):
+        for k in range(n_words):
+            out[i, k] |= row[k]
+
+
+def global_keys_or(bits: np.ndarray, out: np.ndarray, tokens: np.ndarray, order: int) -> None:
+    """``out[i] |= OR bits[g]`` over the global tokens ``g`` (sorted), all of them (``order = 0``), those ``<= i``
+    (``+1``, causal) or ``>= i`` (``-1``)."""
+    if tokens.size == 0:
+        return
+    if order == 0:
+        _or_all_rows(out, np.bitwise_or.reduce(bits[tokens], axis=0))
+    else:
+        _or_prefix_rows(out, _running_or_at(bits, tokens, tokens, order, _tile(bits)), tokens, order)
+
+
+def global_queries_or(bits: np.ndarray, out: np.ndarray, tokens: np.ndarray, order: int) -> None:
+    """``out[g] |= OR bits[j]`` over every key ``j`` (``order = 0``), ``j <= g`` (``+1``) or ``j >= g`` (``-1``)."""
+    if tokens.size == 0:
+        return
+    if order == 0:
+        out[tokens] |= np.bitwise_or.reduce(bits, axis=0)
+        return
+    every = np.arange(bits.shape[0], dtype=np.int64)
+    out[tokens] |= _running_or_at(bits, every, tokens, order, _tile(bits))
+
+
+def _tile(bits: np.ndarray) -> int:
+    return max(1, -(-bits.shape[1] // 8))
