@@ -9,20 +9,24 @@ the same permutations as the coverage engine, so ``receptive.coverage(Stochastic
 permutations=[perm]))`` is the coverage of exactly this call. GQA: ``k, v`` may have fewer heads (a divisor of
 the query heads). Backends (``backend=``): ``torch`` (this module; memory ``O(n w)``), ``flex`` (FlexAttention
 with a band ``mask_mod``), ``triton`` (:func:`gpu.triton_sa.triton_sa_attention`, fused), ``auto`` (Triton on
-CUDA, torch elsewhere).
+CUDA, torch elsewhere; for :func:`full_attention` always ``scaled_dot_product_attention``). No call synchronises
+with the GPU or copies from the host, except validating a user-given ``perm`` (``validate=``).
 """
 
 from __future__ import annotations
+
+import functools
 
 import torch
 import torch.nn.functional as F
 
 from receptive.permutations import layer_permutation
-from receptive.windows import check_window, window_offsets
+from receptive.windows import check_window, max_window, window_offsets
 
 from .banded import banded_attention
+from .validation import BACKENDS, check_backend, check_perm, check_qkv
 
-BACKENDS = ("auto", "torch", "flex", "triton")
+__all__ = ["BACKENDS", "full_attention", "permute_sequence", "sa_attention", "swa_attention"]
 
 
 class _Permute(torch.autograd.Function):
@@ -54,22 +58,23 @@ def permute_sequence(x: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
 
 
 def _check(q, k, v, backend):
-    if backend not in BACKENDS:
-        raise ValueError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(t, torch.Tensor) or t.dim() != 4:
-            raise ValueError(f"{name}: expected a (batch, heads, seq, head_dim) tensor")
-    if k.shape != v.shape or q.shape[0] != k.shape[0] or q.shape[2:] != k.shape[2:]:
-        raise ValueError(
-            f"k, v: expected shape (batch, kv_heads, seq, head_dim) matching q {tuple(q.shape)}, "
-            f"got {tuple(k.shape)} and {tuple(v.shape)}"
-        )
-    if q.shape[1] % k.shape[1]:
-        raise ValueError(f"k: kv_heads = {k.shape[1]} must divide the query heads {q.shape[1]} (GQA)")
-    if not (q.dtype == k.dtype == v.dtype) or not q.dtype.is_floating_point:
-        raise ValueError(f"q, k, v: expected one floating dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
-    if q.shape[2] < 1:
-        raise ValueError("q: the sequence must hold at least one position")
+    check_backend(backend)
+    check_qkv(q, k, v)
+
+
+@functools.lru_cache(maxsize=64)
+def _seeded_permutation(n: int, seed: int, layer: int, device: torch.device) -> torch.Tensor:
+    """:func:`receptive.permutations.layer_permutation` on ``device``, copied there once per (n, seed, layer): an
+    eval-mode module asks for the same permutation at every forward (no host-to-device copy per call)."""
+    return torch.as_tensor(layer_permutation(n, seed, layer), device=device)
+
+
+def _draw_permutation(n: int, heads: int | None, generator: torch.Generator | None, device) -> torch.Tensor:
+    """``torch.randperm`` drawn on the generator's device (``device`` without a generator): no copy when they agree."""
+    where = device if generator is None else generator.device
+    if heads is None:
+        return torch.randperm(n, generator=generator, device=where).to(device)
+    return torch.stack([torch.randperm(n, generator=generator, device=where) for _ in range(heads)]).to(device)
 
 
 def _resolve_backend(backend: str, q: torch.Tensor) -> str:
@@ -104,8 +109,23 @@ def _expand_kv(q, k, v):
 
 
 def full_attention(q, k, v, causal: bool = False, backend: str = "auto") -> torch.Tensor:
-    """Every key (causal: every key ``j <= i``), through ``torch.nn.functional.scaled_dot_product_attention``."""
+    """Every key (causal: every key ``j <= i``).
+
+    ``auto`` and ``torch``: ``torch.nn.functional.scaled_dot_product_attention`` (FlashAttention-2 / memory-efficient
+    kernels on CUDA: the best full-attention path); ``flex``: FlexAttention with an all-true (or causal) mask;
+    ``triton``: the fused kernel with a window spanning the sequence (``receptive.windows.max_window``), ``O(n^2)``
+    like the others: a consistency check, not a fast path.
+    """
     _check(q, k, v, backend)
+    n = q.shape[2]
+    if backend == "triton":
+        from .triton_sa import triton_sa_attention
+
+        return triton_sa_attention(q, k, v, max_window(n, causal, False), causal=causal)
+    if backend == "flex":
+        if causal:
+            return _flex(q, k, v, lambda b, h, qi, ki: ki <= qi, None)
+        return _flex(q, k, v, lambda b, h, qi, ki: qi >= 0, None)
     k, v = _expand_kv(q, k, v)
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
@@ -139,40 +159,47 @@ def sa_attention(
     layer: int = 1,
     return_perm: bool = False,
     backend: str = "auto",
+    validate: bool = True,
 ):
     """Stochastic Attention with permutation ``perm`` (``(n,)`` shared by the heads, or ``(heads, n)``).
 
     Without ``perm`` one is drawn: ``seed`` (and ``layer``) give :func:`receptive.permutations.layer_permutation`'s
-    permutation, the one the coverage engine analyses; otherwise ``torch.randperm`` with ``generator`` (one per
+    permutation, the one the coverage engine analyses (copied to q's device once, then cached); otherwise
+    ``torch.randperm`` on q's device (on ``generator``'s device when one is given) with ``generator`` (one per
     head with ``per_head``). ``return_perm=True`` returns ``(output, perm)``.
+
+    No call reads a device tensor back to the host, except ``validate=True`` (default) with a ``perm`` that already
+    lives on the GPU: checking it is a permutation synchronises once (see :func:`gpu.validation.check_perm`); pass
+    ``validate=False`` in a training loop. Drawn and seeded permutations are never re-checked.
     """
     _check(q, k, v, backend)
     _, h, n, _ = q.shape
     w = check_window(w, n, False, False)
     if perm is None:
         if seed is not None:
-            perm = torch.as_tensor(layer_permutation(n, seed, layer), device=q.device)
             if per_head:
                 raise ValueError("per_head: seeded permutations are shared by the heads; pass perm of shape (heads, n)")
-        elif per_head:
-            perm = torch.stack([torch.randperm(n, generator=generator) for _ in range(h)]).to(q.device)
+            perm = _seeded_permutation(n, seed, layer, q.device)
         else:
-            perm = torch.randperm(n, generator=generator).to(q.device)
-    perm = torch.as_tensor(perm, device=q.device).long()
-    if perm.shape not in ((n,), (h, n)):
-        raise ValueError(f"perm: expected shape ({n},) or ({h}, {n}), got {tuple(perm.shape)}")
-    if not torch.equal(torch.sort(perm, dim=-1).values, torch.arange(n, device=q.device).expand_as(perm)):
-        raise ValueError(f"perm: expected a permutation of 0..{n - 1} (per head)")
+            perm = _draw_permutation(n, h if per_head else None, generator, q.device)
+    else:
+        perm = check_perm(perm, n, h, q.device, validate=validate)
     left, right = window_offsets(w, False)
     backend = _resolve_backend(backend, q)
     if backend == "triton":
         from .triton_sa import triton_sa_attention
 
-        out = triton_sa_attention(q, k, v, w, perm=perm, causal=causal)
-        return (out, perm) if return_perm else out
-    if backend == "flex":
+        out = triton_sa_attention(q, k, v, w, perm=perm, causal=causal, validate=False)
+    elif backend == "flex":
         out = _flex_sa(q, k, v, perm, left, right, causal)
-        return (out, perm) if return_perm else out
+    else:
+        out = _torch_sa(q, k, v, perm, left, right, causal)
+    return (out, perm.clone()) if return_perm else out
+
+
+def _torch_sa(q, k, v, perm, left, right, causal):
+    """SA through :func:`gpu.banded.banded_attention` on permuted copies of q, k, v (memory ``O(n w)``)."""
+    n = q.shape[2]
     k, v = _expand_kv(q, k, v)
     extra = None
     if causal:
@@ -188,8 +215,7 @@ def sa_attention(
     out = banded_attention(
         permute_sequence(q, perm), permute_sequence(k, perm), permute_sequence(v, perm), left, right, extra
     )
-    out = permute_sequence(out, torch.argsort(perm, dim=-1))
-    return (out, perm) if return_perm else out
+    return permute_sequence(out, torch.argsort(perm, dim=-1))
 
 
 def _flex_sa(q, k, v, perm, left, right, causal):

@@ -1,11 +1,11 @@
 """The torch attention backend against a float64 dense masked oracle built from receptive's pattern definitions."""
 
-import math
-
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+
+from attention_oracle import dense_reference, mask_of  # noqa: E402
 
 from gpu import full_attention, permute_sequence, sa_attention, swa_attention  # noqa: E402
 from receptive import StochasticAttention, make_pattern  # noqa: E402
@@ -13,23 +13,9 @@ from receptive.permutations import layer_permutation  # noqa: E402
 from receptive.windows import max_window  # noqa: E402
 
 
-def dense_reference(q, k, v, mask):
-    """float64 softmax(q k^T / sqrt d) v with an explicit boolean (n, n) or (h, n, n) mask; GQA by repetition."""
-    q, k, v = (t.double() for t in (q, k, v))
-    groups = q.shape[1] // k.shape[1]
-    k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
-    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
-    scores = scores.masked_fill(~torch.as_tensor(mask), float("-inf"))
-    return torch.softmax(scores, -1) @ v
-
-
 def inputs(b, h, hkv, n, d, dtype=torch.float64, seed=0):
     g = torch.Generator().manual_seed(seed)
     return [torch.randn(b, heads, n, d, generator=g, dtype=dtype) + 0.1 for heads in (h, hkv, hkv)]
-
-
-def mask_of(pattern):
-    return pattern.adjacency(1).toarray()
 
 
 CASES = [
@@ -151,8 +137,97 @@ def test_flex_backend_matches_dense_oracle(causal, per_head):
     torch.testing.assert_close(out, dense_reference(q, k, v, masks).float(), atol=1e-5, rtol=1e-5)
 
 
-def test_auto_backend_is_torch_without_cuda():
+@pytest.mark.parametrize(
+    ("dtype", "cuda", "has_triton", "expect"),
+    [
+        (torch.float32, True, True, "triton"),
+        (torch.bfloat16, True, True, "triton"),
+        (torch.float64, True, True, "torch"),  # the kernel has no fp64 path
+        (torch.float16, True, False, "torch"),  # triton not installed
+        (torch.float32, False, True, "torch"),
+    ],
+)
+def test_auto_backend_resolution(monkeypatch, dtype, cuda, has_triton, expect):
+    """Both branches of ``auto``, with a stand-in tensor that reports a CUDA device (no GPU needed)."""
+    import builtins
+    import types
+
     from gpu.attention import _resolve_backend
 
-    assert _resolve_backend("auto", torch.zeros(1)) == "torch"
-    assert _resolve_backend("flex", torch.zeros(1)) == "flex"
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):
+        if name == "triton" and not has_triton:
+            raise ImportError("no triton")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+    q = types.SimpleNamespace(is_cuda=cuda, dtype=dtype)
+    assert _resolve_backend("auto", q) == expect
+    for explicit in ("torch", "flex", "triton"):
+        assert _resolve_backend(explicit, q) == explicit
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_full_attention_backends(causal):
+    n = 23
+    q, k, v = inputs(1, 4, 2, n, 8, dtype=torch.float32, seed=11)
+    ref = dense_reference(q, k, v, np.tril(np.ones((n, n), bool)) if causal else np.ones((n, n), bool)).float()
+    for backend in ("auto", "torch", "flex"):
+        torch.testing.assert_close(full_attention(q, k, v, causal=causal, backend=backend), ref, atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match=r"^backend: expected one of"):
+        full_attention(q, k, v, backend="sdpa")
+
+
+def test_no_host_reads_per_call():
+    """On the meta device any read of a tensor's values fails: drawn, seeded and unvalidated permutations run end
+    to end without one (so none synchronises with a GPU); validating a device-resident permutation does read."""
+    q = torch.empty(1, 2, 50, 8, device="meta")
+    for kwargs in ({}, {"per_head": True}, {"seed": 3, "causal": True}):
+        out, perm = sa_attention(q, q, q, 7, return_perm=True, **kwargs)
+        assert out.device.type == perm.device.type == "meta"
+    perm = torch.randperm(50).to("meta")
+    assert sa_attention(q, q, q, 7, perm=perm, causal=True, validate=False).device.type == "meta"
+    with pytest.raises(NotImplementedError):
+        sa_attention(q, q, q, 7, perm=perm)
+
+
+def test_seeded_permutation_copied_once():
+    from gpu.attention import _seeded_permutation
+
+    _seeded_permutation.cache_clear()
+    q, k, v = inputs(1, 2, 2, 30, 4, seed=12)
+    first = sa_attention(q, k, v, 5, seed=7, layer=2)
+    torch.testing.assert_close(sa_attention(q, k, v, 5, seed=7, layer=2), first)
+    info = _seeded_permutation.cache_info()
+    assert (info.misses, info.hits) == (1, 1)
+    _, perm = sa_attention(q, k, v, 5, seed=7, layer=2, return_perm=True)
+    perm[0] = perm[1]  # the caller's copy: the cached permutation stays intact
+    torch.testing.assert_close(sa_attention(q, k, v, 5, seed=7, layer=2), first)
+
+
+@pytest.mark.parametrize(
+    ("perm", "validate", "match"),
+    [
+        (np.zeros(10, dtype=np.int64), True, "permutation"),
+        (torch.tensor([1, 1, 2, 3, 4, 5, 6, 7, 8, 9]), True, "permutation"),
+        (torch.arange(10).flip(0)[None].expand(3, -1), True, "shape"),
+        (torch.arange(10.0), True, "integer"),
+        (np.arange(10.0), False, "integer"),
+        (torch.arange(9), False, "shape"),
+    ],
+)
+def test_perm_checks(perm, validate, match):
+    q, k, v = inputs(1, 2, 1, 10, 4)
+    with pytest.raises(ValueError, match=f"^perm: .*{match}"):
+        sa_attention(q, k, v, 3, perm=perm, validate=validate)
+
+
+def test_host_permutations_accepted():
+    q, k, v = inputs(1, 2, 1, 10, 4)
+    perm = np.random.default_rng(0).permutation(10)
+    ref = sa_attention(q, k, v, 3, perm=torch.as_tensor(perm))
+    torch.testing.assert_close(sa_attention(q, k, v, 3, perm=perm), ref)
+    torch.testing.assert_close(sa_attention(q, k, v, 3, perm=perm.tolist()), ref)
+    unchecked = sa_attention(q, k, v, 3, perm=np.zeros(10, dtype=np.int64), validate=False)  # the caller's promise
+    assert unchecked.shape == q.shape

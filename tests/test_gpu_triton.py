@@ -7,10 +7,12 @@ import pytest
 torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton compiles anything: run kernels on the CPU
-pytest.importorskip("triton")
+triton = pytest.importorskip("triton")
 
-from gpu import sa_attention, swa_attention  # noqa: E402
-from gpu.triton_sa import triton_sa_attention  # noqa: E402
+from attention_oracle import dense_reference, sa_mask, swa_mask  # noqa: E402
+
+from gpu import full_attention, sa_attention, swa_attention  # noqa: E402
+from gpu.triton_sa import CONFIGS, triton_sa_attention  # noqa: E402
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -42,7 +44,7 @@ def test_fused_swa_and_per_head_permutations():
     torch.testing.assert_close(triton_sa_attention(q, k, v, 6, perm=perm, causal=True), ref, atol=1e-5, rtol=1e-5)
 
 
-def test_fused_bad_input():
+def test_fused_bad_input(monkeypatch):
     q, k, v = inputs(1, 2, 2, 10, 8, torch.float32)
     with pytest.raises(ValueError, match="w:"):
         triton_sa_attention(q, k, v, 0)
@@ -50,6 +52,127 @@ def test_fused_bad_input():
         triton_sa_attention(q, k, v, 3, perm=torch.arange(9))
     with pytest.raises(ValueError, match="dtype"):
         triton_sa_attention(q.double(), k.double(), v.double(), 3)
+    with pytest.raises(ValueError, match=r"^precision"):
+        triton_sa_attention(q, k, v, 3, precision="fp64")
+    for block in (8, 24, True):
+        with pytest.raises(ValueError, match=r"^block"):
+            triton_sa_attention(q, k, v, 3, block=block)
+    with pytest.raises(ValueError, match=r"^block: give block or config"):
+        triton_sa_attention(q, k, v, 3, block=16, config=CONFIGS[0])
+    with pytest.raises(ValueError, match=r"^config"):
+        triton_sa_attention(q, k, v, 3, config=triton.Config({"BLOCK_M": 48, "BLOCK_N": 64}))
+    if DEVICE == "cpu":
+        import gpu.triton_sa
+
+        monkeypatch.setattr(gpu.triton_sa, "_interpreting", lambda: False)
+        with pytest.raises(ValueError, match=r"^q: the fused kernel needs CUDA"):
+            triton_sa_attention(q, k, v, 3)
+
+
+@pytest.mark.parametrize(
+    "perm",
+    [
+        torch.zeros(10, dtype=torch.long),  # today's bug: rows 1..9 stayed uninitialised
+        torch.tensor([0, 1, 2, 3, 4, 5, 6, 7, 8, 10]),
+        torch.stack([torch.arange(10), torch.arange(10).roll(1)]).index_fill(1, torch.tensor([3]), 0),
+    ],
+)
+def test_fused_rejects_non_permutations(perm):
+    q, k, v = inputs(1, 2, 2, 10, 8, torch.float32)
+    with pytest.raises(ValueError, match=r"^perm: expected a permutation"):
+        triton_sa_attention(q, k, v, 3, perm=perm.to(DEVICE))
+    with pytest.raises(ValueError, match=r"^perm: expected a permutation"):
+        sa_attention(q, k, v, 3, perm=perm, backend="triton")
+
+
+def _record_precisions(monkeypatch):
+    """The ``input_precision`` of every ``tl.dot`` the interpreter executes."""
+    from triton.runtime.interpreter import InterpreterBuilder
+
+    seen = []
+    original = InterpreterBuilder.create_dot
+
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        seen.append(str(input_precision).rsplit(".", 1)[-1].lower())
+        return original(self, a, b, d, input_precision, max_num_imprecise_acc)
+
+    monkeypatch.setattr(InterpreterBuilder, "create_dot", create_dot)
+    return seen
+
+
+@pytest.mark.skipif(DEVICE == "cuda", reason="inspects the interpreter's dot")
+@pytest.mark.parametrize("precision", ["ieee", "tf32", "tf32x3"])
+def test_dot_precision_reaches_every_dot(monkeypatch, precision):
+    """fp32 is exact on a GPU only if every ``tl.dot`` gets IEEE precision (its default there is TF32)."""
+    seen = _record_precisions(monkeypatch)
+    n, w = 20, 5
+    q, k, v = (t.requires_grad_() for t in inputs(1, 2, 1, n, 16, torch.float32, seed=3))
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(0))
+    kwargs = {} if precision == "ieee" else {"precision": precision}
+    out = triton_sa_attention(q, k, v, w, perm=perm, causal=True, **kwargs)
+    out.sum().backward()
+    # forward: 2 dots per key tile, backward: 4 in dK/dV and 3 in dQ per tile (2 tiles of 16 rows each way)
+    assert len(seen) >= 2 + 4 + 3 and set(seen) == {precision}
+    torch.testing.assert_close(out.double(), dense_reference(q, k, v, sa_mask(perm, w, True, 2)), atol=2e-6, rtol=2e-6)
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: str(c).replace(" ", ""))
+def test_every_autotune_config_on_the_interpreter(config):
+    """Each configuration the autotuner may pick on a GPU, forward and backward, against the float64 oracle, at a
+    size that cuts the sequence into several tiles of that configuration."""
+    n, w, h = 150, 21, 2
+    q, k, v = (t.requires_grad_() for t in inputs(1, h, 1, n, 16, torch.float32, seed=4))
+    perm = torch.stack([torch.randperm(n, generator=torch.Generator().manual_seed(s)) for s in range(h)]).to(DEVICE)
+    out = triton_sa_attention(q, k, v, w, perm=perm, causal=True, config=config)
+    upstream = torch.randn(q.shape, generator=torch.Generator().manual_seed(5)).to(DEVICE)
+    (out * upstream).sum().backward()
+    leaves = [t.detach().double().cpu().requires_grad_() for t in (q, k, v)]
+    ref = dense_reference(*leaves, sa_mask(perm, w, True, h))
+    (ref * upstream.double().cpu()).sum().backward()
+    torch.testing.assert_close(out.double().cpu(), ref.detach(), atol=2e-6, rtol=2e-6)
+    for ours, theirs in zip((q, k, v), leaves, strict=True):
+        torch.testing.assert_close(ours.grad.double().cpu(), theirs.grad, atol=2e-5, rtol=2e-5)
+
+
+@pytest.mark.skipif(DEVICE == "cuda", reason="the stand-in timer is for the interpreter")
+def test_autotuner_path_on_the_interpreter():
+    """The autotuned launch (grid from the chosen config, the tuning key) with a stand-in timer: every config is
+    run for each kernel, the fastest by the stand-in is used, and the result matches the oracle."""
+    from gpu.triton_sa import autotuned
+
+    runs = []
+
+    def fake_bench(call, quantiles):
+        call()
+        runs.append(len(runs))
+        return [float(len(runs) % 5)] * 3
+
+    n, w = 40, 9
+    q, k, v = (t.requires_grad_() for t in inputs(1, 2, 2, n, 16, torch.float32, seed=6))
+    out = triton_sa_attention(q, k, v, w, causal=True, _do_bench=fake_bench)
+    out.square().sum().backward()
+    assert len(runs) == 3 * len(CONFIGS)
+    assert {name: autotuned(name, fake_bench).best_config in CONFIGS for name in ("forward", "dkdv", "dq")} == {
+        "forward": True,
+        "dkdv": True,
+        "dq": True,
+    }
+    torch.testing.assert_close(out.double(), dense_reference(q, k, v, swa_mask(n, w, True)), atol=2e-6, rtol=2e-6)
+    leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
+    dense_reference(*leaves, swa_mask(n, w, True)).square().sum().backward()
+    for ours, theirs in zip((q, k, v), leaves, strict=True):
+        torch.testing.assert_close(ours.grad.double(), theirs.grad, atol=2e-5, rtol=2e-5)
+
+
+def test_full_attention_triton_backend():
+    q, k, v = inputs(1, 2, 1, 19, 16, torch.float32, seed=10)
+    for causal in (False, True):
+        torch.testing.assert_close(
+            full_attention(q, k, v, causal=causal, backend="triton"),
+            full_attention(q, k, v, causal=causal, backend="torch"),
+            atol=1e-5,
+            rtol=1e-5,
+        )
 
 
 @pytest.mark.parametrize(
