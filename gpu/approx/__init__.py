@@ -1,17 +1,22 @@
-"""Fast-attention approximations on one interface, compared at matched compute with Stochastic Attention.
+"""Fast-attention approximations on one interface, compared at matched budgets and costs with Stochastic Attention.
 
-Every method maps ``(q, k, v, budget, seed)`` to an approximation of ``softmax(q k^T / sqrt(d)) v`` (bidirectional,
-``(batch, heads, n, d)``), where ``budget = m`` is the effective number of keys per query; each method's
-``accounting`` says how its parameter is derived from ``m`` so that all of them cost about ``O(n m d)``. The
-families follow the numerical view of Serret, Cortinovis, ..., Grigori (2026, arXiv 2604.01757): sparsity and
-clustering (sliding window, SA, SA+SWA, both windows with the attention sink kept, Reformer LSH, MoBA, the top-k
-oracle), low rank (Linformer, Nystromformer, the truncated-SVD oracle) and kernels (Performer).
+``approximate(method, q, k, v, budget, seed=0, causal=False)`` maps ``(batch, heads, n, d)`` tensors to an
+approximation of ``softmax(q k^T / sqrt(d)) v`` (causal: keys ``j <= i``). ``METHODS[name]`` holds each method's
+family, what its budget means (keys per query, or a rank for the latent and tensor methods), whether it is
+randomized and whether it has a causal version; :func:`method_cost` gives its FLOPs, peak memory and KV-cache
+bytes per token. The families follow Serret, Cortinovis, ..., Grigori (2026, arXiv 2604.01757): sparsity (SWA, SA,
+SA+SWA and their sink variants through the :mod:`gpu` backend, Reformer LSH, MoBA), clustering (Routing
+Transformer), importance sampling (HyperAttention, KDEformer), low rank (Linformer, Nystromformer, Skyformer,
+pivoted Cholesky, Loki), kernels (Performer, PolySketchFormer, LevAttention), latent attention (MLA, TransMLA),
+tensor methods (TPA) and two oracles (top-k, truncated SVD).
 
-``python -m gpu.approx`` compares them on synthetic matrices; :mod:`gpu.approx.real` (``python -m gpu.approx.real``,
-the extra ``.[minilm]``) on the attention of the pretrained all-MiniLM-L6-v2 (:mod:`gpu.approx.minilm`) reading
-CPython's help topics (:mod:`gpu.approx.corpus`).
+``python -m gpu.approx`` compares them on synthetic matrices (``--costs`` prints the cost table);
+:mod:`gpu.approx.real` (``python -m gpu.approx.real``, the extra ``.[minilm]``) on the attention of the pretrained
+all-MiniLM-L6-v2 (:mod:`gpu.approx.minilm`) reading CPython's help topics (:mod:`gpu.approx.corpus`).
 """
 
-from .methods import METHODS, Method, approximate, exact_attention, relative_error
+from .costs import Cost
+from .methods import METHODS, Method, approximate, exact_attention, exact_cost, method_cost, relative_error
 
-__all__ = ["METHODS", "Method", "approximate", "exact_attention", "relative_error"]
+__all__ = ["METHODS", "Cost", "Method", "approximate", "exact_attention", "exact_cost", "method_cost",
+           "relative_error"]  # fmt: skip

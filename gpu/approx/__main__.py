@@ -1,9 +1,14 @@
-"""``python -m gpu.approx``: relative error ||O - O_hat||_F / ||O||_F of every method against exact float64 attention
-at matched budgets (keys per query), mean +- std over seeds, on synthetic matrices.
+"""``python -m gpu.approx``: relative error ||O - O_hat||_F / ||O||_F of every method against exact float64
+attention (causal with ``--causal``), mean +- std over seeds, on synthetic matrices, with each row's cost (FLOPs as a
+share of exact attention's, KV-cache bytes per token) beside it. ``--costs`` prints only the cost table.
 
 Kinds: ``random`` (q, k, v standard normal: near-uniform attention, the hardest case for sparse methods), ``lowrank``
 (q and k of rank 4: a numerically low-rank score matrix) and ``spiky`` (a few attention-sink keys aligned with the
-queries plus a local bias, the structure the survey finds in Llama's attention)."""
+queries plus a local bias, the structure the survey finds in Llama's attention).
+
+Budgets above a method's maximum (a rank: TPA's min(heads, d), MLA's 2 heads d) are skipped; a method with no valid
+budget runs at the powers of two up to its maximum. Methods that need calibration when causal (MLA, TransMLA,
+Loki) get the keys and values of an independent draw of the same kind. Costs use 4-byte numbers."""
 
 from __future__ import annotations
 
@@ -17,12 +22,13 @@ import torch
 
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
-from . import METHODS, approximate, exact_attention, relative_error
+from . import METHODS, approximate, exact_attention, exact_cost, method_cost, relative_error
 
 KINDS = ("random", "lowrank", "spiky")
+HEADS = 4
 
 
-def synthetic(kind: str, n: int, d: int, seed: int, heads: int = 4):
+def synthetic(kind: str, n: int, d: int, seed: int, heads: int = HEADS):
     g = torch.Generator().manual_seed(seed)
 
     def randn(*shape):
@@ -43,50 +49,125 @@ def synthetic(kind: str, n: int, d: int, seed: int, heads: int = 4):
     return q, k, v
 
 
-def study(kinds, n, d, budgets, seeds) -> list[dict]:
+def budgets_for(name: str, budgets, n: int, d: int, heads: int = HEADS) -> list[int]:
+    """The budgets of ``budgets`` valid for ``name``; if none, the powers of two up to its maximum."""
+    top = METHODS[name].max_budget(n, d, heads)
+    if top is None:
+        return list(budgets)
+    valid = [b for b in budgets if b <= top]
+    return valid or [2**i for i in range(int(math.log2(top)) + 1)]
+
+
+def _options(name: str, kind: str, n: int, d: int, seed: int, causal: bool) -> dict:
+    if not causal or "calibration" not in METHODS[name].options:
+        return {}
+    _, ck, cv = synthetic(kind, n, d, 10_000 + seed)
+    return {"calibration": ck if name == "loki" else (ck, cv)}
+
+
+def study(kinds, n, d, budgets, seeds, methods=tuple(METHODS), causal=False) -> list[dict]:
+    """One row per (kind, method, budget): mean and std of the relative error over ``seeds`` draws (data and
+    method seed both ``s``), with the cost at ``heads = 4``."""
     rows = []
+    reference = exact_cost(n, d, HEADS, causal)
     for kind in kinds:
-        for budget in budgets:
-            for name in METHODS:
-                errors = []
-                for seed in range(seeds):
-                    q, k, v = synthetic(kind, n, d, seed)
-                    errors.append(
-                        relative_error(approximate(name, q, k, v, budget, seed=seed), exact_attention(q, k, v))
+        data = [synthetic(kind, n, d, s) for s in range(seeds)]
+        exact = [exact_attention(q, k, v, causal=causal) for q, k, v in data]
+        for name in methods:
+            for budget in budgets_for(name, budgets, n, d):
+                errors = [
+                    relative_error(
+                        approximate(name, q, k, v, budget, seed=s, causal=causal,
+                                    **_options(name, kind, n, d, s, causal)),
+                        ref,
                     )
+                    for s, ((q, k, v), ref) in enumerate(zip(data, exact, strict=True))
+                ]  # fmt: skip
                 mean = sum(errors) / len(errors)
                 std = math.sqrt(sum((e - mean) ** 2 for e in errors) / max(1, len(errors) - 1))
-                rows.append({"kind": kind, "budget": budget, "method": name, "mean": mean, "std": std})
+                cost = method_cost(name, n, d, budget, heads=HEADS, causal=causal)
+                rows.append({
+                    "kind": kind, "method": name, "budget": budget, "mean": mean, "std": std, **cost.to_dict(),
+                    "flops_share": cost.flops / reference.flops,
+                })  # fmt: skip
     return rows
+
+
+def cost_rows(n, d, budgets, heads, causal, methods=tuple(METHODS)) -> list[dict]:
+    rows = [{"method": "exact", "budget": n, **exact_cost(n, d, heads, causal).to_dict(), "flops_share": 1.0}]
+    reference = rows[0]["flops"]
+    for name in methods:
+        if causal and not METHODS[name].causal:
+            continue
+        for budget in budgets_for(name, budgets, n, d, heads):
+            cost = method_cost(name, n, d, budget, heads=heads, causal=causal)
+            rows.append({"method": name, "budget": budget, **cost.to_dict(), "flops_share": cost.flops / reference})
+    return rows
+
+
+def _print_costs(rows, n, d, heads, causal):
+    print(f"cost of one forward, n = {n}, d = {d}, heads = {heads}{', causal' if causal else ''}, 4-byte numbers")
+    print(f"{'method':<15}{'budget':>7}{'GFLOP':>10}{'x exact':>9}{'peak MiB':>10}{'KV B/token':>12}")
+    for r in rows:
+        print(f"{r['method']:<15}{r['budget']:>7}{r['flops'] / 1e9:>10.4f}{r['flops_share']:>9.3f}"
+              f"{r['peak_bytes'] / 2**20:>10.2f}{r['kv_cache_bytes_per_token']:>12.1f}")  # fmt: skip
+
+
+def _print_study(rows, kinds, seeds, n, d, causal):
+    for kind in kinds:
+        print(f"\n{kind}: relative error (mean +- std over {seeds} seeds), n = {n}, d = {d}"
+              f"{', causal' if causal else ''}; FLOPs as a share of exact attention in brackets")  # fmt: skip
+        for name in dict.fromkeys(r["method"] for r in rows):
+            cells = [r for r in rows if r["kind"] == kind and r["method"] == name]
+            text = "".join(
+                f"  m={r['budget']:<4}{r['mean']:>8.4f} +-{r['std']:.3f} [{r['flops_share']:.2f}]" for r in cells
+            )
+            print(f"{name:<15}{text}")
 
 
 def main(argv=None) -> int:
     p = OneLineErrorParser(prog="python -m gpu.approx", description=__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated from {', '.join(KINDS)}")
-    p.add_argument("--n", type=int, default=512, help="sequence length (default 512, MiniLM's)")
+    p.add_argument("--methods", default=",".join(METHODS), help="comma-separated from " + ", ".join(METHODS))
+    p.add_argument("--n", type=int, default=512, help="sequence length (default 512)")
     p.add_argument("--d", type=int, default=32, help="head dimension (default 32, MiniLM's)")
-    p.add_argument("--budgets", default="16,32,64,128", help="keys per query")
+    p.add_argument("--heads", type=int, default=HEADS, help="heads for --costs (default 4; the study uses 4)")
+    p.add_argument("--budgets", default="16,32,64,128", help="budgets (keys per query, or ranks)")
     p.add_argument("--seeds", type=int, default=3)
-    p.add_argument("--json", help="also write the rows to this file")
+    p.add_argument("--causal", action="store_true", help="causal methods against exact causal attention")
+    p.add_argument("--costs", action="store_true", help="print the cost table only (no errors are computed)")
+    p.add_argument("--json", nargs="?", const="-", help="write the rows as JSON to this file ('-' or none: stdout)")
     args = p.parse_args(argv)
     try:
         kinds = comma_names("--kinds", args.kinds, KINDS)
+        methods = comma_names("--methods", args.methods, METHODS)
         budgets = comma_ints("--budgets", args.budgets)
     except ValueError as exc:
         p.error(str(exc))
-    if args.n < 2 or args.d < 1 or args.seeds < 1:
-        p.error("--n, --d, --seeds: expected positive integers (n >= 2)")
-    rows = study(kinds, args.n, args.d, budgets, args.seeds)
-    for kind in kinds:
-        print(f"\n{kind}: relative error (mean +- std over {args.seeds} seeds), n = {args.n}, d = {args.d}")
-        print(f"{'method':<14}" + "".join(f"{'m = ' + str(b):>18}" for b in budgets))
-        for name in METHODS:
-            cells = [r for r in rows if r["kind"] == kind and r["method"] == name]
-            print(f"{name:<14}" + "".join(f"{r['mean']:>11.4f} +-{r['std']:.3f}" for r in cells))
-    if args.json:
+    if args.n < 2 or args.d < 1 or args.seeds < 1 or args.heads < 1:
+        p.error("--n, --d, --seeds, --heads: expected positive integers (n >= 2)")
+    if args.causal:
+        methods = [m for m in methods if METHODS[m].causal]
+        if not methods:
+            p.error("--methods: none of them has a causal version")
+    if args.costs:
+        rows = cost_rows(args.n, args.d, budgets, args.heads, args.causal, methods)
+        parameters = {k: getattr(args, k) for k in ("n", "d", "heads", "budgets", "causal")}
+        if args.json != "-":
+            _print_costs(rows, args.n, args.d, args.heads, args.causal)
+    else:
+        rows = study(kinds, args.n, args.d, budgets, args.seeds, methods, args.causal)
+        parameters = {k: getattr(args, k) for k in ("kinds", "methods", "n", "d", "budgets", "seeds", "causal")}
+        parameters["heads"] = HEADS
+        if args.json != "-":
+            _print_study(rows, kinds, args.seeds, args.n, args.d, args.causal)
+    doc = json.dumps({"parameters": parameters, "rows": rows}, indent=1) + "\n"
+    if args.json == "-":
+        sys.stdout.write(doc)
+    elif args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps({"parameters": vars(args), "rows": rows}, indent=1) + "\n")
+        Path(args.json).write_text(doc)
     return 0
 
 

@@ -1,246 +1,168 @@
-"""The approximation methods (one function each) and their registry."""
+"""The registry of approximation methods and the one interface to them.
+
+``approximate(method, q, k, v, budget, seed=0, causal=False, **options)`` maps ``(batch, heads, n, d)`` tensors
+to an approximation of ``softmax(q k^T / sqrt d) v`` (causal: over keys ``j <= i``). ``METHODS[name]`` says what
+the budget means (``budget_meaning``: keys per query for most methods, a rank or latent width for the latent and
+tensor methods, ``budget_kind``), whether the seed matters (``randomized``), whether a causal version exists
+(``causal``), the method's options, and its cost: :func:`method_cost` gives FLOPs, peak memory and KV-cache bytes
+per token (:mod:`gpu.approx.costs`). The methods live in :mod:`gpu.approx.families`, one module per family.
+"""
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
-from receptive import make_pattern
+from . import costs
+from .costs import Cost
+from .families import clustering, kernels, latent, lowrank, lsh, oracles, sampling, tensor, windows
+from .families.common import exact_attention, relative_error
 
 
-def exact_attention(q, k, v) -> torch.Tensor:
-    """``softmax(q k^T / sqrt(d)) v``."""
-    return torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1) @ v
-
-
-def relative_error(approx: torch.Tensor, exact: torch.Tensor) -> float:
-    """``||O - O_hat||_F / ||O||_F``."""
-    return float(torch.linalg.norm((approx - exact).double()) / torch.linalg.norm(exact.double()))
-
-
-def _masked(q, k, v, mask: torch.Tensor, sink: bool = False) -> torch.Tensor:
-    if sink:
-        mask = mask.clone()
-        mask[..., 0] = True
-    scores = (q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])).masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
-
-
-def _pattern_mask(name: str, n: int, w: int, seed: int, device) -> torch.Tensor:
-    mat = make_pattern(name, n, min(w, 2 * n - 1), seed=seed).adjacency(1).toarray()
-    return torch.as_tensor(mat, device=device)
-
-
-def _with_sink(method):
-    """``method`` with ``m - 1`` keys plus the first position always kept, the attention sink (Xiao et al. 2024,
-    StreamingLLM); in a BERT model the sink is ``[CLS]``."""
-
-    def run(q, k, v, m, seed):
-        return method(q, k, v, max(1, m - 1), seed, sink=True)
-
-    run.__doc__ = f"{method.__name__} with m - 1 keys and the first position (the sink)."
-    return run
-
-
-def sliding_window(q, k, v, m, seed, sink=False):
-    """SWA with ``w = m`` keys (itself included). Cost ``O(n m d)``."""
-    return _masked(q, k, v, _pattern_mask("swa", q.shape[2], m, seed, q.device), sink)
-
-
-def stochastic(q, k, v, m, seed, sink=False):
-    """SA with ``w = m`` keys in the order of ``receptive.layer_permutation(n, seed, 1)``. Cost ``O(n m d)``."""
-    return _masked(q, k, v, _pattern_mask("sa", q.shape[2], m, seed, q.device), sink)
-
-
-def stochastic_plus_window(q, k, v, m, seed):
-    """Union of an SA window and a sliding window of ``m // 2`` keys each. Cost ``O(n m d)``."""
-    return _masked(q, k, v, _pattern_mask("sa+swa", q.shape[2], max(1, m // 2), seed, q.device))
-
-
-def top_k(q, k, v, m, seed):
-    """Oracle: each row keeps its ``m`` largest scores (needs the full ``O(n^2 d)`` scores to find them)."""
-    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
-    keep = min(m, scores.shape[-1])
-    threshold = scores.topk(keep, dim=-1).values[..., -1:]
-    return torch.softmax(scores.masked_fill(scores < threshold, float("-inf")), dim=-1) @ v
-
-
-def truncated_svd(q, k, v, m, seed):
-    """Oracle: the best rank-``m`` approximation of the attention matrix ``A`` (Eckart-Young), then ``A_m v``."""
-    a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1)
-    u, s, vh = torch.linalg.svd(a)
-    r = min(m, s.shape[-1])
-    return (u[..., :r] * s[..., None, :r]) @ (vh[..., :r, :] @ v)
-
-
-def _generator(seed: int, device) -> torch.Generator:
-    return torch.Generator(device=device).manual_seed(seed)
-
-
-def performer(q, k, v, m, seed):
-    """Performer FAVOR+ (Choromanski et al. 2021): ``m`` positive orthogonal random features
-    ``phi(x) = exp(w^T x - |x|^2 / 2) / sqrt(m)`` on ``x = q / d^(1/4)``; ``softmax(qk^T) v ~ phi(q) (phi(k)^T v)``
-    normalised by ``phi(q) (phi(k)^T 1)``. Cost ``O(n m d)``."""
-    d = q.shape[-1]
-    g = _generator(seed, "cpu")
-    blocks = []
-    for _ in range(-(-m // d)):
-        gauss = torch.randn(d, d, generator=g, dtype=torch.float64)
-        ortho, _ = torch.linalg.qr(gauss)
-        norms = torch.randn(d, d, generator=g, dtype=torch.float64).norm(dim=1)  # chi(d) row lengths
-        blocks.append(ortho * norms[:, None])
-    w = torch.cat(blocks)[:m].to(q.device, q.dtype)
-    scale = d**-0.25
-
-    def features(x, is_query):
-        x = x * scale
-        proj = x @ w.T
-        stab = proj.amax(dim=-1, keepdim=True) if is_query else proj.amax(dim=(-1, -2), keepdim=True)
-        return torch.exp(proj - (x * x).sum(-1, keepdim=True) / 2 - stab) / math.sqrt(m)
-
-    fq, fk = features(q, True), features(k, False)
-    numerator = fq @ (fk.transpose(-1, -2) @ v)
-    denominator = fq @ fk.sum(dim=-2, keepdim=True).transpose(-1, -2)
-    return numerator / denominator.clamp_min(torch.finfo(q.dtype).tiny)
-
-
-def _newton_schulz_pinv(a: torch.Tensor, iterations: int = 6) -> torch.Tensor:
-    """Iterative Moore-Penrose inverse of Nystromformer (Xiong et al. 2021, Eq. 13)."""
-    z = a.transpose(-1, -2) / (a.abs().sum(-1).amax(-1)[..., None, None] * a.abs().sum(-2).amax(-1)[..., None, None])
-    eye = torch.eye(a.shape[-1], dtype=a.dtype, device=a.device)
-    for _ in range(iterations):
-        az = a @ z
-        z = 0.25 * z @ (13 * eye - az @ (15 * eye - az @ (7 * eye - az)))
-    return z
-
-
-def nystromformer(q, k, v, m, seed):
-    """Nystromformer (Xiong et al. 2021): ``m`` landmarks as segment means of q and k,
-    ``A ~ softmax(Q Kt^T) pinv(softmax(Qt Kt^T)) softmax(Qt K^T)`` with 6 Newton-Schulz iterations. Cost
-    ``O(n m d + m^3)``."""
-    n, d = q.shape[-2], q.shape[-1]
-    m = min(m, n)
-    edges = np.linspace(0, n, m + 1).round().astype(int)
-    ql = torch.stack([q[..., a:b, :].mean(-2) for a, b in itertools.pairwise(edges)], dim=-2)
-    kl = torch.stack([k[..., a:b, :].mean(-2) for a, b in itertools.pairwise(edges)], dim=-2)
-    s = 1 / math.sqrt(d)
-    f = torch.softmax(q @ kl.transpose(-1, -2) * s, dim=-1)
-    core = _newton_schulz_pinv(torch.softmax(ql @ kl.transpose(-1, -2) * s, dim=-1))
-    b = torch.softmax(ql @ k.transpose(-1, -2) * s, dim=-1)
-    return f @ (core @ (b @ v))
-
-
-def linformer(q, k, v, m, seed):
-    """Linformer (Wang et al. 2020), untrained: a random Johnson-Lindenstrauss projection ``E`` (``m x n``, entries
-    ``N(0, 1/m)``) of keys and values, ``softmax(q (E k)^T / sqrt d) (E v)``. Cost ``O(n m d)``."""
-    n = q.shape[-2]
-    e = torch.randn(m, n, generator=_generator(seed, "cpu"), dtype=torch.float64).to(q.device, q.dtype) / math.sqrt(m)
-    return torch.softmax(q @ (e @ k).transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1) @ (e @ v)
-
-
-def reformer_lsh(q, k, v, m, seed, rounds: int = 2):
-    """Reformer-style LSH (Kitaev et al. 2020): normalised q and k hashed by shared random rotations
-    (``argmax [xR, -xR]``, angular LSH), each sorted by bucket, cut into chunks of ``c``; query chunk ``j`` attends
-    to key chunks ``j`` and ``j - 1``; ``rounds`` rounds merged by log-sum-exp. ``m = 2 c rounds``."""
-    b, h, n, d = q.shape
-    c = max(1, m // (2 * rounds))
-    n_buckets = max(2, 2 * (n // max(c, 1) // 2))
-    g = _generator(seed, "cpu")
-    outs, lses = [], []
-    qn, kn = q / q.norm(dim=-1, keepdim=True), k / k.norm(dim=-1, keepdim=True)
-    chunks = -(-n // c)
-    pad = chunks * c - n
-    for _ in range(rounds):
-        rot = torch.randn(d, n_buckets // 2, generator=g, dtype=torch.float64).to(q.device, q.dtype)
-        qh = torch.cat([qn @ rot, -(qn @ rot)], -1).argmax(-1)
-        kh = torch.cat([kn @ rot, -(kn @ rot)], -1).argmax(-1)
-        qi = torch.argsort(qh * n + torch.arange(n, device=q.device), dim=-1)
-        ki = torch.argsort(kh * n + torch.arange(n, device=q.device), dim=-1)
-        qs = torch.gather(q, 2, qi[..., None].expand(-1, -1, -1, d))
-        ks = torch.gather(k, 2, ki[..., None].expand(-1, -1, -1, d))
-        vs = torch.gather(v, 2, ki[..., None].expand(-1, -1, -1, d))
-        valid = torch.nn.functional.pad(torch.ones(n, dtype=torch.bool, device=q.device), (0, pad)).view(chunks, c)
-        qs, ks, vs = (torch.nn.functional.pad(t, (0, 0, 0, pad)).view(b, h, chunks, c, d) for t in (qs, ks, vs))
-        kk = torch.cat([ks, ks.roll(1, dims=2)], dim=3)  # own chunk and the previous one
-        vv = torch.cat([vs, vs.roll(1, dims=2)], dim=3)
-        kvalid = torch.cat([valid, valid.roll(1, dims=0)], dim=1)
-        if chunks == 1:
-            kvalid[:, c:] = False  # the "previous" chunk is the chunk itself
-        scores = (qs @ kk.transpose(-1, -2) / math.sqrt(d)).masked_fill(~kvalid[:, None, :], float("-inf"))
-        lse = torch.logsumexp(scores, dim=-1)
-        out = torch.softmax(scores, dim=-1) @ vv
-        out, lse = out.reshape(b, h, chunks * c, d)[:, :, :n], lse.reshape(b, h, chunks * c)[:, :, :n]
-        undo = torch.argsort(qi, dim=-1)
-        outs.append(torch.gather(out, 2, undo[..., None].expand(-1, -1, -1, d)))
-        lses.append(torch.gather(lse, 2, undo))
-    weights = torch.softmax(torch.stack(lses), dim=0)[..., None]
-    return (torch.stack(outs) * weights).sum(0)
-
-
-def moba(q, k, v, m, seed, blocks_per_query: int = 4):
-    """MoBA (Lu et al. 2025): keys in blocks of ``B = m / blocks_per_query``; each query scores blocks by
-    ``q . mean(k_block)``, keeps the top ``blocks_per_query`` (its own block always), and attends to their keys.
-    ``m = B * blocks_per_query``."""
-    b, h, n, d = q.shape
-    size = max(1, m // blocks_per_query)
-    nb = -(-n // size)
-    block_of = torch.arange(n, device=q.device) // size
-    means = torch.zeros(b, h, nb, d, dtype=q.dtype, device=q.device).index_add_(2, block_of, k)
-    means = means / torch.bincount(block_of, minlength=nb).to(q.dtype)[:, None]
-    gate = q @ means.transpose(-1, -2)
-    gate[..., torch.arange(n, device=q.device), block_of] = float("inf")  # own block always kept
-    chosen = gate.topk(min(blocks_per_query, nb), dim=-1).indices
-    keep = torch.zeros(b, h, n, nb, dtype=torch.bool, device=q.device).scatter_(-1, chosen, True)
-    return _masked(q, k, v, keep[..., block_of])
+def _no_limit(n: int, d: int, heads: int) -> None:
+    return None
 
 
 @dataclass(frozen=True)
 class Method:
-    """A method, its family in the survey's classification and how its parameter follows from the budget ``m``."""
+    """A method, its family in the survey's classification and how its parameter follows from the budget."""
 
     name: str
     family: str
-    accounting: str
+    budget_meaning: str
     run: Callable
+    cost: Callable
     randomized: bool = True  # False: the seed does not change the output
+    causal: bool = False  # True: a causal version exists (``approximate(..., causal=True)``)
+    budget_kind: str = "keys"  # "keys" (per query; more than n means every key), "rank" or "features"
+    options: tuple[str, ...] = ()  # keyword options ``approximate`` passes on
+    max_budget: Callable[[int, int, int], int | None] = _no_limit  # (n, d, heads) -> the largest valid budget
+    paper: str = ""
+
+    @property
+    def accounting(self) -> str:
+        """The budget's meaning (the name earlier versions used)."""
+        return self.budget_meaning
 
 
-METHODS = {
+def _m(name, family, meaning, run, cost, **kw) -> Method:
+    return Method(name, family, meaning, run, cost, **kw)
+
+
+_LATENT = {"budget_kind": "rank", "options": ("calibration",), "max_budget": lambda n, d, h: 2 * h * d}
+
+METHODS: dict[str, Method] = {
     m.name: m
     for m in (
-        Method("swa", "sparsity", "window of m keys", sliding_window, randomized=False),
-        Method("sa", "sparsity", "window of m keys in a random order", stochastic),
-        Method("sa+swa", "sparsity", "m/2 keys of each window", stochastic_plus_window),
-        Method(
-            "swa+sink",
-            "sparsity",
-            "window of m - 1 keys and the first key",
-            _with_sink(sliding_window),
-            randomized=False,
-        ),
-        Method("sa+sink", "sparsity", "SA window of m - 1 keys and the first key", _with_sink(stochastic)),
-        Method("reformer", "sparsity (LSH)", "2 rounds x 2 chunks of m/4", reformer_lsh),
-        Method("moba", "sparsity (block routing)", "4 blocks of m/4 keys", moba, randomized=False),
-        Method("linformer", "low rank", "keys projected to length m", linformer),
-        Method("nystromformer", "low rank", "m landmarks", nystromformer, randomized=False),
-        Method("performer", "kernel", "m random features", performer),
-        Method("top-k", "oracle", "the m largest scores per row", top_k, randomized=False),
-        Method("svd", "oracle", "rank m of the attention matrix", truncated_svd, randomized=False),
+        _m("swa", "sparsity (window)", "window of m keys", windows.sliding_window, costs.swa, randomized=False,
+           causal=True, paper="sliding window (Beltagy et al. 2020)"),
+        _m("sa", "sparsity (window)", "window of m keys in a random order", windows.stochastic, costs.sa, causal=True,
+           paper="Jin & Sui 2026, arXiv 2604.00754"),
+        _m("sa+swa", "sparsity (window)", "two paths of m/2 keys, equal gates", windows.stochastic_plus_window,
+           costs.sa_swa, causal=True, paper="Jin & Sui 2026 (gated SA+SWA)"),
+        _m("swa+sink", "sparsity (window)", "window of m - 1 keys and the first key",
+           windows.with_sink(windows.sliding_window), lambda *a: costs.swa(*a, sink=True), randomized=False,
+           causal=True, paper="Xiao et al. 2024 (StreamingLLM)"),
+        _m("sa+sink", "sparsity (window)", "SA window of m - 1 keys and the first key",
+           windows.with_sink(windows.stochastic), lambda *a: costs.sa(*a, sink=True), causal=True,
+           paper="Jin & Sui 2026; Xiao et al. 2024"),
+        _m("reformer", "sparsity (LSH)", "2 rounds, chunks of m/2 items (about m/2 keys each)", lsh.reformer_lsh,
+           costs.reformer, causal=True, options=("rounds",), paper="Kitaev et al. 2020"),
+        _m("moba", "sparsity (block routing)", "4 blocks of m/4 keys", clustering.moba, costs.moba, randomized=False,
+           causal=True, options=("blocks_per_query",), paper="Lu et al. 2025, arXiv 2502.13189"),
+        _m("routing", "clustering", "ceil(n/m) k-means clusters of m keys", clustering.routing, costs.routing,
+           options=("iterations",), paper="Roy et al. 2021"),
+        _m("hyperattention", "importance sampling", "m/2 sortLSH keys + m/2 uniform columns", sampling.hyperattention,
+           costs.hyperattention, paper="Han et al. 2024, arXiv 2310.05869"),
+        _m("kdeformer", "importance sampling", "m columns by KDE importance (m probe queries)", sampling.kdeformer,
+           costs.kdeformer, paper="Zandieh et al. 2023, arXiv 2302.02451"),
+        _m("linformer", "low rank", "keys and values mean-pooled to length m", lowrank.linformer, costs.linformer,
+           randomized=False, paper="Wang et al. 2020 (untrained mean pooling)"),
+        _m("linformer-jl", "low rank", "separate random projections E, F to length m", lowrank.linformer_jl,
+           costs.linformer, paper="Wang et al. 2020 (random E, F)"),
+        _m("nystromformer", "low rank", "m landmarks", lowrank.nystromformer, costs.nystromformer, randomized=False,
+           paper="Xiong et al. 2021"),
+        _m("skyformer", "low rank (PSD kernel)", "Nystrom with m landmarks of [Q; K]", lowrank.skyformer,
+           costs.skyformer, budget_kind="rank", paper="Chen et al. 2021"),
+        _m("cholesky", "low rank (PSD kernel)", "rank m pivoted Cholesky of the kernel of [Q; K]",
+           lowrank.pivoted_cholesky, costs.pivoted_cholesky, randomized=False, budget_kind="rank",
+           options=("tolerance",), max_budget=lambda n, d, h: 2 * n, paper="Harbrecht et al. 2012"),
+        _m("loki", "low rank (keys)", "top m keys by scores in d/4 PCA dimensions", lowrank.loki, costs.loki,
+           randomized=False, causal=True, options=("rank", "calibration"), paper="Singhania et al. 2024"),
+        _m("performer", "kernel", "m random features", kernels.performer, costs.performer, causal=True,
+           budget_kind="features", paper="Choromanski et al. 2021"),
+        _m("polysketch", "kernel (polynomial)", "degree 4, sketch of floor(sqrt m)^2 features", kernels.polysketch,
+           costs.polysketch, causal=True, budget_kind="features", options=("degree",), paper="Kacham et al. 2024"),
+        _m("levattention", "kernel (leverage scores)", "the m keys of largest leverage", kernels.levattention,
+           costs.levattention, randomized=False, paper="Kannan et al. 2024, arXiv 2410.05462"),
+        _m("mla", "latent", "latent of width r = m per token (SVD of [K V])", latent.mla, costs.mla,
+           randomized=False, causal=True, paper="DeepSeek-AI 2024 (DeepSeek-V2)", **_LATENT),
+        _m("transmla", "latent", "balanced latent of width r = m (SVD of [K/alpha V])", latent.transmla, costs.mla,
+           randomized=False, causal=True, paper="Meng et al. 2025 (TransMLA)", **_LATENT),
+        _m("tpa", "tensor", "per-token rank R = m of keys and values (heads x d)", tensor.tensor_product, costs.tpa,
+           randomized=False, causal=True, budget_kind="rank", max_budget=lambda n, d, h: min(h, d),
+           paper="Zhang et al. 2025 (Tensor Product Attention)"),
+        _m("top-k", "oracle", "the m largest scores per row", oracles.top_k, costs.top_k, randomized=False,
+           causal=True),
+        _m("svd", "oracle", "rank m of the attention matrix", oracles.truncated_svd, costs.svd, randomized=False,
+           budget_kind="rank"),
     )
-}
+}  # fmt: skip
 
 
-def approximate(method: str, q, k, v, budget: int, seed: int = 0) -> torch.Tensor:
-    """The output of ``method`` with ``budget`` effective keys per query."""
+def _check_budget(name: str, budget) -> int:
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ValueError(f"budget: expected a positive integer ({METHODS[name].budget_meaning}), got {budget!r}")
+    return int(budget)
+
+
+def _check_method(method) -> Method:
     if method not in METHODS:
         raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-        raise ValueError(f"budget: expected a positive integer (keys per query), got {budget!r}")
-    if q.dim() != 4 or k.shape != q.shape or v.shape[:-1] != q.shape[:-1]:
+    return METHODS[method]
+
+
+def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool = False, **options) -> torch.Tensor:
+    """The output of ``method`` at ``budget`` (``METHODS[method].budget_meaning``) on ``(batch, heads, n, d)``
+    tensors; ``causal=True`` attends to keys ``j <= i`` only (methods with ``METHODS[method].causal``);
+    ``options`` are the method's keyword options (``METHODS[method].options``)."""
+    spec = _check_method(method)
+    budget = _check_budget(method, budget)
+    if not all(isinstance(t, torch.Tensor) for t in (q, k, v)) or q.dim() != 4 or k.shape != q.shape:
         raise ValueError("q, k, v: expected (batch, heads, n, d) tensors of one shape")
-    return METHODS[method].run(q, k, v, budget, seed)
+    if v.shape[:-1] != q.shape[:-1] or not (q.dtype == k.dtype == v.dtype) or not q.dtype.is_floating_point:
+        raise ValueError("q, k, v: expected (batch, heads, n, d) tensors of one floating dtype")
+    if not isinstance(causal, bool):
+        raise ValueError(f"causal: expected True or False, got {causal!r}")
+    if causal and not spec.causal:
+        causal_ones = ", ".join(n for n, m in METHODS.items() if m.causal)
+        raise ValueError(f"causal: {method} has no causal version (causal methods: {causal_ones})")
+    unknown = set(options) - set(spec.options)
+    if unknown:
+        raise ValueError(f"options: {method} takes {', '.join(spec.options) or 'no options'}, got {sorted(unknown)}")
+    return spec.run(q, k, v, budget, int(seed), causal, **options)
+
+
+def method_cost(method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False,
+                element_bytes: int = 4) -> Cost:  # fmt: skip
+    """FLOPs and peak bytes of one forward of length ``n`` and KV-cache bytes per token of ``method`` at ``budget``
+    (conventions in :mod:`gpu.approx.costs`)."""
+    spec = _check_method(method)
+    budget = _check_budget(method, budget)
+    for name, value, low in (("n", n, 1), ("d", d, 1), ("heads", heads, 1), ("element_bytes", element_bytes, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"{name}: expected an integer >= {low}, got {value!r}")
+    if causal and not spec.causal:
+        raise ValueError(f"causal: {method} has no causal version")
+    return spec.cost(n, d, budget, heads, causal, element_bytes)
+
+
+def exact_cost(n: int, d: int, heads: int = 1, causal: bool = False, element_bytes: int = 4) -> Cost:
+    """The cost of exact attention, the reference of every ratio."""
+    return costs.full(n, d, n, heads, causal, element_bytes)
+
+
+__all__ = ["METHODS", "Cost", "Method", "approximate", "exact_attention", "exact_cost", "method_cost",
+           "relative_error"]  # fmt: skip

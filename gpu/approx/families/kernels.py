@@ -1,0 +1,141 @@
+"""Kernel feature maps and leverage scores: Performer FAVOR+ (Choromanski et al. 2021, ICLR; arXiv 2009.14794),
+PolySketchFormer (Kacham, Mirrokni & Zhong 2024, ICML; arXiv 2310.01655) and LevAttention (Kannan, Bhattacharyya,
+Kacham & Woodruff 2024, arXiv 2410.05462)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .common import check_int_option, generator, indexed_attention, randn, scale_of
+
+PREFIX_CHUNK = 128  # positions per block of the causal prefix sums
+
+
+def orthogonal_gaussian(rows: int, d: int, seed: int, like: torch.Tensor) -> torch.Tensor:
+    """``rows x d`` random features: blocks of ``d`` orthonormal rows, each block the ``Q`` of a Gaussian matrix
+    with the QR sign correction ``Q diag(sign(diag R))`` (Haar-distributed, Mezzadri 2007), rows rescaled to
+    ``chi(d)`` lengths so that every row is marginally ``N(0, I_d)`` (Performer's ORF)."""
+    g = generator(seed)
+    blocks = []
+    for _ in range(-(-rows // d)):
+        gauss = torch.randn(d, d, generator=g, dtype=torch.float64)
+        ortho, upper = torch.linalg.qr(gauss)
+        ortho = ortho * torch.sign(torch.diagonal(upper))[None, :]
+        norms = torch.randn(d, d, generator=g, dtype=torch.float64).norm(dim=1)
+        blocks.append(ortho.T * norms[:, None])  # rows of Q^T: orthonormal rows
+    return torch.cat(blocks)[:rows].to(like.device, like.dtype)
+
+
+def positive_features(x: torch.Tensor, w: torch.Tensor, stab: torch.Tensor | float = 0.0) -> torch.Tensor:
+    """FAVOR+ positive features ``phi(x) = exp(w x - |x|^2 / 2 - stab) / sqrt(m)`` of ``x = input / d^(1/4)``, with
+    ``E[phi(q) . phi(k)] = exp(q . k / sqrt d) exp(-2 stab)`` (Choromanski et al. 2021, Lemma 1)."""
+    x = x * x.shape[-1] ** -0.25
+    return torch.exp(x @ w.T - (x * x).sum(-1, keepdim=True) / 2 - stab) / math.sqrt(w.shape[0])
+
+
+def _causal_linear(fq, fk, v, level=None):
+    """``out_i = fq_i (sum_{j<=i} fk_j^T v_j) / fq_i (sum_{j<=i} fk_j^T)`` by blocked prefix sums: a running state
+    ``S = sum fk^T v`` of ``m x d`` across blocks and a lower-triangular product inside each; memory
+    ``O(m d + PREFIX_CHUNK^2)`` per head. ``level`` (``(b, h, n)``, non-decreasing along the sequence) says that
+    ``fk_j`` was divided by ``exp(level_j)``: query ``i`` then sums every key at the common scale
+    ``exp(-level_i)`` (factors ``exp(level_j - level_i) <= 1``), so nothing after ``i`` enters its output."""
+    b, h, n, m = fq.shape
+    if level is None:
+        level = fq.new_zeros(b, h, n)
+    state = fq.new_zeros(b, h, m, v.shape[-1])
+    norm = fq.new_zeros(b, h, m, 1)
+    last = fq.new_zeros(b, h)
+    out = torch.empty_like(v)
+    for start in range(0, n, PREFIX_CHUNK):
+        rows = slice(start, min(n, start + PREFIX_CHUNK))
+        a, c, vv, lv = fq[:, :, rows], fk[:, :, rows], v[:, :, rows], level[:, :, rows]
+        inner = (a @ c.transpose(-1, -2) * torch.exp((lv[..., None, :] - lv[..., :, None]).clamp_max(0))).tril()
+        carry = torch.exp(last[..., None] - lv)[..., None]  # state scale exp(-last) -> exp(-level_i)
+        numerator = inner @ vv + (a @ state) * carry
+        denominator = inner.sum(-1, keepdim=True) + (a @ norm) * carry
+        out[:, :, rows] = numerator / denominator.clamp_min(torch.finfo(v.dtype).tiny)
+        end = lv[..., -1]
+        shrink = torch.exp(lv - end[..., None])[..., None]  # keys of this block at scale exp(-end)
+        decay = torch.exp(last - end)[..., None, None]
+        state = state * decay + c.transpose(-1, -2) @ (vv * shrink)
+        norm = norm * decay + c.transpose(-1, -2) @ shrink
+        last = end
+    return out
+
+
+def performer(q, k, v, m, seed, causal=False):
+    """Performer FAVOR+: ``m`` positive orthogonal random features; ``softmax(qk^T/sqrt d) v ~ phi(q) (phi(k)^T v)``
+    normalised by ``phi(q) (phi(k)^T 1)``. Causal: the same sums over ``j <= i`` by prefix sums (Choromanski et
+    al. 2021, Sec. 2.4). The key stabiliser cancels: the maximum over all keys (bidirectional) or the running
+    maximum over keys ``j <= i`` rescaled exactly per query (causal, so that no future key sets it)."""
+    d = q.shape[-1]
+    w = orthogonal_gaussian(m, d, seed, q)
+    proj_q = (q * d**-0.25) @ w.T
+    fq = positive_features(q, w, proj_q.amax(dim=-1, keepdim=True))
+    proj_k = (k * d**-0.25) @ w.T
+    if causal:
+        level = torch.cummax(proj_k.amax(dim=-1), dim=-1).values  # running maximum: no future key sets it
+        return _causal_linear(fq, positive_features(k, w, level[..., None]), v, level)
+    fk = positive_features(k, w, proj_k.amax(dim=(-1, -2), keepdim=True))
+    numerator = fq @ (fk.transpose(-1, -2) @ v)
+    denominator = fq @ fk.sum(dim=-2, keepdim=True).transpose(-1, -2)
+    return numerator / denominator.clamp_min(torch.finfo(q.dtype).tiny)
+
+
+def polynomial_attention(q, k, v, degree: int, causal: bool = False) -> torch.Tensor:
+    """The exact attention PolySketch estimates: weights ``(1 + s_ij / p)^p`` (``s = q k^T / sqrt d``, ``p`` even,
+    so non-negative), normalised per row; the degree-``p`` truncation of ``exp(s) = lim (1 + s/p)^p``."""
+    weights = (1 + q @ k.transpose(-1, -2) * scale_of(q) / degree) ** degree
+    if causal:
+        weights = weights.tril()
+    return (weights @ v) / weights.sum(-1, keepdim=True)
+
+
+def polysketch(q, k, v, m, seed, causal=False, degree: int = 4):
+    """PolySketchFormer-style attention of even ``degree`` p with sketched features. The kernel is
+    ``(x' . y')^p = (1 + s / p)^p`` on ``x' = [1, x / (p^(1/2) d^(1/4))]``; a Gaussian product sketch of the
+    tensor power ``x'^(p/2)``, ``psi(x) = prod_{t=1}^{p/2} (G_t x') / sqrt r`` with independent ``r x (d + 1)``
+    Gaussian ``G_t`` (Ahle et al. 2020; ``E[psi(x) . psi(y)] = (x' . y')^(p/2)``), is squared as in the paper's
+    non-negative construction: ``(psi(q) . psi(k))^2 = (psi(q) (x) psi(q)) . (psi(k) (x) psi(k))``, features of
+    dimension ``r^2 = m`` (``r = floor(sqrt m)``), linear attention on them. Kacham et al. train with the
+    polynomial kernel itself; training-free it approximates softmax through ``(1 + s/p)^p -> e^s``: two errors,
+    degree (:func:`polynomial_attention` vs softmax) and sketch. Causal by prefix sums."""
+    degree = check_int_option("degree", degree, 2)
+    if degree % 2:
+        raise ValueError(f"degree: expected an even integer >= 2 (non-negative weights), got {degree}")
+    d = q.shape[-1]
+    r = max(1, math.isqrt(m))
+    g = generator(seed)
+    sketches = [randn(g, d + 1, r, like=q) for _ in range(degree // 2)]
+    factor = (degree**0.5 * d**0.25) ** -1
+
+    def features(x):
+        x1 = torch.cat([torch.ones_like(x[..., :1]), x * factor], dim=-1)
+        psi = torch.ones(*x.shape[:-1], r, dtype=x.dtype, device=x.device)
+        for sketch in sketches:
+            psi = psi * (x1 @ sketch)
+        psi = psi / math.sqrt(r) ** (degree // 2)
+        return (psi[..., :, None] * psi[..., None, :]).flatten(-2)
+
+    fq, fk = features(q), features(k)
+    if causal:
+        return _causal_linear(fq, fk, v)
+    return (fq @ (fk.transpose(-1, -2) @ v)) / (fq @ fk.sum(-2)[..., None]).clamp_min(torch.finfo(q.dtype).tiny)
+
+
+def leverage_scores(keys: torch.Tensor) -> torch.Tensor:
+    """Statistical leverage of every key row: ``l_j = k_j^T (K^T K)^+ k_j`` (``sum_j l_j = rank K``)."""
+    gram = keys.transpose(-1, -2) @ keys
+    return ((keys @ torch.linalg.pinv(gram, hermitian=True)) * keys).sum(-1)
+
+
+def levattention(q, k, v, m, seed, causal=False):
+    """LevAttention: the ``m`` keys of largest leverage score in ``K`` form a universal set shared by every query
+    (the paper shows that large attention weights of any query fall on large-leverage keys, for polynomial
+    kernels), exact softmax attention on them. Exact at ``m >= n``. Cost ``O(n d^2 + n m d)``."""
+    n = q.shape[2]
+    m = min(m, n)
+    chosen = leverage_scores(k).topk(m, dim=-1).indices  # (b, h, m)
+    return indexed_attention(q, k, v, chosen[:, :, None, :].expand(-1, -1, n, -1))

@@ -1,0 +1,105 @@
+"""Importance sampling: HyperAttention (Han, Jayaram, Karbasi, Mirrokni, Woodruff & Zandieh 2024, ICLR; arXiv
+2310.05869) and a KDEformer-style sampler (Zandieh, Han, Daliri & Karbasi 2023, ICML; arXiv 2302.02451).
+
+Both estimate the unnormalised numerator ``N_i = sum_j exp(s_ij) v_j`` and the normaliser ``D_i = sum_j exp(s_ij)``
+(``s = q k^T / sqrt d``) by sums over sampled columns, unbiased for a fixed row shift, and return ``N / D`` (a ratio
+estimator: consistent, not unbiased). :func:`hyper_estimates` and :func:`kde_estimates` give ``(N, D)`` for a
+given shift so that the unbiasedness can be tested.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .common import generator, randn, scale_of
+
+
+def _gray_rank(bits: torch.Tensor) -> torch.Tensor:
+    """Position of the Gray code ``bits`` (last axis, most significant first) in the Gray sequence, so that
+    neighbouring ranks differ in one hyperplane: HyperAttention's Hamming-sorted LSH."""
+    binary = torch.cumsum(bits.long(), dim=-1) % 2  # b_i = g_0 xor ... xor g_i
+    weights = 2 ** torch.arange(bits.shape[-1] - 1, -1, -1, device=bits.device)
+    return (binary * weights).sum(-1)
+
+
+def hyper_estimates(q, k, v, m, seed, shift=None):
+    """HyperAttention's two parts with ``b = ceil(m / 2)`` keys found by sortLSH and ``s = m - b`` uniformly
+    sampled columns: queries and keys are hashed by ``r`` random hyperplanes (``2^r ~ n / b`` buckets), each
+    sorted separately by the Gray rank of its bucket, and query ``i`` meets the keys in the same block of ``b``
+    sorted positions (mask ``M``); the rest is estimated from ``s`` columns ``j_1..j_s`` drawn uniformly with
+    replacement, weighted ``n / s``:
+    ``N_i = sum_{j: M_ij} e^{s_ij - c_i} v_j + (n / s) sum_t (1 - M_{i j_t}) e^{s_{i j_t} - c_i} v_{j_t}`` and ``D_i``
+    likewise with ``v = 1`` (the paper's approximate row normaliser). Unbiased for ``sum_j e^{s_ij - c_i} v_j``
+    given ``c`` (``shift``: ``(b, h, n)``; default the row maximum of the computed scores)."""
+    bsz, h, n, d = q.shape
+    block = min(n, max(1, -(-m // 2)))
+    samples = max(1, m - block)
+    g = generator(seed)
+    planes = max(1, math.ceil(math.log2(max(2, n / block))))
+    hyper = randn(g, d, planes, like=q)
+    rank_q, rank_k = _gray_rank(q @ hyper > 0), _gray_rank(k @ hyper > 0)
+    pos = torch.arange(n, device=q.device)
+    order_q, order_k = torch.argsort(rank_q * n + pos, dim=-1), torch.argsort(rank_k * n + pos, dim=-1)
+    block_q = torch.argsort(order_q, dim=-1) // block  # block of every query
+    block_k = torch.argsort(order_k, dim=-1) // block
+    blocks = -(-n // block)
+    padded = torch.nn.functional.pad(order_k, (0, blocks * block - n), value=-1).view(bsz, h, blocks, block)
+    heavy = torch.gather(padded, 2, block_q[..., None].expand(-1, -1, -1, block))  # (b, h, n, block)
+    heavy_ok = heavy >= 0
+    heavy = heavy.clamp_min(0)
+    cols = torch.randint(n, (samples,), generator=g).to(q.device)
+    scale = scale_of(q)
+    kh = torch.gather(k, 2, heavy.reshape(bsz, h, -1, 1).expand(-1, -1, -1, d)).view(bsz, h, n, block, d)
+    vh = torch.gather(v, 2, heavy.reshape(bsz, h, -1, 1).expand(-1, -1, -1, d)).view(bsz, h, n, block, d)
+    s_heavy = torch.einsum("bhnd,bhnkd->bhnk", q, kh) * scale
+    s_heavy = s_heavy.masked_fill(~heavy_ok, float("-inf"))
+    s_cols = q @ k[:, :, cols].transpose(-1, -2) * scale  # (b, h, n, s)
+    outside = block_k[:, :, None, cols] != block_q[..., None]
+    s_cols = s_cols.masked_fill(~outside, float("-inf"))
+    if shift is None:
+        shift = torch.maximum(s_heavy.amax(-1), s_cols.amax(-1))
+    w_heavy = torch.exp(s_heavy - shift[..., None])
+    w_cols = torch.exp(s_cols - shift[..., None]) * (n / samples)
+    numerator = torch.einsum("bhnk,bhnkd->bhnd", w_heavy, vh) + w_cols @ v[:, :, cols]
+    return numerator, w_heavy.sum(-1) + w_cols.sum(-1)
+
+
+def hyperattention(q, k, v, m, seed, causal=False):
+    """HyperAttention: ``N / D`` of :func:`hyper_estimates` (``m`` keys per query: ``m / 2`` by sortLSH, ``m / 2``
+    sampled columns shared by all queries)."""
+    numerator, denominator = hyper_estimates(q, k, v, m, seed)
+    return numerator / denominator[..., None]
+
+
+def kde_estimates(q, k, v, m, seed, shift=None, uniform_share: float = 0.1):
+    """KDEformer-style importance sampling of ``m`` columns. The sampling distribution follows the paper's
+    ``p_j ~ ||A_{:,j}|| ||v_j||`` with the column norms from a kernel density estimate on ``m`` uniformly sampled
+    queries ``S``: ``||A_{:,j}||^2 ~ sum_{i in S} exp(2 s_ij)``, mixed with a ``uniform_share`` of the uniform
+    distribution so that no column has probability 0 (defensive importance sampling). With ``j_1..j_m ~ p``:
+    ``N_i = (1/m) sum_t e^{s_{i j_t} - c_i} v_{j_t} / p_{j_t}``, ``D_i`` likewise with ``v = 1``; unbiased for
+    ``sum_j e^{s_ij - c_i} v_j`` given ``c`` (``shift``, default the row maximum of the sampled scores). The
+    paper's LSH step for the heaviest entries is left out (HyperAttention has one)."""
+    b, h, n, d = q.shape
+    g = generator(seed)
+    scale = scale_of(q)
+    probe = torch.randint(n, (m,), generator=g).to(q.device)
+    kde = 2 * (q[:, :, probe] @ k.transpose(-1, -2)) * scale  # (b, h, m, n) log of exp(2 s_ij)
+    log_col = 0.5 * torch.logsumexp(kde, dim=-2) + torch.log(v.norm(dim=-1).clamp_min(1e-30))
+    p = torch.softmax(log_col.double(), dim=-1) * (1 - uniform_share) + uniform_share / n  # (b, h, n)
+    cols = torch.multinomial(p.reshape(-1, n).cpu(), m, replacement=True, generator=g).view(b, h, m).to(q.device)
+    weight = 1.0 / (m * torch.gather(p, -1, cols).to(q.dtype))  # (b, h, m)
+    ks = torch.gather(k, 2, cols[..., None].expand(-1, -1, -1, d))
+    vs = torch.gather(v, 2, cols[..., None].expand(-1, -1, -1, v.shape[-1]))
+    scores = q @ ks.transpose(-1, -2) * scale  # (b, h, n, m)
+    if shift is None:
+        shift = scores.amax(-1)
+    w = torch.exp(scores - shift[..., None]) * weight[:, :, None, :]
+    return w @ vs, w.sum(-1)
+
+
+def kdeformer(q, k, v, m, seed, causal=False):
+    """KDEformer-style sampler: ``N / D`` of :func:`kde_estimates` with ``m`` columns (shared by all queries)."""
+    numerator, denominator = kde_estimates(q, k, v, m, seed)
+    return numerator / denominator[..., None]

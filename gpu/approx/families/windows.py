@@ -1,0 +1,101 @@
+"""Sparsity by windows, through the attention backend users run (:func:`gpu.swa_attention`,
+:func:`gpu.sa_attention`): O(n w) memory, any n, the backend's causal flag.
+
+* SWA: query ``i`` sees a window of ``w = m`` keys (:mod:`receptive.windows`: causal ``i-w+1..i``).
+* SA (Jin & Sui 2026, arXiv 2604.00754): the same band in the order of ``receptive.layer_permutation(n, seed, 1)``;
+  causal keeps the band and drops keys whose original position is after the query's, so a causal SA query sees
+  about ``(w + 1) / 2`` of its ``w`` band keys (equal compute, half the keys).
+* SA+SWA: the gated dual path of :class:`gpu.GatedSASWA`, ``g_sa Y_sa + g_swa Y_swa`` with windows of ``m / 2``.
+  Training-free there are no learned gates: both are 1/2, the mean of the two paths (an untrained ``GatedSASWA``
+  has sigmoid gates of ``1/2 +- O(1/sqrt(d_model))``). This is not the union mask (one softmax over both key sets).
+* ``+sink``: a window of ``m - 1`` keys plus the first position (the attention sink of StreamingLLM, Xiao et al.
+  2024; ``[CLS]`` in BERT), merged exactly by log-sum-exp: ``O = O_w + sigmoid(s_0 - lse_w) (v_0 - O_w)`` where
+  ``lse_w`` is the window's log-normaliser; a query whose window already holds position 0 keeps ``O_w``.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from gpu.attention import sa_attention, swa_attention
+from receptive.windows import max_window, window_offsets
+
+from .common import scale_of
+
+
+def _window(m: int, n: int, causal: bool) -> int:
+    return min(m, max_window(n, causal, False))
+
+
+def band_logsumexp(q, k, left: int, right: int, perm: torch.Tensor | None = None, causal: bool = False):
+    """``log sum_j exp(q_i . k_j / sqrt d)`` over the band ``-left <= p(j) - p(i) <= right`` in the order ``perm``
+    (identity without), with ``causal`` also ``j <= i`` in original positions; ``(batch, heads, n)`` in original
+    order. Memory ``O(n (left + right + 1))``."""
+    n = q.shape[2]
+    if perm is not None:
+        q, k = q.index_select(2, perm), k.index_select(2, perm)
+    span = left + right + 1
+    windows = F.pad(k, (0, 0, left, right)).unfold(2, span, 1)  # (b, h, n, d, span), a view
+    scores = torch.einsum("bhnd,bhnds->bhns", q, windows) * scale_of(q)
+    pos = torch.arange(n, device=q.device)
+    kpos = pos[:, None] - left + torch.arange(span, device=q.device)[None, :]
+    valid = (kpos >= 0) & (kpos < n)
+    if causal and perm is not None:
+        origin = perm[kpos.clamp(0, n - 1)]
+        valid &= origin <= perm[:, None]
+    elif causal:
+        valid &= kpos <= pos[:, None]
+    lse = torch.logsumexp(scores.masked_fill(~valid, float("-inf")), dim=-1)
+    return lse if perm is None else lse.index_select(2, torch.argsort(perm))
+
+
+def _add_sink(q, k, v, out, lse, in_window):
+    s0 = (q * k[:, :, :1]).sum(-1) * scale_of(q)
+    share = torch.sigmoid(s0 - lse).masked_fill(in_window, 0.0)[..., None]
+    return out + share * (v[:, :, :1] - out)
+
+
+def sliding_window(q, k, v, m, seed, causal=False, sink=False):
+    """SWA with ``w = m`` keys (itself included), ``gpu.swa_attention``; with ``sink`` a window of ``m - 1`` keys
+    and the first position."""
+    n = q.shape[2]
+    w = _window(max(1, m - 1) if sink else m, n, causal)
+    out = swa_attention(q, k, v, w, causal=causal)
+    if not sink:
+        return out
+    left, right = window_offsets(w, causal)
+    in_window = torch.arange(n, device=q.device) <= left
+    return _add_sink(q, k, v, out, band_logsumexp(q, k, left, right, causal=causal), in_window)
+
+
+def stochastic(q, k, v, m, seed, causal=False, sink=False):
+    """SA with ``w = m`` keys in the order of ``receptive.layer_permutation(n, seed, 1)``, ``gpu.sa_attention``;
+    with ``sink`` a window of ``m - 1`` keys and the first position."""
+    n = q.shape[2]
+    w = _window(max(1, m - 1) if sink else m, n, False)
+    out, perm = sa_attention(q, k, v, w, causal=causal, seed=seed, layer=1, return_perm=True)
+    if not sink:
+        return out
+    left, right = window_offsets(w, False)
+    inverse = torch.argsort(perm)
+    offset = inverse[0] - inverse  # permuted position of key 0 relative to each query's
+    in_window = (offset >= -left) & (offset <= right)
+    return _add_sink(q, k, v, out, band_logsumexp(q, k, left, right, perm=perm, causal=causal), in_window)
+
+
+def stochastic_plus_window(q, k, v, m, seed, causal=False):
+    """SA+SWA as the gated dual path with equal gates: ``(Y_sa + Y_swa) / 2``, each path with ``m // 2`` keys."""
+    half = max(1, m // 2)
+    return 0.5 * (stochastic(q, k, v, half, seed, causal) + sliding_window(q, k, v, half, seed, causal))
+
+
+def with_sink(method):
+    """``method`` with ``m - 1`` window keys plus the first position."""
+
+    def run(q, k, v, m, seed, causal=False):
+        return method(q, k, v, m, seed, causal, sink=True)
+
+    run.__name__ = f"{method.__name__}_sink"
+    run.__doc__ = f"{method.__name__} with m - 1 keys and the first position (the sink)."
+    return run
