@@ -24,13 +24,17 @@ def test_json_document(capsys):
     for name, p in doc["patterns"].items():
         layers = p["layers"]
         assert [lc["layer"] for lc in layers] == list(range(1, len(layers) + 1))
-        assert set(layers[0]) == {"layer", "mean", "min", "full_fraction"}, name
-    sa = doc["patterns"]["sa"]
-    assert sa["full_coverage_layer"] == len(sa["layers"]) or doc["patterns"]["sa+swa"]["full_coverage_layer"]
-    assert sa["layers"][-1]["min"] == 1.0
-    # default layers run until SA and SA+SWA are full; SWA's L* comes from its closed form
-    assert doc["patterns"]["swa"]["method"] == "closed-form"
-    assert doc["patterns"]["swa"]["full_coverage_layer"] == -(-2047 // 7)
+        assert set(layers[0]) == {"layer", "mean", "min", "full_fraction", "pairs", "pairs_relative"}, name
+    sa, both = doc["patterns"]["sa"], doc["patterns"]["sa+swa"]
+    # default layers run until SA and SA+SWA are both full: the table ends at the later of the two L*
+    assert sa["full_coverage_layer"] is not None and both["full_coverage_layer"] is not None
+    assert len(sa["layers"]) == max(sa["full_coverage_layer"], both["full_coverage_layer"])
+    assert sa["layers"][-1]["min"] == 1.0 and sa["layers"][sa["full_coverage_layer"] - 2]["min"] < 1.0
+    # SWA is not full within those layers: L* = None (as exact would say), its closed-form L* in the note
+    swa = doc["patterns"]["swa"]
+    assert swa["method"] == "closed-form" and swa["full_coverage_layer"] is None
+    assert f"L* = {-(-2047 // 7)}" in swa["note"]
+    assert doc["theory"]["swa_full_coverage_layer"] == -(-2047 // 7)
     assert doc["theory"]["sa_full_coverage_layer_prediction"] >= 1
 
 

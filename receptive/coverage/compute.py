@@ -13,6 +13,7 @@ from ..patterns import Pattern
 from ..permutations import TARGET_STREAM
 from ..validation import check_int
 from .results import CoverageResult, LayerCoverage
+from .sampling import betting_intervals, clopper_pearson, stratified_targets
 
 METHODS = ("auto", "exact", "sampled", "closed-form")
 DEFAULT_TARGETS = 1024
@@ -53,6 +54,7 @@ def coverage(
     max_memory = parse_bytes(max_memory)
     seed = check_int("seed", seed, 0)
     positions = _target_positions(targets, n, seed) if targets is not None else None
+    designed = targets is None or (isinstance(targets, int | np.integer) and not isinstance(targets, bool))
     if positions is not None and method in ("exact", "closed-form"):
         raise ValueError(f"targets: only with method 'sampled' or 'auto', not {method!r}")
 
@@ -69,6 +71,9 @@ def coverage(
         full_layer = pattern.closed_form_full_layer()
         count = layers if layers is not None else min(full_layer or max_layers, max_layers)
         sizes = np.vstack([pattern.closed_form_counts(layer) for layer in range(1, count + 1)])
+        if full_layer is not None and full_layer > count:  # as exact: L* only within the layers computed
+            note = f"not fully covered within {count} layers (closed form: L* = {full_layer})"
+            full_layer = None
         positions = np.arange(n, dtype=np.int64)
     else:
         if chosen == "sampled" and positions is None:
@@ -89,7 +94,15 @@ def coverage(
         if full_layer is None and layers is None:
             note = (note + "; " if note else "") + f"not fully covered within {cap} layers"
 
-    stats = _layer_stats(sizes, admissible_sizes(positions, n, pattern.causal), sampled=chosen == "sampled", n=n)
+    stats = _layer_stats(
+        sizes,
+        admissible_sizes(positions, n, pattern.causal),
+        sampled=chosen == "sampled",
+        n=n,
+        positions=positions,
+        designed=designed,
+        seed=seed,
+    )
     return CoverageResult(
         pattern=pattern.name,
         description=pattern.describe(),
@@ -133,11 +146,11 @@ def _choose_method(pattern: Pattern, method: str, positions: np.ndarray | None) 
 
 
 def _target_positions(targets, n: int, seed: int) -> np.ndarray:
-    """``K`` distinct positions drawn uniformly (seeded), or the given positions, sorted and de-duplicated."""
+    """``K`` distinct positions by the stratified design of :func:`receptive.coverage.sampling.stratified_targets`
+    (seeded; both ends always in), or the given positions, sorted and de-duplicated."""
     if isinstance(targets, int | np.integer) and not isinstance(targets, bool):
         k = check_int("targets", targets, 1, n)
-        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(TARGET_STREAM,)))
-        return np.sort(rng.choice(n, size=k, replace=False)).astype(np.int64)
+        return stratified_targets(k, n, np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(TARGET_STREAM,))))
     arr = np.asarray(targets)
     if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
         raise ValueError(f"targets: expected a count in [1, {n}] or a 1-d array of positions")
@@ -153,18 +166,44 @@ def _pad_layers(counts: np.ndarray, layers: int) -> np.ndarray:
     return np.vstack([counts, np.repeat(counts[-1:], layers - counts.shape[0], axis=0)])
 
 
-def _layer_stats(sizes: np.ndarray, admissible: np.ndarray, sampled: bool, n: int) -> list[LayerCoverage]:
+def _layer_stats(
+    sizes: np.ndarray, admissible: np.ndarray, sampled: bool, n: int, positions: np.ndarray, designed: bool, seed: int
+) -> list[LayerCoverage]:
+    """Per-layer mean, min and full share. Sampled: the Horvitz-Thompson estimates of the stratified design (the two
+    ends count for themselves, every inner target for ``(n - 2) / (K - 2)`` positions) with the betting interval
+    of the mean and the Clopper-Pearson interval of the full share (:mod:`receptive.coverage.sampling`); targets
+    given by the caller are taken as a simple random sample."""
     cov = sizes / admissible[None, :]
+    full = cov == 1.0
+    if not sampled or positions.size >= n:
+        return [
+            LayerCoverage(layer, float(row.mean()), float(row.min()), float(f.mean()))
+            for layer, (row, f) in enumerate(zip(cov, full, strict=True), start=1)
+        ]
+    certain = (positions == 0) | (positions == n - 1) if designed else np.zeros(positions.size, dtype=bool)
+    inner, n_certain = ~certain, int(certain.sum())
+    population = n - n_certain
+
+    def scale(inner_value):  # inner mean (or interval end) -> mean over all n positions
+        return lambda row: (row[certain].sum() + population * inner_value) / n
+
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(TARGET_STREAM, 1)))
+    intervals = betting_intervals(cov[:, inner], population, rng)
     stats = []
-    k = admissible.size
-    for layer, row in enumerate(cov, start=1):
-        mean = float(row.mean())
-        ci = None
-        if sampled and k >= 2:
-            # finite-population correction: targets are drawn without replacement from n positions
-            se = float(row.std(ddof=1)) / math.sqrt(k) * math.sqrt(max(0.0, (n - k) / (n - 1)))
-            ci = (max(0.0, mean - 1.96 * se), min(1.0, mean + 1.96 * se))
-        stats.append(LayerCoverage(layer, mean, float(row.min()), float(np.mean(row == 1.0)), ci))
+    for layer, (row, f, (lo, hi)) in enumerate(zip(cov, full, intervals, strict=True), start=1):
+        mean = scale(row[inner].mean())(row)
+        f_lo, f_hi = clopper_pearson(int(f[inner].sum()), int(inner.sum()))
+        share = scale(f[inner].mean())(f)
+        stats.append(
+            LayerCoverage(
+                layer,
+                float(mean),
+                float(row.min()),
+                float(share),
+                (float(min(mean, scale(lo)(row))), float(max(mean, scale(hi)(row)))),
+                (float(min(share, scale(f_lo)(f))), float(max(share, scale(f_hi)(f)))),
+            )
+        )
     return stats
 
 
@@ -177,8 +216,6 @@ def extend(result: CoverageResult, layers: int) -> CoverageResult:
     if result.full_coverage_layer is None or result.full_coverage_layer > have:
         raise ValueError(f"layers: cannot extend {result.pattern} past layer {have} before it is fully covered")
     last = result.layers[-1]
-    rows = result.layers + [
-        LayerCoverage(k, last.mean, last.min, last.full_fraction, last.mean_ci) for k in range(have + 1, layers + 1)
-    ]
+    rows = result.layers + [dataclasses.replace(last, layer=k) for k in range(have + 1, layers + 1)]
     sizes = None if result.sizes is None else _pad_layers(result.sizes, layers)
     return dataclasses.replace(result, layers=rows, sizes=sizes)

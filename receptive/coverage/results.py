@@ -12,8 +12,10 @@ class LayerCoverage:
     """Coverage statistics after ``layer`` layers.
 
     ``mean``: mean over positions of ``|RF_L(i)| / |A(i)|``; ``min``: the worst-served position; ``full_fraction``:
-    the share of positions with ``RF_L(i) = A(i)``. For sampled targets these are over the sample and
-    ``mean_ci`` is the 95% confidence interval of the mean over all positions.
+    the share of positions with ``RF_L(i) = A(i)``. For sampled targets ``mean`` and ``full_fraction`` estimate the
+    values over all positions (:mod:`receptive.coverage.sampling`), ``min`` is over the sample, ``mean_ci`` is a
+    95% confidence interval of the mean (hedged betting, valid for bounded skewed data) and ``full_fraction_ci``
+    an exact (Clopper-Pearson) 95% interval of the full share.
     """
 
     layer: int
@@ -21,13 +23,15 @@ class LayerCoverage:
     min: float
     full_fraction: float
     mean_ci: tuple[float, float] | None = None
+    full_fraction_ci: tuple[float, float] | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        if self.mean_ci is None:
-            del d["mean_ci"]
-        else:
-            d["mean_ci"] = list(self.mean_ci)
+        for key in ("mean_ci", "full_fraction_ci"):
+            if d[key] is None:
+                del d[key]
+            else:
+                d[key] = list(d[key])
         return d
 
 

@@ -5,14 +5,26 @@ from __future__ import annotations
 import json
 import os
 import time
+import warnings
 from pathlib import Path
+
+from graphs._atomic import write_text_atomic
+
+
+def _parse(line: str) -> dict | None:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return row if isinstance(row, dict) and "key" in row else None
 
 
 class ResultStore:
     """``DIR/tasks.jsonl`` (finished tasks) and ``DIR/failures.jsonl`` (tasks that failed every attempt).
 
     Each line is flushed when written (a killed process loses nothing) and fsynced at most every few seconds (a
-    machine crash loses at most those seconds); a line cut short is ignored on reading.
+    machine crash loses at most those seconds). On reading, a torn last line is skipped with a warning (and cut off
+    before the next append); a malformed line anywhere else is an error naming the file and line.
     """
 
     FSYNC_EVERY = 5.0  # seconds
@@ -26,22 +38,56 @@ class ResultStore:
                 f"--out: {self.directory} already holds sweep results; pass --resume to continue them or choose "
                 "another directory"
             )
-        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"--out: cannot create directory {self.directory}: {exc.strerror or exc}") from None
+        if not os.access(self.directory, os.W_OK | os.X_OK):
+            raise ValueError(f"--out: directory {self.directory} is not writable")
+        if resume:  # a malformed line is an error now, before any work
+            self._read(self.results_path)
+            self._read(self.failures_path)
         self._synced = time.monotonic()
+        self._repaired: set[Path] = set()
         if not resume and self.failures_path.exists():
             self.failures_path.unlink()
 
     @staticmethod
     def _read(path: Path) -> list[dict]:
+        """The rows of ``path``. Only a torn last line (no newline: the write of a killed run) is skipped, with a
+        warning; any other line that is not a JSON object with a ``key`` raises ``ValueError`` naming file and line."""
         if not path.exists():
             return []
+        text = path.read_text()
+        lines = text.split("\n")
+        torn = lines.pop()  # "" when the file ends with a newline
         rows = []
-        for line in path.read_text().splitlines():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue  # the last line of a killed run
+        for number, line in enumerate(lines, start=1):
+            row = _parse(line)
+            if row is None:
+                raise ValueError(f"{path}:{number}: not a result row (a JSON object with a 'key'): {line[:80]!r}")
+            rows.append(row)
+        if torn:
+            row = _parse(torn)
+            if row is None:
+                warnings.warn(
+                    f"{path}:{len(lines) + 1}: skipping a torn last line (an interrupted write)", stacklevel=3
+                )
+            else:
+                rows.append(row)
         return rows
+
+    @staticmethod
+    def _repair(path: Path) -> None:
+        """End the file with a newline before appending: a torn last line is cut off (complete rows are kept)."""
+        if not path.exists() or not path.stat().st_size:
+            return
+        text = path.read_text()
+        if text.endswith("\n"):
+            return
+        head, _, tail = text.rpartition("\n")
+        keep = text + "\n" if _parse(tail) is not None else (head + "\n" if head else "")
+        write_text_atomic(path, keep, "--out")
 
     def results(self) -> list[dict]:
         """Finished tasks, the last result per key."""
@@ -55,12 +101,16 @@ class ResultStore:
         return [row for row in self._read(self.failures_path) if row["key"] not in done]
 
     def _append(self, path: Path, row: dict) -> None:
+        if path not in self._repaired:
+            self._repair(path)
+            self._repaired.add(path)
         with path.open("a") as fh:
             fh.write(json.dumps(row) + "\n")
             fh.flush()
             if time.monotonic() - self._synced > self.FSYNC_EVERY:
                 os.fsync(fh.fileno())
                 self._synced = time.monotonic()
+        self._repaired: set[Path] = set()
 
     def add(self, row: dict) -> None:
         self._append(self.results_path, row)
