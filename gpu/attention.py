@@ -90,15 +90,35 @@ def _resolve_backend(backend: str, q: torch.Tensor) -> str:
     return "torch"
 
 
-def _flex(q, k, v, mask_mod, heads_in_mask: int | None):
-    """FlexAttention with ``mask_mod`` (compiled on CUDA; eager elsewhere, which materialises the scores: tests and
-    small shapes only). Forward only on the CPU (PyTorch's FlexAttention has no CPU backward)."""
-    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+def _flex(q, k, v, block_mask):
+    """FlexAttention with ``block_mask`` (``torch.compile``d once on CUDA; eager elsewhere, which materialises the
+    scores: tests and small shapes only). Forward only on the CPU (PyTorch's FlexAttention has no CPU backward)."""
+    from torch.nn.attention.flex_attention import flex_attention
 
-    n = q.shape[2]
-    block_mask = create_block_mask(mask_mod, None, heads_in_mask, n, n, device=q.device)
-    attend = torch.compile(flex_attention) if q.is_cuda else flex_attention
+    attend = _compiled_flex() if q.is_cuda else flex_attention
     return attend(q, k, v, block_mask=block_mask, enable_gqa=q.shape[1] != k.shape[1])
+
+
+@functools.cache
+def _compiled_flex():
+    from torch.nn.attention.flex_attention import flex_attention
+
+    return torch.compile(flex_attention)
+
+
+def _block_mask(mask_mod, n: int, heads: int | None, device):
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    return create_block_mask(mask_mod, None, heads, n, n, device=device)
+
+
+@functools.lru_cache(maxsize=32)
+def _static_block_mask(kind: str, n: int, left: int, right: int, device: torch.device):
+    """The block masks that depend on the shape only (``band``: ``-left <= key - query <= right``; ``causal``),
+    built once: ``create_block_mask`` evaluates the mask on every (query, key) pair."""
+    if kind == "band":
+        return _block_mask(lambda b, h, qi, ki: (qi - ki <= left) & (ki - qi <= right), n, None, device)
+    return _block_mask(lambda b, h, qi, ki: ki <= qi, n, None, device)
 
 
 def _expand_kv(q, k, v):
@@ -123,9 +143,7 @@ def full_attention(q, k, v, causal: bool = False, backend: str = "auto") -> torc
 
         return triton_sa_attention(q, k, v, max_window(n, causal, False), causal=causal)
     if backend == "flex":
-        if causal:
-            return _flex(q, k, v, lambda b, h, qi, ki: ki <= qi, None)
-        return _flex(q, k, v, lambda b, h, qi, ki: qi >= 0, None)
+        return _flex(q, k, v, _static_block_mask("causal", n, n - 1, 0, q.device) if causal else None)
     k, v = _expand_kv(q, k, v)
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
@@ -141,7 +159,7 @@ def swa_attention(q, k, v, w: int, causal: bool = False, backend: str = "auto") 
 
         return triton_sa_attention(q, k, v, w, causal=causal)
     if backend == "flex":
-        return _flex(q, k, v, lambda b, h, qi, ki: (qi - ki <= left) & (ki - qi <= right), None)
+        return _flex(q, k, v, _static_block_mask("band", q.shape[2], left, right, q.device))
     k, v = _expand_kv(q, k, v)
     return banded_attention(q, k, v, left, right)
 
@@ -219,19 +237,21 @@ def _torch_sa(q, k, v, perm, left, right, causal):
 
 
 def _flex_sa(q, k, v, perm, left, right, causal):
-    """SA through FlexAttention: permute, band mask in permuted order (and original positions when causal),
-    unpermute."""
+    """SA through FlexAttention: permute, band mask in permuted order (and original positions when causal: a block
+    mask per permutation), unpermute."""
     shared = perm.dim() == 1
+    n = q.shape[2]
 
     def mask_mod(b, h, qi, ki):
-        band = (qi - ki <= left) & (ki - qi <= right)
-        if not causal:
-            return band
         rows = perm if shared else perm[h]
-        return band & (rows[ki] <= rows[qi])
+        return (qi - ki <= left) & (ki - qi <= right) & (rows[ki] <= rows[qi])
 
     if not shared:  # per-head permutations act on every query head's own copy of k and v
         k, v = _expand_kv(q, k, v)
+    if causal:
+        block_mask = _block_mask(mask_mod, n, None if shared else q.shape[1], q.device)
+    else:
+        block_mask = _static_block_mask("band", n, left, right, q.device)
     qp, kp, vp = (permute_sequence(t, perm) for t in (q, k, v))
-    out = _flex(qp, kp, vp, mask_mod, None if shared else q.shape[1])
+    out = _flex(qp, kp, vp, block_mask)
     return permute_sequence(out, torch.argsort(perm, dim=-1))

@@ -1,10 +1,14 @@
-"""``python -m gpu.bench``: what attention and coverage cost, for full, SWA, SA and SA+SWA.
+"""``python -m gpu.bench``: what attention and coverage cost, for full, SWA, SA and SA+SWA, per backend.
 
 Times the forward (and with ``--backward`` forward + backward) of each path at the same shapes and dtype, after a
 warm-up, as the median of ``--repeats`` runs (CUDA events through ``triton.testing.do_bench`` on a GPU), and reports
 TFLOP/s on useful FLOPs (``4 d`` per allowed (query, key) pair, Dao et al. 2022), the speedup over full attention
-next to the SA paper's (1.5x at 2k, 6.6x at 8k, 28x at 32k on an A100) and SA's overhead over SWA. Then it relates
-coverage to cost: with L*(n, w) from ``receptive``, reaching full coverage costs L* x the time of a layer.
+next to the SA paper's (1.5x at 2k, 6.6x at 8k, 28x at 32k on an A100) and SA's overhead over SWA. Every windowed
+path is timed once per backend (``torch``: the banded torch path; ``flex``: FlexAttention, compiled on CUDA;
+``triton``: the fused kernel) as its own row, and each row names its peer in the same run: full attention is
+``scaled_dot_product_attention`` (FlashAttention-2 on CUDA), a windowed row's peer is the FlexAttention row of the
+same kind. Then it relates coverage to cost: with L*(n, w) from ``receptive``, reaching full coverage costs L* x the
+time of a layer.
 """
 
 from __future__ import annotations
@@ -22,12 +26,39 @@ import torch
 
 import receptive
 from receptive import coverage, make_pattern
-from receptive.cli_parser import OneLineErrorParser
+from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 from receptive.plotting import save_png_pdf
+from receptive.validation import check_int
+from receptive.windows import max_window
 
 from .attention import full_attention, sa_attention, swa_attention
+from .validation import writable_folder
 
 PAPER_SPEEDUP = {2048: 1.5, 8192: 6.6, 32768: 28.0}
+KINDS = ("full", "swa", "sa", "sa+swa")
+TIMED_BACKENDS = ("torch", "flex", "triton")
+#: the name a backend carries in a row's label (``sa fused``); the torch path keeps the bare kind (``sa``)
+SUFFIX = {"torch": "", "sdpa": "", "flex": " flex", "triton": " fused"}
+#: colours per kind, shared with ``figures.style.COLORS`` (a test keeps them equal); line style per backend
+KIND_COLORS = {"full": "#444444", "swa": "#1f77b4", "sa": "#d62728", "sa+swa": "#2ca02c"}
+KIND_LABELS = {"full": "full", "swa": "SWA", "sa": "SA", "sa+swa": "SA+SWA"}
+BACKEND_LINES = {"torch": "-", "sdpa": "-", "flex": "--", "triton": ":"}
+BACKEND_NAMES = {"torch": "", "sdpa": "", "flex": " (Flex)", "triton": " (fused)"}
+
+
+def label(kind: str, backend: str) -> str:
+    return kind + SUFFIX[backend]
+
+
+def kind_and_backend(row: dict) -> tuple[str, str]:
+    """A row's (kind, backend); rows written before backends were recorded are the torch path (``sa fused``: the
+    Triton kernel)."""
+    if "kind" in row:
+        return row["kind"], row["backend"]
+    name = row["path"]
+    if name.endswith(" fused"):
+        return name[: -len(" fused")], "triton"
+    return name, "sdpa" if name == "full" else "torch"
 
 
 def _timer(fn, repeats: int, cuda: bool) -> float:
@@ -44,77 +75,101 @@ def _timer(fn, repeats: int, cuda: bool) -> float:
     return statistics.median(times)
 
 
-def _paths(q, k, v, w, gate, fused: bool):
-    n = q.shape[2]
-    perm = torch.randperm(n, device=q.device)
-    paths = {
-        "full": lambda: full_attention(q, k, v),
-        "swa": lambda: swa_attention(q, k, v, w),
-        "sa": lambda: sa_attention(q, k, v, w, perm=perm),
-        "sa+swa": lambda: gate * sa_attention(q, k, v, w, perm=perm) + (1 - gate) * swa_attention(q, k, v, w),
-    }
-    if fused:
-        from .triton_sa import triton_sa_attention
+def _paths(q, k, v, w, gate, perm, backends) -> dict:
+    """``{label: (kind, backend, fn)}``: full through SDPA, each windowed kind through every backend asked for."""
+    paths = {"full": ("full", "sdpa", lambda: full_attention(q, k, v, backend="torch"))}
+    for b in backends:
 
-        paths["sa fused"] = lambda: triton_sa_attention(q, k, v, w, perm=perm)
+        def swa(b=b):
+            return swa_attention(q, k, v, w, backend=b)
+
+        def sa(b=b):
+            return sa_attention(q, k, v, w, perm=perm, backend=b, validate=False)
+
+        paths[label("swa", b)] = ("swa", b, swa)
+        paths[label("sa", b)] = ("sa", b, sa)
+        paths[label("sa+swa", b)] = ("sa+swa", b, lambda sa=sa, swa=swa: gate * sa() + (1 - gate) * swa())
     return paths
 
 
-def _pairs(name: str, n: int, w: int) -> int:
+def _pairs(kind: str, n: int, w: int) -> int:
     """Allowed (query, key) pairs: every pair for full attention, the band for the windowed paths."""
-    if name == "full":
+    if kind == "full":
         return n * n
     left, right = receptive.window_offsets(w, False)
     i = np.arange(n)
     band = int((np.minimum(n - 1, i + right) - np.maximum(0, i - left) + 1).sum())
-    return 2 * band if name == "sa+swa" else band
+    return 2 * band if kind == "sa+swa" else band
+
+
+def _peer(kind: str, backends) -> str | None:
+    """The row a row of ``kind`` is compared with: SDPA for full, the FlexAttention row of the same kind."""
+    if kind == "full":
+        return "full"
+    return label(kind, "flex") if "flex" in backends else None
 
 
 def run(args) -> dict:
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
     dtype = getattr(torch, args.dtype)
+    backends = args.backends
     rows = []
     for n in args.n:
         g = torch.Generator().manual_seed(n)
         shape = (args.batch, args.heads, n, args.dim)
         q, k, v = (torch.randn(shape, generator=g).to(device, dtype) for _ in range(3))
         gate = torch.rand(args.batch, args.heads, n, 1, generator=g).to(device, dtype)
+        perm = torch.randperm(n, generator=g).to(device)
         if args.backward:
             for t in (q, k, v):
                 t.requires_grad_()
         timings = {}
-        for name, fn in _paths(q, k, v, args.w, gate, fused=cuda and not args.backward).items():
+        for name, (kind, backend, fn) in _paths(q, k, v, args.w, gate, perm, backends).items():
             step = (lambda fn=fn: fn().sum().backward()) if args.backward else fn
             with torch.no_grad() if not args.backward else torch.enable_grad():
                 if cuda:
                     torch.cuda.reset_peak_memory_stats()
                 seconds = _timer(step, args.repeats, cuda)
-            flops = 4 * args.dim * _pairs(name, n, args.w) * args.batch * args.heads * (3.5 if args.backward else 1)
+            flops = 4 * args.dim * _pairs(kind, n, args.w) * args.batch * args.heads * (3.5 if args.backward else 1)
             timings[name] = seconds
             rows.append({
-                "n": n, "path": name, "seconds": seconds, "tflops": flops / seconds / 1e12,
+                "n": n, "path": name, "kind": kind, "backend": backend, "seconds": seconds,
+                "tflops": flops / seconds / 1e12,
                 "peak_memory_bytes": torch.cuda.max_memory_allocated() if cuda else None,
             })  # fmt: skip
-            print(f"n={n:>6} {name:<9} {seconds * 1e3:>10.2f} ms  {flops / seconds / 1e12:>7.3f} TFLOP/s", flush=True)
+            print(f"n={n:>6} {name:<13} {seconds * 1e3:>10.2f} ms  {flops / seconds / 1e12:>7.3f} TFLOP/s", flush=True)
         for row in rows:
-            if row["n"] == n:
-                row["speedup_over_full"] = timings["full"] / row["seconds"]
-        print(
-            f"         SA speedup over full {timings['full'] / timings['sa']:.1f}x (paper "
-            f"{PAPER_SPEEDUP.get(n, '-')}x on an A100), SA overhead over SWA {timings['sa'] / timings['swa']:.2f}x, "
-            f"SA+SWA / SWA {timings['sa+swa'] / timings['swa']:.2f}x",
-            flush=True,
-        )
+            if row["n"] != n:
+                continue
+            row["speedup_over_full"] = timings["full"] / row["seconds"]
+            peer = _peer(row["kind"], backends)
+            row["peer"] = peer
+            row["time_over_peer"] = row["seconds"] / timings[peer] if peer else None
+            if row["kind"] == "sa":
+                row["sa_over_swa"] = row["seconds"] / timings[label("swa", row["backend"])]
+        for b in backends:
+            sa, swa = timings[label("sa", b)], timings[label("swa", b)]
+            print(
+                f"         {b}: SA speedup over full {timings['full'] / sa:.1f}x (paper "
+                f"{PAPER_SPEEDUP.get(n, '-')}x on an A100), SA overhead over SWA {sa / swa:.2f}x, "
+                f"SA+SWA / SWA {timings[label('sa+swa', b)] / swa:.2f}x",
+                flush=True,
+            )
     cost = []
-    for n in args.n:
-        per_layer = {r["path"]: r["seconds"] for r in rows if r["n"] == n}
-        for name in ("swa", "sa", "sa+swa", "full"):
-            star = 1 if name == "full" else coverage(make_pattern(name, n, args.w, seed=0)).full_coverage_layer
-            total = None if star is None else star * per_layer[name]
-            cost.append({"n": n, "path": name, "full_coverage_layer": star, "seconds_to_full_coverage": total})
-            shown = "-" if total is None else f"{total * 1e3:.1f} ms"
-            print(f"cost to full coverage n={n:>6} {name:<7} L* = {star}  {shown}", flush=True)
+    stars = {}
+    for row in rows:
+        n, kind = row["n"], row["kind"]
+        if (n, kind) not in stars:
+            stars[n, kind] = (
+                1 if kind == "full" else coverage(make_pattern(kind, n, args.w, seed=0)).full_coverage_layer
+            )
+        star = stars[n, kind]
+        total = None if star is None else star * row["seconds"]
+        cost.append({"n": n, "path": row["path"], "kind": kind, "backend": row["backend"], "full_coverage_layer": star,
+                     "seconds_to_full_coverage": total})  # fmt: skip
+        shown = "-" if total is None else f"{total * 1e3:.1f} ms"
+        print(f"cost to full coverage n={n:>6} {row['path']:<13} L* = {star}  {shown}", flush=True)
     return {
         "version": receptive.__version__,
         "device": torch.cuda.get_device_name() if cuda else f"CPU ({platform.processor() or platform.machine()})",
@@ -125,35 +180,61 @@ def run(args) -> dict:
     }
 
 
+def _curves(records, value, skip_full: bool = False):
+    """``{(kind, backend): [(n, value), ...]}`` in the order kinds and backends first appear."""
+    curves = {}
+    for r in records:
+        kind, backend = kind_and_backend(r)
+        if (skip_full and kind == "full") or r.get(value) is None:
+            continue
+        curves.setdefault((kind, backend), []).append((r["n"], r[value]))
+    return curves
+
+
+def _draw(ax, curves, colors, labels, scale=1.0):
+    for (kind, backend), points in curves.items():
+        n, y = zip(*points, strict=True)
+        ax.plot(n, [t * scale for t in y], marker="o", ms=3, color=colors[kind], ls=BACKEND_LINES[backend],
+                label=labels[kind] + BACKEND_NAMES[backend])  # fmt: skip
+    ax.set(xscale="log", yscale="log", xlabel="sequence length n")
+    ax.legend(fontsize=7)
+
+
+def draw_per_layer(ax, doc: dict, colors=KIND_COLORS, labels=KIND_LABELS) -> None:
+    """Time per layer [ms] vs n, one line per (kind, backend): colour by kind, line style by backend."""
+    _draw(ax, _curves(doc["rows"], "seconds"), colors, labels, scale=1e3)
+    ax.set(ylabel="time per layer [ms]", title=f"{doc['device']}, w = {doc['parameters']['w']}")
+
+
+def draw_speedup(ax, doc: dict, colors=KIND_COLORS, labels=KIND_LABELS) -> None:
+    """Speedup over full attention vs n, next to the SA paper's (A100)."""
+    _draw(ax, _curves(doc["rows"], "speedup_over_full", skip_full=True), colors, labels)
+    ax.plot(list(PAPER_SPEEDUP), list(PAPER_SPEEDUP.values()), "k*", ms=7, label="SA paper (A100)")
+    ax.set(ylabel="speedup over full attention")
+    ax.legend(fontsize=7)
+
+
+def draw_to_coverage(ax, doc: dict, colors=KIND_COLORS, labels=KIND_LABELS) -> None:
+    """Time to full coverage (L* layers x time per layer) vs n."""
+    _draw(ax, _curves(doc["cost_to_full_coverage"], "seconds_to_full_coverage"), colors, labels)
+    ax.set(ylabel="time to full coverage [s]", title="L* layers x time per layer")
+
+
 def plot_cost(doc: dict, path: str) -> list[str]:
-    """Time per layer and time to full coverage vs n for every path (log-log), saved as PNG and PDF."""
+    """Time per layer and time to full coverage vs n for every path (log-log), saved as PNG and PDF; the same
+    drawing functions ``figures.cost`` uses."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(7, 3), constrained_layout=True)
-    for name in ("full", "swa", "sa", "sa+swa", "sa fused"):
-        layer = [(r["n"], r["seconds"]) for r in doc["rows"] if r["path"] == name]
-        total = [
-            (c["n"], c["seconds_to_full_coverage"])
-            for c in doc["cost_to_full_coverage"]
-            if c["path"] == name and c["seconds_to_full_coverage"] is not None
-        ]
-        for ax, points in ((axes[0], layer), (axes[1], total)):
-            if points:
-                ax.plot(*zip(*points, strict=True), marker="o", ms=3, label=name)
-    for ax, title in zip(axes, ("one layer", "to full coverage (L* layers)"), strict=True):
-        ax.set(xscale="log", yscale="log", xlabel="sequence length n", ylabel="time [s]", title=title)
-        ax.legend(fontsize=7)
-    fig.suptitle(f"{doc['device']}, w = {doc['parameters']['w']}", fontsize=9)
+    draw_per_layer(axes[0], doc)
+    draw_to_coverage(axes[1], doc)
     return save_png_pdf(fig, path)
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = OneLineErrorParser(
-        prog="python -m gpu.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+def _parse(p, argv):
     p.add_argument("--n", default="1024,2048,4096,8192,16384,32768", help="sequence lengths")
     p.add_argument("--w", type=int, default=64, help="window (keys per query, default 64)")
     p.add_argument("--heads", type=int, default=4)
@@ -162,20 +243,44 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], default="float32")
     p.add_argument("--backward", action="store_true", help="time forward + backward")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument(
+        "--backends",
+        default=None,
+        help=f"windowed backends to time, from {', '.join(TIMED_BACKENDS)} (default: all three on CUDA, torch on "
+        "the CPU, where FlexAttention runs eagerly with O(n^2) scores and the Triton kernel needs the interpreter)",
+    )
     p.add_argument("--json", default="benchmarks/results/gpu_bench.json")
     p.add_argument("--plot", default="benchmarks/results/cost_to_coverage.png", help="figure (PNG and PDF)")
     args = p.parse_args(argv)
+    cuda = torch.cuda.is_available()
     try:
-        args.n = [int(x) for x in args.n.split(",")]
-    except ValueError:
-        p.error(f"--n: expected comma-separated integers, got {args.n!r}")
-    for name in ("w", "heads", "dim", "batch", "repeats"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name}: expected a positive integer, got {getattr(args, name)}")
-    if min(args.n) < 2 or args.w > 2 * min(args.n) - 1:
-        p.error(f"--n/--w: every n must be >= 2 and w <= 2n - 1 (got n {args.n}, w {args.w})")
+        args.n = comma_ints("--n", args.n, low=2)
+        for name in ("w", "heads", "dim", "batch", "repeats"):
+            check_int(f"--{name}", getattr(args, name), 1)
+        default = ",".join(TIMED_BACKENDS) if cuda else "torch"
+        args.backends = comma_names("--backends", args.backends or default, TIMED_BACKENDS)
+    except ValueError as exc:
+        p.error(str(exc))
+    if args.w > max_window(min(args.n), False, False):
+        p.error(f"--w: expected at most {max_window(min(args.n), False, False)} for n = {min(args.n)}, got {args.w}")
+    if not cuda and "triton" in args.backends:
+        p.error("--backends: triton needs a CUDA GPU (tests run the kernel on the interpreter instead)")
+    if not cuda and "flex" in args.backends and args.backward:
+        p.error("--backends: flex has no backward on the CPU; drop --backward or flex")
+    try:  # before minutes of timing, not after
+        writable_folder("--json", Path(args.json).parent)
+        writable_folder("--plot", Path(args.plot).parent)
+    except ValueError as exc:
+        p.error(str(exc))
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = OneLineErrorParser(
+        prog="python -m gpu.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    args = _parse(p, argv)
     doc = run(args)
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {args.json}, " + ", ".join(plot_cost(doc, args.plot)))
     return 0

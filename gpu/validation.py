@@ -7,6 +7,10 @@ permutation that already lives on the GPU (documented there): the per-call check
 
 from __future__ import annotations
 
+import contextlib
+import os
+from pathlib import Path
+
 import numpy as np
 import torch
 
@@ -64,3 +68,21 @@ def check_perm(perm, n: int, heads: int, device, validate: bool = True) -> torch
         if not ok:
             raise ValueError(f"perm: expected a permutation of 0..{n - 1} (each position once per row)")
     return perm.to(device=device, dtype=torch.long)
+
+
+def writable_folder(name: str, folder) -> Path:
+    """``folder`` created if missing and probed with a temporary file; a ``ValueError`` naming ``name`` if this
+    process cannot write there, after removing the folders it created (a failed check leaves nothing behind)."""
+    folder = Path(folder)
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        for created in missing:  # deepest first
+            with contextlib.suppress(OSError):
+                created.rmdir()
+        raise ValueError(f"{name}: cannot write to {str(folder)!r} ({exc.strerror or type(exc).__name__})") from None
+    return folder

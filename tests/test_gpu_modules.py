@@ -69,20 +69,3 @@ def test_bad_arguments():
         GatedSASWA(32, 4, 0)
     with pytest.raises(ValueError, match="head_dim"):
         rotary(torch.randn(1, 1, 4, 3))
-
-
-def test_cost_benchmark_runs(tmp_path, capsys):
-    import json
-
-    from gpu.bench import main
-
-    out = tmp_path / "bench.json"
-    argv = ["--n", "256", "--w", "16", "--heads", "2", "--dim", "16", "--repeats", "1", "--json", str(out)]
-    assert main([*argv, "--plot", str(tmp_path / "cost.png")]) == 0
-    assert (tmp_path / "cost.png").exists() and (tmp_path / "cost.pdf").exists()
-    doc = json.loads(out.read_text())
-    paths = {r["path"] for r in doc["rows"]}
-    assert {"full", "swa", "sa", "sa+swa"} <= paths
-    cost = {c["path"]: c["full_coverage_layer"] for c in doc["cost_to_full_coverage"]}
-    assert cost["full"] == 1 and cost["swa"] > cost["sa"] >= cost["sa+swa"] >= 1
-    assert "speedup over full" in capsys.readouterr().out

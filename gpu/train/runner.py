@@ -32,6 +32,7 @@ from tqdm.auto import tqdm
 
 import receptive
 
+from ..validation import writable_folder
 from . import tasks
 from .configs import LMConfig, SyntheticConfig
 from .models import TinyTransformer, parameter_counts
@@ -281,25 +282,9 @@ def _threads(torch_threads: int):
 
 
 def prepare_out(out) -> Path:
-    """``out`` as a folder this process can write, created if missing; else a ``ValueError`` naming ``out``.
-
-    Probes with a temporary file; on failure the folders it created are removed again, so an unwritable ``--out``
-    leaves no partial files behind.
-    """
-    out = Path(out)
-    missing = [p for p in (out, *out.parents) if not p.exists()]
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / f".write-probe-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        for folder in missing:  # deepest first
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-        reason = exc.strerror or type(exc).__name__
-        raise ValueError(f"out: cannot write to {str(out)!r} ({reason})") from None
-    return out
+    """``out`` as a folder this process can write, created if missing; else a ``ValueError`` naming ``out`` (and no
+    folders left behind: :func:`gpu.validation.writable_folder`)."""
+    return writable_folder("out", out)
 
 
 def _run(config, out, resume, progress, stop_after) -> dict:
