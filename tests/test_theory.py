@@ -98,12 +98,22 @@ def test_closed_forms_match_their_definitions():
 
 
 def test_probabilities_are_monotone_and_bounded():
-    for name, causal in [("sa", False), ("sa+swa", False), ("sa+swa", True), ("sa", True)]:
+    """The sharp models themselves (before full_probability's running maximum, which makes its output monotone by
+    construction) must be non-decreasing in depth, within [0, 1], and reach certainty."""
+    models = {
+        ("sa", False): lambda n, layers: theory.sa_full_probability(n, 16, layers),
+        ("sa+swa", False): lambda n, layers: theory.sa_swa_full_probability(n, 16, layers),
+        ("sa+swa", True): lambda n, layers: theory.causal_full_probability(n, 16, layers, swa=True),
+        ("sa", True): lambda n, layers: theory.causal_full_probability(n, 16, layers, swa=False),
+    }
+    for (name, causal), model in models.items():
         slow = name == "sa" and causal  # pure causal SA needs ~ (n/w) ln n layers
-        probs = theory.full_probability(name, 256 if slow else 1024, 16, 400 if slow else 30, causal)
+        n, layers = (256, 400) if slow else (1024, 30)
+        probs = model(n, layers)
         assert np.all((probs >= 0) & (probs <= 1))
-        assert np.all(np.diff(probs) >= -1e-9)
-        assert probs[-1] > 0.99
+        assert np.all(np.diff(probs) >= -1e-9), (name, causal)
+        assert probs[0] < 0.01 and probs[-1] > 0.99
+        np.testing.assert_array_equal(theory.full_probability(name, n, 16, layers, causal), probs)
 
 
 @pytest.mark.parametrize(
