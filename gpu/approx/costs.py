@@ -218,3 +218,18 @@ def tpa(n, d, m, heads, causal, eb):
     svds = 2 * n * (4 * heads * d * small + 8 * small**3)
     f = heads * _dense(n, d) / (2 if causal else 1) + svds + 2 * 2 * n * heads * d * m
     return Cost(float(f), float(eb * heads * (4 * n * d + n * n + 2 * n * d)), float(eb * 2 * m * (heads + d)))
+
+
+def method_cost(method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False,
+                element_bytes: int = 4) -> Cost:  # fmt: skip
+    """:func:`gpu.approx.methods.method_cost` (the registry checks the method and its arguments)."""
+    from .methods import method_cost as checked
+
+    return checked(method, n, d, budget, heads=heads, causal=causal, element_bytes=element_bytes)
+
+
+def exact_cost(n: int, d: int, heads: int = 1, causal: bool = False, element_bytes: int = 4) -> Cost:
+    """:func:`gpu.approx.methods.exact_cost`: exact attention, the reference of every ratio."""
+    from .methods import exact_cost as checked
+
+    return checked(n, d, heads=heads, causal=causal, element_bytes=element_bytes)
