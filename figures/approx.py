@@ -9,7 +9,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .style import COLORS, WIDE, load_results, save
+from .style import COLORS, WIDE, load_results, save, styled
 
 DEFAULT_JSON = Path("benchmarks/results/approx_minilm.json")
 MATRICES = ("Q", "K", "V", "QK^T", "A", "softmax")
@@ -24,6 +24,7 @@ EXTRA_COLORS = {"swa+sink": COLORS["swa"], "sa+sink": COLORS["sa"], "reformer": 
                 "svd": "#9467bd"}  # fmt: skip
 
 
+@styled
 def make_spectra(out, quick: bool = False, results=DEFAULT_JSON):
     """Normalised singular values of each matrix, one line per layer (mean over heads and windows)."""
     doc = load_results(results, f"python -m gpu.approx.real --json {results}")
@@ -41,6 +42,7 @@ def make_spectra(out, quick: bool = False, results=DEFAULT_JSON):
     return save(fig, out, "approx_spectra")
 
 
+@styled
 def make_methods(out, quick: bool = False, results=DEFAULT_JSON):
     """Relative error of one attention, embedding cosine and retrieval rank correlation with every layer replaced,
     against the budget (keys per query)."""

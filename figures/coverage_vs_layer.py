@@ -6,9 +6,10 @@ import numpy as np
 
 from receptive import coverage, make_pattern
 
-from .style import COLORS, LABELS, WIDE, figure, save
+from .style import COLORS, LABELS, WIDE, figure, save, styled
 
 
+@styled
 def make(out, quick: bool = False):
     n, w, seeds, layers = (4096, 32, 3, 8) if quick else (32768, 64, 5, 10)
     fig, axes = figure(WIDE, 2.4, ncols=2)

@@ -10,9 +10,10 @@ from graphs.smallworld import connectome_model
 from receptive import make_pattern
 from receptive.hops import hop_distribution
 
-from .style import COLORS, COLUMN, LABELS, figure, save
+from .style import COLORS, COLUMN, LABELS, figure, save, styled
 
 
+@styled
 def make(out, quick: bool = False):
     n, w = (4096, 32) if quick else (32768, 64)
     fig, axes = figure(COLUMN, 2.5)

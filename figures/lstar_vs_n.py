@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from receptive import coverage, make_pattern, theory
 
-from .style import COLUMN, figure, save
+from .style import COLUMN, figure, save, styled
 
 
+@styled
 def make(out, quick: bool = False):
     ns = [2**k for k in range(8, 13 if quick else 17, 2)]
     ws = (8, 64) if quick else (8, 32, 128)

@@ -10,7 +10,7 @@ from graphs import Graph, average_clustering, path_lengths
 from graphs.smallworld import connectome_model, lattice_clustering
 from receptive.attention_graphs import attention_graph
 
-from .style import COLORS, COLUMN, figure, save
+from .style import COLORS, COLUMN, figure, save, styled
 
 
 def _mixed_layer(n: int, w: int, share: float, seed: int) -> Graph:
@@ -31,6 +31,7 @@ def _measure(graph: Graph, sources: int):
     return average_clustering(graph), path_lengths(graph, sources=sources, seed=0).mean
 
 
+@styled
 def make(out, quick: bool = False):
     n, w, sources = (2048, 16, 64) if quick else (8192, 16, 256)
     shares = np.linspace(0, 1, 6 if quick else 11)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from receptive.plotting import save_png_pdf
@@ -19,21 +17,33 @@ COLORS = {"full": "#444444", "swa": "#1f77b4", "sa": "#d62728", "sa+swa": "#2ca0
 LABELS = {"full": "full", "swa": "SWA", "sa": "SA", "sa+swa": "SA+SWA", "connectome": "connectome model",
           "sa fused": "SA (fused)"}  # fmt: skip
 
-plt.rcParams.update(
-    {
-        "font.size": 8,
-        "axes.titlesize": 8,
-        "axes.labelsize": 8,
-        "legend.fontsize": 7,
-        "xtick.labelsize": 7,
-        "ytick.labelsize": 7,
-        "lines.linewidth": 1.2,
-        "lines.markersize": 3,
-        "axes.spines.top": False,
-        "axes.spines.right": False,
-        "savefig.dpi": 200,
-    }
-)
+#: the rcParams of every figure, applied only while a figure is drawn (:func:`styled`): importing ``figures``
+#: changes neither the backend nor the global rcParams (a notebook keeps its inline plots and its own style)
+STYLE = {
+    "font.size": 8,
+    "axes.titlesize": 8,
+    "axes.labelsize": 8,
+    "legend.fontsize": 7,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "lines.linewidth": 1.2,
+    "lines.markersize": 3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "savefig.dpi": 200,
+}
+
+
+def styled(make):
+    """Decorator: run a figure function inside ``matplotlib.rc_context(STYLE)`` (the style applies to the artists
+    created within, and the global rcParams are restored afterwards, also on an exception)."""
+
+    @functools.wraps(make)
+    def wrapper(*args, **kwargs):
+        with plt.rc_context(STYLE):
+            return make(*args, **kwargs)
+
+    return wrapper
 
 
 def figure(width: float = COLUMN, height: float = 2.3, ncols: int = 1):
@@ -42,7 +52,7 @@ def figure(width: float = COLUMN, height: float = 2.3, ncols: int = 1):
 
 def save(fig, out: str | Path, name: str) -> list[Path]:
     """Write ``out/name.png`` and ``out/name.pdf`` (at the style's dpi)."""
-    return [Path(p) for p in save_png_pdf(fig, Path(out) / name, dpi=plt.rcParams["savefig.dpi"])]
+    return [Path(p) for p in save_png_pdf(fig, Path(out) / name, dpi=STYLE["savefig.dpi"])]
 
 
 def load_results(path: str | Path, command: str) -> dict:

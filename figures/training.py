@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .style import COLORS, LABELS, WIDE, figure, save
+from .style import COLORS, LABELS, WIDE, figure, save, styled
 
 DEFAULT_DIR = Path("benchmarks/results/training")
 KINDS = ("full", "swa", "sa", "sa+swa")
@@ -32,6 +32,7 @@ def load(results=DEFAULT_DIR) -> dict:
     return docs
 
 
+@styled
 def make(out, quick: bool = False, results=DEFAULT_DIR):
     """Write ``out/training.png`` and ``.pdf`` (``quick`` changes nothing: the figure only reads results)."""
     docs = load(results)
