@@ -1,0 +1,438 @@
+"""The first run on a GPU, in one command (under 10 minutes on one H100/H200-class GPU):
+
+    python benchmarks/gpu_check.py [--out benchmarks/results/gpu_check.json] [--budget 480]
+    python benchmarks/gpu_check.py --dry-run      # CPU, Triton interpreter, tiny sizes: the same code paths
+
+1. Correctness: every backend (full: SDPA, FlexAttention, fused Triton; SWA and SA, shared and per-head
+   permutations: torch, FlexAttention, fused Triton), causal and bidirectional, GQA, in fp32 against a float64 dense
+   oracle whose masks come from ``receptive``'s pattern definitions (the ones the coverage engine analyses), at n up
+   to 8192; gradients against float64 autograd at n up to 2048; each backend once more in the timing dtype; and on
+   CUDA that a drawn-permutation SA call never synchronises (``torch.cuda.set_sync_debug_mode("error")``).
+2. Cost: forward and forward + backward times (``triton.testing.do_bench`` median, CUDA events) for n = 2k .. 128k
+   of full (SDPA), SWA (torch, FlexAttention compiled, fused), SA (torch, Flex, fused) and SA+SWA, with the peak
+   memory (``torch.cuda.max_memory_allocated``), the speedup over full, each row's time over its peer (SDPA for full,
+   FlexAttention for the windowed kinds) and the SA overhead over SWA per backend.
+
+Sizes that do not fit in memory are recorded with a note instead of a time; once ``--budget`` seconds have passed,
+the remaining timings are skipped with a note (correctness always runs). Writes one JSON document; exit status 1
+when a correctness check fails (after writing it), 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+import warnings
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = "benchmarks/results/gpu_check.json"
+DRY_RUN_OUT = "benchmarks/out/gpu_check_dry_run.json"
+BACKENDS = ("torch", "flex", "triton")
+#: (label, kind, backend) of every timed path; full attention is SDPA (FlashAttention-2 on CUDA)
+TIMED = [("full", "full", "sdpa")] + [
+    (kind + {"torch": "", "flex": " flex", "triton": " fused"}[b], kind, b)
+    for kind in ("swa", "sa", "sa+swa")
+    for b in BACKENDS
+]
+TOLERANCE = {"float32": 1e-4, "float16": 5e-3, "bfloat16": 3e-2}  # max |out - oracle| <= tol (1 + |oracle|)
+
+
+@dataclass
+class Sizes:
+    check_n: list[int]
+    grad_n: list[int]
+    time_n: list[int]
+    check_heads: tuple[int, int]  # (query heads, kv heads): GQA in every correctness case
+    check_dim: int
+    check_w: int
+    heads: int
+    dim: int
+    w: int
+    dtype: str
+    budget_s: float
+
+
+GPU_SIZES = Sizes([1000, 8192], [1000, 2048], [2048 << i for i in range(7)], (4, 2), 64, 256, 16, 64, 256,
+                  "bfloat16", 480.0)  # fmt: skip
+DRY_SIZES = Sizes([33], [33], [48], (2, 1), 16, 9, 2, 16, 16, "float32", 60.0)
+
+
+@dataclass
+class Check:
+    case: str
+    n: int
+    dtype: str
+    max_error: float
+    tolerance: float
+    ok: bool
+    note: str = ""
+
+
+@dataclass
+class Timing:
+    n: int
+    path: str
+    kind: str
+    backend: str
+    direction: str
+    seconds: float | None = None
+    tflops: float | None = None
+    peak_memory_bytes: int | None = None
+    note: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def _setup(dry_run: bool):
+    """The interpreter must be chosen before triton compiles anything; the repository must be importable."""
+    if dry_run:
+        os.environ["TRITON_INTERPRET"] = "1"
+        warnings.filterwarnings("ignore", message="flex_attention called without torch.compile")
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+
+
+# ---------------------------------------------------------------- correctness
+
+
+def _mask(kind: str, n: int, w: int, causal: bool, perm, heads: int, device):
+    """Boolean (heads or 1, n, n) mask from receptive's patterns: ``mask[q, k]`` = query q attends to key k."""
+    import numpy as np
+    import torch
+
+    from receptive import StochasticAttention, make_pattern
+
+    if kind == "full":
+        dense = np.tril(np.ones((n, n), bool)) if causal else np.ones((n, n), bool)
+        return torch.as_tensor(dense, device=device)[None]
+    if kind == "swa":
+        return torch.as_tensor(make_pattern("swa", n, w, causal).adjacency(1).toarray(), device=device)[None]
+    rows = perm.cpu().numpy()
+    rows = rows if rows.ndim == 2 else rows[None]
+    masks = [StochasticAttention(n, w, causal, permutations=[p]).adjacency(1).toarray() for p in rows]
+    return torch.as_tensor(np.stack(masks), device=device)
+
+
+def _oracle(q, k, v, mask):
+    """float64 softmax(q k^T / sqrt d) v under ``mask`` (GQA by repetition)."""
+    import torch
+
+    q, k, v = (t.double() for t in (q, k, v))
+    groups = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
+    scores = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
+    return torch.softmax(scores.masked_fill(~mask, float("-inf")), -1) @ v
+
+
+def _call(kind: str, backend: str, q, k, v, w: int, causal: bool, perm):
+    from gpu import full_attention, sa_attention, swa_attention
+
+    if kind == "full":
+        return full_attention(q, k, v, causal=causal, backend=backend)
+    if kind == "swa":
+        return swa_attention(q, k, v, w, causal=causal, backend=backend)
+    return sa_attention(q, k, v, w, perm=perm, causal=causal, backend=backend)
+
+
+def _error(out, ref) -> float:
+    return float(((out.double() - ref).abs() / (1 + ref.abs())).max())
+
+
+def _forward_error(call, qkv, ref) -> float:
+    kind, backend, w, causal, perm = call
+    return _error(_call(kind, backend, *qkv, w, causal, perm), ref.detach())
+
+
+def _grad_error(call, qkv, leaves, upstream) -> float:
+    """Worst relative error of dq, dk, dv against float64 autograd through the oracle (``leaves`` hold its grads)."""
+    kind, backend, w, causal, perm = call
+    ours = [t.detach().clone().requires_grad_() for t in qkv]
+    (_call(kind, backend, *ours, w, causal, perm) * upstream).sum().backward()
+    return max(_error(x.grad, y.grad) for x, y in zip(ours, leaves, strict=True))
+
+
+def _check(case: str, n: int, dtype: str, error, *args) -> Check:
+    """Run ``error(*args)`` (the worst relative error against the oracle; gradients get 10x the tolerance); an
+    exception is a failed check, recorded with its message."""
+    tol = (10 if error is _grad_error else 1) * TOLERANCE[dtype]
+    try:
+        err = error(*args)
+    except Exception as exc:  # a backend that cannot run here fails its check; the others still run
+        note = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        return Check(case, n, dtype, float("inf"), tol, False, note)
+    return Check(case, n, dtype, err, tol, err <= tol)
+
+
+def correctness(s: Sizes, device: str, log) -> list[Check]:
+    import torch
+
+    checks = []
+    h, hkv = s.check_heads
+    g = torch.Generator().manual_seed(0)
+    cases = [(kind, None) for kind in ("full", "swa")] + [("sa", "shared"), ("sa", "per-head")]
+    grad_ok = device == "cuda"  # FlexAttention has no CPU backward
+    for n in sorted(set(s.check_n) | set(s.grad_n)):
+        w = min(s.check_w, n)
+        q, k, v = (torch.randn(1, x, n, s.check_dim, generator=g).to(device) for x in (h, hkv, hkv))
+        upstream = torch.randn(1, h, n, s.check_dim, generator=g).to(device)
+        for (kind, perms), causal in [(c, causal) for c in cases for causal in (False, True)]:
+            perm = None
+            if kind == "sa":
+                perm = torch.randperm(n, generator=g) if perms == "shared" else torch.stack(
+                    [torch.randperm(n, generator=g) for _ in range(h)])  # fmt: skip
+                perm = perm.to(device)
+            name = f"{kind}{'' if perms is None else ' ' + perms}{' causal' if causal else ''}"
+            mask = _mask(kind, n, w, causal, perm, h, device)
+            leaves = [t.double().requires_grad_() for t in (q, k, v)]
+            ref = _oracle(*leaves, mask)
+            if n in s.grad_n:
+                (ref * upstream.double()).sum().backward()
+            found = []
+            for backend in BACKENDS:
+                case, call = f"{name} [{backend}]", (kind, backend, w, causal, perm)
+                if n in s.check_n:
+                    found.append(_check(case, n, "float32", _forward_error, call, (q, k, v), ref))
+                if n in s.grad_n and (backend != "flex" or grad_ok):
+                    found.append(_check(case + " grad", n, "float32", _grad_error, call, (q, k, v), leaves, upstream))
+                if n == max(s.check_n) and s.dtype != "float32":
+                    low = [t.to(getattr(torch, s.dtype)) for t in (q, k, v)]
+                    found.append(_check(case, n, s.dtype, _forward_error, call, low, ref))
+            checks += found
+            failed = [c.case for c in found if not c.ok]
+            log(f"checked n={n:>5} {name:<22} worst {max(c.max_error for c in found):.2e}"
+                + (f"  FAILED: {', '.join(failed)}" if failed else ""))  # fmt: skip
+    return checks
+
+
+def sync_free(s: Sizes, device: str) -> dict:
+    """Whether an SA call with a drawn or seeded permutation synchronises with the GPU (after a warm-up call)."""
+    import torch
+
+    from gpu import sa_attention
+
+    if device != "cuda":
+        return {"note": "checked on CUDA only (tests/test_gpu_attention.py checks the same on the meta device)"}
+    n = max(s.check_n)
+    q = torch.randn(1, s.heads, n, s.dim, device=device, dtype=getattr(torch, s.dtype))
+    result = {}
+    for backend in BACKENDS:
+        for how, kwargs in (("drawn", {}), ("seeded", {"seed": 1})):
+            sa_attention(q, q, q, s.w, backend=backend, **kwargs)  # compile, autotune, cache the permutation
+            torch.cuda.synchronize()
+            try:
+                torch.cuda.set_sync_debug_mode("error")
+                sa_attention(q, q, q, s.w, backend=backend, **kwargs)
+                result[f"{backend} {how}"] = "no sync"
+            except RuntimeError as exc:
+                result[f"{backend} {how}"] = f"synchronises: {str(exc).splitlines()[0]}"
+            finally:
+                torch.cuda.set_sync_debug_mode("default")
+    return result
+
+
+# ---------------------------------------------------------------- cost
+
+
+def _timer(fn, cuda: bool) -> float:
+    if cuda:
+        from triton.testing import do_bench
+
+        return do_bench(fn, warmup=10, rep=50, return_mode="median") / 1e3
+    start = time.perf_counter()  # the dry run: one call, the code path and not the time is what counts
+    fn()
+    return time.perf_counter() - start
+
+
+def _flops(kind: str, n: int, w: int, heads: int, dim: int, backward: bool) -> float:
+    """Useful FLOPs: 4 d per allowed (query, key) pair (Dao et al. 2022), x 3.5 with the backward."""
+    import numpy as np
+
+    if kind == "full":
+        pairs = n * n
+    else:
+        left, right = w // 2, (w - 1) // 2
+        i = np.arange(n)
+        pairs = int((np.minimum(n - 1, i + right) - np.maximum(0, i - left) + 1).sum()) * (2 if kind == "sa+swa" else 1)
+    return 4 * dim * pairs * heads * (3.5 if backward else 1)
+
+
+def timings(s: Sizes, device: str, deadline: float, log) -> list[Timing]:
+    import torch
+
+    from gpu import full_attention, sa_attention, swa_attention
+
+    cuda = device == "cuda"
+    dtype = getattr(torch, s.dtype)
+    rows = []
+    for n in s.time_n:
+        w = min(s.w, n)
+        g = torch.Generator().manual_seed(n)
+        q, k, v = (torch.randn(1, s.heads, n, s.dim, generator=g).to(device, dtype) for _ in range(3))
+        gate = torch.rand(1, s.heads, n, 1, generator=g).to(device, dtype)
+        perm = torch.randperm(n, generator=g).to(device)
+
+        def attend(kind, backend, q, k, v, w=w, gate=gate, perm=perm):
+            if kind == "full":
+                return full_attention(q, k, v, backend="torch")
+            if kind == "swa":
+                return swa_attention(q, k, v, w, backend=backend)
+            sa = sa_attention(q, k, v, w, perm=perm, backend=backend, validate=False)
+            return sa if kind == "sa" else gate * sa + (1 - gate) * swa_attention(q, k, v, w, backend=backend)
+
+        for label, kind, backend in TIMED:
+            for direction in ("forward", "backward"):
+                row = Timing(n, label, kind, backend, direction)
+                rows.append(row)
+                if time.perf_counter() > deadline:
+                    row.note = "skipped: time budget spent"
+                    continue
+                if backend == "flex" and direction == "backward" and not cuda:
+                    row.note = "skipped: FlexAttention has no CPU backward"
+                    continue
+                backward = direction == "backward"
+                leaves = [t.detach().requires_grad_(backward) for t in (q, k, v)]
+                upstream = torch.ones_like(q)
+
+                def step(kind=kind, backend=backend, leaves=leaves, backward=backward, upstream=upstream):
+                    out = attend(kind, backend, *leaves)
+                    if backward:
+                        out.backward(upstream)
+
+                try:
+                    if cuda:
+                        torch.cuda.synchronize()
+                        torch.cuda.reset_peak_memory_stats()
+                    with torch.enable_grad() if backward else torch.no_grad():
+                        row.seconds = _timer(step, cuda)
+                    row.tflops = _flops(kind, n, w, s.heads, s.dim, backward) / row.seconds / 1e12
+                    row.peak_memory_bytes = torch.cuda.max_memory_allocated() if cuda else None
+                except torch.OutOfMemoryError:
+                    row.note = "skipped: out of memory"
+                except Exception as exc:  # a backend that fails at this size: recorded, the run goes on
+                    row.note = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+                finally:
+                    for t in leaves:
+                        t.grad = None
+                    if cuda:
+                        torch.cuda.empty_cache()
+                shown = f"{row.seconds * 1e3:10.3f} ms" if row.seconds is not None else row.note
+                log(f"n={n:>6} {label:<12} {direction:<8} {shown}")
+        del q, k, v, gate, perm
+    _relate(rows)
+    return rows
+
+
+def _relate(rows: list[Timing]) -> None:
+    """Per row: speedup over full, time over its peer (SDPA for full, the FlexAttention row of the same kind),
+    and for SA rows the overhead over SWA on the same backend."""
+    by = {(r.n, r.path, r.direction): r.seconds for r in rows}
+    for r in rows:
+        if r.seconds is None:
+            continue
+        full = by.get((r.n, "full", r.direction))
+        peer = "full" if r.kind == "full" else r.kind + " flex"
+        r.extra["speedup_over_full"] = full / r.seconds if full else None
+        r.extra["peer"] = peer
+        r.extra["time_over_peer"] = (
+            r.seconds / by[(r.n, peer, r.direction)] if by.get((r.n, peer, r.direction)) else None
+        )
+        if r.kind == "sa":
+            swa = by.get((r.n, r.path.replace("sa", "swa", 1), r.direction))
+            r.extra["sa_over_swa"] = r.seconds / swa if swa else None
+
+
+# ---------------------------------------------------------------- driver
+
+
+def _environment(device: str) -> dict:
+    import torch
+
+    env = {"python": platform.python_version(), "torch": torch.__version__, "device": device}
+    try:
+        import triton
+
+        env["triton"] = triton.__version__
+    except ImportError:
+        env["triton"] = None
+    if device == "cuda":
+        env["gpu"] = torch.cuda.get_device_name()
+        env["capability"] = list(torch.cuda.get_device_capability())
+        env["memory_bytes"] = torch.cuda.get_device_properties(0).total_memory
+    else:
+        env["cpu"] = platform.processor() or platform.machine()
+    return env
+
+
+def run(dry_run: bool, budget_s: float | None = None, log=print) -> dict:
+    import torch
+
+    start = time.perf_counter()
+    s = DRY_SIZES if dry_run else GPU_SIZES
+    if budget_s is not None:
+        s = replace(s, budget_s=budget_s)
+    device = "cpu" if dry_run else "cuda"
+    torch.backends.cuda.matmul.allow_tf32 = False  # the fp32 oracle comparisons are about fp32, not TF32
+    import torch._dynamo
+
+    for name in ("recompile_limit", "cache_size_limit"):  # one compiled FlexAttention per shape and mask family
+        if hasattr(torch._dynamo.config, name):
+            setattr(torch._dynamo.config, name, 64)
+    checks = correctness(s, device, log)
+    sync = sync_free(s, device)
+    rows = timings(s, device, start + s.budget_s, log)
+    failed = [c.case for c in checks if not c.ok]
+    return {
+        "command": "python benchmarks/gpu_check.py" + (" --dry-run" if dry_run else ""),
+        "dry_run": dry_run,
+        "environment": _environment(device),
+        "sizes": asdict(s),
+        "correctness": {"ok": not failed, "failed": failed, "checks": [asdict(c) for c in checks]},
+        "sync_free": sync,
+        "timings": [asdict(r) for r in rows],
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def main(argv=None) -> int:
+    _setup("--dry-run" in (sys.argv[1:] if argv is None else argv))
+    from gpu.validation import writable_folder
+    from receptive.cli_parser import OneLineErrorParser
+
+    p = OneLineErrorParser(prog="python benchmarks/gpu_check.py", description=__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p.add_argument("--dry-run", action="store_true", help="CPU, Triton interpreter, tiny sizes (what the tests run)")
+    p.add_argument("--out", default=None, help=f"JSON result (default {DEFAULT_OUT}; --dry-run: {DRY_RUN_OUT})")
+    p.add_argument("--budget", type=float, default=None, help="seconds after which timings are skipped (default "
+                   f"{GPU_SIZES.budget_s:.0f}; --dry-run {DRY_SIZES.budget_s:.0f})")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print the result document instead of progress lines")
+    args = p.parse_args(argv)
+    if args.budget is not None and not args.budget > 0:
+        p.error(f"--budget: expected a positive number of seconds, got {args.budget}")
+    import torch
+
+    if not args.dry_run and not torch.cuda.is_available():
+        p.error("--dry-run: no CUDA GPU here; pass --dry-run to run the same code paths on the CPU")
+    out = Path(args.out or (DRY_RUN_OUT if args.dry_run else DEFAULT_OUT))
+    try:
+        writable_folder("--out", out.parent)
+    except ValueError as exc:
+        p.error(str(exc))
+    log = (lambda line: None) if args.json else (lambda line: print(line, flush=True))
+    doc = run(args.dry_run, args.budget, log)
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        c = doc["correctness"]
+        print(f"correctness: {len(c['checks']) - len(c['failed'])}/{len(c['checks'])} checks pass; wrote {out} "
+              f"({doc['seconds']:.0f} s)")  # fmt: skip
+    return 0 if doc["correctness"]["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""``benchmarks/gpu_check.py``: its dry run (CPU, Triton interpreter, tiny sizes) passes; failures and skips are
+recorded, not hidden."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "gpu_check.py"
+
+
+@pytest.fixture(scope="module")
+def gpu_check():
+    spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gpu_check"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    yield module
+    sys.modules.pop("gpu_check", None)
+
+
+def test_dry_run(tmp_path, gpu_check):
+    out = tmp_path / "check.json"
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--dry-run", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    doc = json.loads(out.read_text())
+    assert doc["dry_run"] and doc["correctness"]["ok"] and doc["correctness"]["failed"] == []
+    cases = {c["case"] for c in doc["correctness"]["checks"]}
+    for kind in ("full", "swa", "sa shared", "sa per-head causal"):
+        for backend in ("torch", "flex", "triton"):
+            assert f"{kind} [{backend}]" in cases
+        assert f"{kind} [triton] grad" in cases and f"{kind} [torch] grad" in cases
+    assert all(c["max_error"] <= c["tolerance"] for c in doc["correctness"]["checks"])
+    rows = {(r["path"], r["direction"]): r for r in doc["timings"]}
+    assert set(rows) == {(label, d) for label, _, _ in gpu_check.TIMED for d in ("forward", "backward")}
+    for (path, direction), row in rows.items():
+        if path.endswith("flex") and direction == "backward":
+            assert row["seconds"] is None and "no CPU backward" in row["note"]
+        else:
+            assert row["seconds"] > 0 and row["note"] == "", (path, direction, row["note"])
+            assert row["extra"]["speedup_over_full"] > 0
+    assert rows["sa fused", "forward"]["extra"]["sa_over_swa"] == pytest.approx(
+        rows["sa fused", "forward"]["seconds"] / rows["swa fused", "forward"]["seconds"]
+    )
+    assert rows["sa", "forward"]["extra"]["peer"] == "sa flex"
+    assert "checks pass" in result.stdout
+
+
+def test_budget_guard_skips_with_a_note(gpu_check):
+    rows = gpu_check.timings(gpu_check.DRY_SIZES, "cpu", deadline=0.0, log=lambda line: None)
+    assert len(rows) == 2 * len(gpu_check.TIMED)
+    assert all(r.seconds is None and r.note == "skipped: time budget spent" for r in rows)
+
+
+def test_a_wrong_backend_fails_its_check(gpu_check, monkeypatch):
+    """The checks can fail: a backend off by 1e-3 and one that raises are both recorded as failures."""
+    real_call = gpu_check._call
+
+    def call(kind, backend, *args):
+        if backend == "flex":
+            raise RuntimeError("not here")
+        out = real_call(kind, "torch", *args)
+        return out + 1e-3 if (backend == "triton" and kind == "sa") else out
+
+    monkeypatch.setattr(gpu_check, "_call", call)
+    sizes = replace(gpu_check.DRY_SIZES, check_n=[20], grad_n=[20])
+    checks = gpu_check.correctness(sizes, "cpu", log=lambda line: None)
+    failed = {c.case for c in checks if not c.ok}
+    assert {"sa shared [triton]", "sa per-head causal [triton]", "swa [flex]"} <= failed
+    assert "swa [triton]" not in failed and "sa shared [torch]" not in failed
+    assert next(c for c in checks if c.case == "swa [flex]").note == "RuntimeError: not here"
+
+
+def test_bad_arguments(gpu_check, capsys):
+    with pytest.raises(SystemExit) as exc:
+        gpu_check.main(["--budget", "-1"])
+    assert exc.value.code == 2 and "--budget: expected a positive" in capsys.readouterr().err
+    if not torch.cuda.is_available():
+        with pytest.raises(SystemExit) as exc:
+            gpu_check.main([])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and err.count("\n") == 1 and "pass --dry-run" in err
