@@ -13,6 +13,13 @@ from .common import check_int_option, generator, indexed_attention, randn, scale
 PREFIX_CHUNK = 128  # positions per block of the causal prefix sums
 
 
+def haar_orthogonal(d: int, g: torch.Generator) -> torch.Tensor:
+    """A Haar-distributed ``d x d`` orthogonal matrix: ``Q diag(sign(diag R))`` of the QR of a Gaussian matrix
+    (Mezzadri 2007; without the sign correction LAPACK's ``Q`` is not Haar, e.g. ``E[Q_00] != 0``)."""
+    ortho, upper = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
+    return ortho * torch.sign(torch.diagonal(upper))[None, :]
+
+
 def orthogonal_gaussian(rows: int, d: int, seed: int, like: torch.Tensor) -> torch.Tensor:
     """``rows x d`` random features: blocks of ``d`` orthonormal rows, each block the ``Q`` of a Gaussian matrix
     with the QR sign correction ``Q diag(sign(diag R))`` (Haar-distributed, Mezzadri 2007), rows rescaled to
@@ -20,9 +27,7 @@ def orthogonal_gaussian(rows: int, d: int, seed: int, like: torch.Tensor) -> tor
     g = generator(seed)
     blocks = []
     for _ in range(-(-rows // d)):
-        gauss = torch.randn(d, d, generator=g, dtype=torch.float64)
-        ortho, upper = torch.linalg.qr(gauss)
-        ortho = ortho * torch.sign(torch.diagonal(upper))[None, :]
+        ortho = haar_orthogonal(d, g)
         norms = torch.randn(d, d, generator=g, dtype=torch.float64).norm(dim=1)
         blocks.append(ortho.T * norms[:, None])  # rows of Q^T: orthonormal rows
     return torch.cat(blocks)[:rows].to(like.device, like.dtype)

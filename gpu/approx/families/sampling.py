@@ -75,9 +75,11 @@ def hyperattention(q, k, v, m, seed, causal=False):
 
 def kde_estimates(q, k, v, m, seed, shift=None, uniform_share: float = 0.1):
     """KDEformer-style importance sampling of ``m`` columns. The sampling distribution follows the paper's
-    ``p_j ~ ||A_{:,j}|| ||v_j||`` with the column norms from a kernel density estimate on ``m`` uniformly sampled
-    queries ``S``: ``||A_{:,j}||^2 ~ sum_{i in S} exp(2 s_ij)``, mixed with a ``uniform_share`` of the uniform
-    distribution so that no column has probability 0 (defensive importance sampling). With ``j_1..j_m ~ p``:
+    ``p_j ~ ||A_{:,j}|| ||v_j||`` (``A = D^-1 exp(s)``) with the column norms estimated on ``m`` uniformly sampled
+    queries ``S``: ``||A_{:,j}||^2 ~ sum_{i in S} exp(2 s_ij) / D_i^2``, the probe rows' ``D_i`` computed exactly
+    from the same ``m x n`` scores (the paper estimates the densities with a KDE data structure), mixed with a
+    ``uniform_share`` of the uniform distribution so that no column has probability 0 (defensive importance
+    sampling). With ``j_1..j_m ~ p``:
     ``N_i = (1/m) sum_t e^{s_{i j_t} - c_i} v_{j_t} / p_{j_t}``, ``D_i`` likewise with ``v = 1``; unbiased for
     ``sum_j e^{s_ij - c_i} v_j`` given ``c`` (``shift``, default the row maximum of the sampled scores). The
     paper's LSH step for the heaviest entries is left out (HyperAttention has one)."""
@@ -85,8 +87,9 @@ def kde_estimates(q, k, v, m, seed, shift=None, uniform_share: float = 0.1):
     g = generator(seed)
     scale = scale_of(q)
     probe = torch.randint(n, (m,), generator=g).to(q.device)
-    kde = 2 * (q[:, :, probe] @ k.transpose(-1, -2)) * scale  # (b, h, m, n) log of exp(2 s_ij)
-    log_col = 0.5 * torch.logsumexp(kde, dim=-2) + torch.log(v.norm(dim=-1).clamp_min(1e-30))
+    probe_scores = (q[:, :, probe] @ k.transpose(-1, -2)) * scale  # (b, h, m, n)
+    log_a = probe_scores - torch.logsumexp(probe_scores, dim=-1, keepdim=True)  # log A_ij of the probe rows
+    log_col = 0.5 * torch.logsumexp(2 * log_a, dim=-2) + torch.log(v.norm(dim=-1).clamp_min(1e-30))
     p = torch.softmax(log_col.double(), dim=-1) * (1 - uniform_share) + uniform_share / n  # (b, h, n)
     cols = torch.multinomial(p.reshape(-1, n).cpu(), m, replacement=True, generator=g).view(b, h, m).to(q.device)
     weight = 1.0 / (m * torch.gather(p, -1, cols).to(q.dtype))  # (b, h, m)
