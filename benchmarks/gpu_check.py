@@ -10,8 +10,9 @@
    CUDA that a drawn-permutation SA call never synchronises (``torch.cuda.set_sync_debug_mode("error")``).
 2. Cost: forward and forward + backward times (``triton.testing.do_bench`` median, CUDA events) for n = 2k .. 128k
    of full (SDPA), SWA (torch, FlexAttention compiled, fused), SA (torch, Flex, fused) and SA+SWA, with the peak
-   memory (``torch.cuda.max_memory_allocated``), the speedup over full, each row's time over its peer (SDPA for full,
-   FlexAttention for the windowed kinds) and the SA overhead over SWA per backend.
+   memory of one call beyond its inputs (``torch.cuda.max_memory_allocated``), the speedup over full, each row's
+   time over its peer (SDPA for full, FlexAttention for the windowed kinds) and the SA overhead over SWA per
+   backend.
 
 Sizes that do not fit in memory are recorded with a note instead of a time; once ``--budget`` seconds have passed,
 the remaining timings are skipped with a note (correctness always runs). Writes one JSON document; exit status 1
@@ -248,6 +249,20 @@ def _timer(fn, cuda: bool) -> float:
     return time.perf_counter() - start
 
 
+def peak_memory(step) -> int:
+    """Bytes one call allocates beyond what was allocated before it (inputs, weights), at its peak:
+    ``torch.cuda.max_memory_allocated`` around a single call (not around ``do_bench``, whose L2-flush buffer would
+    count)."""
+    import torch
+
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    step()
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() - before
+
+
 def _flops(kind: str, n: int, w: int, heads: int, dim: int, backward: bool) -> float:
     """Useful FLOPs: 4 d per allowed (query, key) pair (Dao et al. 2022), x 3.5 with the backward."""
     import numpy as np
@@ -304,13 +319,10 @@ def timings(s: Sizes, device: str, deadline: float, log) -> list[Timing]:
                         out.backward(upstream)
 
                 try:
-                    if cuda:
-                        torch.cuda.synchronize()
-                        torch.cuda.reset_peak_memory_stats()
                     with torch.enable_grad() if backward else torch.no_grad():
                         row.seconds = _timer(step, cuda)
+                        row.peak_memory_bytes = peak_memory(step) if cuda else None
                     row.tflops = _flops(kind, n, w, s.heads, s.dim, backward) / row.seconds / 1e12
-                    row.peak_memory_bytes = torch.cuda.max_memory_allocated() if cuda else None
                 except torch.OutOfMemoryError:
                     row.note = "skipped: out of memory"
                 except Exception as exc:  # a backend that fails at this size: recorded, the run goes on

@@ -75,6 +75,17 @@ def _timer(fn, repeats: int, cuda: bool) -> float:
     return statistics.median(times)
 
 
+def _peak_memory(step) -> int:
+    """Bytes one call allocates beyond what was allocated before it, at its peak (``max_memory_allocated`` around
+    one call, not around ``do_bench``, whose L2-flush buffer would count)."""
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    step()
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() - before
+
+
 def _paths(q, k, v, w, gate, perm, backends) -> dict:
     """``{label: (kind, backend, fn)}``: full through SDPA, each windowed kind through every backend asked for."""
     paths = {"full": ("full", "sdpa", lambda: full_attention(q, k, v, backend="torch"))}
@@ -128,15 +139,14 @@ def run(args) -> dict:
         for name, (kind, backend, fn) in _paths(q, k, v, args.w, gate, perm, backends).items():
             step = (lambda fn=fn: fn().sum().backward()) if args.backward else fn
             with torch.no_grad() if not args.backward else torch.enable_grad():
-                if cuda:
-                    torch.cuda.reset_peak_memory_stats()
                 seconds = _timer(step, args.repeats, cuda)
+                peak = _peak_memory(step) if cuda else None
             flops = 4 * args.dim * _pairs(kind, n, args.w) * args.batch * args.heads * (3.5 if args.backward else 1)
             timings[name] = seconds
             rows.append({
                 "n": n, "path": name, "kind": kind, "backend": backend, "seconds": seconds,
                 "tflops": flops / seconds / 1e12,
-                "peak_memory_bytes": torch.cuda.max_memory_allocated() if cuda else None,
+                "peak_memory_bytes": peak,
             })  # fmt: skip
             print(f"n={n:>6} {name:<13} {seconds * 1e3:>10.2f} ms  {flops / seconds / 1e12:>7.3f} TFLOP/s", flush=True)
         for row in rows:
