@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from gpu.approx import approximate, hf  # noqa: E402
+from gpu.approx import METHODS, approximate, hf  # noqa: E402
 from gpu.approx.minilm import HEAD_DIM, HEADS, LAYERS, MiniLM, model_dir  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -116,6 +116,46 @@ def test_padding_gives_each_sequence_its_unpadded_result(minilm):
     for i, s in enumerate(seqs):
         assert torch.allclose(hidden[i, : len(s)], minilm.encode(s[None], sa)[0], atol=1e-5)
         assert torch.allclose(embedded[i], minilm.embed(s[None], sa)[0], atol=1e-6)
+
+
+def _tiny_llama():
+    config = transformers.LlamaConfig(
+        vocab_size=64, hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=64,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    return transformers.LlamaForCausalLM(config).eval()
+
+
+@torch.no_grad()
+def test_causal_model_exact_at_full_window_with_left_padding():
+    model = _tiny_llama()
+    x = torch.randint(0, 64, (2, 40), generator=torch.Generator().manual_seed(1))
+    want = model(x, use_cache=False).logits  # sdpa
+    model.set_attn_implementation(hf.register("swa", 64))  # a window over the whole sequence: exact attention
+    assert torch.allclose(model(x, use_cache=False).logits, want, atol=1e-5)
+    mask = torch.ones_like(x)
+    mask[1, :7] = 0  # left padding: the second sequence starts at position 7
+    padded = model(x, attention_mask=mask, use_cache=False).logits
+    model.set_attn_implementation("sdpa")
+    reference = model(x, attention_mask=mask, use_cache=False).logits
+    assert torch.allclose(padded[0], want[0], atol=1e-5) and torch.allclose(padded[1, 7:], reference[1, 7:], atol=1e-5)
+
+
+@torch.no_grad()
+@pytest.mark.parametrize("method", [m for m, spec in METHODS.items() if spec.causal])
+def test_causal_methods_never_read_a_future_key(method):
+    model = _tiny_llama()
+    x = torch.randint(0, 64, (2, 40), generator=torch.Generator().manual_seed(1))
+    calibration = hf.capture_keys_values(model, torch.randint(0, 64, (2, 40)), use_cache=False)
+    budget = min(8, METHODS[method].max_budget(40, 16, 4) or 8)
+    options = hf.calibration_options(method, calibration)
+    model.set_attn_implementation(hf.register(method, budget, layer_options=options))
+    changed = x.clone()
+    changed[:, 25:] = (changed[:, 25:] + 1) % 64
+    a, b = model(x, use_cache=False).logits, model(changed, use_cache=False).logits
+    assert torch.allclose(a[:, :25], b[:, :25], atol=1e-5)
+    assert not torch.allclose(a[:, 25:], b[:, 25:], atol=1e-3)  # the change does reach the later positions
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,9 @@ and returns ``(output (batch, n, heads, d), None)``. What the wrapper does aroun
 * scaling: the methods compute ``q k^T / sqrt(d)``; a module scaling ``s`` other than ``d^-1/2`` multiplies ``q``
   by ``s sqrt(d)`` (the same scores);
 * the seed of layer ``l`` (``module.layer_idx``) is ``seed * num_hidden_layers + l``: a fresh draw per layer, as
-  the lab's substitution study uses.
+  the lab's substitution study uses;
+* per-layer options (``layer_options``): the calibration data of the methods fitted offline (Loki's PCA, the
+  latent projection of MLA and TransMLA), captured from other text by :func:`capture_keys_values`.
 
 Prefill only: decoding with a KV cache (fewer queries than keys) gets a one-line error (run the model with
 ``use_cache=False``); the registered attentions are training-free (dropout > 0 is refused).
@@ -140,22 +142,61 @@ def implementation_name(method: str, budget: int, seed: int = 0) -> str:
     return f"{PREFIX}-{method}-{budget}" + (f"-s{seed}" if seed else "")
 
 
-def method_attend(method: str, budget: int, seed: int = 0) -> Attend:
-    """``attend`` running ``approximate(method, ..., budget, seed=seed * layers + layer, causal=causal)``."""
+def _layer_options(layer_options, layer: int) -> dict:
+    if layer_options is None:
+        return {}
+    return dict(layer_options(layer) if callable(layer_options) else layer_options[layer])
+
+
+def method_attend(method: str, budget: int, seed: int = 0, layer_options=None) -> Attend:
+    """``attend`` running ``approximate(method, ..., budget, seed=seed * layers + layer, causal=causal, **options)``
+    with the options of ``layer_options`` (a list of dicts, one per layer, or ``layer -> dict``)."""
     _validate(method, budget, seed)
 
     def attend(q, k, v, causal, layer, layers):
-        if causal:
-            return approximate(method, q, k, v, budget, seed=seed * layers + layer, causal=True)
-        return approximate(method, q, k, v, budget, seed=seed * layers + layer)
+        options = _layer_options(layer_options, layer)
+        return approximate(method, q, k, v, budget, seed=seed * layers + layer, causal=causal, **options)
 
     return attend
 
 
-def register(method: str, budget: int, seed: int = 0) -> str:
-    """Register ``method`` of :data:`gpu.approx.METHODS` at ``budget`` keys per query (one-line ``ValueError`` on a
-    bad method, budget or seed); returns the name to pass as ``attn_implementation``."""
-    return register_function(implementation_name(method, budget, seed), method_attend(method, budget, seed))
+def register(method: str, budget: int, seed: int = 0, layer_options=None) -> str:
+    """Register ``method`` of :data:`gpu.approx.METHODS` at ``budget`` (one-line ``ValueError`` on a bad method,
+    budget or seed); returns the name to pass as ``attn_implementation``. ``layer_options``: the method's options
+    per layer (a list of dicts or ``layer -> dict``), e.g. :func:`calibration_options` for the latent methods and
+    Loki, whose projections are computed offline from other text."""
+    attend = method_attend(method, budget, seed, layer_options)
+    return register_function(implementation_name(method, budget, seed), attend)
+
+
+def capture_keys_values(model, input_ids: torch.Tensor, **inputs) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Every layer's ``(k, v)`` (``(batch, heads, n, d)``, key heads repeated for grouped-query attention, after
+    RoPE where the model applies it) under exact attention on ``input_ids``: calibration data for the methods
+    whose projections are fitted offline."""
+    from .methods import exact_attention
+
+    captured: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def attend(q, k, v, causal, layer, layers):
+        captured[layer] = (k, v)
+        return exact_attention(q, k, v, causal=causal)
+
+    previous = model.config._attn_implementation
+    model.set_attn_implementation(register_function(f"{PREFIX}-capture", attend))
+    try:
+        with torch.no_grad():
+            model(input_ids=input_ids, **inputs)
+    finally:
+        model.set_attn_implementation(previous)
+    return [captured[layer] for layer in sorted(captured)]
+
+
+def calibration_options(method: str, captured: list[tuple[torch.Tensor, torch.Tensor]]) -> list[dict] | None:
+    """``layer_options`` for :func:`register`: ``calibration`` from :func:`capture_keys_values` for the methods
+    that take it (Loki: the keys; MLA, TransMLA: keys and values); ``None`` for the others."""
+    if "calibration" not in METHODS[method].options:
+        return None
+    return [{"calibration": k if method == "loki" else (k, v)} for k, v in captured]
 
 
 def _validate(method: str, budget: int, seed: int) -> None:
