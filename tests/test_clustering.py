@@ -1,5 +1,7 @@
 """Exact clustering measures against networkx on random small graphs, plus closed forms and bad input."""
 
+import sys
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -85,8 +87,9 @@ def test_gnp_graphs_match_networkx(directed, p):
 
 
 @pytest.mark.parametrize("directed", [False, True])
-def test_larger_graph_matches_networkx(directed):
-    """Enough nodes and skewed degrees that the parallel passes split rows across threads."""
+def test_larger_graph_matches_networkx(directed, monkeypatch):
+    """Skewed degrees, and the parallel kernels (forced on this size) split the nodes across threads."""
+    monkeypatch.setattr(sys.modules["graphs.clustering"], "_PARALLEL_MIN_EDGES", 0)
     g = nx.barabasi_albert_graph(1500, 6, seed=3)
     if directed:  # random orientations, every fifth edge reciprocated
         rng = np.random.default_rng(0)
@@ -165,3 +168,35 @@ def test_bad_count_zeros(bad):
     graph = Graph.from_edges(3, [0, 1], [1, 2], directed=False)
     with pytest.raises(ValueError, match="count_zeros"):
         average_clustering(graph, count_zeros=bad)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_chunking_does_not_change_counts(directed, monkeypatch):
+    """The forward pass splits nodes into chunks with private counters: the serial kernels (one chunk), the
+    parallel ones (one chunk per thread) and the parallel ones within a tiny memory budget (one chunk) agree."""
+    clus = sys.modules["graphs.clustering"]  # the package exports a function of the same name
+    g = nx.gnp_random_graph(300, 0.08, seed=11, directed=directed)
+    graph = Graph.from_networkx(g)
+    one = clus._counts(graph, directed_triangles=True)
+    monkeypatch.setattr(clus, "_PARALLEL_MIN_EDGES", 0)
+    many = clus._counts(graph, directed_triangles=True)
+    np.testing.assert_array_equal(one.triangles, many.triangles)
+    monkeypatch.setattr(clus, "_CHUNK_BUDGET", 1)
+    one = clus._counts(graph, directed_triangles=True)
+    np.testing.assert_array_equal(one.triangles, many.triangles)
+    if directed:
+        np.testing.assert_array_equal(one.dtriangles, many.dtriangles)
+    assert int(many.triangles.sum()) // 3 == sum(nx.triangles(g.to_undirected()).values()) // 3
+
+
+def test_matches_igraph_avglocal():
+    """igraph's ``transitivity_avglocal_undirected``: mode="zero" is networkx's convention (``count_zeros=True``),
+    mode="nan" drops nodes of degree < 2 (``count_zeros=False``)."""
+    ig = pytest.importorskip("igraph")
+    g = nx.powerlaw_cluster_graph(800, 5, 0.3, seed=5)
+    graph = Graph.from_networkx(g)
+    h = ig.Graph(n=graph.n, edges=list(g.edges), directed=False)
+    assert average_clustering(graph) == pytest.approx(h.transitivity_avglocal_undirected(mode="zero"), rel=1e-12)
+    assert average_clustering(graph, count_zeros=False) == pytest.approx(
+        h.transitivity_avglocal_undirected(mode="nan"), rel=1e-12
+    )
