@@ -12,6 +12,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from receptive.windows import max_window
+
 from .attention import sa_attention, swa_attention
 
 
@@ -59,7 +61,7 @@ class AttentionProjections(nn.Module):
         return self.out(y.transpose(1, 2).reshape(b, n, h * d))
 
     def window_for(self, n: int) -> int:
-        return min(self.window, 2 * n - 1)
+        return min(self.window, max_window(n, False, False))  # SA: the two-sided band in permuted order
 
 
 class StochasticAttention(AttentionProjections):
@@ -115,7 +117,7 @@ class GatedSASWA(AttentionProjections):
         y_sa, self.last_perm = sa_attention(
             q, k, v, self.window_for(n), causal=self.causal, seed=fixed, layer=self.layer, return_perm=True
         )
-        swa_window = min(self.window_swa, n if self.causal else 2 * n - 1)
+        swa_window = min(self.window_swa, max_window(n, self.causal, False))
         y_swa = swa_attention(q, k, v, swa_window, causal=self.causal)
         g_sa = torch.sigmoid(self.gate_sa(x)).transpose(1, 2)[..., None]
         g_swa = torch.sigmoid(self.gate_swa(x)).transpose(1, 2)[..., None]

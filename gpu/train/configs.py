@@ -14,6 +14,8 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
+from receptive.windows import max_window
+
 from .models import KINDS
 
 
@@ -106,7 +108,7 @@ class SyntheticConfig(Common):
         _ints(self, "layers", 1, 32)
         for n in self.ns:
             for w in self.ws:
-                limit = n if self.causal else 2 * n - 1
+                limit = max_window(n, self.causal, False)
                 if w > limit:
                     raise ValueError(
                         f"ws: expected windows in [2, {limit}] for n = {n} (a window of {limit} keys already spans "

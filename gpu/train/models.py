@@ -18,6 +18,7 @@ from torch import nn
 
 from gpu.attention import full_attention, swa_attention
 from gpu.modules import AttentionProjections, GatedSASWA, StochasticAttention
+from receptive.windows import max_window
 
 KINDS = ("full", "swa", "sa", "sa+swa")
 
@@ -37,7 +38,7 @@ class WindowAttention(AttentionProjections):
         if self.kind == "full":
             return self.merge(full_attention(q, k, v, causal=self.causal))
         n = x.shape[1]
-        w = min(self.window, n if self.causal else 2 * n - 1)
+        w = min(self.window, max_window(n, self.causal, False))
         return self.merge(swa_attention(q, k, v, w, causal=self.causal))
 
 

@@ -15,13 +15,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from receptive import coverage, make_pattern
+from receptive.windows import max_window
 
 MAX_LSTAR_LAYERS = 64
 
 
 def pattern_for(kind: str, n: int, w: int, causal: bool, seed: int):
     """The ``receptive`` pattern of a model (windows clipped as the model clips them)."""
-    limit = n if causal and kind == "swa" else 2 * n - 1
+    limit = max_window(n, causal and kind == "swa", False)
     return make_pattern(kind, n, min(w, limit), causal=causal, seed=seed)
 
 
