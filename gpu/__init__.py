@@ -4,8 +4,11 @@
 with the window convention of :mod:`receptive.windows`; the pure-torch banded path runs anywhere with memory
 ``O(n w)``; :class:`StochasticAttention` and :class:`GatedSASWA` are drop-in ``nn.Module``s;
 :func:`gpu.triton_sa.triton_sa_attention` is the fused Triton kernel (forward and backward, permutation gathered
-in-kernel; needs triton). ``backend=`` selects ``torch``, ``flex`` (FlexAttention with a band mask; compiled on CUDA,
-forward only on the CPU) or ``triton``; ``auto`` takes Triton on CUDA and torch elsewhere.
+in-kernel; IEEE fp32 products; tiles autotuned on CUDA; needs triton). ``backend=`` selects ``torch``, ``flex``
+(FlexAttention with a band mask; compiled on CUDA, forward only on the CPU) or ``triton``; ``auto`` takes Triton on
+CUDA and torch elsewhere (SDPA for full attention). Arguments are checked in :mod:`gpu.validation` without reading
+device tensors back, except a user's GPU-resident ``perm`` (``validate=False`` skips that). ``python -m gpu.bench``
+times every path per backend; ``benchmarks/gpu_check.py`` is the one-command check for a GPU machine.
 """
 
 from .attention import BACKENDS, full_attention, permute_sequence, sa_attention, swa_attention
