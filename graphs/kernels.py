@@ -46,6 +46,34 @@ def _resolve(x, n, circular):
     return x
 
 
+@njit(inline="always")
+def _load_row(bits, perm, has_perm, x, n, circular, w0, w1, row):
+    """``row`` = words ``w0 .. w1 - 1`` of the input row at virtual position ``x`` (zeros outside a truncated
+    sequence or at a hole). Rows are handled as 1-d contiguous views: numba vectorises those loops, not 2-d ones."""
+    x = _resolve(x, n, circular)
+    src = x
+    if x >= 0 and has_perm:
+        src = perm[x]
+    if src < 0:
+        row[:] = 0
+    else:
+        got = bits[src, w0:w1]
+        for b in range(row.shape[0]):
+            row[b] = got[b]
+
+
+@njit(inline="always")
+def _store_row(out, dst, w0, w1, a, b_row, accumulate):
+    """``out[dst, w0:w1] (|)= a | b_row``."""
+    target = out[dst, w0:w1]
+    if accumulate:
+        for b in range(target.shape[0]):
+            target[b] |= a[b] | b_row[b]
+    else:
+        for b in range(target.shape[0]):
+            target[b] = a[b] | b_row[b]
+
+
 @njit(parallel=True, cache=True)
 def window_or(bits, out, perm, left, right, circular, accumulate, chunk_len, tile):
     """Sliding-window OR in (permuted) order.
@@ -59,6 +87,12 @@ def window_or(bits, out, perm, left, right, circular, accumulate, chunk_len, til
     ``perm`` may be longer than ``n`` with entries ``-1``: holes of a virtual sequence (zero rows in, nothing written),
     which keep windows from crossing the segments they separate (dilated windows, grouped orders).
     ``accumulate`` ORs into ``out``; otherwise ``out`` rows are overwritten (each row is written exactly once).
+
+    Streaming van Herk / Gil-Werman: a task (``chunk_len`` consecutive outputs, ``tile`` words) walks its windows
+    block by block (``m`` rows). With ``S_B`` the suffix ORs of block ``B`` and ``P_{B+1}`` the prefix ORs of the
+    next, the window starting at offset ``j`` of block ``B`` is ``S_B[j] | P_{B+1}[j - 1]`` (``S_B[0]`` for
+    ``j = 0``). Each input row is gathered once, the prefix and the outputs are computed while the next block is
+    loaded (one running row), the suffix in one backward pass: two ``m x tile`` buffers, which stay in cache.
     """
     n_words = bits.shape[1]
     m = left + right + 1
@@ -72,46 +106,61 @@ def window_or(bits, out, perm, left, right, circular, accumulate, chunk_len, til
         w1 = min(n_words, w0 + tile)
         t_words = w1 - w0
         q0 = c * chunk_len
-        q1 = min(n, q0 + chunk_len)
-        buf_len = (q1 - q0) + m - 1
-        prefix = np.empty((buf_len, t_words), dtype=np.uint64)
-        suffix = np.empty((buf_len, t_words), dtype=np.uint64)
-        for k in range(buf_len):
-            x = _resolve(q0 - left + k, n, circular)
-            if x < 0:
-                for b in range(t_words):
-                    prefix[k, b] = 0
-            else:
-                src = perm[x] if has_perm else x
-                if src < 0:
+        n_out = min(n, q0 + chunk_len) - q0
+        base = q0 - left  # virtual position of buffer row k = 0: output t covers rows t .. t + m - 1
+        cur = np.empty((m, t_words), dtype=np.uint64)  # S_B: suffix ORs of the current block
+        nxt = np.empty((m, t_words), dtype=np.uint64)  # the next block, raw, then its suffix ORs
+        acc = np.empty(t_words, dtype=np.uint64)  # P_{B+1}[k]: the running prefix OR of the next block
+        zero = np.zeros(t_words, dtype=np.uint64)
+        for k in range(m):
+            _load_row(bits, perm, has_perm, base + k, n, circular, w0, w1, cur[k])
+        for k in range(m - 2, -1, -1):
+            row, below = cur[k], cur[k + 1]
+            for b in range(t_words):
+                row[b] |= below[b]
+        for block in range(0, n_out, m):
+            count = min(m, n_out - block)
+            # output j = 0 of the block is the whole block: S_B[0]
+            dst = perm[q0 + block] if has_perm else q0 + block
+            if dst >= 0:
+                _store_row(out, dst, w0, w1, cur[0], zero, accumulate)
+            # load the next block row by row; prefix row k completes output j = k + 1 (the last block of a chunk
+            # needs only the rows its outputs reach)
+            for k in range(m if block + m < n_out else count - 1):
+                raw = nxt[k]
+                _load_row(bits, perm, has_perm, base + block + m + k, n, circular, w0, w1, raw)
+                if k == 0:
                     for b in range(t_words):
-                        prefix[k, b] = 0
+                        acc[b] = raw[b]
                 else:
                     for b in range(t_words):
-                        prefix[k, b] = bits[src, w0 + b]
-        for start in range(0, buf_len, m):
-            end = min(start + m, buf_len)
-            for b in range(t_words):
-                suffix[end - 1, b] = prefix[end - 1, b]
-            for k in range(end - 2, start - 1, -1):
-                for b in range(t_words):
-                    suffix[k, b] = suffix[k + 1, b] | prefix[k, b]
-        for k in range(buf_len):
-            if k % m != 0:
-                for b in range(t_words):
-                    prefix[k, b] |= prefix[k - 1, b]
-        for t in range(q1 - q0):
-            q = q0 + t
-            dst = perm[q] if has_perm else q
-            if dst < 0:
-                continue
-            last = t + m - 1
-            if accumulate:
-                for b in range(t_words):
-                    out[dst, w0 + b] |= suffix[t, b] | prefix[last, b]
-            else:
-                for b in range(t_words):
-                    out[dst, w0 + b] = suffix[t, b] | prefix[last, b]
+                        acc[b] |= raw[b]
+                j = k + 1
+                if j < count:
+                    dst = perm[q0 + block + j] if has_perm else q0 + block + j
+                    if dst >= 0:
+                        _store_row(out, dst, w0, w1, cur[j], acc, accumulate)
+            if block + m < n_out:  # the next block's suffix ORs become S_{B+1}
+                for k in range(m - 2, -1, -1):
+                    row, below = nxt[k], nxt[k + 1]
+                    for b in range(t_words):
+                        row[b] |= below[b]
+                cur, nxt = nxt, cur
+
+
+#: scratch words of one :func:`window_or` task (two ``m x tile`` buffers): 1 MiB, one L2 slice of a current core.
+#: Wide tiles matter more than an L1-sized working set: each tile of a row is a separate random-row gather (a TLB
+#: miss and a prefetcher restart), so n = 65536, w = 64 runs fastest with whole 8 KiB rows (bench_sa_layer.py).
+WINDOW_OR_TASK_WORDS = 128 * 1024
+
+
+def window_or_tiling(length: int, m: int, n_words: int) -> tuple[int, int]:
+    """``(chunk_len, tile)`` for :func:`window_or`: tiles as wide as two ``m x tile`` buffers allow within
+    ``WINDOW_OR_TASK_WORDS`` (long contiguous row reads), chunks of at least 16 windows (the extra block each chunk
+    loads costs at most 1/16) and at least 1024 positions."""
+    tile = max(1, min(n_words, WINDOW_OR_TASK_WORDS // (2 * m)))
+    chunk = min(length, max(1024, 16 * m))
+    return chunk, tile
 
 
 #: windows at least this long use the Fenwick sweep in :func:`window_or_ordered`, shorter ones the direct loop

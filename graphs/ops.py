@@ -61,6 +61,7 @@ class WindowOp:
         chunk, tile = _window_tiling(self.length(n), self.size, n_words)
         perm = _EMPTY_PERM if self.perm is None else self.perm
         if self.order == 0:
+            chunk, tile = kernels.window_or_tiling(self.length(n), self.size, n_words)
             kernels.window_or(bits, out, perm, self.left, self.right, self.circular, accumulate, chunk, tile)
         else:
             kernels.window_or_ordered(
