@@ -8,6 +8,16 @@ import numpy as np
 import scipy.sparse as sp
 
 
+def _int_array(name: str, value) -> np.ndarray:
+    """``value`` as a 1-D int64 array; ``ValueError`` naming ``name`` when it is not a 1-D array of integers."""
+    array = np.asarray(value)
+    if array.ndim != 1 or not (array.dtype.kind in "iu" or (array.size == 0 and array.dtype.kind == "f")):
+        raise ValueError(f"{name}: expected a 1-D array of integers, got {array.dtype} with shape {array.shape}")
+    if array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"{name}: values beyond the int64 range")
+    return np.ascontiguousarray(array, dtype=np.int64)
+
+
 @dataclass(frozen=True)
 class Graph:
     """``n`` nodes; out-neighbours of ``u`` are ``indices[indptr[u]:indptr[u+1]]`` (sorted, no duplicates, no
@@ -17,6 +27,54 @@ class Graph:
     indptr: np.ndarray = field(repr=False)
     indices: np.ndarray = field(repr=False)
     directed: bool = True
+
+    def __post_init__(self) -> None:
+        """Check what every measure relies on (``from_edges`` guarantees it): ``ValueError`` naming the field.
+
+        ``n >= 1``; ``indptr`` holds ``n + 1`` non-decreasing integers from 0 to ``len(indices)``; every row of
+        ``indices`` is strictly increasing (sorted, no duplicates) within ``0..n-1`` and holds no self-loop; an
+        undirected graph stores every edge in both directions. The arrays are stored as int64. O(m) work, plus a
+        transpose (O(m + n)) for undirected graphs."""
+        n = self.n
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+            raise ValueError(f"n: expected an integer >= 1, got {n!r}")
+        if not isinstance(self.directed, bool | np.bool_):
+            raise ValueError(f"directed: expected a bool, got {self.directed!r}")
+        indptr = _int_array("indptr", self.indptr)
+        indices = _int_array("indices", self.indices)
+        if indptr.size != n + 1:
+            raise ValueError(f"indptr: expected n + 1 = {n + 1} entries, got {indptr.size}")
+        if indptr[0] != 0 or indptr[-1] != indices.size:
+            raise ValueError(f"indptr: expected to run from 0 to len(indices) = {indices.size}")
+        degree = np.diff(indptr)
+        if degree.size and degree.min() < 0:
+            raise ValueError("indptr: expected non-decreasing row offsets")
+        if indices.size:
+            if indices.min() < 0 or indices.max() >= n:
+                raise ValueError(f"indices: node indices must lie in 0..{n - 1}")
+            rows = np.repeat(np.arange(n, dtype=np.int64), degree)
+            if np.any(indices == rows):
+                raise ValueError("indices: self-loops are not allowed (from_edges drops them)")
+            same_row = rows[1:] == rows[:-1]
+            if np.any(same_row & (indices[1:] <= indices[:-1])):
+                raise ValueError("indices: every row must be sorted without duplicates (use Graph.from_edges)")
+        object.__setattr__(self, "n", int(n))
+        object.__setattr__(self, "indptr", indptr)
+        object.__setattr__(self, "indices", indices)
+        object.__setattr__(self, "directed", bool(self.directed))
+        if not self.directed and indices.size:
+            mirror = self.to_scipy().T.tocsr()
+            mirror.sort_indices()
+            if not (np.array_equal(mirror.indptr, indptr) and np.array_equal(mirror.indices, indices)):
+                raise ValueError("indices: an undirected graph must store every edge in both directions")
+
+    @classmethod
+    def _trusted(cls, n: int, indptr: np.ndarray, indices: np.ndarray, directed: bool) -> Graph:
+        """A graph from arrays already known to be valid (built here): skips the checks of ``__post_init__``."""
+        graph = object.__new__(cls)
+        for name, value in (("n", int(n)), ("indptr", indptr), ("indices", indices), ("directed", bool(directed))):
+            object.__setattr__(graph, name, value)
+        return graph
 
     @classmethod
     def from_edges(cls, n: int, sources, targets, directed: bool = True) -> Graph:
@@ -36,7 +94,7 @@ class Graph:
         mat = sp.csr_array((np.ones(src.size, dtype=bool), (src, dst)), shape=(n, n))
         mat.sum_duplicates()
         mat.sort_indices()
-        return cls(int(n), mat.indptr.astype(np.int64), mat.indices.astype(np.int64), bool(directed))
+        return cls._trusted(n, mat.indptr.astype(np.int64), mat.indices.astype(np.int64), directed)
 
     @classmethod
     def from_scipy(cls, matrix, directed: bool = True) -> Graph:
@@ -77,7 +135,7 @@ class Graph:
             return self
         mat = self.to_scipy().T.tocsr()
         mat.sort_indices()
-        return Graph(self.n, mat.indptr.astype(np.int64), mat.indices.astype(np.int64), True)
+        return Graph._trusted(self.n, mat.indptr.astype(np.int64), mat.indices.astype(np.int64), True)
 
     def undirected(self) -> Graph:
         """The underlying undirected graph (``u - v`` if ``u -> v`` or ``v -> u``)."""
