@@ -131,8 +131,20 @@ def _oracle(q, k, v, mask):
 
 
 def _call(kind: str, backend: str, q, k, v, w: int, causal: bool, perm):
+    """One attention call through the public API; the fused kernel with one fixed tile configuration on CUDA
+    (``CONFIGS[0]``: every configuration runs the same code and each is tested on the interpreter; autotuning all
+    of them for every checked shape and variant would compile about a hundred kernels), so the timings alone pay
+    for autotuning."""
     from gpu import full_attention, sa_attention, swa_attention
 
+    if backend == "triton" and q.is_cuda:
+        from gpu.triton_sa import CONFIGS, triton_sa_attention
+        from receptive.windows import max_window
+
+        fixed = {"config": CONFIGS[0]}
+        if kind == "full":
+            return triton_sa_attention(q, k, v, max_window(q.shape[2], causal, False), causal=causal, **fixed)
+        return triton_sa_attention(q, k, v, w, perm=perm if kind == "sa" else None, causal=causal, **fixed)
     if kind == "full":
         return full_attention(q, k, v, causal=causal, backend=backend)
     if kind == "swa":

@@ -227,7 +227,8 @@ def autotuned(name: str, do_bench=None):
     """The kernel ``name`` (``forward``, ``dkdv``, ``dq``) wrapped in ``triton.autotune`` over :data:`CONFIGS`,
     built on first use (nothing touches a driver at import). ``do_bench`` replaces the timer (tests run the
     autotuner on the interpreter with a stand-in)."""
-    return triton.autotune(CONFIGS, key=_TUNING_KEY, do_bench=do_bench)(_KERNELS[name])
+    timer = {} if do_bench is None else {"do_bench": do_bench}  # older Triton has no do_bench argument
+    return triton.autotune(CONFIGS, key=_TUNING_KEY, **timer)(_KERNELS[name])
 
 
 def _interpreting() -> bool:
