@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from receptive.validation import check_int
 from receptive.windows import max_window
 
 from .attention import sa_attention, swa_attention
@@ -38,8 +39,7 @@ class AttentionProjections(nn.Module):
         super().__init__()
         n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
         for name, value in (("d_model", d_model), ("n_heads", n_heads), ("n_kv_heads", n_kv_heads), ("window", window)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: expected a positive integer, got {value!r}")
+            check_int(name, value, 1)
         if d_model % n_heads or n_heads % n_kv_heads:
             raise ValueError(f"n_heads: must divide d_model ({d_model}) and be a multiple of n_kv_heads ({n_kv_heads})")
         self.n_heads, self.n_kv_heads, self.head_dim = n_heads, n_kv_heads, d_model // n_heads
