@@ -11,7 +11,8 @@ from graphs import DEFAULT_MAX_MEMORY, parse_bytes
 
 from .. import __version__, theory
 from ..cli_parser import OneLineErrorParser
-from ..patterns import PATTERNS, make_pattern
+from ..patterns.hf_config import pattern_from_config
+from ..patterns.registry import KINDS, pattern_from_spec, stack_from_spec
 from ..plotting import save_png_pdf
 from ..windows import max_window
 from .compute import DEFAULT_MAX_LAYERS, DEFAULT_TARGETS, coverage, exact_fits, extend
@@ -28,9 +29,19 @@ which every position sees all of A(i).
 
 Patterns: swa (sliding window of w keys, self included), sa (Stochastic Attention: a fresh random permutation per
 layer, the same window in permuted order; causal = that band AND original key position <= query position),
-sa+swa (the union of both, as in gated SA+SWA), full. SWA and full are computed in closed form; SA and SA+SWA
-exactly (every receptive field, bit-parallel) when n * n/64 <= 2^26 words (n <= 65536), otherwise for 1024 random
-target positions, each exact (the mean gets a 95% confidence interval).
+sa+swa (the union of both, as in gated SA+SWA), full, and the zoo as layer specs NAME[:ARG...] (a missing window
+W is --w): global:W:G (Longformer), sink:W:S (StreamingLLM), random:K, bigbird[:B:WB:R:G], dilated-window:W:R,
+longnet[:W0:RATIO], chunk:C (Llama 4), strided:L and fixed:L:C (Sparse Transformer), sa-ms, kleinberg, ...
+Patterns with a closed form are computed in it; the others exactly (every receptive field, bit-parallel) when
+n * n/64 <= 2^26 words (n <= 65536), otherwise for 1024 random target positions, each exact (the mean gets a 95%
+confidence interval).
+
+Layer stacks (--stack, --hf-config): layer l of a model is any of these, e.g. five sliding-window layers per full
+one. --stack takes comma-separated layer specs with K* repetition, cycled to --layers (default --max-layers);
+--hf-config reads a Hugging Face config.json offline (num_hidden_layers, sliding_window, layer_types,
+attention_chunk_size, sliding_window_pattern, use_sliding_window + max_window_layers; decoders are causal).
+Per layer the JSON also gives the attended (query, key) pairs, the FLOP proxy, relative to full attention, and
+for causal patterns the KV-cache entries a decoder keeps.
 """
 
 EPILOG = """\
@@ -38,6 +49,8 @@ examples:
   python -m receptive.coverage --n 32768 --w 64
   python -m receptive.coverage --n 4096 --w 16 --causal --json
   python -m receptive.coverage --n 1048576 --w 64 --targets 1024 --csv cov.csv --plot cov.png
+  python -m receptive.coverage --n 32768 --causal --stack "5*swa:1024,full" --layers 26
+  python -m receptive.coverage --n 131072 --hf-config results/layouts/gemma3.json --targets 256
 """
 
 
@@ -50,10 +63,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--n", type=int, default=32768, help="sequence length (>= 2; default 32768)")
     p.add_argument("--w", type=int, default=64, help="window: keys per query, itself included (default 64)")
-    p.add_argument("--patterns", default="swa,sa,sa+swa", help=f"comma-separated, from {', '.join(PATTERNS)}")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument(
+        "--patterns", default="swa,sa,sa+swa", help=f"comma-separated layer specs, from {', '.join(KINDS)}"
+    )
+    which.add_argument("--stack", metavar="SPEC", help='one model\'s layers, e.g. "5*swa:1024,full" (see above)')
+    which.add_argument("--hf-config", metavar="PATH", help="the layers of a Hugging Face config.json (offline)")
     p.add_argument("--causal", action="store_true", help="causal attention (A(i) = positions j <= i)")
     p.add_argument("--circular", action="store_true", help="windows wrap around (the SA paper's theory)")
-    p.add_argument("--layers", type=int, help="compute layers 1..LAYERS (default: until SA and SA+SWA are full)")
+    p.add_argument(
+        "--layers",
+        type=int,
+        help="compute layers 1..LAYERS (default: until every pattern is full); the depth of a --stack",
+    )
     p.add_argument(
         "--max-layers",
         type=int,
@@ -87,7 +109,7 @@ def run(args: argparse.Namespace) -> dict:
         raise ValueError(f"--n: expected an integer >= 2, got {args.n}")
     names = [s.strip() for s in args.patterns.split(",") if s.strip()]
     if not names or len(set(names)) != len(names):
-        raise ValueError(f"--patterns: expected distinct names from {', '.join(PATTERNS)}, got {args.patterns!r}")
+        raise ValueError(f"--patterns: expected distinct names from {', '.join(KINDS)}, got {args.patterns!r}")
     if args.layers is not None and args.layers < 1:
         raise ValueError(f"--layers: expected an integer >= 1, got {args.layers}")
     if args.max_layers < 1:
@@ -95,7 +117,24 @@ def run(args: argparse.Namespace) -> dict:
     if args.targets is not None and not 1 <= args.targets <= args.n:
         raise ValueError(f"--targets: expected an integer in [1, {args.n}], got {args.targets}")
     max_memory = parse_bytes(args.max_memory)
-    patterns = {name: make_pattern(name, args.n, args.w, args.causal, args.circular, args.seed) for name in names}
+    causal = args.causal
+    stacked = args.stack is not None or args.hf_config is not None
+    if args.stack is not None:
+        depth = args.layers or args.max_layers
+        stack = stack_from_spec(args.stack, args.n, depth, causal, args.circular, args.seed, argument="--stack")
+        patterns = {args.stack: stack}
+    elif args.hf_config is not None:
+        stack = pattern_from_config(args.hf_config, args.n, seed=args.seed)
+        if args.layers is not None and args.layers > stack.max_layers:
+            raise ValueError(f"--layers: the config defines {stack.max_layers} layers, got {args.layers}")
+        causal = stack.causal
+        patterns = {stack.name: stack}
+    else:
+        patterns = {
+            name: pattern_from_spec(name, args.n, causal, args.circular, args.seed, args.w, "--patterns")
+            for name in names
+        }
+    names = list(patterns)
 
     method = "exact" if args.exact else "sampled" if args.targets else "auto"
     progress = False if args.no_progress else None
@@ -116,18 +155,36 @@ def run(args: argparse.Namespace) -> dict:
         results[name] = extend(results[name], shown)
 
     sim_methods = {results[name].method for name in simulated}
+    documents = {name: results[name].to_dict() for name in names}
+    for name, pattern in patterns.items():
+        add_costs(documents[name], pattern)
     return {
         "version": __version__,
         "n": args.n,
         "w": args.w,
-        "causal": args.causal,
+        "causal": causal,
         "circular": args.circular,
         "seed": args.seed,
         "method": sim_methods.pop() if len(sim_methods) == 1 else ("closed-form" if not simulated else "mixed"),
         "exact_by_default": exact_fits(args.n),
-        "patterns": {name: results[name].to_dict() for name in names},
-        "theory": theory_summary(args.n, args.w, args.causal, args.circular),
+        "patterns": documents,
+        "theory": None if stacked else theory_summary(args.n, args.w, causal, args.circular),
     }
+
+
+def add_costs(doc: dict, pattern) -> None:
+    """Per layer of ``doc`` (a coverage result's dict): ``pairs`` attended (the FLOP proxy, see
+    :meth:`Pattern.pair_count`), ``pairs_relative`` to full attention, and for causal patterns the
+    ``kv_cache_entries`` a decoder keeps in that layer."""
+    limit = pattern.max_layers
+    for row in doc["layers"]:
+        layer = row["layer"]
+        if limit is not None and layer > limit:
+            continue
+        row["pairs"] = pattern.pair_count(layer)
+        row["pairs_relative"] = row["pairs"] / pattern.full_pairs
+        if pattern.causal:
+            row["kv_cache_entries"] = pattern.kv_cache_entries(layer)
 
 
 def theory_summary(n: int, w: int, causal: bool, circular: bool) -> dict:
@@ -161,7 +218,6 @@ def format_table(doc: dict) -> str:
             lc = doc["patterns"][name]["layers"][k]
             cells.append(f"{lc['mean']:>9.4f} {lc['min']:>9.4f} {lc['full_fraction']:>8.4f}")
         lines.append(f"{k + 1:>5} " + " ".join(cells))
-    th = doc["theory"]
     lines.append("")
     lines.append("L* = first layer at which every position is fully covered:")
     for name in names:
@@ -169,6 +225,18 @@ def format_table(doc: dict) -> str:
         star = p["full_coverage_layer"]
         extra = f"  [{p['note']}]" if p.get("note") else ""
         lines.append(f"  {name:<8} L* = {star if star is not None else 'not reached':<12} ({p['method']}){extra}")
+    for name in names:
+        rows = [lc for lc in doc["patterns"][name]["layers"] if "pairs" in lc]
+        if rows:
+            rel = sum(lc["pairs_relative"] for lc in rows) / len(rows)
+            line = f"  {name}: pairs per layer / full attention = {rel:.4g} (mean over {len(rows)} layers)"
+            if doc["causal"]:
+                kv = sum(lc["kv_cache_entries"] for lc in rows) / len(rows)
+                line += f"; KV-cache entries per token and layer = {kv:.6g}"
+            lines.append(line)
+    th = doc["theory"]
+    if th is None:
+        return "\n".join(lines)
     lines.append(
         f"  log_w n = {th['log_w_n']:.2f};  SWA n/w = {th['n_over_w']:.1f} "
         f"(closed form {th['swa_full_coverage_layer']})"

@@ -199,46 +199,54 @@ register(
 )
 
 
-def parse_layer(spec: str, default_w: int | None = None) -> tuple[Kind, tuple[int, ...]]:
+def parse_layer(spec: str, default_w: int | None = None, argument: str = "stack") -> tuple[Kind, tuple[int, ...]]:
     """``"NAME[:ARG...]"`` -> (kind, integer arguments with defaults filled in). ``default_w`` fills a missing
-    window ``W`` (the ``--patterns`` form); without it a missing required argument is an error."""
+    window ``W`` (the ``--patterns`` form); without it a missing required argument is an error. ``argument`` names
+    what the spec came from in error messages."""
     text = spec.strip()
     name, *raw = text.split(":")
     kind = KINDS.get(name.strip())
     if kind is None:
-        raise ValueError(f"stack: unknown layer {name.strip()!r} in {text!r}; choose from {', '.join(KINDS)}")
+        raise ValueError(f"{argument}: unknown layer {name.strip()!r} in {text!r}; choose from {', '.join(KINDS)}")
     if len(raw) > len(kind.params):
-        raise ValueError(f"stack: {text!r} has {len(raw)} arguments; {kind.usage} takes at most {len(kind.params)}")
+        most = len(kind.params)
+        raise ValueError(f"{argument}: {text!r} has {len(raw)} arguments; {kind.usage} takes at most {most}")
     values = []
     for k, param in enumerate(kind.params):
         if k < len(raw):
             try:
                 values.append(int(raw[k]))
             except ValueError:
-                raise ValueError(f"stack: {param.name} of {text!r} must be an integer, got {raw[k]!r}") from None
+                raise ValueError(f"{argument}: {param.name} of {text!r} must be an integer, got {raw[k]!r}") from None
         elif param.default is not None:
             values.append(param.default)
         elif param is W and default_w is not None:
             values.append(default_w)
         else:
-            raise ValueError(f"stack: {text!r} needs {param.name.upper()} ({param.help}): {kind.usage}")
+            raise ValueError(f"{argument}: {text!r} needs {param.name.upper()} ({param.help}): {kind.usage}")
     return kind, tuple(values)
 
 
 def pattern_from_spec(
-    spec: str, n: int, causal: bool = False, circular: bool = False, seed: int = 0, default_w: int | None = None
+    spec: str,
+    n: int,
+    causal: bool = False,
+    circular: bool = False,
+    seed: int = 0,
+    default_w: int | None = None,
+    argument: str = "stack",
 ) -> Pattern:
     """One pattern from a layer spec, e.g. ``pattern_from_spec("global:512:2", n=4096)``."""
-    kind, values = parse_layer(spec, default_w)
+    kind, values = parse_layer(spec, default_w, argument)
     if circular and not kind.circular:
         raise ValueError(f"circular: {kind.name} is defined on a truncated sequence only")
     return kind.build(n, causal, circular, seed, *values)
 
 
-def parse_stack(spec: str) -> list[str]:
+def parse_stack(spec: str, argument: str = "stack") -> list[str]:
     """``"5*swa:1024,full"`` -> the period as layer specs ``["swa:1024"] * 5 + ["full"]`` (validated)."""
     if not isinstance(spec, str) or not spec.strip():
-        raise ValueError("stack: expected comma-separated layer specs NAME[:ARG...] with K* repetition, got nothing")
+        raise ValueError(f"{argument}: expected comma-separated layer specs NAME[:ARG...], K* to repeat; got nothing")
     period = []
     for item in spec.split(","):
         item = item.strip()
@@ -248,19 +256,26 @@ def parse_stack(spec: str) -> list[str]:
         try:
             times = int(count)
         except ValueError:
-            raise ValueError(f"stack: repetition of {item!r} must be an integer K in K*NAME") from None
+            raise ValueError(f"{argument}: repetition of {item!r} must be an integer K in K*NAME") from None
         if times < 1 or not layer.strip():
-            raise ValueError(f"stack: {item!r}: expected K*NAME[:ARG...] with K >= 1")
-        parse_layer(layer)
+            raise ValueError(f"{argument}: {item!r}: expected K*NAME[:ARG...] with K >= 1")
+        parse_layer(layer, argument=argument)
         period += [layer.strip()] * times
     return period
 
 
 def stack_from_spec(
-    spec: str, n: int, depth: int, causal: bool = False, circular: bool = False, seed: int = 0, name: str | None = None
+    spec: str,
+    n: int,
+    depth: int,
+    causal: bool = False,
+    circular: bool = False,
+    seed: int = 0,
+    name: str | None = None,
+    argument: str = "stack",
 ) -> LayerStack:
     """The stack of a spec, cycled to ``depth`` layers; layers with the same spec share one pattern object."""
-    period = parse_stack(spec)
+    period = parse_stack(spec, argument)
     built: dict[str, Pattern] = {}
     for layer in period:
         if layer not in built:

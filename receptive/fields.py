@@ -1,0 +1,45 @@
+"""The receptive field itself: which positions a token sees after ``L`` layers (not only how many).
+
+``RF_L(t)`` is found by propagating one seed backward from ``t`` through the transposed layers ``L, .., 1``
+(:mod:`graphs.reachability`): ``L`` passes over ``n`` words, cheap at any ``n``. Up to 64 targets share a word.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphs.ops import apply_layer
+
+from .patterns import Pattern
+from .validation import check_int
+
+
+def receptive_fields(pattern: Pattern, targets, layers: int) -> list[np.ndarray]:
+    """``[sorted positions of RF_layers(t) for t in targets]``, exactly (the query itself included)."""
+    if not isinstance(pattern, Pattern):
+        raise ValueError(f"pattern: expected a receptive.patterns.Pattern, got {type(pattern).__name__}")
+    n = pattern.n
+    layers = check_int("layers", layers, 0, pattern.max_layers)
+    targets = np.atleast_1d(np.asarray(targets))
+    if targets.ndim != 1 or targets.size == 0 or not np.issubdtype(targets.dtype, np.integer):
+        raise ValueError("targets: expected a position or a non-empty 1-d array of positions")
+    if targets.min() < 0 or targets.max() >= n:
+        raise ValueError(f"targets: positions must lie in 0..{n - 1}")
+    fields = []
+    for k0 in range(0, targets.size, 64):
+        chunk = targets[k0 : k0 + 64].astype(np.int64)
+        bits = np.zeros((n, 1), dtype=np.uint64)
+        nxt = np.empty_like(bits)
+        np.bitwise_or.at(bits[:, 0], chunk, np.left_shift(np.uint64(1), np.arange(chunk.size, dtype=np.uint64)))
+        for layer in range(layers, 0, -1):
+            apply_layer([op.transpose() for op in pattern.layer_ops(layer)], bits, nxt)
+            bits, nxt = nxt, bits
+        for k in range(chunk.size):
+            fields.append(np.flatnonzero((bits[:, 0] >> np.uint64(k)) & np.uint64(1)))
+    return fields
+
+
+def receptive_field(pattern: Pattern, target: int, layers: int) -> np.ndarray:
+    """Sorted positions of ``RF_layers(target)``."""
+    target = check_int("target", target, 0, pattern.n - 1) if isinstance(pattern, Pattern) else target
+    return receptive_fields(pattern, np.array([target]), layers)[0]

@@ -1,0 +1,263 @@
+"""``python -m receptive.layouts``: the attention layouts of real models side by side, at one sequence length.
+
+For every layout (a Hugging Face ``config.json`` read offline, or a stack spec written from a paper; the presets
+are in ``results/layouts/configs``) this computes, at ``n`` positions (default 131072): the layers to full
+coverage ``L*``, the receptive field of the last token after the last layer (how far back it reaches), the mean
+coverage per layer, the attended pairs per layer relative to full attention (the FLOP proxy) and, for decoders,
+the KV-cache entries per token; and the same for SA and SA+SWA stacks of the same depth at matched pairs per
+layer (the window whose expected pair count matches the layout's mean; the actual ratio is reported).
+
+Coverage at this size is estimated from sampled target positions, each receptive field exact (stratified, both
+ends always included, a 95% betting interval of the mean; see :mod:`receptive.coverage.sampling`); ``L*`` is then
+the first layer at which no sampled target is uncovered (an estimate: a rarer uncovered position may remain).
+The last token's field is always exact.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import __version__
+from .cli_parser import OneLineErrorParser
+from .coverage import coverage
+from .fields import receptive_field
+from .patterns import Pattern
+from .patterns.hf_config import load_config, pattern_from_config
+from .patterns.registry import stack_from_spec
+from .windows import max_window
+
+DEFAULT_N = 131072
+DEFAULT_TARGETS = 256
+
+
+def default_config_dir() -> Path:
+    """``results/layouts/configs`` of the working directory, else of the repository this package sits in."""
+    here = Path("results/layouts/configs")
+    return here if here.is_dir() else Path(__file__).resolve().parents[1] / "results" / "layouts" / "configs"
+
+
+def load_layout(path: str | os.PathLike, n: int, seed: int = 0) -> tuple[Pattern, str]:
+    """A layout file -> (its layer stack on ``n`` positions, its source note). A file with ``num_hidden_layers``
+    (possibly under ``text_config``) is a Hugging Face config; one with ``stack`` is ``{"name", "stack",
+    "layers", "causal"}``."""
+    config = load_config(path)
+    source = str(config.get("_source", ""))
+    if "stack" in config:
+        for key in ("name", "layers", "causal"):
+            if key not in config:
+                raise ValueError(f"layout: {os.fspath(path)!r} has 'stack' but no {key!r}")
+        stack = stack_from_spec(config["stack"], n, config["layers"], bool(config["causal"]), seed=seed)
+        stack.name = str(config["name"])
+        return stack, source
+    stack = pattern_from_config(config, n, seed=seed)
+    stack.name = Path(path).stem
+    return stack, source
+
+
+@dataclass
+class StackSummary:
+    """One stack at one ``n``: coverage per layer (mean and 95% interval), ``L*``, cost per layer."""
+
+    name: str
+    description: str
+    causal: bool
+    depth: int
+    full_coverage_layer: int | None
+    last_token_span: int
+    mean_coverage: list[float]
+    mean_coverage_ci: list[list[float] | None]
+    pairs_relative: list[float]
+    kv_cache_entries: int | None
+    method: str
+    window: int | None = None
+
+    @property
+    def mean_pairs_relative(self) -> float:
+        return sum(self.pairs_relative) / len(self.pairs_relative)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "mean_pairs_relative": self.mean_pairs_relative}
+
+
+@dataclass
+class LayoutResult:
+    """A layout and the SA / SA+SWA stacks of the same depth at matched pairs per layer."""
+
+    layout: StackSummary
+    source: str
+    layer_kinds: list[str]
+    matched: dict[str, StackSummary] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "layout": self.layout.to_dict(),
+            "source": self.source,
+            "layer_kinds": self.layer_kinds,
+            "matched": {k: v.to_dict() for k, v in self.matched.items()},
+        }
+
+
+def summarize(stack: Pattern, targets: int, seed: int, progress: bool | None, window: int | None = None):
+    """Coverage of every layer of ``stack`` (sampled targets, each exact; exact when ``targets >= n``)."""
+    depth = stack.max_layers
+    n = stack.n
+    if targets >= n:
+        result = coverage(stack, depth, method="exact", progress=progress)
+    else:
+        result = coverage(stack, depth, method="sampled", targets=targets, seed=seed, progress=progress)
+    field_ = receptive_field(stack, n - 1, depth)
+    return StackSummary(
+        name=stack.name,
+        description=stack.describe(),
+        causal=stack.causal,
+        depth=depth,
+        full_coverage_layer=result.full_coverage_layer,
+        last_token_span=int(n - field_.min()) if stack.causal else int(field_.max() - field_.min() + 1),
+        mean_coverage=[lc.mean for lc in result.layers],
+        mean_coverage_ci=[list(lc.mean_ci) if lc.mean_ci else None for lc in result.layers],
+        pairs_relative=[stack.pair_count(layer) / stack.full_pairs for layer in range(1, depth + 1)],
+        kv_cache_entries=sum(stack.kv_cache_entries(layer) for layer in range(1, depth + 1)) if stack.causal else None,
+        method=result.method,
+        window=window,
+    )
+
+
+def matched_window(kind: str, n: int, causal: bool, pairs: float) -> int:
+    """The window ``w`` whose expected pairs per layer of ``kind`` (``sa`` or ``sa+swa``) are closest to ``pairs``:
+    SA keeps ``~ n w`` pairs (causal ``~ n (w + 1) / 2``: a query keeps the keys of its band that precede it);
+    SA+SWA adds a window of ``w`` (causal ``~ n w``)."""
+    per_w = 1.0 if not causal else 0.5
+    if kind == "sa+swa":
+        per_w += 1.0
+    offset = 0.5 if causal else 0.0
+    w = round((pairs / n - offset) / per_w)
+    return int(min(max(1, w), max_window(n, causal, False)))
+
+
+def study(paths, n: int, targets: int, seed: int, progress: bool | None) -> list[LayoutResult]:
+    results = []
+    for path in paths:
+        stack, source = load_layout(path, n, seed)
+        layout = summarize(stack, targets, seed, progress)
+        mean_pairs = layout.mean_pairs_relative * stack.full_pairs
+        entry = LayoutResult(layout, source, stack.layer_names())
+        for kind in ("sa", "sa+swa"):
+            w = matched_window(kind, n, stack.causal, mean_pairs)
+            twin = stack_from_spec(f"{kind}:{w}", n, stack.max_layers, stack.causal, seed=seed, name=kind)
+            entry.matched[kind] = summarize(twin, targets, seed, progress, window=w)
+        results.append(entry)
+    return results
+
+
+def format_table(doc: dict) -> str:
+    def star(s: dict) -> str:
+        return str(s["full_coverage_layer"]) if s["full_coverage_layer"] is not None else f">{s['depth']}"
+
+    lines = [
+        f"attention layouts at n = {doc['n']} ({doc['targets']} sampled targets per layer, each exact; "
+        f"L* = first layer with no sampled target uncovered)",
+        f"{'layout':<28} {'mode':<6} {'layers':>6} {'L*':>4} {'last-token span':>15} {'cov@last':>8} "
+        f"{'pairs/full':>10} {'KV/token':>9} | {'SA w':>6} {'L*':>4} {'cov@last':>8} | {'SA+SWA w':>8} {'L*':>4}",
+    ]
+    for r in doc["layouts"]:
+        lay, sa, both = r["layout"], r["matched"]["sa"], r["matched"]["sa+swa"]
+        kv = "-" if lay["kv_cache_entries"] is None else f"{lay['kv_cache_entries']:.3g}"
+        lines.append(
+            f"{lay['name']:<28} {'causal' if lay['causal'] else 'bidir':<6} {lay['depth']:>6} {star(lay):>4} "
+            f"{lay['last_token_span']:>15} {lay['mean_coverage'][-1]:>8.4f} {lay['mean_pairs_relative']:>10.4g} "
+            f"{kv:>9} | {sa['window']:>6} {star(sa):>4} {sa['mean_coverage'][-1]:>8.4f} | {both['window']:>8} "
+            f"{star(both):>4}"
+        )
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = OneLineErrorParser(
+        prog="python -m receptive.layouts",
+        description=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  python -m receptive.layouts --n 131072 --json results/layouts/layouts.json\n",
+    )
+    p.add_argument("--n", type=int, default=DEFAULT_N, help=f"sequence length (default {DEFAULT_N})")
+    p.add_argument("--configs", metavar="DIR", help="folder of layout files (default results/layouts/configs)")
+    p.add_argument("--only", metavar="NAMES", help="comma-separated file stems to run (default: all)")
+    p.add_argument(
+        "--targets", type=int, default=DEFAULT_TARGETS, help=f"sampled targets per layer (default {DEFAULT_TARGETS})"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of permutations, random blocks and targets")
+    p.add_argument("--json", metavar="PATH", help="write the JSON document to PATH ('-': print it, no table)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    return p
+
+
+def run(args: argparse.Namespace) -> dict:
+    if args.n < 2:
+        raise ValueError(f"--n: expected an integer >= 2, got {args.n}")
+    if not 1 <= args.targets:
+        raise ValueError(f"--targets: expected an integer >= 1, got {args.targets}")
+    if args.seed < 0:
+        raise ValueError(f"--seed: expected an integer >= 0, got {args.seed}")
+    folder = Path(args.configs) if args.configs else default_config_dir()
+    if not folder.is_dir():
+        raise ValueError(f"--configs: {os.fspath(folder)!r} is not a folder")
+    paths = sorted(folder.glob("*.json"))
+    if args.only:
+        wanted = [s.strip() for s in args.only.split(",") if s.strip()]
+        missing = sorted(set(wanted) - {p.stem for p in paths})
+        if missing or not wanted:
+            have = ", ".join(p.stem for p in paths)
+            raise ValueError(f"--only: unknown layout {missing[0] if missing else ''!r}; have {have}")
+        paths = [p for p in paths if p.stem in wanted]
+    if not paths:
+        raise ValueError(f"--configs: no layout files (*.json) in {os.fspath(folder)!r}")
+    progress = False if args.no_progress else None
+    results = study(paths, args.n, min(args.targets, args.n), args.seed, progress)
+    return {
+        "version": __version__,
+        "n": args.n,
+        "targets": min(args.targets, args.n),
+        "seed": args.seed,
+        "layouts": [r.to_dict() for r in results],
+    }
+
+
+def write_json(doc: dict, path: str) -> None:
+    """Write atomically: a partial file never replaces a good one."""
+    target = Path(path)
+    if not target.parent.is_dir():
+        raise ValueError(f"--json: folder {os.fspath(target.parent)!r} does not exist")
+    tmp = target.with_name(target.name + ".tmp")
+    try:
+        with open(tmp, "w") as fh:
+            json.dump(doc, fh, indent=1)
+            fh.write("\n")
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise ValueError(f"--json: cannot write {path!r}: {exc.strerror}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        doc = run(args)
+        doc["command"] = " ".join(["python -m receptive.layouts", *(sys.argv[1:] if argv is None else argv)])
+        if args.json and args.json != "-":
+            write_json(doc, args.json)
+    except (ValueError, MemoryError) as exc:
+        parser.error(str(exc))
+    if args.json == "-":
+        json.dump(doc, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print(format_table(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
