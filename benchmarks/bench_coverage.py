@@ -4,7 +4,9 @@
 
 Rows: the default CLI run end to end (a fresh process, warm numba cache), exact SA coverage per layer at
 n = 65536, 1024 sampled targets at n = 2^20, and exact SA coverage to full coverage next to scipy.sparse boolean
-matrix products (RF_L = A_L RF_{L-1}) and networkx ancestors on the layered graph, at sizes where those still fit.
+matrix products (RF_L = A_L RF_{L-1}) and networkx ancestors on the layered graph, at sizes where those still fit;
+then one exact layer of each zoo pattern (window + global, dilated window, chunked, BigBird, random keys, sinks)
+as a ratio to an exact SA layer timed in the same run.
 Each row also states the floor: the 64-bit words one layer must at least read (n * ceil(S/64) per slab pass).
 Times are the best of a few repeats; ratios compare timings taken in this same run.
 """
@@ -26,6 +28,7 @@ import scipy.sparse as sp
 
 import receptive
 from receptive import coverage, make_pattern
+from receptive.patterns.registry import pattern_from_spec, stack_from_spec
 
 
 def best_of(fn, repeats: int, warm: bool = True) -> float:
@@ -70,6 +73,27 @@ def networkx_sizes(pattern, layers: int) -> np.ndarray:
         g.add_edges_from(zip(((layer - 1) * n + k).tolist(), (layer * n + q).tolist(), strict=True))
         sizes.append([sum(1 for a in nx.ancestors(g, layer * n + i) if a < n) for i in range(n)])
     return np.array(sizes)
+
+
+#: one exact layer of each zoo pattern (all n sources) against an exact SA layer timed in the same run
+ZOO = ["global:{w}:8", "dilated-window:{w}:4", "chunk:8192", "bigbird:64:3:3:2", "random:{w}", "sink:{w}:4"]
+
+
+def zoo_rows(n: int, w: int, repeats: int, row) -> None:
+    """Per-layer time of exact coverage (every source) for the zoo's patterns, as a ratio to SA's per-layer time
+    measured here; a full layer inside a stack (``swa,full``) completes every field at once."""
+    sa = make_pattern("sa", n, w, seed=0)
+    t_sa = best_of(lambda: coverage(sa, 2, method="exact"), repeats) / 2
+    row(f"zoo: exact SA layer (n={n}, w={w}), the reference", t_sa, "", n * (n // 64))
+    for spec in ZOO:
+        spec = spec.format(w=w)
+        pattern = pattern_from_spec(spec, n, seed=0)
+        per_layer = best_of(lambda pattern=pattern: coverage(pattern, 2, method="exact"), repeats) / 2
+        row(f"zoo: exact {spec} layer (n={n})", per_layer, f"{per_layer / t_sa:.2f}x SA's layer", n * (n // 64))
+    stack = stack_from_spec("swa:64,full", n, 2, causal=True)
+    both = best_of(lambda: coverage(stack, 2, method="exact"), repeats)
+    full_at = coverage(stack, 2, method="exact").full_coverage_layer
+    row(f"zoo: exact swa:64 + full stack, 2 layers (n={n})", both, f"L*={full_at}; {both / t_sa:.2f}x SA's layer")
 
 
 def main(argv=None) -> int:
@@ -123,6 +147,8 @@ def main(argv=None) -> int:
     t_nx = best_of(lambda: networkx_sizes(small, small_layers), 1, warm=False)
     row(f"exact SA to full, engine (n={nx_n}, {small_layers} layers)", t_small)
     row(f"exact SA to full, networkx ancestors (n={nx_n})", t_nx, f"{t_nx / t_small:.0f}x slower")
+
+    zoo_rows(big_n, w, repeats, row)
 
     out = {
         "version": receptive.__version__,
