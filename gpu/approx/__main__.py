@@ -70,6 +70,7 @@ def study(kinds, n, d, budgets, seeds, methods=tuple(METHODS), causal=False) -> 
     method seed both ``s``), with the cost at ``heads = 4``."""
     rows = []
     reference = exact_cost(n, d, HEADS, causal)
+    swa = {b: method_cost("swa", n, d, b, heads=HEADS, causal=causal).flops for b in budgets}
     for kind in kinds:
         data = [synthetic(kind, n, d, s) for s in range(seeds)]
         exact = [exact_attention(q, k, v, causal=causal) for q, k, v in data]
@@ -89,6 +90,7 @@ def study(kinds, n, d, budgets, seeds, methods=tuple(METHODS), causal=False) -> 
                 rows.append({
                     "kind": kind, "method": name, "budget": budget, "mean": mean, "std": std, **cost.to_dict(),
                     "flops_share": cost.flops / reference.flops,
+                    "flops_vs_swa": cost.flops / swa[budget] if budget in swa else None,
                 })  # fmt: skip
     return rows
 
@@ -113,6 +115,12 @@ def _print_costs(rows, n, d, heads, causal):
               f"{r['peak_bytes'] / 2**20:>10.2f}{r['kv_cache_bytes_per_token']:>12.1f}")  # fmt: skip
 
 
+def equal_compute(rows, budget, tolerance: float = 0.25) -> list[str]:
+    """The methods whose FLOPs at ``budget`` are within ``tolerance`` of SWA's at the same budget."""
+    return sorted({r["method"] for r in rows if r["budget"] == budget and r["flops_vs_swa"] is not None
+                   and abs(r["flops_vs_swa"] - 1) <= tolerance})  # fmt: skip
+
+
 def _print_study(rows, kinds, seeds, n, d, causal):
     for kind in kinds:
         print(f"\n{kind}: relative error (mean +- std over {seeds} seeds), n = {n}, d = {d}"
@@ -123,6 +131,8 @@ def _print_study(rows, kinds, seeds, n, d, causal):
                 f"  m={r['budget']:<4}{r['mean']:>8.4f} +-{r['std']:.3f} [{r['flops_share']:.2f}]" for r in cells
             )
             print(f"{name:<15}{text}")
+    for budget in sorted({r["budget"] for r in rows if r["flops_vs_swa"] is not None}):
+        print(f"at equal compute with SWA (FLOPs within 25%) at m = {budget}: {', '.join(equal_compute(rows, budget))}")
 
 
 def main(argv=None) -> int:
@@ -138,6 +148,7 @@ def main(argv=None) -> int:
     p.add_argument("--causal", action="store_true", help="causal methods against exact causal attention")
     p.add_argument("--costs", action="store_true", help="print the cost table only (no errors are computed)")
     p.add_argument("--json", nargs="?", const="-", help="write the rows as JSON to this file ('-' or none: stdout)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1; small tensors, shared cores)")
     args = p.parse_args(argv)
     try:
         kinds = comma_names("--kinds", args.kinds, KINDS)
@@ -145,8 +156,8 @@ def main(argv=None) -> int:
         budgets = comma_ints("--budgets", args.budgets)
     except ValueError as exc:
         p.error(str(exc))
-    if args.n < 2 or args.d < 1 or args.seeds < 1 or args.heads < 1:
-        p.error("--n, --d, --seeds, --heads: expected positive integers (n >= 2)")
+    if args.n < 2 or args.d < 1 or args.seeds < 1 or args.heads < 1 or args.threads < 1:
+        p.error("--n, --d, --seeds, --heads, --threads: expected positive integers (n >= 2)")
     if args.causal:
         methods = [m for m in methods if METHODS[m].causal]
         if not methods:
@@ -157,7 +168,12 @@ def main(argv=None) -> int:
         if args.json != "-":
             _print_costs(rows, args.n, args.d, args.heads, args.causal)
     else:
-        rows = study(kinds, args.n, args.d, budgets, args.seeds, methods, args.causal)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(args.threads)
+        try:
+            rows = study(kinds, args.n, args.d, budgets, args.seeds, methods, args.causal)
+        finally:
+            torch.set_num_threads(threads)
         parameters = {k: getattr(args, k) for k in ("kinds", "methods", "n", "d", "budgets", "seeds", "causal")}
         parameters["heads"] = HEADS
         if args.json != "-":

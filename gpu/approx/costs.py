@@ -104,6 +104,12 @@ def svd(n, d, m, heads, causal, eb):
 
 
 def reformer(n, d, m, heads, causal, eb, rounds=2):
+    if causal:  # per round: hash q and k, binary search; the last c same-bucket keys
+        c = max(1, m // rounds)
+        buckets = n // c // 2 * 2
+        keys = min(n, rounds * c + 1)
+        f = rounds * 2 * n * d * (buckets // 2) + 4 * n * keys * d + SOFTMAX * n * keys
+        return _per_head(f, _indexed(n, keys, d), 2 * d + rounds, n, d, heads, eb)
     c = max(2, m // rounds)
     buckets = max(2, 2 * (2 * n // c // 2))
     keys = min(n, rounds * c + 1)

@@ -86,7 +86,7 @@ METHODS: dict[str, Method] = {
            paper="Xiong et al. 2021"),
         _m("skyformer", "low rank (PSD kernel)", "Nystrom with m landmarks of [Q; K]", lowrank.skyformer,
            costs.skyformer, budget_kind="rank", paper="Chen et al. 2021"),
-        _m("cholesky", "low rank (PSD kernel)", "rank m pivoted Cholesky of the kernel of [Q; K]",
+        _m("cholesky", "low rank (PSD kernel)", "rank m pivoted Cholesky of exp(XX^T/sqrt d), X = [Q; K]",
            lowrank.pivoted_cholesky, costs.pivoted_cholesky, randomized=False, budget_kind="rank",
            options=("tolerance",), max_budget=lambda n, d, h: 2 * n, paper="Harbrecht et al. 2012"),
         _m("loki", "low rank (keys)", "top m keys by scores in d/4 PCA dimensions", lowrank.loki, costs.loki,
@@ -151,9 +151,7 @@ def method_cost(method: str, n: int, d: int, budget: int, heads: int = 1, causal
     (conventions in :mod:`gpu.approx.costs`)."""
     spec = _check_method(method)
     budget = _check_budget(method, budget)
-    for name, value, low in (("n", n, 1), ("d", d, 1), ("heads", heads, 1), ("element_bytes", element_bytes, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ValueError(f"{name}: expected an integer >= {low}, got {value!r}")
+    _check_sizes(n, d, heads, element_bytes)
     if causal and not spec.causal:
         raise ValueError(f"causal: {method} has no causal version")
     return spec.cost(n, d, budget, heads, causal, element_bytes)
@@ -161,7 +159,14 @@ def method_cost(method: str, n: int, d: int, budget: int, heads: int = 1, causal
 
 def exact_cost(n: int, d: int, heads: int = 1, causal: bool = False, element_bytes: int = 4) -> Cost:
     """The cost of exact attention, the reference of every ratio."""
+    _check_sizes(n, d, heads, element_bytes)
     return costs.full(n, d, n, heads, causal, element_bytes)
+
+
+def _check_sizes(n, d, heads, element_bytes):
+    for name, value in (("n", n), ("d", d), ("heads", heads), ("element_bytes", element_bytes)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
 
 
 __all__ = ["METHODS", "Cost", "Method", "approximate", "exact_attention", "exact_cost", "method_cost",

@@ -3,10 +3,11 @@
 (incomplete) Cholesky (e.g. Harbrecht, Peters & Schneider 2012); and Loki's low-rank keys (Singhania, Singh, He,
 Feizi & Bhatele 2024, NeurIPS; arXiv 2406.02542).
 
-The PSD-kernel methods use ``exp(q . k / sqrt d) = exp(|q|^2 / 2 sqrt d) kappa(q, k) exp(|k|^2 / 2 sqrt d)`` with
-the Gaussian kernel ``kappa(x, y) = exp(-|x - y|^2 / 2 sqrt d)``, which is positive definite on the ``2n`` points
-``[Q; K]``: the softmax numerator is a diagonal scaling of the off-diagonal block of a PSD matrix ``C``, whose
-low-rank approximations ``C ~ L L^T`` (Nystrom, Cholesky) give ``exp(s_ij) ~ a_i (L_Q L_K^T)_ij b_j``.
+The PSD-kernel methods see the softmax numerator as the off-diagonal block of a PSD matrix on the ``2n`` points
+``[Q; K]``: Skyformer through the Gaussian kernel ``kappa(x, y) = exp(-|x - y|^2 / 2 sqrt d)``, with
+``exp(q . k / sqrt d) = exp(|q|^2 / 2 sqrt d) kappa(q, k) exp(|k|^2 / 2 sqrt d)``; pivoted Cholesky through the
+exponential kernel ``exp(x . y / sqrt d)`` itself. A low-rank ``C ~ L L^T`` gives ``exp(s_ij) ~ (L_Q L_K^T)_ij``
+(times the diagonal scalings for the Gaussian kernel).
 """
 
 from __future__ import annotations
@@ -107,32 +108,41 @@ def skyformer(q, k, v, m, seed, causal=False):
 
 
 def pivoted_cholesky(q, k, v, m, seed, causal=False, tolerance: float = 0.0):
-    """Pivoted (incomplete) Cholesky of the PSD Gaussian kernel matrix ``C`` of ``[Q; K]``: ``m`` greedy steps,
-    each pivoting on the largest residual diagonal entry, ``C ~ L L^T`` with ``L`` of ``2n x m``; stops early when
-    the residual trace is at most ``tolerance`` times the trace (0: only an exactly zero residual). Exact at
-    ``m = 2n``. Cost ``O(n m (m + d))``, only ``m`` columns of ``C`` are formed."""
+    """Pivoted (incomplete) Cholesky of the PSD softmax kernel itself, ``C = exp(X X^T / sqrt d - M)`` on the
+    ``2n`` points ``X = [Q; K]`` (PSD by the Schur product theorem; ``M`` = the largest ``|x|^2 / sqrt d`` keeps
+    every entry <= 1 and cancels): ``m`` greedy steps, each pivoting on the largest residual diagonal entry,
+    ``C ~ L L^T`` with ``L`` of ``2n x m``, so ``exp(s_ij - M) ~ (L_Q L_K^T)_ij`` and the output is
+    ``L_Q (L_K^T v) / L_Q (L_K^T 1)``. Large-norm points (sinks) are pivoted first. Stops early when the residual
+    trace is at most ``tolerance`` times the trace (0: only an exactly zero residual). Exact at ``m = 2n``; cost
+    ``O(n m (m + d))``, only ``m`` columns of ``C`` are formed. (On the Gaussian kernel with diagonal scalings, the
+    route of :func:`skyformer`, the same factorisation blew up on wide score ranges: the scalings amplify the
+    low-rank error and the normaliser can cross zero.)"""
     b, h, n, d = q.shape
     m = min(m, 2 * n)
-    width = math.sqrt(d)
-    x = torch.cat([q, k], dim=2)
+    x = torch.cat([q, k], dim=2) * d**-0.25
+    sq = (x * x).sum(-1)
+    top = sq.amax(-1, keepdim=True)
     factor = x.new_zeros(b, h, 2 * n, m)
-    residual = x.new_ones(b, h, 2 * n)  # diag of the Gaussian kernel is 1
-    trace = float(2 * n)
+    residual = torch.exp(sq - top)
+    trace = residual.sum(-1)
     for step in range(m):
-        if float(residual.sum(-1).amax()) <= tolerance * trace:
+        if bool((residual.sum(-1) <= tolerance * trace).all()):
             factor = factor[..., :step]
             break
         pivot = residual.argmax(-1)  # (b, h)
         px = torch.gather(x, 2, pivot[..., None, None].expand(-1, -1, 1, d))
-        column = _gaussian(x, px, width)[..., 0]  # (b, h, 2n)
-        column = column - (factor[..., :step] @ torch.gather(factor[..., :step], 2,
-                                                            pivot[..., None, None].expand(-1, -1, 1, step))
-                           .transpose(-1, -2))[..., 0]  # fmt: skip
+        column = torch.exp((x @ px.transpose(-1, -2))[..., 0] - top)  # (b, h, 2n)
+        done = torch.gather(factor[..., :step], 2, pivot[..., None, None].expand(-1, -1, 1, step))
+        column = column - (factor[..., :step] @ done.transpose(-1, -2))[..., 0]
         diag = torch.gather(residual, 2, pivot[..., None]).clamp_min(torch.finfo(x.dtype).tiny)
         factor[..., step] = column / diag.sqrt()
         residual = (residual - factor[..., step] ** 2).clamp_min(0)
         residual.scatter_(2, pivot[..., None], 0.0)
-    return _kernel_attention(q, k, v, factor[:, :, :n], factor[:, :, n:])
+    left, right = factor[:, :, :n], factor[:, :, n:]
+    numerator = left @ (right.transpose(-1, -2) @ v)
+    denominator = left @ right.sum(-2)[..., None]
+    tiny = torch.finfo(q.dtype).tiny
+    return numerator / torch.where(denominator.abs() > tiny, denominator, torch.full_like(denominator, tiny))
 
 
 def pca_basis(keys: torch.Tensor, rank: int) -> torch.Tensor:
