@@ -1,23 +1,48 @@
 """Attention patterns as layered graphs: which keys each query attends to in each layer.
 
 A pattern turns layer ``l`` into the engine's operators (:mod:`graphs.ops`); a layer with several operators is
-their union. Modules: :mod:`.base` (the interface, explicit neighbour lists), :mod:`.local` (sliding window, full),
-:mod:`.stochastic` (SA, SA+SWA), :mod:`.registry` (names, :func:`make_pattern`).
+their union. Modules, one family each: :mod:`.base` (the interface, explicit neighbour lists), :mod:`.local`
+(sliding window, full), :mod:`.stochastic` (SA, SA+SWA), :mod:`.global_tokens` (Longformer global tokens,
+StreamingLLM sinks), :mod:`.random_keys`, :mod:`.blocks` (chunked, BigBird), :mod:`.dilated` (dilated window,
+LongNet), :mod:`.sparse_transformer` (strided, fixed), :mod:`.causal_variants` (multi-scale SA, Kleinberg keys,
+dilated heads), :mod:`.stack` (layer stacks), :mod:`.registry` (names, layer and stack specs),
+:mod:`.hf_config` (Hugging Face configs).
 """
 
 from .base import NeighbourListPattern, Pattern, WindowPattern
+from .blocks import BigBird, Chunked
+from .dilated import DilatedWindow, LongNet
+from .global_tokens import SinkWindow, WindowGlobal
+from .hf_config import pattern_from_config
 from .local import FullAttention, SlidingWindow
-from .registry import PATTERNS, make_pattern
+from .random_keys import RandomKeys
+from .registry import KINDS, PATTERNS, make_pattern, pattern_from_spec, stack_from_spec
+from .sparse_transformer import Fixed, Strided
+from .stack import LayerStack
 from .stochastic import GatedSAPlusSWA, StochasticAttention
 
 __all__ = [
+    "KINDS",
     "PATTERNS",
+    "BigBird",
+    "Chunked",
+    "DilatedWindow",
+    "Fixed",
     "FullAttention",
     "GatedSAPlusSWA",
+    "LayerStack",
+    "LongNet",
     "NeighbourListPattern",
     "Pattern",
+    "RandomKeys",
+    "SinkWindow",
     "SlidingWindow",
     "StochasticAttention",
+    "Strided",
+    "WindowGlobal",
     "WindowPattern",
     "make_pattern",
+    "pattern_from_config",
+    "pattern_from_spec",
+    "stack_from_spec",
 ]
