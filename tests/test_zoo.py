@@ -159,7 +159,7 @@ def definition(pattern, dense, layer):
     return bigbird_def(pattern, layer) if dense is None else dense
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(zoo_cases(), st.integers(1, 4))
 def test_zoo_adjacency_and_receptive_fields_equal_definitions(case, layers):
     pattern, dense = case
