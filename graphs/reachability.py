@@ -17,12 +17,12 @@ window operators (independent of the window) and ``O(nnz * W)`` for explicit nei
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from . import kernels
 from .memory import DEFAULT_MAX_MEMORY, slab_bytes, words_per_slab
@@ -199,7 +199,7 @@ def forward_counts(
     ranges = plan_slabs(layer_ops, n, max_memory, slab_size)
     n_words = -(-(ranges[0][1] - ranges[0][0]) // 64)
     buffers = (np.empty((n, n_words), dtype=np.uint64), np.empty((n, n_words), dtype=np.uint64))
-    bar = tqdm(ranges, unit="slab", desc="coverage", disable=_quiet(progress), leave=False)
+    bar = progress_bar(progress, ranges, unit="slab", desc="coverage", leave=False)
     slabs = (
         slab_counts(
             layer_ops,
@@ -265,7 +265,7 @@ def backward_counts(
     wanted = admissible_sizes(targets, n, causal)
     rows: list[np.ndarray] = []
     total = max_layers * (max_layers + 1) // 2
-    bar = tqdm(total=total, unit="layer", desc="sampled coverage", disable=_quiet(progress), leave=False)
+    bar = progress_bar(progress, total=total, unit="layer", desc="sampled coverage", leave=False)
     for layer in range(1, max_layers + 1):
         row = np.empty(targets.size, dtype=np.int64)
         for k0 in range(0, targets.size, per_slab):
@@ -282,9 +282,30 @@ def backward_counts(
     return ReachCounts(counts, full_layer, -(-targets.size // per_slab), per_slab)
 
 
-def _quiet(progress: bool | None) -> bool | None:
-    """tqdm's ``disable``: ``None`` shows a bar only on a terminal."""
-    return None if progress is None else not progress
+class _NoBar:
+    """What a disabled tqdm bar does: iterate, and ignore updates."""
+
+    def __init__(self, iterable=None):
+        self.iterable = iterable
+
+    def __iter__(self):
+        return iter(self.iterable)
+
+    def update(self, _n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def progress_bar(progress: bool | None, iterable=None, **kwargs):
+    """A tqdm bar if ``progress`` (``None``: only when stderr is a terminal); tqdm is imported only then, which
+    keeps it out of the start-up of scripts and CLIs that run without a terminal."""
+    if progress is False or (progress is None and not sys.stderr.isatty()):
+        return _NoBar(iterable)
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, **kwargs)
 
 
 def backward_full_layer(
@@ -349,3 +370,8 @@ def backward_full_layer(
         else:
             low = mid
     return high, applied
+
+
+def _quiet(progress: bool | None) -> bool | None:
+    """tqdm's ``disable``: ``None`` shows a bar only on a terminal (used by :mod:`graphs.paths`)."""
+    return None if progress is None else not progress
