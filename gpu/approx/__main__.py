@@ -23,6 +23,7 @@ import torch
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
 from . import METHODS, approximate, exact_attention, exact_cost, method_cost, relative_error
+from .costs import measured_flops
 
 KINDS = ("random", "lowrank", "spiky")
 HEADS = 4
@@ -95,8 +96,12 @@ def study(kinds, n, d, budgets, seeds, methods=tuple(METHODS), causal=False) -> 
     return rows
 
 
-def cost_rows(n, d, budgets, heads, causal, methods=tuple(METHODS)) -> list[dict]:
+def cost_rows(n, d, budgets, heads, causal, methods=tuple(METHODS), measure: bool = False) -> list[dict]:
+    """Every method's :func:`method_cost` at every valid budget, after exact attention's; with ``measure`` also the
+    matrix-product FLOPs torch counts in one run of the lab's code (:func:`gpu.approx.costs.measured_flops`)."""
     rows = [{"method": "exact", "budget": n, **exact_cost(n, d, heads, causal).to_dict(), "flops_share": 1.0}]
+    if measure:
+        rows[0]["measured_flops"] = measured_flops("exact", n, d, n, heads, causal)
     reference = rows[0]["flops"]
     for name in methods:
         if causal and not METHODS[name].causal:
@@ -104,15 +109,20 @@ def cost_rows(n, d, budgets, heads, causal, methods=tuple(METHODS)) -> list[dict
         for budget in budgets_for(name, budgets, n, d, heads):
             cost = method_cost(name, n, d, budget, heads=heads, causal=causal)
             rows.append({"method": name, "budget": budget, **cost.to_dict(), "flops_share": cost.flops / reference})
+            if measure:
+                rows[-1]["measured_flops"] = measured_flops(name, n, d, budget, heads, causal)
     return rows
 
 
 def _print_costs(rows, n, d, heads, causal):
     print(f"cost of one forward, n = {n}, d = {d}, heads = {heads}{', causal' if causal else ''}, 4-byte numbers")
-    print(f"{'method':<15}{'budget':>7}{'GFLOP':>10}{'x exact':>9}{'peak MiB':>10}{'KV B/token':>12}")
+    measured = "measured_flops" in rows[0]
+    print(f"{'method':<15}{'budget':>7}{'GFLOP':>10}{'x exact':>9}{'peak MiB':>10}{'KV B/token':>12}"
+          + (f"{'lab GFLOP':>11}" if measured else ""))  # fmt: skip
     for r in rows:
         print(f"{r['method']:<15}{r['budget']:>7}{r['flops'] / 1e9:>10.4f}{r['flops_share']:>9.3f}"
-              f"{r['peak_bytes'] / 2**20:>10.2f}{r['kv_cache_bytes_per_token']:>12.1f}")  # fmt: skip
+              f"{r['peak_bytes'] / 2**20:>10.2f}{r['kv_cache_bytes_per_token']:>12.1f}"
+              + (f"{r['measured_flops'] / 1e9:>11.4f}" if measured else ""))  # fmt: skip
 
 
 def equal_compute(rows, budget, tolerance: float = 0.25) -> list[str]:
@@ -147,6 +157,8 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--causal", action="store_true", help="causal methods against exact causal attention")
     p.add_argument("--costs", action="store_true", help="print the cost table only (no errors are computed)")
+    p.add_argument("--measure", action="store_true",
+                   help="with --costs: also the product FLOPs torch counts in one run of each method")  # fmt: skip
     p.add_argument("--json", nargs="?", const="-", help="write the rows as JSON to this file ('-' or none: stdout)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1; small tensors, shared cores)")
     args = p.parse_args(argv)
@@ -163,8 +175,8 @@ def main(argv=None) -> int:
         if not methods:
             p.error("--methods: none of them has a causal version")
     if args.costs:
-        rows = cost_rows(args.n, args.d, budgets, args.heads, args.causal, methods)
-        parameters = {k: getattr(args, k) for k in ("n", "d", "heads", "budgets", "causal")}
+        rows = cost_rows(args.n, args.d, budgets, args.heads, args.causal, methods, args.measure)
+        parameters = {k: getattr(args, k) for k in ("n", "d", "heads", "budgets", "causal", "measure")}
         if args.json != "-":
             _print_costs(rows, args.n, args.d, args.heads, args.causal)
     else:

@@ -7,7 +7,11 @@ Conventions (all per sequence, ``heads`` heads of dimension ``d``, ``element_byt
   (max, subtract, exp, sum, divide), an exponential or comparison ``1``; index work (sorting, gathers) is free.
   Counting the method, not the lab's reference code: the top-k oracle is ``2 n^2 d`` scores plus ``2 n m d``
   products, although the lab masks a dense matrix. The dense reference is ``4 n^2 d + 5 n^2`` per head (the
-  Triton tutorial's ``4 B H N^2 D``; causal half).
+  Triton tutorial's ``4 B H N^2 D``; causal half). :func:`measured_flops` counts what the lab's code multiplies
+  (``torch.utils.flop_counter``, matrix products only): it agrees within 10% for the methods whose code is the
+  algorithm (tested), and shows where the code does more: the banded backend about ``2x`` a window (query blocks
+  meet ``b_q + w - 1`` keys), MoBA and top-k a dense masked product, the latent methods their basis (a one-time
+  conversion, not counted here).
 * Peak bytes: the inputs ``q, k, v`` and output (``4 n d``) plus the largest set of intermediates the method holds
   at once, as the functions in :mod:`gpu.approx.families` compute them (the dense reference holds ``n^2`` scores;
   the windows' banded backend ``2 n (b_q + w)``, :func:`gpu.banded.banded_attention`).
@@ -239,3 +243,26 @@ def exact_cost(n: int, d: int, heads: int = 1, causal: bool = False, element_byt
     from .methods import exact_cost as checked
 
     return checked(n, d, heads=heads, causal=causal, element_bytes=element_bytes)
+
+
+def measured_flops(method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False, seed: int = 0,
+                   **options) -> int:  # fmt: skip
+    """The matrix-product FLOPs ``torch.utils.flop_counter.FlopCounterMode`` counts in one call of the lab's
+    ``method`` (or ``"exact"``: :func:`gpu.approx.exact_attention`) on random ``(1, heads, n, d)`` float32 inputs
+    (decompositions such as SVD, QR, ``eigh`` and ``pinv`` are not counted by torch); causal methods that need
+    calibration get an independent random draw."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from .methods import METHODS, approximate, exact_attention
+
+    g = torch.Generator().manual_seed(seed)
+    q, k, v, ck, cv = (torch.randn(1, heads, n, d, generator=g) for _ in range(5))
+    if method != "exact" and causal and "calibration" in METHODS[method].options and "calibration" not in options:
+        options = {**options, "calibration": ck if method == "loki" else (ck, cv)}
+    with FlopCounterMode(display=False) as counter:
+        if method == "exact":
+            exact_attention(q, k, v, causal=causal)
+        else:
+            approximate(method, q, k, v, budget, seed=seed, causal=causal, **options)
+    return int(counter.get_total_flops())

@@ -33,11 +33,13 @@ def orthogonal_gaussian(rows: int, d: int, seed: int, like: torch.Tensor) -> tor
     return torch.cat(blocks)[:rows].to(like.device, like.dtype)
 
 
-def positive_features(x: torch.Tensor, w: torch.Tensor, stab: torch.Tensor | float = 0.0) -> torch.Tensor:
+def positive_features(x: torch.Tensor, w: torch.Tensor, stab: torch.Tensor | float = 0.0, proj=None) -> torch.Tensor:
     """FAVOR+ positive features ``phi(x) = exp(w x - |x|^2 / 2 - stab) / sqrt(m)`` of ``x = input / d^(1/4)``, with
-    ``E[phi(q) . phi(k)] = exp(q . k / sqrt d) exp(-2 stab)`` (Choromanski et al. 2021, Lemma 1)."""
+    ``E[phi(q) . phi(k)] = exp(q . k / sqrt d) exp(-2 stab)`` (Choromanski et al. 2021, Lemma 1); ``proj``: ``x w^T``
+    if already computed."""
     x = x * x.shape[-1] ** -0.25
-    return torch.exp(x @ w.T - (x * x).sum(-1, keepdim=True) / 2 - stab) / math.sqrt(w.shape[0])
+    proj = x @ w.T if proj is None else proj
+    return torch.exp(proj - (x * x).sum(-1, keepdim=True) / 2 - stab) / math.sqrt(w.shape[0])
 
 
 def _causal_linear(fq, fk, v, level=None):
@@ -78,12 +80,12 @@ def performer(q, k, v, m, seed, causal=False):
     d = q.shape[-1]
     w = orthogonal_gaussian(m, d, seed, q)
     proj_q = (q * d**-0.25) @ w.T
-    fq = positive_features(q, w, proj_q.amax(dim=-1, keepdim=True))
+    fq = positive_features(q, w, proj_q.amax(dim=-1, keepdim=True), proj_q)
     proj_k = (k * d**-0.25) @ w.T
     if causal:
         level = torch.cummax(proj_k.amax(dim=-1), dim=-1).values  # running maximum: no future key sets it
-        return _causal_linear(fq, positive_features(k, w, level[..., None]), v, level)
-    fk = positive_features(k, w, proj_k.amax(dim=(-1, -2), keepdim=True))
+        return _causal_linear(fq, positive_features(k, w, level[..., None], proj_k), v, level)
+    fk = positive_features(k, w, proj_k.amax(dim=(-1, -2), keepdim=True), proj_k)
     numerator = fq @ (fk.transpose(-1, -2) @ v)
     denominator = fq @ fk.sum(dim=-2, keepdim=True).transpose(-1, -2)
     return numerator / denominator.clamp_min(torch.finfo(q.dtype).tiny)
