@@ -37,120 +37,134 @@ def _resolve_column(kind: str, name, header: list[str], path: Path) -> int:
     raise ValueError(f"{kind}: {why} of {path} named or starting with {name!r}; columns are {', '.join(header)}")
 
 
-def _open_text(path: Path):
-    return gzip.open(path, "rt", newline="") if path.suffix == ".gz" else open(path, newline="")
+#: the default column names, and the columns they mean in a plain file without a header (FlyWire's and SNAP's order)
+_PLAIN_DEFAULTS = {"pre": 0, "post": 1}
 
 
-def _as_ids(values: np.ndarray) -> np.ndarray:
-    """Node ids as int64 when every one is an integer literal, else as strings."""
-    try:
-        ints = values.astype(np.int64)
-    except (ValueError, OverflowError):
-        return values
-    # distinct strings such as "7" and "07" must stay distinct ids
-    return ints if np.unique(ints).size == ints.size else values
+def _plain_column(kind: str, name) -> int:
+    """A column of a header-less file: a number (``2`` or ``"2"``), or a default name (``pre`` 0, ``post`` 1)."""
+    if isinstance(name, str) and name in _PLAIN_DEFAULTS and kind != "weight":
+        return _PLAIN_DEFAULTS[name]
+    if isinstance(name, str) and name.strip().isdigit():
+        return int(name)
+    if isinstance(name, int | np.integer) and not isinstance(name, bool) and name >= 0:
+        return int(name)
+    raise ValueError(f"{kind}: a plain edge list has no header; expected a column number >= 0, got {name!r}")
+
+
+def _check_choice(name: str, value, allowed) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name}: expected one of {', '.join(allowed)}, got {value!r}")
+    return value
 
 
 def load_edge_list(
     path,
     *,
-    source: str = "pre",
-    target: str = "post",
-    weight: str | None = None,
+    source: str | int = "pre",
+    target: str | int = "post",
+    weight: str | int | None = None,
     threshold: float | None = None,
     directed: bool = True,
+    format: str = "auto",
+    engine: str = "auto",
 ) -> tuple[Graph, np.ndarray]:
-    """A graph from a CSV edge list with a header row (plain or ``.gz``): one edge ``source -> target`` per row.
+    """A graph from an edge list (plain or ``.gz``): one edge ``source -> target`` per row.
 
-    Columns are found by exact name, else as the only column starting with the name (``source="pre"`` finds
-    FlyWire's ``pre_root_id``). Node ids may be any integers or strings; they are renumbered ``0..n-1`` in order
-    of first appearance in the file (row by row, source before target), counting only nodes of kept edges, and
-    returned as the second value (``ids[u]`` = original id of node ``u``; int64 when every id is an integer
-    literal, else strings).
+    Two formats (``format="auto"`` tells them apart by the first line that is not blank):
+
+    * ``csv``: comma-separated with a header row (FlyWire's connections table). Columns are found by exact name,
+      else as the only column starting with the name: the defaults ``pre`` / ``post`` find FlyWire's
+      ``pre_root_id`` / ``post_root_id`` (the CLI ``python -m graphs.smallworld --edges`` has the same defaults).
+    * ``plain``: whitespace-separated, ``#`` comments, no header (the SNAP format). Columns are numbers from 0;
+      the default names mean columns 0 (``pre``) and 1 (``post``). ``auto`` picks it when the first line starts
+      with ``#`` or has no comma.
+
+    Node ids may be any integers or strings; they are renumbered ``0..n-1`` in order of first appearance in the
+    file (row by row, source before target), counting only nodes of kept edges, and returned as the second value
+    (``ids[u]`` = original id of node ``u``; int64 when every id is an integer literal, else strings; a column the
+    fast readers parse as integers is read as integers, so leading zeros are not significant there).
 
     With ``weight``, that column must be numeric; rows of the same ordered pair are summed (FlyWire lists each
     pair once per neuropil), and with ``threshold`` only pairs whose summed weight is ``>= threshold`` are kept
     (FlyWire's convention is ``>= 5`` synapses). ``directed=False`` thresholds the ordered pairs, then returns the
     underlying undirected graph (``u - v`` when either direction is kept). Self-loops are dropped.
 
+    ``engine``: ``pyarrow`` (csv only), ``pandas``, ``python`` (the standard library, always available, slow) or
+    ``auto`` (the fastest installed; all give the same graph). pandas and pyarrow are optional (the ``bench``
+    extra installs them).
+
     Raises ``FileNotFoundError`` for a missing file and ``ValueError`` naming the argument for a missing column, a
     non-numeric or non-finite weight, a ``threshold`` without ``weight``, a malformed row, or no edges left.
     """
+    from . import edgelist
+
     if threshold is not None:
         if weight is None:
             raise ValueError("threshold: needs a weight column (weight=None)")
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not math.isfinite(threshold):
             raise ValueError(f"threshold: expected a finite real number, got {threshold!r}")
+    if not isinstance(directed, bool | np.bool_):
+        raise ValueError(f"directed: expected a bool, got {directed!r}")
+    fmt = _check_choice("format", format, edgelist.FORMATS)
+    engine = _check_choice("engine", engine, edgelist.ENGINES)
+    if not isinstance(path, str | Path):
+        raise ValueError(f"path: expected a file name, got {type(path).__name__}")
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"path: no such file {str(path)!r}")
-    with _open_text(path) as handle:
-        reader = csv.reader(handle)
-        header = [col.strip() for col in next(reader, [])]
-        if not header or header == [""]:
-            raise ValueError(f"path: {path} is empty (expected a header row naming the columns)")
+    if engine != "auto" and not edgelist.available(engine):
+        raise ValueError(f"engine: {engine} is not installed (pip install {engine}, or engine='auto')")
+    try:
+        line = edgelist.first_line(path)
+    except (UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
+        raise ValueError(f"path: {path} is not a text edge list ({exc})") from None
+    if line is None:
+        raise ValueError(f"path: {path} is empty (expected a header row naming the columns, or edges)")
+    if fmt == "auto":
+        fmt = edgelist.sniff(line)
+    if fmt == "csv":
+        header = [col.strip() for col in next(csv.reader([line]))]
         cols = [_resolve_column("source", source, header, path), _resolve_column("target", target, header, path)]
         if weight is not None:
             cols.append(_resolve_column("weight", weight, header, path))
-        fields = [[] for _ in cols]
-        for row in reader:
-            if not row:
-                continue
-            try:
-                for field, col in zip(fields, cols, strict=True):
-                    field.append(row[col])
-            except IndexError:
-                raise ValueError(
-                    f"path: line {reader.line_num} of {path} has {len(row)} fields, expected {len(header)}"
-                ) from None
-    src = np.char.strip(np.array(fields[0], dtype=str))
-    dst = np.char.strip(np.array(fields[1], dtype=str))
-    keep = np.ones(src.size, dtype=bool)
-    if weight is not None:
-        text = np.char.strip(np.array(fields[2], dtype=str))
-        try:
-            values = text.astype(np.float64) if text.size else np.empty(0)
-        except ValueError:
-            values = None
-        if values is None or not np.all(np.isfinite(values)):
-            bad = next(k for k, t in enumerate(text.tolist()) if not _is_finite_number(t))
-            raise ValueError(
-                f"weight: column {header[cols[2]]!r} of {path} must hold finite numbers; data row {bad + 1} has "
-                f"{str(text[bad])!r}"
-            )
-    # number every id by first appearance (row by row, source then target)
-    both = np.column_stack([src, dst]).ravel()
-    uniq, first, inverse = np.unique(both, return_index=True, return_inverse=True)
-    rank = np.empty(uniq.size, dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(uniq.size)
-    order = rank[inverse.ravel()].reshape(-1, 2)
-    u, v = order[:, 0], order[:, 1]
-    if weight is not None:
-        pair = u * uniq.size + v
-        pairs, pair_of_row = np.unique(pair, return_inverse=True)
-        total = np.bincount(pair_of_row.ravel(), weights=values, minlength=pairs.size)
-        if threshold is not None:
-            keep = (total >= threshold)[pair_of_row.ravel()]
-    keep &= u != v
-    if not keep.any():
-        what = f" with summed {header[cols[2]]} >= {threshold}" if threshold is not None else ""
-        raise ValueError(f"path: no edges{what} in {path} (self-loops are dropped)")
-    u, v = u[keep], v[keep]
-    # renumber the nodes of kept edges, keeping their order of first appearance
-    used = np.zeros(uniq.size, dtype=bool)
-    used[u] = True
-    used[v] = True
-    new = np.cumsum(used) - 1
-    ids = _as_ids(uniq[np.argsort(rank)][used])
-    graph = Graph.from_edges(int(used.sum()), new[u], new[v], directed=bool(directed))
-    return graph, ids
-
-
-def _is_finite_number(text: str) -> bool:
+        names = [header[c] for c in cols]
+    else:
+        if engine == "pyarrow":
+            raise ValueError("engine: pyarrow reads csv only; use pandas or python for a plain edge list")
+        cols = [_plain_column("source", source), _plain_column("target", target)]
+        if weight is not None:
+            cols.append(_plain_column("weight", weight))
+        header = names = [f"column {c}" for c in cols]
+    if len(set(cols[:2])) < 2:
+        raise ValueError(f"target: the same column as source ({names[0]})")
+    is_id = [True, True, False][: len(cols)]
     try:
-        return math.isfinite(float(text))
-    except ValueError:
-        return False
+        columns = edgelist.read_columns(path, fmt, cols, names, is_id, engine, len(header))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"path: {path} is not a text edge list ({exc})") from None
+    src, dst = columns[0], columns[1]
+    if src.size == 0:
+        raise ValueError(f"path: no edges in {path}")
+    values = None
+    if weight is not None:
+        bad = edgelist.first_bad_number(columns[2])
+        if bad is not None:
+            raise ValueError(
+                f"weight: column {names[2]!r} of {path} must hold finite numbers; data row {bad + 1} has "
+                f"{str(columns[2][bad])!r}"
+            )
+        values = columns[2].astype(np.float64, copy=False)
+    if src.dtype.kind != dst.dtype.kind and "U" in (src.dtype.kind, dst.dtype.kind, "O"):
+        src, dst = src.astype(str), dst.astype(str)  # one column of integers, one of strings: compare as text
+    u, v, uniques = edgelist.factorize_pairs(src, dst)
+    indptr, indices, used = edgelist.aggregate(uniques.size, u, v, values, threshold)
+    if indices.size == 0:
+        what = f" with summed {names[2]} >= {threshold}" if threshold is not None else ""
+        raise ValueError(f"path: no edges{what} in {path} (self-loops are dropped)")
+    ids = edgelist.as_ids(uniques[used])
+    graph = Graph._trusted(int(used.sum()), indptr, indices, True)
+    return (graph.undirected() if not directed else graph), ids
 
 
 def load_graphml(path) -> Graph:

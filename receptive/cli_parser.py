@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
+from graphs.cli_common import OneLineErrorParser
 
-
-class OneLineErrorParser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors are one line that names the argument (exit status 2)."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+__all__ = ["OneLineErrorParser", "comma_ints", "comma_names"]  # the parser lives in graphs (below receptive)
 
 
 def comma_names(option: str, text: str, allowed) -> list[str]:

@@ -2,18 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from graphs.cli_common import save_png_pdf
 
-
-def save_png_pdf(fig, path: str | Path, dpi: int = 150) -> list[str]:
-    """Write ``fig`` to ``path`` without its suffix + ``.png`` and ``.pdf`` (folders created), close it, and
-    return the two paths."""
-    import matplotlib.pyplot as plt
-
-    stem = Path(path).with_suffix("")
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    written = [f"{stem}.png", f"{stem}.pdf"]
-    for target in written:
-        fig.savefig(target, dpi=dpi)
-    plt.close(fig)
-    return written
+__all__ = ["save_png_pdf"]  # lives in graphs (below receptive), written atomically

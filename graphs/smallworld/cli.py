@@ -7,6 +7,7 @@ import json
 import math
 import sys
 
+from ..cli_common import OneLineErrorParser
 from ..graph import Graph
 from .connectome import FITTED, FLYWIRE, calibrate_connectome, connectome_model, reciprocity
 from .measures import REFERENCES, small_world
@@ -23,8 +24,14 @@ FlyWire statistics (Lin et al. 2024) are printed beside the measured ones.
 
 Models: connectome (3-D local wiring plus random shortcuts, fitted to FlyWire; --calibrate refits it), er
 (Erdos-Renyi), ws (Watts-Strogatz), swa / sa / sa+swa (the attention graph of one layer, or the union of
---layers layers: one SA layer alone is a relabelled SWA lattice, with the same C and L). --edges FILE measures a
-real graph instead (a CSV edge list such as FlyWire's connections table, or GraphML).
+--layers layers: one SA layer alone is a relabelled SWA lattice, with the same C and L; these three come from
+receptive.attention_graphs, imported only when chosen). --edges FILE measures a real graph instead: a CSV edge list
+with a header (FlyWire's connections table: --source pre --target post find pre_root_id / post_root_id), a plain
+whitespace-separated edge list with '#' comments and no header (SNAP; columns 0 and 1 unless --source/--target
+give other column numbers), or GraphML.
+
+sigma and omega are left out where they are undefined: below mean degree 1 the analytic random reference has no
+giant component (L_r is infinite), below mean degree 3 the lattice clustering C_latt is 0 (omega).
 """
 
 EPILOG = """\
@@ -37,8 +44,6 @@ examples:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from receptive.cli_parser import OneLineErrorParser
-
     p = OneLineErrorParser(
         prog="python -m graphs.smallworld",
         description=DESCRIPTION,
@@ -54,8 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--causal", action="store_true", help="causal attention graph")
     p.add_argument("--seed", type=int, default=0, help="seed of the model and of sampled sources")
     p.add_argument("--edges", metavar="FILE", help="measure this edge list (.csv) or GraphML (.graphml) instead")
-    p.add_argument("--source", default="pre_root_id", help="CSV column of edge sources (default pre_root_id)")
-    p.add_argument("--target", default="post_root_id", help="CSV column of edge targets (default post_root_id)")
+    p.add_argument("--source", default="pre", help="column of edge sources: a name, or its start (default pre)")
+    p.add_argument("--target", default="post", help="column of edge targets: a name, or its start (default post)")
     p.add_argument("--weight", help="CSV column of weights, e.g. syn_count (optional)")
     p.add_argument("--threshold", type=float, help="keep edges with weight >= THRESHOLD (FlyWire: 5 synapses)")
     direction = p.add_mutually_exclusive_group()
@@ -92,11 +97,18 @@ def build_graph(args) -> tuple[Graph, dict]:
     elif args.model == "connectome":
         n = args.n or FLYWIRE["n"]
         if args.calibrate:
+            if n <= 400:
+                raise ValueError(f"--n: --calibrate tries neighbourhoods up to 400; expected --n > 400, got {n}")
             fit = calibrate_connectome(n, seed=args.seed)
             info["fit"] = fit.to_dict()
             params = dict(random_fraction=fit.random_fraction, neighbourhood=fit.neighbourhood)
         else:
             params = dict(random_fraction=FITTED["random_fraction"], neighbourhood=FITTED["neighbourhood"])
+            if n <= params["neighbourhood"]:
+                raise ValueError(
+                    f"--n: the fitted connectome model wires within {params['neighbourhood']} neighbours; expected "
+                    f"--n > {params['neighbourhood']} (or --calibrate), got {n}"
+                )
         mean_degree = args.k or FLYWIRE["mean_degree"]
         graph = connectome_model(n, mean_degree, seed=args.seed, **params)
         info.update(params, published=FLYWIRE, reciprocity=reciprocity(graph))
@@ -134,6 +146,13 @@ def _clean(value):
     return value
 
 
+_UNDEFINED = {
+    "L_r": " (infinite: the random reference has no giant component at <k> <= 1)",
+    "sigma": " (needs C_r > 0, L > 0 and a finite L_r)",
+    "omega": " (needs L > 0, C_latt > 0 and a finite L_r)",
+}
+
+
 def format_report(doc: dict) -> str:
     lines = []
     pub = doc.get("published", {})
@@ -161,6 +180,9 @@ def format_report(doc: dict) -> str:
         "reference",
     ]
     for key in keys:
+        if key in ("L_r", "sigma", "omega") and doc.get(key, 0) is None:
+            lines.append(f"{key:<22} undefined{_UNDEFINED[key]}")
+            continue
         if key not in doc or doc[key] is None:
             continue
         value = doc[key]
@@ -181,23 +203,56 @@ def format_report(doc: dict) -> str:
     return "\n".join(lines)
 
 
+#: API argument names (the start of their ValueError) -> the options that set them
+_OPTIONS = {
+    "n": "--n",
+    "mean_degree": "--k",
+    "k": "--k",
+    "beta": "--beta",
+    "w": "--w",
+    "layers": "--layers",
+    "seed": "--seed",
+    "sources": "--sources",
+    "source": "--source",
+    "target": "--target",
+    "weight": "--weight",
+    "threshold": "--threshold",
+    "path": "--edges",
+    "format": "--edges",
+}
+
+
+def _as_option(message: str) -> str:
+    """``"mean_degree: ..."`` -> ``"--k: ..."``: an error of the API named by the option the user typed."""
+    name, sep, rest = message.partition(":")
+    return f"{_OPTIONS[name]}:{rest}" if sep and name in _OPTIONS else message
+
+
+def _check_args(args) -> None:
+    for name, value, low in (
+        ("--n", args.n, 10),
+        ("--w", args.w, 1),
+        ("--layers", args.layers, 1),
+        ("--seed", args.seed, 0),
+        ("--sources", args.sources, 1),
+    ):
+        if value is not None and value < low:
+            raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
+    if args.k is not None and not (math.isfinite(args.k) and args.k > 0):
+        raise ValueError(f"--k: expected a positive mean degree, got {args.k}")
+    if args.model == "ws" and args.k is not None and not args.k.is_integer():
+        raise ValueError(f"--k: ws needs an even integer number of neighbours, got {args.k}")
+    if not 0 <= args.beta <= 1:
+        raise ValueError(f"--beta: expected a probability in [0, 1], got {args.beta}")
+    if args.threshold is not None and not math.isfinite(args.threshold):
+        raise ValueError(f"--threshold: expected a finite number, got {args.threshold}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        for name, value, low in (
-            ("--n", args.n, 10),
-            ("--w", args.w, 1),
-            ("--layers", args.layers, 1),
-            ("--seed", args.seed, 0),
-            ("--sources", args.sources, 1),
-        ):
-            if value is not None and value < low:
-                raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
-        if args.k is not None and args.k <= 0:
-            raise ValueError(f"--k: expected a positive mean degree, got {args.k}")
-        if not 0 <= args.beta <= 1:
-            raise ValueError(f"--beta: expected a probability in [0, 1], got {args.beta}")
+        _check_args(args)
         graph, info = build_graph(args)
         sources = args.sources
         if sources is None and not args.exact and graph.n > 20000:
@@ -211,8 +266,12 @@ def main(argv: list[str] | None = None) -> int:
             seed=args.seed,
             progress=False if args.no_progress else None,
         )
-    except (ValueError, MemoryError, FileNotFoundError) as exc:
-        parser.error(str(exc))
+    except (ValueError, FileNotFoundError) as exc:
+        parser.error(_as_option(str(exc)))
+    except MemoryError as exc:
+        parser.error(f"out of memory ({exc}); use a smaller --n or --sources")
+    except OSError as exc:
+        parser.error(f"--edges: cannot read {args.edges!r} ({exc.strerror or exc})")
     doc = _clean({**result.to_dict(), **info})
     if args.json:
         json.dump(doc, sys.stdout)

@@ -49,7 +49,12 @@ def lattice_clustering(mean_degree: float) -> float:
 class SmallWorld:
     """Small-world statistics of one graph. ``C``, ``L``, ``transitivity`` are those of the undirected graph (``L``
     in its giant connected component); for directed graphs ``C_directed`` (Fagiolo's directed clustering) and
-    ``L_directed`` (giant strongly connected component) are reported too."""
+    ``L_directed`` (giant strongly connected component) are reported too.
+
+    ``sigma`` and ``omega`` are ``None`` where they are undefined: ``C_r = 0`` or ``L = 0`` (no edges), ``C_latt =
+    0`` (omega; mean degree below 3), and ``L_r`` infinite: the analytic reference at ``<k> <= 1`` (an ER graph
+    with ``<k> <= 1`` has no giant component, Erdos & Renyi 1960, so its path length diverges; ``L_r`` is then
+    ``inf``, shown as ``null`` in JSON)."""
 
     n: int
     edges: int
@@ -101,8 +106,11 @@ def small_world(
         c_r = average_clustering(rand)
         l_r = path_lengths(rand, sources=sources, seed=seed, progress=progress).mean
     c_latt = lattice_clustering(k)
-    sigma = (c / c_r) / (paths.mean / l_r) if c_r > 0 and paths.mean > 0 else None  # undefined, never NaN
-    omega = l_r / paths.mean - c / c_latt if paths.mean > 0 and c_latt > 0 else None
+    # undefined (None, never NaN or a division by zero) without a random clustering, without paths, or when the
+    # ER reference has no giant component (<k> <= 1: L_r infinite)
+    finite = math.isfinite(l_r) and l_r > 0
+    sigma = (c / c_r) / (paths.mean / l_r) if c_r > 0 and paths.mean > 0 and finite else None
+    omega = l_r / paths.mean - c / c_latt if paths.mean > 0 and c_latt > 0 and finite else None
     extra = {}
     if graph.directed:
         directed_paths = path_lengths(graph, sources=sources, seed=seed, progress=progress)

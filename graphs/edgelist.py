@@ -1,0 +1,373 @@
+"""Reading edge-list tables fast (the engine of :func:`graphs.io.load_edge_list`).
+
+Three readers give the same columns: ``pyarrow.csv`` (multi-threaded, the fastest), pandas' C parser, and the
+standard library (always there; slow). pandas and pyarrow are optional: the toolkit's dependencies stay numpy,
+scipy and numba, and the ``bench`` extra installs both. A table the fast readers find irregular (a short row, an
+empty field) is read again by the standard library, whose errors name the line.
+
+After reading, node ids are numbered by first appearance with a hash table (``pandas.factorize`` or pyarrow's
+``dictionary_encode``; ``numpy.unique`` without them), and the rows are aggregated into CSR by one numba pass:
+a counting sort by source, then per row an in-place sort by target that sums the weights of repeated pairs,
+drops self-loops and pairs below the threshold. That is ``O(m + n)`` plus ``O(d log d)`` per row, instead of the
+two sorts of all ``m`` rows a ``numpy.unique`` on pairs followed by ``scipy.sparse`` would take.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+from numba import njit, prange
+
+ENGINES = ("auto", "pyarrow", "pandas", "python")
+FORMATS = ("auto", "csv", "plain")
+
+
+class Irregular(Exception):
+    """A fast reader met something it cannot judge precisely (the standard-library reader reports it)."""
+
+
+def available(engine: str) -> bool:
+    return engine == "python" or importlib.util.find_spec(engine) is not None
+
+
+def open_text(path: Path):
+    return gzip.open(path, "rt", newline="") if path.suffix == ".gz" else open(path, newline="")
+
+
+def first_line(path: Path) -> str | None:
+    """The first line that is not blank (``None`` for a file without one)."""
+    with open_text(path) as handle:
+        for line in handle:
+            if line.strip():
+                return line
+    return None
+
+
+def sniff(line: str) -> str:
+    """``plain`` for a line starting with ``#`` or without a comma, else ``csv``."""
+    return "plain" if line.lstrip().startswith("#") or "," not in line else "csv"
+
+
+# --------------------------------------------------------------------------------------------------- readers
+
+
+def _python_csv(path: Path, cols: list[int], ncols: int):
+    """Columns ``cols`` of a CSV with a header as stripped strings; ``ValueError`` naming the line of a short row."""
+    with open_text(path) as handle:
+        reader = csv.reader(handle)
+        next(reader, None)
+        fields = [[] for _ in cols]
+        for row in reader:
+            if not row:
+                continue
+            try:
+                for field, col in zip(fields, cols, strict=True):
+                    field.append(row[col].strip())
+            except IndexError:
+                raise ValueError(
+                    f"path: line {reader.line_num} of {path} has {len(row)} fields, expected {ncols}"
+                ) from None
+    return [np.array(f, dtype=str) for f in fields]
+
+
+def _python_plain(path: Path, cols: list[int]):
+    """Columns ``cols`` of a whitespace-separated file (``#`` comments, no header) as strings."""
+    fields = [[] for _ in cols]
+    need = max(cols) + 1
+    with open_text(path) as handle:
+        for number, line in enumerate(handle, 1):
+            parts = line.split("#", 1)[0].split()
+            if not parts:
+                continue
+            if len(parts) < need:
+                raise ValueError(f"path: line {number} of {path} has {len(parts)} fields, expected at least {need}")
+            for field, col in zip(fields, cols, strict=True):
+                field.append(parts[col])
+    return [np.array(f, dtype=str) for f in fields]
+
+
+def _arrow_column(column, is_id: bool):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if column.null_count:
+        raise Irregular
+    kind = column.type
+    if pa.types.is_integer(kind):
+        return column.to_numpy().astype(np.int64, copy=False)
+    if not is_id and (pa.types.is_floating(kind) or pa.types.is_decimal(kind)):
+        return column.to_numpy().astype(np.float64, copy=False)
+    return pc.utf8_trim_whitespace(pc.cast(column, pa.string())).to_numpy(zero_copy_only=False)
+
+
+def _pyarrow_csv(path: Path, names: list[str], is_id: list[bool]):
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    try:
+        table = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(include_columns=names))
+    except (pa.ArrowInvalid, pa.ArrowKeyError) as exc:
+        raise Irregular from exc
+    return [_arrow_column(table.column(i), flag) for i, flag in enumerate(is_id)]
+
+
+def _pandas_column(series, is_id: bool):
+    if series.isna().any():
+        raise Irregular
+    values = series.to_numpy()
+    if values.dtype.kind in "iu":
+        return values.astype(np.int64, copy=False)
+    if not is_id and values.dtype.kind == "f":
+        return values.astype(np.float64, copy=False)
+    return np.char.strip(values.astype(str))
+
+
+def _pandas_read(path: Path, cols: list, is_id: list[bool], plain: bool):
+    import pandas as pd
+
+    kwargs = dict(sep=r"\s+", comment="#", header=None) if plain else {}
+    try:
+        frame = pd.read_csv(path, usecols=cols, skipinitialspace=True, **kwargs)
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise Irregular from exc
+    return [_pandas_column(frame[c], flag) for c, flag in zip(cols, is_id, strict=True)]
+
+
+def read_columns(path: Path, fmt: str, cols: list[int], names: list[str], is_id: list[bool], engine: str, ncols: int):
+    """The columns ``cols`` (by position; ``names`` from the header of ``ncols`` columns for CSV) as numpy arrays:
+    ids as int64 or strings, weights as float64 or strings. ``engine="auto"``: pyarrow, else pandas, else the
+    standard library."""
+    if engine == "auto":
+        order = ("pyarrow", "pandas") if fmt == "csv" else ("pandas",)
+        engine = next((e for e in order if available(e)), "python")
+    try:
+        if engine == "pyarrow":
+            return _pyarrow_csv(path, names, is_id)
+        if engine == "pandas":
+            return _pandas_read(path, cols if fmt == "plain" else names, is_id, plain=fmt == "plain")
+    except Irregular:
+        pass  # the standard library reads it again and says what is wrong, or reads what pandas would not
+    if fmt == "plain":
+        return _python_plain(path, cols)
+    return _python_csv(path, cols, ncols)
+
+
+# --------------------------------------------------------------------------------------------------- numbering
+
+
+@njit(cache=True)
+def _factorize_pairs(src, dst):
+    """Codes of ``src[0], dst[0], src[1], dst[1], ...`` by first appearance: open addressing (linear probing,
+    Fibonacci hashing, load <= 1/2, int32 slots). Returns ``u, v`` (int32 codes) and the distinct values."""
+    m = src.shape[0]
+    bits = 16
+    cap = 1 << bits
+    mask = cap - 1
+    slots = np.full(cap, -1, dtype=np.int32)
+    uniques = np.empty(max(2 * m, 1), dtype=np.int64)
+    u = np.empty(m, dtype=np.int32)
+    v = np.empty(m, dtype=np.int32)
+    count = 0
+    mult = np.uint64(0x9E3779B97F4A7C15)
+    for k in range(2 * m):
+        x = src[k >> 1] if (k & 1) == 0 else dst[k >> 1]
+        i = np.int64((np.uint64(x) * mult) >> np.uint64(64 - bits))
+        while True:
+            c = slots[i]
+            if c == -1:
+                c = count
+                slots[i] = c
+                uniques[c] = x
+                count += 1
+                break
+            if uniques[c] == x:
+                break
+            i = (i + 1) & mask
+        if (k & 1) == 0:
+            u[k >> 1] = c
+        else:
+            v[k >> 1] = c
+        if 2 * count > cap:  # grow and rehash
+            bits += 1
+            cap = 1 << bits
+            mask = cap - 1
+            slots = np.full(cap, -1, dtype=np.int32)
+            for c in range(count):
+                j = np.int64((np.uint64(uniques[c]) * mult) >> np.uint64(64 - bits))
+                while slots[j] != -1:
+                    j = (j + 1) & mask
+                slots[j] = c
+    return u, v, uniques[:count].copy()
+
+
+def factorize_pairs(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``u, v, uniques`` with ``uniques[u] == src``, ``uniques[v] == dst``, uniques in order of first appearance
+    row by row, source before target: integers by a numba hash table, strings by :func:`factorize`."""
+    if src.dtype.kind in "iu" and dst.dtype.kind in "iu" and src.size < 2**30:
+        return _factorize_pairs(src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False))
+    both = np.empty(2 * src.size, dtype=np.result_type(src.dtype, dst.dtype))
+    both[0::2], both[1::2] = src, dst
+    codes, uniques = factorize(both)
+    return codes[0::2].copy(), codes[1::2].copy(), uniques
+
+
+def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``codes, uniques`` with ``uniques[codes] == values`` and uniques in order of first appearance, by
+    ``pandas.factorize`` (``numpy.unique`` without pandas)."""
+    if available("pandas"):
+        import pandas as pd
+
+        codes, uniques = pd.factorize(values)
+        return codes.astype(np.int64, copy=False), np.asarray(uniques)
+    uniques, first, inverse = np.unique(values, return_index=True, return_inverse=True)
+    rank = np.empty(uniques.size, dtype=np.int64)
+    order = np.argsort(first, kind="stable")
+    rank[order] = np.arange(uniques.size)
+    return rank[inverse.ravel()], uniques[order]
+
+
+def as_ids(uniques: np.ndarray) -> np.ndarray:
+    """Distinct ids as int64 when every one is an integer literal (and distinct as an integer), else strings."""
+    if uniques.dtype.kind in "iu":
+        return uniques.astype(np.int64, copy=False)
+    text = uniques.astype(str)
+    try:
+        ints = text.astype(np.int64)
+    except (ValueError, OverflowError):
+        return text
+    return ints if np.unique(ints).size == ints.size else text  # "7" and "07" stay distinct
+
+
+def first_bad_number(values: np.ndarray) -> int | None:
+    """Index of the first entry that is not a finite number (``None`` if every one is)."""
+    if values.dtype.kind == "f":
+        bad = np.flatnonzero(~np.isfinite(values))
+        return int(bad[0]) if bad.size else None
+    if values.dtype.kind in "iu":
+        return None
+    for k, text in enumerate(values.tolist()):
+        try:
+            if not math.isfinite(float(text)):
+                return k
+        except ValueError:
+            return k
+    return None
+
+
+# --------------------------------------------------------------------------------------------------- aggregation
+
+
+@njit(cache=True)
+def _bucket(n, u, v, w, weighted):
+    """Counting sort of the rows by source: ``start`` (CSR offsets), targets and weights in source order."""
+    m = u.shape[0]
+    start = np.zeros(n + 1, dtype=np.int64)
+    for k in range(m):
+        start[u[k] + 1] += 1
+    for i in range(n):
+        start[i + 1] += start[i]
+    fill = start[:-1].copy()
+    cols = np.empty_like(v)
+    ws = np.empty(m if weighted else 0, dtype=np.float64)
+    for k in range(m):
+        p = fill[u[k]]
+        cols[p] = v[k]
+        if weighted:
+            ws[p] = w[k]
+        fill[u[k]] = p + 1
+    return start, cols, ws
+
+
+@njit(parallel=True, cache=True)
+def _merge_rows(start, cols, ws, weighted, threshold, thresholded):
+    """Per row, in place: sort by target, sum the weights of repeated targets, keep targets that are not the row
+    itself and whose sum is ``>= threshold``; kept targets move to the start of the row, ``kept[r]`` counts them."""
+    n = start.shape[0] - 1
+    kept = np.zeros(n, dtype=np.int64)
+    for r in prange(n):
+        a, b = start[r], start[r + 1]
+        if b - a > 32:
+            order = np.argsort(cols[a:b])
+            cols[a:b] = cols[a:b][order]
+            if weighted:
+                ws[a:b] = ws[a:b][order]
+        else:
+            for i in range(a + 1, b):  # insertion sort of short rows
+                c = cols[i]
+                x = ws[i] if weighted else 0.0
+                j = i - 1
+                while j >= a and cols[j] > c:
+                    cols[j + 1] = cols[j]
+                    if weighted:
+                        ws[j + 1] = ws[j]
+                    j -= 1
+                cols[j + 1] = c
+                if weighted:
+                    ws[j + 1] = x
+        out = a
+        i = a
+        while i < b:
+            c = cols[i]
+            total = 0.0
+            while i < b and cols[i] == c:
+                if weighted:
+                    total += ws[i]
+                i += 1
+            if c != r and (not thresholded or total >= threshold):
+                cols[out] = c
+                out += 1
+        kept[r] = out - a
+    return kept
+
+
+@njit(parallel=True, cache=True)
+def _compact(start, cols, kept, used, new):
+    """CSR of the kept pairs over the used nodes only, renumbered by ``new`` (monotone, so rows stay sorted)."""
+    rows = np.flatnonzero(used)
+    indptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    for i in range(rows.shape[0]):
+        indptr[i + 1] = indptr[i] + kept[rows[i]]
+    indices = np.empty(indptr[-1], dtype=np.int64)
+    for i in prange(rows.shape[0]):
+        r = rows[i]
+        p = indptr[i]
+        for q in range(start[r], start[r] + kept[r]):
+            indices[p] = new[cols[q]]
+            p += 1
+    return indptr, indices
+
+
+def aggregate(n: int, u: np.ndarray, v: np.ndarray, w: np.ndarray | None, threshold: float | None):
+    """Rows ``u[k] -> v[k]`` (weights ``w``) over nodes ``0..n-1`` as CSR of the distinct pairs that are not
+    self-loops and whose summed weight is ``>= threshold``, over the nodes those pairs touch. Returns ``indptr,
+    indices, used`` (``used``: mask of the nodes kept, in their original order)."""
+    weighted = w is not None
+    weights = np.asarray(w, dtype=np.float64) if weighted else np.empty(0, dtype=np.float64)
+    start, cols, ws = _bucket(n, u, v, weights, weighted)
+    thresholded = threshold is not None
+    kept = _merge_rows(start, cols, ws, weighted, float(threshold) if thresholded else 0.0, thresholded)
+    used = kept > 0
+    used[_kept_targets(start, cols, kept)] = True
+    new = np.cumsum(used) - 1
+    indptr, indices = _compact(start, cols, kept, used, new)
+    return indptr, indices, used
+
+
+@njit(cache=True)
+def _kept_targets(start, cols, kept):
+    n = start.shape[0] - 1
+    total = 0
+    for r in range(n):
+        total += kept[r]
+    out = np.empty(total, dtype=np.int64)
+    p = 0
+    for r in range(n):
+        for q in range(start[r], start[r] + kept[r]):
+            out[p] = cols[q]
+            p += 1
+    return out
