@@ -335,3 +335,17 @@ def test_cholesky_stops_at_the_numerical_rank():
     v = torch.randn(1, 1, 60, 8, generator=g, dtype=torch.float64)
     out = approximate("cholesky", q, k, v, 5, tolerance=1e-12)
     assert relative_error(out, exact_attention(q, k, v)) < 1e-9
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_low_precision_inputs(dtype):
+    """Every method runs in float32 and bfloat16 (decompositions in float32) and stays near its float64 self."""
+    q, k, v = inputs(n=64, d=16, seed=17)
+    ref = exact_attention(q, k, v)
+    for name, spec in METHODS.items():
+        b = min(16, spec.max_budget(64, 16, 3) or 16)
+        out = approximate(name, *(x.to(dtype) for x in (q, k, v)), b, seed=2)
+        assert out.dtype == dtype and torch.isfinite(out).all(), name
+        high = relative_error(approximate(name, q, k, v, b, seed=2), ref)
+        slack = 1e-3 if dtype == torch.float32 else 0.05
+        assert abs(relative_error(out.double(), ref) - high) < 0.05 * high + slack, name

@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from .common import check_int_option, generator, indexed_attention, randn, scale_of
+from .common import check_int_option, generator, indexed_attention, randn, scale_of, wide
 
 PREFIX_CHUNK = 128  # positions per block of the causal prefix sums
 
@@ -134,6 +134,7 @@ def polysketch(q, k, v, m, seed, causal=False, degree: int = 4):
 
 def leverage_scores(keys: torch.Tensor) -> torch.Tensor:
     """Statistical leverage of every key row: ``l_j = k_j^T (K^T K)^+ k_j`` (``sum_j l_j = rank K``)."""
+    keys = wide(keys)
     gram = keys.transpose(-1, -2) @ keys
     return ((keys @ torch.linalg.pinv(gram, hermitian=True)) * keys).sum(-1)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from .common import exact_attention
+from .common import exact_attention, wide
 
 
 def _rows(k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -39,10 +39,10 @@ def check_rank(r, h: int, d: int, what: str) -> int:
 def latent_basis(k: torch.Tensor, v: torch.Tensor, rank: int, balance: float = 1.0) -> torch.Tensor:
     """``W`` (``2hd x rank``): the top right singular vectors of the rows ``[k / balance, v]`` pooled over the
     batch (eigenvectors of their second-moment matrix)."""
-    x = _rows(k / balance, v)
+    x = wide(_rows(k / balance, v))
     second = torch.einsum("bni,bnj->ij", x, x)
     _, vectors = torch.linalg.eigh(second)
-    return vectors[:, -rank:].flip(-1)
+    return vectors[:, -rank:].flip(-1).to(k.dtype)
 
 
 def _calibration(k, v, calibration, causal, name):

@@ -17,7 +17,7 @@ import math
 import numpy as np
 import torch
 
-from .common import check_int_option, generator, indexed_attention, randn, scale_of
+from .common import check_int_option, generator, indexed_attention, randn, scale_of, wide
 
 
 def segment_matrix(n: int, m: int, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -112,7 +112,7 @@ def skyformer(q, k, v, m, seed, causal=False):
     pick = torch.randperm(2 * n, generator=generator(seed))[:m].to(q.device)
     width = math.sqrt(q.shape[-1])
     landmarks = x[:, :, pick]
-    core = torch.linalg.pinv(_gaussian(landmarks, landmarks, width), hermitian=True)
+    core = torch.linalg.pinv(wide(_gaussian(landmarks, landmarks, width)), hermitian=True).to(q.dtype)
     left = _gaussian(q, landmarks, width) @ core
     return _kernel_attention(q, k, v, left, _gaussian(k, landmarks, width))
 
@@ -158,9 +158,9 @@ def pivoted_cholesky(q, k, v, m, seed, causal=False, tolerance: float = 0.0):
 def pca_basis(keys: torch.Tensor, rank: int) -> torch.Tensor:
     """The top-``rank`` principal directions ``(b or 1, h, d, rank)`` of the keys ``(b, h, N, d)`` (uncentred, as
     Loki's: the second-moment matrix ``K^T K``), pooled over the batch."""
-    second = torch.einsum("bhnd,bhne->hde", keys, keys)
+    second = torch.einsum("bhnd,bhne->hde", wide(keys), wide(keys))
     _, vectors = torch.linalg.eigh(second)
-    return vectors[..., -rank:].flip(-1)[None]
+    return vectors[..., -rank:].flip(-1)[None].to(keys.dtype)
 
 
 def loki(q, k, v, m, seed, causal=False, rank: int | None = None, calibration: torch.Tensor | None = None):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from .common import causal_mask, scale_of
+from .common import causal_mask, scale_of, wide
 
 
 def top_k(q, k, v, m, seed, causal=False):
@@ -22,6 +22,6 @@ def truncated_svd(q, k, v, m, seed, causal=False):
     """Oracle: the best rank-``m`` approximation ``A_m`` of the attention matrix ``A`` in any unitarily invariant
     norm (Eckart-Young-Mirsky), then ``A_m v``."""
     a = torch.softmax(q @ k.transpose(-1, -2) * scale_of(q), dim=-1)
-    u, s, vh = torch.linalg.svd(a)
+    u, s, vh = torch.linalg.svd(wide(a))
     r = min(m, s.shape[-1])
-    return (u[..., :r] * s[..., None, :r]) @ (vh[..., :r, :] @ v)
+    return ((u[..., :r] * s[..., None, :r]) @ (vh[..., :r, :] @ wide(v))).to(v.dtype)

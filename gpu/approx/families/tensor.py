@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from .common import exact_attention
+from .common import exact_attention, wide
 
 
 def check_tpa_rank(r, h: int, d: int) -> int:
@@ -25,8 +25,8 @@ def check_tpa_rank(r, h: int, d: int) -> int:
 def per_token_rank(x: torch.Tensor, r: int) -> torch.Tensor:
     """``x`` (``(b, h, n, d)``) with every token's ``h x d`` matrix replaced by its best rank-``r`` approximation."""
     tokens = x.transpose(1, 2)  # (b, n, h, d)
-    u, s, vh = torch.linalg.svd(tokens, full_matrices=False)
-    return ((u[..., :r] * s[..., None, :r]) @ vh[..., :r, :]).transpose(1, 2)
+    u, s, vh = torch.linalg.svd(wide(tokens), full_matrices=False)
+    return ((u[..., :r] * s[..., None, :r]) @ vh[..., :r, :]).transpose(1, 2).to(x.dtype)
 
 
 def tensor_product(q, k, v, m, seed, causal=False):
