@@ -3,6 +3,7 @@ recorded, not hidden."""
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from dataclasses import replace
@@ -11,6 +12,9 @@ from pathlib import Path
 import pytest
 
 torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    # before triton is first imported in this process: other test modules run the kernels on the interpreter
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 pytest.importorskip("triton")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +34,7 @@ def gpu_check():
 def test_dry_run(tmp_path, gpu_check):
     out = tmp_path / "check.json"
     result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--dry-run", "--out", str(out)],
+        [sys.executable, str(SCRIPT), "--dry-run", "--out", str(out), "--budget", "600"],  # shared cores: no skips
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -51,7 +55,7 @@ def test_dry_run(tmp_path, gpu_check):
         if path.endswith("flex") and direction == "backward":
             assert row["seconds"] is None and "no CPU backward" in row["note"]
         else:
-            assert row["seconds"] > 0 and row["note"] == "", (path, direction, row["note"])
+            assert row["note"] == "" and row["seconds"] > 0, (path, direction, row["note"])
             assert row["extra"]["speedup_over_full"] > 0
     assert rows["sa fused", "forward"]["extra"]["sa_over_swa"] == pytest.approx(
         rows["sa fused", "forward"]["seconds"] / rows["swa fused", "forward"]["seconds"]
