@@ -6,12 +6,15 @@ their union. Modules, one family each: :mod:`.base` (the interface, explicit nei
 StreamingLLM sinks), :mod:`.random_keys`, :mod:`.blocks` (chunked, BigBird), :mod:`.dilated` (dilated window,
 LongNet), :mod:`.sparse_transformer` (strided, fixed), :mod:`.causal_variants` (multi-scale SA, Kleinberg keys,
 dilated heads), :mod:`.stack` (layer stacks), :mod:`.registry` (names, layer and stack specs),
-:mod:`.hf_config` (Hugging Face configs).
+:mod:`.hf_config` (Hugging Face configs),
+:mod:`.flex` (FlexAttention mask_mod in and out), :mod:`.content` (top-k, MoBA, LSH routing from q, k).
 """
 
 from .base import NeighbourListPattern, Pattern, WindowPattern
 from .blocks import BigBird, Chunked
+from .content import lsh_pattern, moba_pattern, random_content_pattern, random_qk, topk_pattern
 from .dilated import DilatedWindow, LongNet
+from .flex import CSRPattern, from_mask_mod, to_mask_mod
 from .global_tokens import SinkWindow, WindowGlobal
 from .hf_config import pattern_from_config
 from .local import FullAttention, SlidingWindow
@@ -25,6 +28,7 @@ __all__ = [
     "KINDS",
     "PATTERNS",
     "BigBird",
+    "CSRPattern",
     "Chunked",
     "DilatedWindow",
     "Fixed",
@@ -41,8 +45,15 @@ __all__ = [
     "Strided",
     "WindowGlobal",
     "WindowPattern",
+    "from_mask_mod",
+    "lsh_pattern",
     "make_pattern",
+    "moba_pattern",
     "pattern_from_config",
     "pattern_from_spec",
+    "random_content_pattern",
+    "random_qk",
     "stack_from_spec",
+    "to_mask_mod",
+    "topk_pattern",
 ]
