@@ -81,6 +81,8 @@ def test_bad_tensors():
         approximate("sa", q, k.float(), v, 4)
     with pytest.raises(ValueError, match=r"^causal"):
         approximate("sa", q, k, v, 4, causal="yes")
+    with pytest.raises(ValueError, match=r"^seed"):
+        approximate("sa", q, k, v, 4, seed=-1)
 
 
 def test_costs():

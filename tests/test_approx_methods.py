@@ -224,6 +224,18 @@ def test_performer_features_are_unbiased():
     assert (mean - exact).abs().sum() < 4 * se.pow(2).sum().sqrt() * 6  # the sum over pairs
 
 
+def test_polysketch_features_are_unbiased_for_the_half_degree_kernel():
+    """E[psi(q) . psi(k)] = (1 + q . k / (p sqrt d))^(p/2) for the product sketch, within 4 standard errors."""
+    q, k, _ = inputs(n=5, d=8, scale=0.8, seed=18, heads=1, batch=1)
+    exact = (1 + q @ k.transpose(-1, -2) / (4 * math.sqrt(8))) ** 2
+    draws = [
+        (kernels.tensor_sketch(q, 4, 8, s) @ kernels.tensor_sketch(k, 4, 8, s).transpose(-1, -2)) for s in range(400)
+    ]
+    mean, se = mean_and_se(draws)
+    assert ((mean - exact).abs() < 4 * se).float().mean() >= 0.96  # 25 pairs
+    assert abs((mean - exact).sum()) < 4 * float(se.pow(2).sum().sqrt()) * 5
+
+
 @pytest.mark.parametrize("estimator", ["hyper", "kde"])
 def test_sampling_estimators_are_unbiased(estimator):
     """HyperAttention's and KDEformer's numerator N and normaliser D are unbiased for the exact sums at a fixed row

@@ -134,6 +134,8 @@ def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool =
         raise ValueError("q, k, v: expected (batch, heads, n, d) tensors of one shape")
     if v.shape[:-1] != q.shape[:-1] or not (q.dtype == k.dtype == v.dtype) or not q.dtype.is_floating_point:
         raise ValueError("q, k, v: expected (batch, heads, n, d) tensors of one floating dtype")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
     if not isinstance(causal, bool):
         raise ValueError(f"causal: expected True or False, got {causal!r}")
     if causal and not spec.causal:

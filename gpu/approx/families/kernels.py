@@ -100,30 +100,35 @@ def polynomial_attention(q, k, v, degree: int, causal: bool = False) -> torch.Te
     return (weights @ v) / weights.sum(-1, keepdim=True)
 
 
+def tensor_sketch(x: torch.Tensor, degree: int, r: int, seed: int) -> torch.Tensor:
+    """``psi(x) = prod_{t=1}^{p/2} (G_t x') / sqrt(r)`` (entrywise product over the ``p/2`` sketches) with
+    ``x' = [1, x / (p^(1/2) d^(1/4))]`` and independent ``(d + 1) x r`` standard Gaussian ``G_t`` drawn from
+    ``seed``: ``E[psi(x) . psi(y)] = (x' . y')^(p/2) = (1 + x . y / (p sqrt d))^(p/2)`` (a Gaussian product sketch
+    of the tensor power, Ahle et al. 2020)."""
+    d = x.shape[-1]
+    g = generator(seed)
+    x1 = torch.cat([torch.ones_like(x[..., :1]), x * (degree**0.5 * d**0.25) ** -1], dim=-1)
+    psi = torch.ones(*x.shape[:-1], r, dtype=x.dtype, device=x.device)
+    for _ in range(degree // 2):
+        psi = psi * (x1 @ randn(g, d + 1, r, like=x))
+    return psi / math.sqrt(r)
+
+
 def polysketch(q, k, v, m, seed, causal=False, degree: int = 4):
     """PolySketchFormer-style attention of even ``degree`` p with sketched features. The kernel is
     ``(x' . y')^p = (1 + s / p)^p`` on ``x' = [1, x / (p^(1/2) d^(1/4))]``; a Gaussian product sketch of the
-    tensor power ``x'^(p/2)``, ``psi(x) = prod_{t=1}^{p/2} (G_t x') / sqrt r`` with independent ``r x (d + 1)``
-    Gaussian ``G_t`` (Ahle et al. 2020; ``E[psi(x) . psi(y)] = (x' . y')^(p/2)``), is squared as in the paper's
-    non-negative construction: ``(psi(q) . psi(k))^2 = (psi(q) (x) psi(q)) . (psi(k) (x) psi(k))``, features of
-    dimension ``r^2 = m`` (``r = floor(sqrt m)``), linear attention on them. Kacham et al. train with the
+    tensor power ``x'^(p/2)`` (:func:`tensor_sketch`, ``E[psi(x) . psi(y)] = (x' . y')^(p/2)``) is squared as in
+    the paper's non-negative construction: ``(psi(q) . psi(k))^2 = (psi(q) (x) psi(q)) . (psi(k) (x) psi(k))``,
+    features of dimension ``r^2 = m`` (``r = floor(sqrt m)``), linear attention on them. Kacham et al. train with the
     polynomial kernel itself; training-free it approximates softmax through ``(1 + s/p)^p -> e^s``: two errors,
     degree (:func:`polynomial_attention` vs softmax) and sketch. Causal by prefix sums."""
     degree = check_int_option("degree", degree, 2)
     if degree % 2:
         raise ValueError(f"degree: expected an even integer >= 2 (non-negative weights), got {degree}")
-    d = q.shape[-1]
     r = max(1, math.isqrt(m))
-    g = generator(seed)
-    sketches = [randn(g, d + 1, r, like=q) for _ in range(degree // 2)]
-    factor = (degree**0.5 * d**0.25) ** -1
 
     def features(x):
-        x1 = torch.cat([torch.ones_like(x[..., :1]), x * factor], dim=-1)
-        psi = torch.ones(*x.shape[:-1], r, dtype=x.dtype, device=x.device)
-        for sketch in sketches:
-            psi = psi * (x1 @ sketch)
-        psi = psi / math.sqrt(r) ** (degree // 2)
+        psi = tensor_sketch(x, degree, r, seed)
         return (psi[..., :, None] * psi[..., None, :]).flatten(-2)
 
     fq, fk = features(q), features(k)
