@@ -9,9 +9,13 @@ fixed model analyses with ``receptive.coverage``.
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
 import torch
 from torch import nn
 
+from receptive.patterns.causal_variants import block_permutation, check_blocks, default_blocks
 from receptive.validation import check_int
 from receptive.windows import max_window
 
@@ -64,20 +68,71 @@ class AttentionProjections(nn.Module):
         return min(self.window, max_window(n, False, False))  # SA: the two-sided band in permuted order
 
 
-class StochasticAttention(AttentionProjections):
-    """Multi-head Stochastic Attention with window ``window`` (keys per query, itself included)."""
+VARIANTS = ("sa", "sa-ms")
 
-    def __init__(self, d_model, n_heads, window, *, n_kv_heads=None, causal=True, rope=True, seed=0, layer=1):
+
+def head_blocks(n: int, heads: int, window: int, blocks=None) -> list[int]:
+    """Block size of every head of multi-scale SA: ``blocks`` (default
+    :func:`receptive.patterns.causal_variants.default_blocks`: ``w, w^2, ..., n``) assigned to the heads in turn,
+    the largest scale first (with fewer heads than scales, the smallest scales are dropped)."""
+    scales = check_blocks(default_blocks(n, window) if blocks is None else blocks, n)[::-1]
+    return [scales[h % len(scales)] for h in range(heads)]
+
+
+def multiscale_permutations(n, heads, window, *, blocks=None, seed=None, layer=1, generator=None, device=None):
+    """Per-head permutations ``(heads, n)`` of multi-scale SA (``sa-ms``): head ``h`` permutes uniformly within
+    blocks of :func:`head_blocks`'s size. ``seed`` gives :func:`receptive.patterns.causal_variants.block_permutation`'s
+    (the ones the coverage engine analyses); otherwise they are drawn on ``device`` (q's) with ``generator``: the
+    block index plus a uniform tie-break, argsorted, so no host round trip."""
+    sizes = head_blocks(n, heads, window, blocks)
+    if seed is not None:
+        return _seeded_multiscale(n, tuple(sizes), seed, layer, torch.device(device) if device else torch.device("cpu"))
+    where = device if generator is None else generator.device
+    positions = torch.arange(n, device=where, dtype=torch.float64)
+    noise = torch.rand((heads, n), generator=generator, device=where, dtype=torch.float64)
+    size = torch.tensor(sizes, device=where, dtype=torch.float64)[:, None]
+    return torch.argsort(torch.floor(positions / size) + noise, dim=-1).to(device)
+
+
+@functools.lru_cache(maxsize=64)
+def _seeded_multiscale(n: int, sizes: tuple, seed: int, layer: int, device: torch.device) -> torch.Tensor:
+    """The seeded per-head block permutations on ``device``, built and copied once per (n, sizes, seed, layer)."""
+    return torch.as_tensor(np.stack([block_permutation(n, b, seed, layer) for b in sizes]), device=device)
+
+
+def _check_variant(variant: str) -> str:
+    if variant not in VARIANTS:
+        raise ValueError(f"variant: expected one of {', '.join(VARIANTS)}, got {variant!r}")
+    return variant
+
+
+class StochasticAttention(AttentionProjections):
+    """Multi-head Stochastic Attention with window ``window`` (keys per query, itself included).
+
+    ``variant="sa-ms"``: multi-scale SA (issue 13), every head permutes within blocks of its own size
+    (:func:`multiscale_permutations`), the same band and cost per head as SA."""
+
+    def __init__(
+        self, d_model, n_heads, window, *, n_kv_heads=None, causal=True, rope=True, seed=0, layer=1, variant="sa",
+        blocks=None,
+    ):  # fmt: skip
         super().__init__(d_model, n_heads, n_kv_heads, window, causal, rope)
         self.seed, self.layer = seed, layer
+        self.variant, self.blocks = _check_variant(variant), blocks
         self.last_perm: torch.Tensor | None = None
+
+    def sa_path(self, q, k, v, n):
+        fixed = None if self.training else self.seed
+        w = self.window_for(n)
+        if self.variant == "sa-ms":
+            perm = multiscale_permutations(n, q.shape[1], w, blocks=self.blocks, seed=fixed, layer=self.layer,
+                                           device=q.device)  # fmt: skip
+            return sa_attention(q, k, v, w, perm=perm, causal=self.causal, return_perm=True, validate=False)
+        return sa_attention(q, k, v, w, causal=self.causal, seed=fixed, layer=self.layer, return_perm=True)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q, k, v = self.qkv(x)
-        fixed = None if self.training else self.seed
-        y, self.last_perm = sa_attention(
-            q, k, v, self.window_for(x.shape[1]), causal=self.causal, seed=fixed, layer=self.layer, return_perm=True
-        )
+        y, self.last_perm = self.sa_path(q, k, v, x.shape[1])
         return self.merge(y)
 
 
@@ -97,9 +152,12 @@ class GatedSASWA(AttentionProjections):
         seed=0,
         layer=1,
         window_swa: int | None = None,
+        variant: str = "sa",
+        blocks=None,
     ):
         super().__init__(d_model, n_heads, n_kv_heads, window, causal, rope)
         self.seed, self.layer = seed, layer
+        self.variant, self.blocks = _check_variant(variant), blocks
         self.window_swa = window if window_swa is None else window_swa
         self.gate_sa = nn.Linear(d_model, n_heads)
         self.gate_swa = nn.Linear(d_model, n_heads)
@@ -113,10 +171,7 @@ class GatedSASWA(AttentionProjections):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q, k, v = self.qkv(x)
         n = x.shape[1]
-        fixed = None if self.training else self.seed
-        y_sa, self.last_perm = sa_attention(
-            q, k, v, self.window_for(n), causal=self.causal, seed=fixed, layer=self.layer, return_perm=True
-        )
+        y_sa, self.last_perm = StochasticAttention.sa_path(self, q, k, v, n)
         swa_window = min(self.window_swa, max_window(n, self.causal, False))
         y_swa = swa_attention(q, k, v, swa_window, causal=self.causal)
         g_sa = torch.sigmoid(self.gate_sa(x)).transpose(1, 2)[..., None]

@@ -1,0 +1,207 @@
+"""``python -m receptive.bound.variants``: L* of the causal SA variants (issue 13) next to SA, SA+SWA and SWA.
+
+For every (pattern, causal, n, w, seed) it measures L* with the engine: exact (every receptive field, forward from
+all slabs) while ``n <= --exact-max``, else on ``--targets`` random queries, each exact (backward search from a
+guess: then L* means "no sampled target uncovered"). Each row states the method and the distinct keys per query of
+layer 1 (``receptive.patterns.causal_variants.keys_per_query`` for n <= 2^14, else measured at n = 2^14 with the
+same w, so that every comparison says what each pattern pays). Rows are appended to ``OUT/variants.jsonl`` as they
+finish (``--resume`` skips done ones); ``OUT/variants.json`` holds the summary per point (L* per seed, typical =
+the L* most seeds reach).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from graphs import backward_full_layer, forward_counts
+
+from .. import __version__
+from ..cli_parser import OneLineErrorParser, comma_names
+from ..coverage.compute import _target_positions
+from ..patterns import PATTERNS, make_pattern
+from ..patterns.causal_variants import keys_per_query
+from .cli import parse_sizes
+
+DEFAULT_PATTERNS = "sa,sa+swa,sa-ms-eq,sa-ms+swa-eq,kleinberg-eq,kleinberg+swa-eq,dilated-eq,dilated+swa-eq"
+KEYS_N = 2**14  # keys per query are measured at min(n, KEYS_N)
+
+
+@dataclass
+class Row:
+    """One measurement: L* of one seed (``None``: not full within ``max_layers``)."""
+
+    pattern: str
+    causal: bool
+    n: int
+    w: int
+    seed: int
+    method: str
+    full_layer: int | None
+    keys_per_query: float
+    seconds: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def measure(
+    name: str,
+    n: int,
+    w: int,
+    causal: bool,
+    seed: int,
+    *,
+    max_layers: int,
+    exact_max: int,
+    targets: int,
+    guess: int | None = None,
+) -> Row:
+    """L* of one pattern instance (exact or sampled, see the module docstring) and its keys per query."""
+    began = time.perf_counter()
+    pat = make_pattern(name, n, w, causal, seed=seed)
+    if n <= exact_max:
+        counts = forward_counts(pat.layer_ops, n, max_layers=max_layers, causal=causal)
+        full = counts.full_layer
+        method = "exact"
+    else:
+        picked = _target_positions(targets, n, seed)
+        full, _ = backward_full_layer(
+            pat.layer_ops,
+            n,
+            picked,
+            guess=guess or max(2, math.ceil(math.log(n) / math.log(w))),
+            max_layers=max_layers,
+            causal=causal,
+        )
+        method = f"sampled {picked.size}"
+    small = pat if n <= KEYS_N else make_pattern(name, KEYS_N, w, causal, seed=seed)
+    keys = keys_per_query(small, 1)
+    return Row(name, causal, n, w, seed, method, full, keys, time.perf_counter() - began)
+
+
+def summarise(rows: list[dict]) -> list[dict]:
+    """Per (pattern, causal, n, w): L* per seed, the typical L* (the smallest layer at least half the seeds reach),
+    the method and keys per query."""
+    points: dict[tuple, list[dict]] = {}
+    for r in rows:
+        points.setdefault((r["pattern"], r["causal"], r["n"], r["w"]), []).append(r)
+    out = []
+    for (pattern, causal, n, w), rs in sorted(points.items()):
+        rs = sorted(rs, key=lambda r: r["seed"])
+        layers = [r["full_layer"] for r in rs]
+        reached = sorted(x for x in layers if x is not None)
+        typical = reached[(len(layers) + 1) // 2 - 1] if len(reached) >= (len(layers) + 1) / 2 else None
+        out.append(
+            {
+                "pattern": pattern,
+                "causal": causal,
+                "n": n,
+                "w": w,
+                "method": rs[0]["method"],
+                "seeds": [r["seed"] for r in rs],
+                "full_layers": layers,
+                "typical": typical,
+                "keys_per_query": float(np.mean([r["keys_per_query"] for r in rs])),
+                "seconds": float(sum(r["seconds"] for r in rs)),
+            }
+        )
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = OneLineErrorParser(
+        prog="python -m receptive.bound.variants",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--patterns", default=DEFAULT_PATTERNS, help=f"registered names (default {DEFAULT_PATTERNS})")
+    p.add_argument("--n", default="2^10,2^12,2^14", help="sequence lengths (default 2^10,2^12,2^14)")
+    p.add_argument("--w", default="8,32,128", help="windows (default 8,32,128)")
+    p.add_argument("--causal", choices=["no", "yes", "both"], default="both", help="default both")
+    p.add_argument("--seeds", type=int, default=5, help="seeds 0..SEEDS-1 (default 5)")
+    p.add_argument("--max-layers", type=int, default=64, help="layer cap (default 64)")
+    p.add_argument("--exact-max", default="2^14", help="exact while n <= this (default 2^14), else sampled")
+    p.add_argument("--targets", type=int, default=1024, help="sampled targets (default 1024)")
+    p.add_argument("--out", default="variants-results", help="directory for variants.jsonl and variants.json")
+    p.add_argument("--resume", action="store_true", help="skip the rows already in OUT/variants.jsonl")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        names = comma_names("--patterns", args.patterns, tuple(PATTERNS))
+        ns, ws = parse_sizes(args.n, "--n"), parse_sizes(args.w, "--w")
+        exact_max = parse_sizes(args.exact_max, "--exact-max")[0]
+        for option, value, low in (
+            ("--seeds", args.seeds, 1),
+            ("--max-layers", args.max_layers, 1),
+            ("--targets", args.targets, 1),
+        ):
+            if value < low:
+                raise ValueError(f"{option}: expected an integer >= {low}, got {value}")
+        if ns[0] < 16 or ws[0] < 2:
+            raise ValueError("--n/--w: expected n >= 16 and w >= 2")
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        log = out / "variants.jsonl"
+        if log.exists() and not args.resume:
+            raise ValueError(f"--out: {log} exists; pass --resume to continue it or choose another --out")
+    except (ValueError, OSError) as exc:
+        parser.error(str(exc))
+    done = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    seen = {(r["pattern"], r["causal"], r["n"], r["w"], r["seed"]) for r in done}
+    modes = {"no": [False], "yes": [True], "both": [False, True]}[args.causal]
+    with log.open("a") as fh:
+        for causal in modes:
+            for name in names:
+                for w in ws:
+                    guess = None
+                    for n in ns:
+                        if w >= n:
+                            continue
+                        for seed in range(args.seeds):
+                            if (name, causal, n, w, seed) in seen:
+                                continue
+                            row = measure(
+                                name,
+                                n,
+                                w,
+                                causal,
+                                seed,
+                                max_layers=args.max_layers,
+                                exact_max=exact_max,
+                                targets=args.targets,
+                                guess=guess,
+                            )
+                            guess = row.full_layer or guess
+                            done.append(row.to_dict())
+                            fh.write(json.dumps(row.to_dict()) + "\n")
+                            fh.flush()
+    doc = {"version": __version__, "parameters": vars(args), "points": summarise(done)}
+    (out / "variants.json").write_text(json.dumps(doc, indent=1) + "\n")
+    if args.json:
+        json.dump(doc, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        for p in doc["points"]:
+            seeds = ",".join("-" if x is None else str(x) for x in p["full_layers"])
+            print(
+                f"{p['pattern']:<18} {'causal' if p['causal'] else 'bidir':<6} n={p['n']:<8} w={p['w']:<4} "
+                f"keys/query {p['keys_per_query']:6.2f}  L* {seeds:<16} typical {p['typical']}  {p['method']}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
