@@ -14,9 +14,10 @@
    time over its peer (SDPA for full, FlexAttention for the windowed kinds) and the SA overhead over SWA per
    backend.
 
-Sizes that do not fit in memory are recorded with a note instead of a time; once ``--budget`` seconds have passed,
-the remaining timings are skipped with a note (correctness always runs). Writes one JSON document; exit status 1
-when a correctness check fails (after writing it), 2 on bad arguments.
+Sizes that do not fit in memory are recorded with a note instead of a time. Time guards: correctness checks not
+started within 270 s are listed as skipped (compiling FlexAttention for every mask and shape dominates), timings not
+started within ``--budget`` seconds (480; both scale with it) are recorded as skipped. Writes one JSON document;
+exit status 1 when a correctness check fails (after writing it), 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -56,12 +57,13 @@ class Sizes:
     dim: int
     w: int
     dtype: str
-    budget_s: float
+    check_budget_s: float  # correctness checks not started by then are listed as skipped
+    budget_s: float  # timings not started by then are recorded as skipped
 
 
 GPU_SIZES = Sizes([1000, 8192], [1000, 2048], [2048 << i for i in range(7)], (4, 2), 64, 256, 16, 64, 256,
-                  "bfloat16", 480.0)  # fmt: skip
-DRY_SIZES = Sizes([33], [33], [48], (2, 1), 16, 9, 2, 16, 16, "float32", 60.0)
+                  "bfloat16", 270.0, 480.0)  # fmt: skip
+DRY_SIZES = Sizes([33], [33], [48], (2, 1), 16, 9, 2, 16, 16, "float32", 40.0, 60.0)
 
 
 @dataclass
@@ -181,45 +183,62 @@ def _check(case: str, n: int, dtype: str, error, *args) -> Check:
     return Check(case, n, dtype, err, tol, err <= tol)
 
 
-def correctness(s: Sizes, device: str, log) -> list[Check]:
+def _cases(s: Sizes, n: int, device: str, g):
+    """The checked attention calls at length ``n``: (name, kind, w, causal, perm) for full, SWA and SA with a shared
+    and with per-head permutations, bidirectional and causal."""
     import torch
 
-    checks = []
+    h = s.check_heads[0]
+    for kind, perms in (("full", None), ("swa", None), ("sa", "shared"), ("sa", "per-head")):
+        for causal in (False, True):
+            perm = None
+            if perms == "shared":
+                perm = torch.randperm(n, generator=g).to(device)
+            elif perms == "per-head":
+                perm = torch.stack([torch.randperm(n, generator=g) for _ in range(h)]).to(device)
+            name = f"{kind}{'' if perms is None else ' ' + perms}{' causal' if causal else ''}"
+            yield name, kind, min(s.check_w, n), causal, perm
+
+
+def correctness(s: Sizes, device: str, log, deadline: float = float("inf")) -> tuple[list[Check], list[str]]:
+    """Every backend against the float64 oracle, in three passes, the most important first: fp32 forward at every
+    ``check_n`` (largest first), the timing dtype at the largest, fp32 gradients at ``grad_n``. Checks not started
+    by ``deadline`` are listed as skipped (compiling FlexAttention for every mask and shape is what takes time)."""
+    import torch
+
+    checks, skipped = [], []
     h, hkv = s.check_heads
-    g = torch.Generator().manual_seed(0)
-    cases = [(kind, None) for kind in ("full", "swa")] + [("sa", "shared"), ("sa", "per-head")]
-    grad_ok = device == "cuda"  # FlexAttention has no CPU backward
-    for n in sorted(set(s.check_n) | set(s.grad_n)):
-        w = min(s.check_w, n)
+    low = getattr(torch, s.dtype)
+    passes = [("float32", n, False) for n in sorted(s.check_n, reverse=True)]
+    passes += [(s.dtype, max(s.check_n), False)] if s.dtype != "float32" else []
+    passes += [("float32", n, True) for n in sorted(s.grad_n, reverse=True)]
+    for dtype, n, grads in passes:
+        g = torch.Generator().manual_seed(n)
         q, k, v = (torch.randn(1, x, n, s.check_dim, generator=g).to(device) for x in (h, hkv, hkv))
         upstream = torch.randn(1, h, n, s.check_dim, generator=g).to(device)
-        for (kind, perms), causal in [(c, causal) for c in cases for causal in (False, True)]:
-            perm = None
-            if kind == "sa":
-                perm = torch.randperm(n, generator=g) if perms == "shared" else torch.stack(
-                    [torch.randperm(n, generator=g) for _ in range(h)])  # fmt: skip
-                perm = perm.to(device)
-            name = f"{kind}{'' if perms is None else ' ' + perms}{' causal' if causal else ''}"
-            mask = _mask(kind, n, w, causal, perm, h, device)
-            leaves = [t.double().requires_grad_() for t in (q, k, v)]
-            ref = _oracle(*leaves, mask)
-            if n in s.grad_n:
+        for name, kind, w, causal, perm in _cases(s, n, device, g):
+            backends = [b for b in BACKENDS if not (grads and b == "flex" and device != "cuda")]  # no CPU backward
+            suffix = " grad" if grads else ""
+            if time.perf_counter() > deadline:
+                skipped += [f"{name} [{b}]{suffix} n={n} {dtype}" for b in backends]
+                continue
+            leaves = [t.double().requires_grad_(grads) for t in (q, k, v)]
+            ref = _oracle(*leaves, _mask(kind, n, w, causal, perm, h, device))
+            if grads:
                 (ref * upstream.double()).sum().backward()
             found = []
-            for backend in BACKENDS:
-                case, call = f"{name} [{backend}]", (kind, backend, w, causal, perm)
-                if n in s.check_n:
-                    found.append(_check(case, n, "float32", _forward_error, call, (q, k, v), ref))
-                if n in s.grad_n and (backend != "flex" or grad_ok):
-                    found.append(_check(case + " grad", n, "float32", _grad_error, call, (q, k, v), leaves, upstream))
-                if n == max(s.check_n) and s.dtype != "float32":
-                    low = [t.to(getattr(torch, s.dtype)) for t in (q, k, v)]
-                    found.append(_check(case, n, s.dtype, _forward_error, call, low, ref))
+            for b in backends:
+                case, call = f"{name} [{b}]{suffix}", (kind, b, w, causal, perm)
+                if grads:
+                    found.append(_check(case, n, dtype, _grad_error, call, (q, k, v), leaves, upstream))
+                else:
+                    qkv = (q, k, v) if dtype == "float32" else [t.to(low) for t in (q, k, v)]
+                    found.append(_check(case, n, dtype, _forward_error, call, qkv, ref))
             checks += found
             failed = [c.case for c in found if not c.ok]
-            log(f"checked n={n:>5} {name:<22} worst {max(c.max_error for c in found):.2e}"
+            log(f"checked n={n:>5} {dtype:<8} {name + suffix:<27} worst {max(c.max_error for c in found):.2e}"
                 + (f"  FAILED: {', '.join(failed)}" if failed else ""))  # fmt: skip
-    return checks
+    return checks, skipped
 
 
 def sync_free(s: Sizes, device: str) -> dict:
@@ -397,8 +416,8 @@ def run(dry_run: bool, budget_s: float | None = None, log=print) -> dict:
 
     start = time.perf_counter()
     s = DRY_SIZES if dry_run else GPU_SIZES
-    if budget_s is not None:
-        s = replace(s, budget_s=budget_s)
+    if budget_s is not None:  # the checks get the same share of it as by default
+        s = replace(s, budget_s=budget_s, check_budget_s=budget_s * s.check_budget_s / s.budget_s)
     device = "cpu" if dry_run else "cuda"
     torch.backends.cuda.matmul.allow_tf32 = False  # the fp32 oracle comparisons are about fp32, not TF32
     import torch._dynamo
@@ -406,7 +425,7 @@ def run(dry_run: bool, budget_s: float | None = None, log=print) -> dict:
     for name in ("recompile_limit", "cache_size_limit"):  # one compiled FlexAttention per shape and mask family
         if hasattr(torch._dynamo.config, name):
             setattr(torch._dynamo.config, name, 64)
-    checks = correctness(s, device, log)
+    checks, skipped = correctness(s, device, log, start + s.check_budget_s)
     sync = sync_free(s, device)
     rows = timings(s, device, start + s.budget_s, log)
     failed = [c.case for c in checks if not c.ok]
@@ -415,7 +434,7 @@ def run(dry_run: bool, budget_s: float | None = None, log=print) -> dict:
         "dry_run": dry_run,
         "environment": _environment(device),
         "sizes": asdict(s),
-        "correctness": {"ok": not failed, "failed": failed, "checks": [asdict(c) for c in checks]},
+        "correctness": {"ok": not failed, "failed": failed, "skipped": skipped, "checks": [asdict(c) for c in checks]},
         "sync_free": sync,
         "timings": [asdict(r) for r in rows],
         "seconds": time.perf_counter() - start,

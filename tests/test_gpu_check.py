@@ -43,6 +43,7 @@ def test_dry_run(tmp_path, gpu_check):
     assert result.returncode == 0, result.stderr[-2000:]
     doc = json.loads(out.read_text())
     assert doc["dry_run"] and doc["correctness"]["ok"] and doc["correctness"]["failed"] == []
+    assert doc["correctness"]["skipped"] == []
     cases = {c["case"] for c in doc["correctness"]["checks"]}
     for kind in ("full", "swa", "sa shared", "sa per-head causal"):
         for backend in ("torch", "flex", "triton"):
@@ -68,6 +69,9 @@ def test_budget_guard_skips_with_a_note(gpu_check):
     rows = gpu_check.timings(gpu_check.DRY_SIZES, "cpu", deadline=0.0, log=lambda line: None)
     assert len(rows) == 2 * len(gpu_check.TIMED)
     assert all(r.seconds is None and r.note == "skipped: time budget spent" for r in rows)
+    checks, skipped = gpu_check.correctness(gpu_check.DRY_SIZES, "cpu", log=lambda line: None, deadline=0.0)
+    assert checks == [] and len(skipped) == 8 * (3 + 2)  # 8 cases: 3 backends forward, 2 with a CPU backward
+    assert "sa per-head causal [triton] grad n=33 float32" in skipped
 
 
 def test_a_wrong_backend_fails_its_check(gpu_check, monkeypatch):
@@ -82,7 +86,8 @@ def test_a_wrong_backend_fails_its_check(gpu_check, monkeypatch):
 
     monkeypatch.setattr(gpu_check, "_call", call)
     sizes = replace(gpu_check.DRY_SIZES, check_n=[20], grad_n=[20])
-    checks = gpu_check.correctness(sizes, "cpu", log=lambda line: None)
+    checks, skipped = gpu_check.correctness(sizes, "cpu", log=lambda line: None)
+    assert skipped == []
     failed = {c.case for c in checks if not c.ok}
     assert {"sa shared [triton]", "sa per-head causal [triton]", "swa [flex]"} <= failed
     assert "swa [triton]" not in failed and "sa shared [torch]" not in failed
