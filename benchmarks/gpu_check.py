@@ -472,8 +472,8 @@ def main(argv=None) -> int:
         print(json.dumps(doc, indent=1))
     else:
         c = doc["correctness"]
-        print(f"correctness: {len(c['checks']) - len(c['failed'])}/{len(c['checks'])} checks pass; wrote {out} "
-              f"({doc['seconds']:.0f} s)")  # fmt: skip
+        print(f"correctness: {len(c['checks']) - len(c['failed'])}/{len(c['checks'])} checks pass, "
+              f"{len(c['skipped'])} skipped (time guard); wrote {out} ({doc['seconds']:.0f} s)")  # fmt: skip
     return 0 if doc["correctness"]["ok"] else 1
 
 
