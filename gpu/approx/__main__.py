@@ -168,8 +168,10 @@ def main(argv=None) -> int:
         budgets = comma_ints("--budgets", args.budgets)
     except ValueError as exc:
         p.error(str(exc))
-    if args.n < 2 or args.d < 1 or args.seeds < 1 or args.heads < 1 or args.threads < 1:
-        p.error("--n, --d, --seeds, --heads, --threads: expected positive integers (n >= 2)")
+    for option, value, low in (("--n", args.n, 2), ("--d", args.d, 1), ("--seeds", args.seeds, 1),
+                               ("--heads", args.heads, 1), ("--threads", args.threads, 1)):  # fmt: skip
+        if value < low:
+            p.error(f"{option}: expected an integer >= {low}, got {value}")
     if args.causal:
         methods = [m for m in methods if METHODS[m].causal]
         if not methods:
