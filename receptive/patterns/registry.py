@@ -199,6 +199,60 @@ register(
 )
 
 
+class SyntheticContent(Pattern):
+    """A content-based layer (top-k, MoBA, Reformer LSH routing of :mod:`.content`) on synthetic queries and keys:
+    layer ``l`` routes :func:`.content.random_qk` ``(n, 64, seed + l - 1)``, i.i.d. Gaussian, drawn when the layer is
+    first used. A stand-in for the spec grammar, not a model's routing (pass real ``q, k`` to ``topk_pattern`` and
+    friends for that); the scores cost ``O(n^2 d)`` per layer, so keep ``n`` to a few thousand."""
+
+    def __init__(self, kind: str, n: int, causal: bool, seed: int, **params):
+        super().__init__(n, causal)
+        self.name, self.params, self.seed = kind, params, seed
+        self._layers: dict[int, tuple] = {}
+
+    def layer_ops(self, layer: int):
+        layer = self._check_layer(layer)
+        if layer not in self._layers:
+            from .content import random_content_pattern
+
+            one = random_content_pattern(
+                self.name, self.n, 1, seed=self.seed + layer - 1, causal=self.causal, **self.params
+            )
+            self._layers[layer] = one.layer_ops(1)
+        return self._layers[layer]
+
+    def describe(self) -> str:
+        return f"{self.name} " + " ".join(f"{k}={v}" for k, v in self.params.items()) + " (synthetic q, k)"
+
+
+register(
+    Kind(
+        "topk",
+        (Param("k", "keys per query with the largest scores"),),
+        lambda n, causal, circular, seed, k: SyntheticContent("topk", n, causal, seed, k_keys=k),
+        "top-k routing on synthetic Gaussian q, k",
+    )
+)
+register(
+    Kind(
+        "moba",
+        (Param("block", "key block length"), Param("top", "blocks per query besides its own", 3)),
+        lambda n, causal, circular, seed, b, k: SyntheticContent("moba", n, causal, seed, block=b, top_blocks=k),
+        "MoBA block routing on synthetic Gaussian q, k",
+    )
+)
+register(
+    Kind(
+        "lsh",
+        (Param("buckets", "hash buckets", 8), Param("rounds", "hash rounds", 1), Param("chunk", "chunk length", 64)),
+        lambda n, causal, circular, seed, b, r, c: SyntheticContent(
+            "lsh", n, causal, seed, buckets=b, rounds=r, chunk=c
+        ),
+        "Reformer LSH routing on synthetic Gaussian q, k",
+    )
+)
+
+
 def parse_layer(spec: str, default_w: int | None = None, argument: str = "stack") -> tuple[Kind, tuple[int, ...]]:
     """``"NAME[:ARG...]"`` -> (kind, integer arguments with defaults filled in). ``default_w`` fills a missing
     window ``W`` (the ``--patterns`` form); without it a missing required argument is an error. ``argument`` names
