@@ -106,6 +106,11 @@ def test_costs():
         method_cost("performer", 2 * n, d, 64).kv_cache_bytes_per_token
         < method_cost("performer", n, d, 64).kv_cache_bytes_per_token
     )
+    assert method_cost("reformer", n, d, 64, rounds=4).flops > method_cost("reformer", n, d, 64).flops
+    assert method_cost("polysketch", n, d, 64, degree=8).flops > method_cost("polysketch", n, d, 64).flops
+    assert method_cost("mla", n, d, 8, causal=True, calibration=None) == method_cost("mla", n, d, 8, causal=True)
+    with pytest.raises(ValueError, match=r"^options"):
+        method_cost("sa", n, d, 8, rounds=2)
     with pytest.raises(ValueError, match=r"^n"):
         method_cost("sa", 0, d, 8)
     with pytest.raises(ValueError, match=r"^causal"):

@@ -8,7 +8,9 @@ queries plus a local bias, the structure the survey finds in Llama's attention).
 
 Budgets above a method's maximum (a rank: TPA's min(heads, d), MLA's 2 heads d) are skipped; a method with no valid
 budget runs at the powers of two up to its maximum. Methods that need calibration when causal (MLA, TransMLA,
-Loki) get the keys and values of an independent draw of the same kind. Costs use 4-byte numbers."""
+Loki) get the keys and values of an independent draw of the same kind: for ``spiky`` that draw has its own sink
+direction, so those rows show a calibration that does not match (error can grow with the rank). Costs use 4-byte
+numbers."""
 
 from __future__ import annotations
 

@@ -231,11 +231,11 @@ def tpa(n, d, m, heads, causal, eb):
 
 
 def method_cost(method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False,
-                element_bytes: int = 4) -> Cost:  # fmt: skip
+                element_bytes: int = 4, **options) -> Cost:  # fmt: skip
     """:func:`gpu.approx.methods.method_cost` (the registry checks the method and its arguments)."""
     from .methods import method_cost as checked
 
-    return checked(method, n, d, budget, heads=heads, causal=causal, element_bytes=element_bytes)
+    return checked(method, n, d, budget, heads=heads, causal=causal, element_bytes=element_bytes, **options)
 
 
 def exact_cost(n: int, d: int, heads: int = 1, causal: bool = False, element_bytes: int = 4) -> Cost:

@@ -10,6 +10,7 @@ per token (:mod:`gpu.approx.costs`). The methods live in :mod:`gpu.approx.famili
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -148,15 +149,20 @@ def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool =
 
 
 def method_cost(method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False,
-                element_bytes: int = 4) -> Cost:  # fmt: skip
+                element_bytes: int = 4, **options) -> Cost:  # fmt: skip
     """FLOPs and peak bytes of one forward of length ``n`` and KV-cache bytes per token of ``method`` at ``budget``
-    (conventions in :mod:`gpu.approx.costs`)."""
+    (conventions in :mod:`gpu.approx.costs`); ``options`` as for :func:`approximate` (those that change the cost,
+    e.g. Reformer's ``rounds`` or PolySketch's ``degree``, are passed on; calibration data costs nothing here)."""
     spec = _check_method(method)
     budget = _check_budget(method, budget)
     _check_sizes(n, d, heads, element_bytes)
     if causal and not spec.causal:
         raise ValueError(f"causal: {method} has no causal version")
-    return spec.cost(n, d, budget, heads, causal, element_bytes)
+    unknown = set(options) - set(spec.options)
+    if unknown:
+        raise ValueError(f"options: {method} takes {', '.join(spec.options) or 'no options'}, got {sorted(unknown)}")
+    accepted = inspect.signature(spec.cost).parameters
+    return spec.cost(n, d, budget, heads, causal, element_bytes, **{k: v for k, v in options.items() if k in accepted})
 
 
 def exact_cost(n: int, d: int, heads: int = 1, causal: bool = False, element_bytes: int = 4) -> Cost:
