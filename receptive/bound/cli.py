@@ -127,11 +127,12 @@ def plan(args) -> tuple[list, list[dict], dict]:
                 for w in ws:
                     if w >= n:
                         continue
-                    why = _skip_reason(name, n, w, causal, args.circular, args.max_layers)
+                    exact = n * math.ceil(n / 64) <= exact_limit
+                    sampled = None if exact else min(args.targets, n)
+                    why = _skip_reason(name, n, w, causal, args.circular, args.max_layers, sampled)
                     if why:
                         skipped.append({"pattern": name, "n": n, "w": w, "causal": causal, "reason": why})
                         continue
-                    exact = n * math.ceil(n / 64) <= exact_limit
                     for seed in range(args.seed, args.seed + args.seeds):
                         tasks += tasks_for(
                             name,
@@ -161,15 +162,16 @@ def plan(args) -> tuple[list, list[dict], dict]:
     return tasks, skipped, params
 
 
-def _skip_reason(name, n, w, causal, circular, max_layers) -> str:
-    """Why a point is not simulated: its predicted L* is beyond the layer cap (or it never mixes, w = 1)."""
+def _skip_reason(name, n, w, causal, circular, max_layers, targets=None) -> str:
+    """Why a point is not simulated: its predicted L* (for ``targets`` sampled targets, if sampled) is beyond the
+    layer cap (or it never mixes, w = 1)."""
     if causal and name == "sa":
         median = theory.causal_sa_full_layer_estimate(n, w, circular)
         if median is None or median > max_layers:
             shown = "never" if median is None else f"{median:.0f}"
             return f"pure causal SA: predicted median L* = {shown} > --max-layers (bottleneck: edges i-1 -> i)"
         return ""
-    predicted, _ = theory.predict_full_layer(name, n, w, causal, circular, max_layers)
+    predicted, _ = theory.predict_full_layer(name, n, w, causal, circular, max_layers, targets)
     return f"predicted L* > --max-layers = {max_layers}" if predicted is None else ""
 
 
