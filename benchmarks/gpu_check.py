@@ -270,14 +270,37 @@ def sync_free(s: Sizes, device: str) -> dict:
 # ---------------------------------------------------------------- cost
 
 
-def _timer(fn, cuda: bool) -> float:
+def _timer(fn, cuda: bool, grads=None) -> float:
     if cuda:
         from triton.testing import do_bench
 
-        return do_bench(fn, warmup=10, rep=50, return_mode="median") / 1e3
+        return do_bench(fn, warmup=10, rep=50, grad_to_none=grads, return_mode="median") / 1e3
     start = time.perf_counter()  # the dry run: one call, the code path and not the time is what counts
     fn()
     return time.perf_counter() - start
+
+
+def estimated_bytes(kind: str, backend: str, n: int, w: int, heads: int, dim: int, elem: int, backward: bool) -> int:
+    """A generous estimate of what one call allocates beyond its inputs (batch 1), to skip what cannot fit: the
+    torch path holds four ``(heads, n, bq + w - 1)`` score-sized tensors per band (scores, masked scores,
+    probabilities, masked probabilities; twice with the backward, :mod:`gpu.banded`); every path holds about eight
+    ``(heads, n, dim)`` tensors (output, permuted copies, saved tensors, gradients). SA+SWA runs two bands."""
+    from gpu.banded import _block_size
+
+    linear = 8 * heads * n * dim * elem
+    band = 0
+    if backend == "torch" and kind != "full":
+        left, right = w // 2, (w - 1) // 2
+        bq = _block_size(n, left, right)
+        band = 4 * heads * (-(-n // bq)) * bq * (bq + left + right) * elem * (2 if backward else 1)
+    return (band + linear) * (2 if kind == "sa+swa" else 1)
+
+
+def free_memory(device: str) -> int | None:
+    """Free bytes on the GPU (``torch.cuda.mem_get_info``); ``None`` on the CPU (nothing is skipped there)."""
+    import torch
+
+    return torch.cuda.mem_get_info()[0] if device == "cuda" else None
 
 
 def peak_memory(step) -> int:
@@ -341,6 +364,12 @@ def timings(s: Sizes, device: str, deadline: float, log) -> list[Timing]:
                     row.note = "skipped: FlexAttention has no CPU backward"
                     continue
                 backward = direction == "backward"
+                need = estimated_bytes(kind, backend, n, w, s.heads, s.dim, q.element_size(), backward)
+                free = free_memory(device)
+                if free is not None and need > 0.9 * free:
+                    row.note = f"skipped: needs about {need / 2**30:.1f} GiB, {free / 2**30:.1f} GiB free"
+                    log(f"n={n:>6} {label:<12} {direction:<8} {row.note}")
+                    continue
                 leaves = [t.detach().requires_grad_(backward) for t in (q, k, v)]
                 upstream = torch.ones_like(q)
 
@@ -351,7 +380,7 @@ def timings(s: Sizes, device: str, deadline: float, log) -> list[Timing]:
 
                 try:
                     with torch.enable_grad() if backward else torch.no_grad():
-                        row.seconds = _timer(step, cuda)
+                        row.seconds = _timer(step, cuda, leaves if backward else None)
                         row.peak_memory_bytes = peak_memory(step) if cuda else None
                     row.tflops = _flops(kind, n, w, s.heads, s.dim, backward) / row.seconds / 1e12
                 except torch.OutOfMemoryError:

@@ -103,3 +103,19 @@ def test_bad_arguments(gpu_check, capsys):
             gpu_check.main([])
         err = capsys.readouterr().err
         assert exc.value.code == 2 and err.count("\n") == 1 and "pass --dry-run" in err
+
+
+def test_memory_guard(gpu_check, monkeypatch):
+    """Paths whose estimated memory exceeds what is free are skipped with a note; the estimate grows with n, the
+    torch path's band dominates it, and the backward doubles the band."""
+    est = gpu_check.estimated_bytes
+    assert est("sa", "torch", 4096, 64, 2, 16, 4, False) < est("sa", "torch", 8192, 64, 2, 16, 4, False)
+    assert est("sa", "torch", 8192, 64, 2, 16, 4, False) > 4 * est("sa", "triton", 8192, 64, 2, 16, 4, False)
+    assert est("sa+swa", "flex", 8192, 64, 2, 16, 4, False) == 2 * est("sa", "flex", 8192, 64, 2, 16, 4, False)
+    band = est("swa", "torch", 8192, 64, 2, 16, 4, False) - est("swa", "triton", 8192, 64, 2, 16, 4, False)
+    assert est("swa", "torch", 8192, 64, 2, 16, 4, True) - est("swa", "triton", 8192, 64, 2, 16, 4, True) == 2 * band
+    monkeypatch.setattr(gpu_check, "free_memory", lambda device: 1000)  # bytes
+    rows = gpu_check.timings(gpu_check.DRY_SIZES, "cpu", deadline=float("inf"), log=lambda line: None)
+    assert all(r.seconds is None and r.note.startswith("skipped:") for r in rows)
+    guarded = [r for r in rows if not (r.backend == "flex" and r.direction == "backward")]  # no CPU backward
+    assert len(guarded) == 17 and all(r.note.startswith("skipped: needs about") for r in guarded)
