@@ -23,8 +23,9 @@ def reformer_lsh(q, k, v, m, seed, causal=False, rounds: int = 2):
     attends to the keys of its own chunk and the previous one (about ``c`` keys: half the items are keys), plus
     the key at its own position so that no row is empty. ``rounds`` independent hashings: a query attends to the
     union of its keys, each key once: this is the paper's de-duplication (scores minus ``log N_ij``, the number of
-    rounds in which ``i`` meets ``j``), which makes the merged output softmax over the union. Causal: keys after
-    the query are masked. Keys per query <= ``m + 1``; ``n_buckets = 2n / c`` (about one chunk per bucket).
+    rounds in which ``i`` meets ``j``), which makes the merged output softmax over the union. About ``m + 1``
+    keys per query on average (at most ``2m + 1``, when two chunks hold only keys); ``n_buckets = 2n / c`` (about
+    one chunk per bucket).
 
     Causal: chunk boundaries of a joint sort move when a future vector changes, so the causal version keeps the
     paper's bucket rule without chunks: in every round query ``i`` attends to the last ``c`` keys ``j <= i`` of its
