@@ -219,3 +219,21 @@ def test_backend_override_reaches_the_fused_kernel():
     torch.testing.assert_close(
         swa_attention(q, k, v, 6, backend="triton"), swa_attention(q, k, v, 6), atol=1e-5, rtol=1e-5
     )
+
+
+def test_bench_rows_for_the_fused_kernel(tmp_path):
+    """``gpu.bench.run`` with the fused kernel as a backend (what it times on CUDA), on the interpreter: its rows,
+    their peers and SA's overhead over SWA on the same backend, forward + backward."""
+    import argparse
+
+    from gpu.bench import run
+
+    args = argparse.Namespace(n=[32], w=8, heads=2, dim=16, batch=1, dtype="float32", backward=True, repeats=1,
+                              backends=["torch", "triton"], json=str(tmp_path / "b.json"), plot=None)  # fmt: skip
+    doc = run(args)
+    rows = {r["path"]: r for r in doc["rows"]}
+    assert set(rows) == {"full", "swa", "sa", "sa+swa", "swa fused", "sa fused", "sa+swa fused"}
+    assert (rows["sa fused"]["kind"], rows["sa fused"]["backend"]) == ("sa", "triton")
+    assert rows["sa fused"]["peer"] is None and rows["full"]["peer"] == "full"  # no FlexAttention row in this run
+    assert rows["sa fused"]["sa_over_swa"] == rows["sa fused"]["seconds"] / rows["swa fused"]["seconds"]
+    assert {c["path"] for c in doc["cost_to_full_coverage"]} == set(rows)
