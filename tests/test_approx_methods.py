@@ -5,6 +5,8 @@ error over seeds), causal versions blind to the future, convergent with the budg
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
@@ -87,6 +89,24 @@ def test_windows_equal_dense_masks_from_receptive(m, causal):
     both = 0.5 * (dense_mask_attention(q, k, v, pattern_mask("sa", 64, half, 3, causal))
                   + dense_mask_attention(q, k, v, pattern_mask("swa", 64, half, 3, causal)))  # fmt: skip
     assert torch.allclose(approximate("sa+swa", q, k, v, m, seed=3, causal=causal), both)
+
+
+@settings(max_examples=60)
+@given(n=st.integers(2, 40), m=st.integers(1, 90), seed=st.integers(0, 50), causal=st.booleans())
+def test_windows_equal_dense_masks_for_any_length_and_budget(n, m, seed, causal):
+    """SA's band is two-sided in permuted order even when causal, so the backend takes windows up to 2n - 1 there;
+    ``receptive``'s causal patterns stop at n: those budgets have no oracle and are skipped."""
+    q, k, v = inputs(n=n, d=4, seed=seed, heads=1, batch=1)
+    limit = n if causal else 2 * n - 1
+    for name in ("swa", "sa"):
+        if name == "sa" and causal and m > n:
+            continue
+        w = min(m, limit)
+        got = approximate(name, q, k, v, m, seed=seed, causal=causal)
+        assert torch.allclose(got, dense_mask_attention(q, k, v, pattern_mask(name, n, w, seed, causal)))
+        sink = pattern_mask(name, n, min(max(1, m - 1), limit), seed, causal, sink=True)
+        got = approximate(name + "+sink", q, k, v, m, seed=seed, causal=causal)
+        assert torch.allclose(got, dense_mask_attention(q, k, v, sink), atol=1e-12)
 
 
 def test_windows_run_at_lengths_a_dense_mask_would_not_fit():
