@@ -205,7 +205,10 @@ def lsh_routing(
     ``h(x) = argmax [x R ; -x R]`` with a random ``R`` of ``d x buckets/2`` per round; tokens sorted by bucket, then
     by position (``s_i`` = slot of ``i``); cut into chunks of ``chunk`` slots; query ``i`` attends to the keys in its
     own chunk and the previous one, ``P_i = {j : floor(s_i/c) - 1 <= floor(s_j/c) <= floor(s_i/c)}`` (Eq. 5); with
-    ``rounds`` rounds, the union of the rounds' sets (Eq. 6); causal: only ``j <= i`` (original positions).
+    ``rounds`` rounds, the union of the rounds' sets (Eq. 6); causal: only ``j <= i`` (original positions), after
+    the sort, as in the paper: the edges are causal, but chunk boundaries (hence which past keys a query meets)
+    depend on later tokens' hashes. (``gpu.approx``'s causal Reformer avoids that with the last ``c`` past keys of
+    the query's bucket; a different routing.)
 
     Reformer shares queries and keys (``k_j = q_j / |q_j|``): ``k=None`` (the hash is scale-free, so ``k=q`` is the
     same). With distinct ``k`` the ``2n`` vectors are hashed by the same rotations and sorted together by

@@ -8,8 +8,8 @@ FlexAttention (``torch.nn.attention.flex_attention``, PyTorch >= 2.5) describes 
   block of query rows at a time within a memory budget, and stores the layer as CSR neighbour lists
   (:class:`CSRPattern`); ``heads > 1`` unites the heads' masks into one layer.
 * :func:`to_mask_mod` hands any :class:`~receptive.patterns.base.Pattern` to FlexAttention: layer ``l``'s adjacency is
-  built once and looked up with tensor operations only (a dense boolean table for small ``n``, a fixed-step binary
-  search in the sorted CSR row for large ``n``), so the ``mask_mod`` is ``vmap`` and ``torch.compile`` friendly.
+  built once and looked up with tensor operations only (a dense boolean table, the table packed in 64-bit words, or
+  a fixed-step binary search in the sorted CSR row), so the ``mask_mod`` is ``vmap`` and ``torch.compile`` friendly.
 
 ``receptive`` imports without torch: torch is imported inside these functions only.
 """
@@ -276,11 +276,14 @@ def layer_pairs_bound(pattern: Pattern, layer: int) -> int:
     return min(total + n, n * n)
 
 
+LOOKUPS = ("auto", "dense", "bits", "csr")
+
+
 def to_mask_mod(
     pattern: Pattern,
     layer: int,
     *,
-    dense: bool | None = None,
+    lookup: str = "auto",
     device=None,
     max_memory: int | str = DEFAULT_MAX_MEMORY,
 ) -> Callable:
@@ -292,38 +295,51 @@ def to_mask_mod(
     once; the lookup is tensor operations only (no Python control flow on tensor values, no ``.item()``), so it
     works under ``torch.vmap`` and ``torch.compile``; indices outside ``0..n-1`` (kernel padding) are masked.
 
-    ``dense``: ``True`` looks up an ``n x n`` boolean table (``n^2`` bytes); ``False`` searches the sorted CSR row
-    of the query, ``ceil(log2(max row + 1))`` fixed steps (``8 (n + 1 + pairs)`` bytes); ``None``: dense up to
-    ``DENSE_TABLE_BYTES``. ``device``: where the tables live (the device of the attention call). A ``MemoryError``
-    naming ``max_memory`` before anything is built if the adjacency (bounded from the layer's operators) or the
-    table would not fit.
+    ``lookup``: ``dense``, an ``n x n`` boolean table (``n^2`` bytes, one load); ``bits``, the same table packed in
+    64-bit words, ``(T[i, j >> 6] >> (j & 63)) & 1`` (``n^2 / 8`` bytes, one load); ``csr``, a binary search of ``j``
+    in the sorted CSR row of ``i`` in ``ceil(log2(max row + 1))`` fixed steps (``8 (n + 1 + pairs)`` bytes, as many
+    dependent loads; slow to compile into the fused kernel, see the README); ``auto``: ``dense`` up to
+    ``DENSE_TABLE_BYTES``, else ``bits`` within half of ``max_memory``, else ``csr``. ``device``: where the tables
+    live (the device of the attention call). A ``MemoryError`` naming ``max_memory`` before anything is built if the
+    adjacency (bounded from the layer's operators) and the table would not fit.
     """
     torch = _torch("to_mask_mod")
     if not isinstance(pattern, Pattern):
         raise ValueError(f"pattern: expected a receptive.patterns.Pattern, got {type(pattern).__name__}")
     layer = pattern._check_layer(layer)
     max_memory = parse_bytes(max_memory)
+    if lookup not in LOOKUPS:
+        raise ValueError(f"lookup: expected one of {', '.join(LOOKUPS)}, got {lookup!r}")
     n = pattern.n
-    if dense is not None and not isinstance(dense, bool):
-        raise ValueError(f"dense: expected True, False or None, got {dense!r}")
+    words = -(-n // 64)
     bound = layer_pairs_bound(pattern, layer)
-    use_dense = n * n <= DENSE_TABLE_BYTES if dense is None else dense
-    need = 32 * bound + (n * n if use_dense else 8 * (n + 1 + bound))  # coo edges (2 x int64 + copies) + table
+    if lookup == "auto":
+        lookup = "dense" if n * n <= DENSE_TABLE_BYTES else "bits" if 8 * n * words <= max_memory // 2 else "csr"
+    table_bytes = {"dense": n * n, "bits": 8 * n * words, "csr": 8 * (n + 1 + bound)}[lookup]
+    need = 32 * bound + table_bytes  # the adjacency's edges while it is built (2 x int64 and copies) + the table
     if need > max_memory:
         raise MemoryError(
-            f"max_memory: layer {layer} of {pattern.describe()} has up to {bound} pairs; building its "
-            f"{'dense table' if use_dense else 'CSR lookup'} needs about {need} bytes, more than max_memory = "
-            f"{max_memory}"
+            f"max_memory: layer {layer} of {pattern.describe()} has up to {bound} pairs; building its {lookup} "
+            f"lookup needs about {need} bytes, more than max_memory = {max_memory}"
         )
     adj = pattern.adjacency(layer).tocsr()
     adj.sum_duplicates()
     adj.sort_indices()
-    if use_dense:
+    if lookup == "dense":
         table = torch.as_tensor(adj.toarray(), dtype=torch.bool, device=device)
 
         def mask_mod(b, h, q_idx, kv_idx):
             inside = (q_idx >= 0) & (q_idx < n) & (kv_idx >= 0) & (kv_idx < n)
             return inside & table[q_idx.clamp(0, n - 1), kv_idx.clamp(0, n - 1)]
+
+    elif lookup == "bits":
+        table = torch.as_tensor(_bit_rows(adj, words), device=device)
+
+        def mask_mod(b, h, q_idx, kv_idx):
+            inside = (q_idx >= 0) & (q_idx < n) & (kv_idx >= 0) & (kv_idx < n)
+            kv = kv_idx.clamp(0, n - 1)
+            word = table[q_idx.clamp(0, n - 1), kv // 64]
+            return inside & (((word >> (kv % 64)) & 1) == 1)
 
     else:
         indptr = torch.as_tensor(adj.indptr.astype(np.int64), device=device)
@@ -345,8 +361,22 @@ def to_mask_mod(
             return inside & (lo < end) & (indices[lo.clamp(0, last)] == kv)
 
     mask_mod.__name__ = f"receptive_{pattern.name}_layer{layer}".replace("+", "_").replace("-", "_")
-    mask_mod.__doc__ = f"mask_mod of layer {layer} of {pattern.describe()} (n = {n})"
+    mask_mod.__doc__ = f"mask_mod of layer {layer} of {pattern.describe()} (n = {n}, {lookup} lookup)"
     return mask_mod
+
+
+def _bit_rows(adj: sp.csr_array, words: int) -> np.ndarray:
+    """Row ``i`` of ``adj`` as ``words`` int64 words, bit ``j % 64`` of word ``j // 64`` set for key ``j``."""
+    n = adj.shape[0]
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(adj.indptr))
+    cols = adj.indices.astype(np.int64)
+    keys = rows * words + cols // 64  # non-decreasing: rows and the columns within a row are sorted
+    bits = np.left_shift(np.uint64(1), (cols % 64).astype(np.uint64))
+    table = np.zeros(n * words, dtype=np.uint64)
+    if keys.size:
+        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+        table[keys[starts]] = np.bitwise_or.reduceat(bits, starts)
+    return table.view(np.int64).reshape(n, words)
 
 
 def _torch(caller: str):
