@@ -79,6 +79,8 @@ def test_bad_tensors():
         approximate("sa", q[0], k, v, 4)
     with pytest.raises(ValueError, match=r"^q, k, v"):
         approximate("sa", q, k.float(), v, 4)
+    with pytest.raises(ValueError, match=r"^q, k, v"):
+        approximate("sa", q, k, v[..., :3], 4)
     with pytest.raises(ValueError, match=r"^causal"):
         approximate("sa", q, k, v, 4, causal="yes")
     with pytest.raises(ValueError, match=r"^seed"):

@@ -133,7 +133,7 @@ def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool =
     budget = _check_budget(method, budget)
     if not all(isinstance(t, torch.Tensor) for t in (q, k, v)) or q.dim() != 4 or k.shape != q.shape:
         raise ValueError("q, k, v: expected (batch, heads, n, d) tensors of one shape")
-    if v.shape[:-1] != q.shape[:-1] or not (q.dtype == k.dtype == v.dtype) or not q.dtype.is_floating_point:
+    if v.shape != q.shape or not (q.dtype == k.dtype == v.dtype) or not q.dtype.is_floating_point:
         raise ValueError("q, k, v: expected (batch, heads, n, d) tensors of one floating dtype")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
