@@ -130,6 +130,7 @@ def from_mask_mod(
     heads: int = 1,
     max_memory: int | str = DEFAULT_MAX_MEMORY,
     block: int | None = None,
+    device=None,
     name: str = "mask_mod",
 ) -> CSRPattern:
     """The receptive pattern of a FlexAttention ``mask_mod(b, h, q_idx, kv_idx) -> bool tensor``.
@@ -148,7 +149,8 @@ def from_mask_mod(
     The mask is evaluated ``block`` query rows x all ``n`` keys at a time: about ``WORK_BYTES_PER_PAIR * block * n``
     bytes of working memory (``block=None``: the largest block within a quarter of ``max_memory``), and the stored
     CSR takes ``CSR_BYTES_PER_ENTRY`` bytes per attended pair; a ``MemoryError`` naming ``max_memory`` is raised as
-    soon as either would exceed it. Cost ``O(n^2)`` evaluations of ``mask_mod`` per layer and head.
+    soon as either would exceed it. Cost ``O(n^2)`` evaluations of ``mask_mod`` per layer and head. ``device``: where
+    the index tensors live (that of the tensors the ``mask_mod`` closes over; default CPU).
     """
     torch = _torch("from_mask_mod")
     n = check_int("n", n, 1)
@@ -171,7 +173,7 @@ def from_mask_mod(
         mods, per_layer = [mask_mod], False
     block = _mask_block(n, block, max_memory)
     what = "mask_mod" if layers is None else "layers"
-    mats = [_evaluate(torch, mod, n, heads, causal, block, max_memory, what) for mod in mods]
+    mats = [_evaluate(torch, mod, n, heads, causal, block, max_memory, what, device) for mod in mods]
     depth = f"{len(mods)} layers" if per_layer else "every layer"
     heads_text = f", union of {heads} heads" if heads > 1 else ""
     return CSRPattern(n, mats, causal, per_layer, name=name, description=f"{name} ({depth}{heads_text})", what=what)
@@ -195,7 +197,7 @@ def _mask_block(n: int, block: int | None, max_memory: int) -> int:
     return block
 
 
-def _evaluate(torch, mask_mod, n, heads, causal, block, max_memory, what) -> sp.csr_array:
+def _evaluate(torch, mask_mod, n, heads, causal, block, max_memory, what, device) -> sp.csr_array:
     """One layer's mask (union over heads, self added), block by block, as an ``n x n`` boolean CSR."""
     try:
         from torch._dynamo._trace_wrapped_higher_order_op import TransformGetItemToIndex as getitem_to_index
@@ -204,20 +206,20 @@ def _evaluate(torch, mask_mod, n, heads, causal, block, max_memory, what) -> sp.
 
     fn = torch.vmap(mask_mod, in_dims=(None, None, None, 0), out_dims=0)
     fn = torch.vmap(fn, in_dims=(None, None, 0, None), out_dims=0)
-    b = torch.zeros((), dtype=torch.int64)
-    kv = torch.arange(n, dtype=torch.int64)
+    b = torch.zeros((), dtype=torch.int64, device=device)
+    kv = torch.arange(n, dtype=torch.int64, device=device)
     counts = np.zeros(n, dtype=np.int64)
     pieces: list[np.ndarray] = []
     stored = 0
     budget = max_memory - WORK_BYTES_PER_PAIR * block * n - 8 * (n + 1)
     for start in range(0, n, block):
         stop = min(n, start + block)
-        q = torch.arange(start, stop, dtype=torch.int64)
-        mask = torch.zeros((stop - start, n), dtype=torch.bool)
+        q = torch.arange(start, stop, dtype=torch.int64, device=device)
+        mask = torch.zeros((stop - start, n), dtype=torch.bool, device=device)
         for h in range(heads):
             with getitem_to_index():
                 try:
-                    out = fn(b, torch.tensor(h, dtype=torch.int64), q, kv)
+                    out = fn(b, torch.tensor(h, dtype=torch.int64, device=device), q, kv)
                 except Exception as err:  # the user's function failed under vmap: one line naming it
                     raise ValueError(
                         f"{what}: evaluating mask_mod(b, h, q_idx, kv_idx) under torch.vmap failed: "
@@ -229,7 +231,7 @@ def _evaluate(torch, mask_mod, n, heads, causal, block, max_memory, what) -> sp.
             if out.dtype != torch.bool:
                 raise ValueError(f"{what}: expected mask_mod to return torch.bool, got {out.dtype}")
             mask |= out
-        rows = torch.arange(stop - start)
+        rows = torch.arange(stop - start, device=mask.device)
         if causal:
             late = torch.triu(mask, diagonal=start + 1).nonzero()
             if late.shape[0]:
@@ -239,8 +241,8 @@ def _evaluate(torch, mask_mod, n, heads, causal, block, max_memory, what) -> sp.
                     "wrap it as and_masks(causal_mask, mask_mod) for its causal part"
                 )
         mask[rows, rows + start] = True  # the query itself (the residual path)
-        counts[start:stop] = mask.sum(dim=1).numpy()
-        cols = mask.nonzero()[:, 1].numpy().astype(np.int64)  # row-major: every row sorted
+        counts[start:stop] = mask.sum(dim=1).cpu().numpy()
+        cols = mask.nonzero()[:, 1].cpu().numpy().astype(np.int64)  # row-major: every row sorted
         stored += cols.size
         if CSR_BYTES_PER_ENTRY * stored > budget:
             raise MemoryError(
