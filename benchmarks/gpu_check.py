@@ -35,14 +35,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = "benchmarks/results/gpu_check.json"
 DRY_RUN_OUT = "benchmarks/out/gpu_check_dry_run.json"
-BACKENDS = ("torch", "flex", "triton")
+BACKENDS = ("torch", "flex", "triton")  # gpu.oracle.BACKENDS (not imported here: the interpreter is chosen first)
 #: (label, kind, backend) of every timed path; full attention is SDPA (FlashAttention-2 on CUDA)
 TIMED = [("full", "full", "sdpa")] + [
     (kind + {"torch": "", "flex": " flex", "triton": " fused"}[b], kind, b)
     for kind in ("swa", "sa", "sa+swa")
     for b in BACKENDS
 ]
-TOLERANCE = {"float32": 1e-4, "float16": 5e-3, "bfloat16": 3e-2}  # max |out - oracle| <= tol (1 + |oracle|)
 
 
 @dataclass
@@ -64,17 +63,6 @@ class Sizes:
 GPU_SIZES = Sizes([1000, 8192], [1000, 2048], [2048 << i for i in range(7)], (4, 2), 64, 256, 16, 64, 256,
                   "bfloat16", 270.0, 480.0)  # fmt: skip
 DRY_SIZES = Sizes([33], [33], [48], (2, 1), 16, 9, 2, 16, 16, "float32", 40.0, 60.0)
-
-
-@dataclass
-class Check:
-    case: str
-    n: int
-    dtype: str
-    max_error: float
-    tolerance: float
-    ok: bool
-    note: str = ""
 
 
 @dataclass
@@ -103,142 +91,12 @@ def _setup(dry_run: bool):
 # ---------------------------------------------------------------- correctness
 
 
-def _mask(kind: str, n: int, w: int, causal: bool, perm, heads: int, device):
-    """Boolean (heads or 1, n, n) mask from receptive's patterns: ``mask[q, k]`` = query q attends to key k."""
-    import numpy as np
-    import torch
+def correctness(s: Sizes, device: str, log, deadline: float = float("inf")):
+    """:func:`gpu.oracle.check_backends` at the sizes of ``s``: ``(checks, skipped)``."""
+    from gpu.oracle import check_backends
 
-    from receptive import StochasticAttention, make_pattern
-
-    if kind == "full":
-        dense = np.tril(np.ones((n, n), bool)) if causal else np.ones((n, n), bool)
-        return torch.as_tensor(dense, device=device)[None]
-    if kind == "swa":
-        return torch.as_tensor(make_pattern("swa", n, w, causal).adjacency(1).toarray(), device=device)[None]
-    rows = perm.cpu().numpy()
-    rows = rows if rows.ndim == 2 else rows[None]
-    masks = [StochasticAttention(n, w, causal, permutations=[p]).adjacency(1).toarray() for p in rows]
-    return torch.as_tensor(np.stack(masks), device=device)
-
-
-def _oracle(q, k, v, mask):
-    """float64 softmax(q k^T / sqrt d) v under ``mask`` (GQA by repetition)."""
-    import torch
-
-    q, k, v = (t.double() for t in (q, k, v))
-    groups = q.shape[1] // k.shape[1]
-    k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
-    scores = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
-    return torch.softmax(scores.masked_fill(~mask, float("-inf")), -1) @ v
-
-
-def _call(kind: str, backend: str, q, k, v, w: int, causal: bool, perm):
-    """One attention call through the public API; the fused kernel with one fixed tile configuration on CUDA
-    (``CONFIGS[0]``: every configuration runs the same code and each is tested on the interpreter; autotuning all
-    of them for every checked shape and variant would compile about a hundred kernels), so the timings alone pay
-    for autotuning."""
-    from gpu import full_attention, sa_attention, swa_attention
-
-    if backend == "triton" and q.is_cuda:
-        from gpu.triton_sa import CONFIGS, triton_sa_attention
-        from receptive.windows import max_window
-
-        fixed = {"config": CONFIGS[0]}
-        if kind == "full":
-            return triton_sa_attention(q, k, v, max_window(q.shape[2], causal, False), causal=causal, **fixed)
-        return triton_sa_attention(q, k, v, w, perm=perm if kind == "sa" else None, causal=causal, **fixed)
-    if kind == "full":
-        return full_attention(q, k, v, causal=causal, backend=backend)
-    if kind == "swa":
-        return swa_attention(q, k, v, w, causal=causal, backend=backend)
-    return sa_attention(q, k, v, w, perm=perm, causal=causal, backend=backend)
-
-
-def _error(out, ref) -> float:
-    return float(((out.double() - ref).abs() / (1 + ref.abs())).max())
-
-
-def _forward_error(call, qkv, ref) -> float:
-    kind, backend, w, causal, perm = call
-    return _error(_call(kind, backend, *qkv, w, causal, perm), ref.detach())
-
-
-def _grad_error(call, qkv, leaves, upstream) -> float:
-    """Worst relative error of dq, dk, dv against float64 autograd through the oracle (``leaves`` hold its grads)."""
-    kind, backend, w, causal, perm = call
-    ours = [t.detach().clone().requires_grad_() for t in qkv]
-    (_call(kind, backend, *ours, w, causal, perm) * upstream).sum().backward()
-    return max(_error(x.grad, y.grad) for x, y in zip(ours, leaves, strict=True))
-
-
-def _check(case: str, n: int, dtype: str, error, *args) -> Check:
-    """Run ``error(*args)`` (the worst relative error against the oracle; gradients get 10x the tolerance); an
-    exception is a failed check, recorded with its message."""
-    tol = (10 if error is _grad_error else 1) * TOLERANCE[dtype]
-    try:
-        err = error(*args)
-    except Exception as exc:  # a backend that cannot run here fails its check; the others still run
-        note = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-        return Check(case, n, dtype, float("inf"), tol, False, note)
-    return Check(case, n, dtype, err, tol, err <= tol)
-
-
-def _cases(s: Sizes, n: int, device: str, g):
-    """The checked attention calls at length ``n``: (name, kind, w, causal, perm) for full, SWA and SA with a shared
-    and with per-head permutations, bidirectional and causal."""
-    import torch
-
-    h = s.check_heads[0]
-    for kind, perms in (("full", None), ("swa", None), ("sa", "shared"), ("sa", "per-head")):
-        for causal in (False, True):
-            perm = None
-            if perms == "shared":
-                perm = torch.randperm(n, generator=g).to(device)
-            elif perms == "per-head":
-                perm = torch.stack([torch.randperm(n, generator=g) for _ in range(h)]).to(device)
-            name = f"{kind}{'' if perms is None else ' ' + perms}{' causal' if causal else ''}"
-            yield name, kind, min(s.check_w, n), causal, perm
-
-
-def correctness(s: Sizes, device: str, log, deadline: float = float("inf")) -> tuple[list[Check], list[str]]:
-    """Every backend against the float64 oracle, in three passes, the most important first: fp32 forward at every
-    ``check_n`` (largest first), the timing dtype at the largest, fp32 gradients at ``grad_n``. Checks not started
-    by ``deadline`` are listed as skipped (compiling FlexAttention for every mask and shape is what takes time)."""
-    import torch
-
-    checks, skipped = [], []
     h, hkv = s.check_heads
-    low = getattr(torch, s.dtype)
-    passes = [("float32", n, False) for n in sorted(s.check_n, reverse=True)]
-    passes += [(s.dtype, max(s.check_n), False)] if s.dtype != "float32" else []
-    passes += [("float32", n, True) for n in sorted(s.grad_n, reverse=True)]
-    for dtype, n, grads in passes:
-        g = torch.Generator().manual_seed(n)
-        q, k, v = (torch.randn(1, x, n, s.check_dim, generator=g).to(device) for x in (h, hkv, hkv))
-        upstream = torch.randn(1, h, n, s.check_dim, generator=g).to(device)
-        for name, kind, w, causal, perm in _cases(s, n, device, g):
-            backends = [b for b in BACKENDS if not (grads and b == "flex" and device != "cuda")]  # no CPU backward
-            suffix = " grad" if grads else ""
-            if time.perf_counter() > deadline:
-                skipped += [f"{name} [{b}]{suffix} n={n} {dtype}" for b in backends]
-                continue
-            leaves = [t.double().requires_grad_(grads) for t in (q, k, v)]
-            ref = _oracle(*leaves, _mask(kind, n, w, causal, perm, h, device))
-            if grads:
-                (ref * upstream.double()).sum().backward()
-            found = []
-            for b in backends:
-                case, call = f"{name} [{b}]{suffix}", (kind, b, w, causal, perm)
-                if grads:
-                    found.append(_check(case, n, dtype, _grad_error, call, (q, k, v), leaves, upstream))
-                else:
-                    qkv = (q, k, v) if dtype == "float32" else [t.to(low) for t in (q, k, v)]
-                    found.append(_check(case, n, dtype, _forward_error, call, qkv, ref))
-            checks += found
-            failed = [c.case for c in found if not c.ok]
-            log(f"checked n={n:>5} {dtype:<8} {name + suffix:<27} worst {max(c.max_error for c in found):.2e}"
-                + (f"  FAILED: {', '.join(failed)}" if failed else ""))  # fmt: skip
-    return checks, skipped
+    return check_backends(s.check_n, s.grad_n, h, hkv, s.check_dim, s.check_w, s.dtype, device, log, deadline)
 
 
 def sync_free(s: Sizes, device: str) -> dict:
@@ -463,7 +321,12 @@ def run(dry_run: bool, budget_s: float | None = None, log=print) -> dict:
         "dry_run": dry_run,
         "environment": _environment(device),
         "sizes": asdict(s),
-        "correctness": {"ok": not failed, "failed": failed, "skipped": skipped, "checks": [asdict(c) for c in checks]},
+        "correctness": {
+            "ok": not failed,
+            "failed": failed,
+            "skipped": skipped,
+            "checks": [c.to_dict() for c in checks],
+        },
         "sync_free": sync,
         "timings": [asdict(r) for r in rows],
         "seconds": time.perf_counter() - start,

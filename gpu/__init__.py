@@ -8,7 +8,9 @@ in-kernel; IEEE fp32 products; tiles autotuned on CUDA; needs triton). ``backend
 (FlexAttention with a band mask; compiled on CUDA, forward only on the CPU) or ``triton``; ``auto`` takes Triton on
 CUDA and torch elsewhere (SDPA for full attention). Arguments are checked in :mod:`gpu.validation` without reading
 device tensors back, except a user's GPU-resident ``perm`` (``validate=False`` skips that). ``python -m gpu.bench``
-times every path per backend; ``benchmarks/gpu_check.py`` is the one-command check for a GPU machine.
+times every path per backend; :func:`gpu.oracle.check_backends` runs every backend against a float64 oracle built
+from ``receptive``'s patterns, and ``benchmarks/gpu_check.py`` (that check, then the timings) is the one command for
+a GPU machine.
 """
 
 from .attention import BACKENDS, full_attention, permute_sequence, sa_attention, swa_attention

@@ -76,7 +76,9 @@ def test_budget_guard_skips_with_a_note(gpu_check):
 
 def test_a_wrong_backend_fails_its_check(gpu_check, monkeypatch):
     """The checks can fail: a backend off by 1e-3 and one that raises are both recorded as failures."""
-    real_call = gpu_check._call
+    import gpu.oracle
+
+    real_call = gpu.oracle._call
 
     def call(kind, backend, *args):
         if backend == "flex":
@@ -84,7 +86,7 @@ def test_a_wrong_backend_fails_its_check(gpu_check, monkeypatch):
         out = real_call(kind, "torch", *args)
         return out + 1e-3 if (backend == "triton" and kind == "sa") else out
 
-    monkeypatch.setattr(gpu_check, "_call", call)
+    monkeypatch.setattr(gpu.oracle, "_call", call)
     sizes = replace(gpu_check.DRY_SIZES, check_n=[20], grad_n=[20])
     checks, skipped = gpu_check.correctness(sizes, "cpu", log=lambda line: None)
     assert skipped == []
@@ -119,3 +121,23 @@ def test_memory_guard(gpu_check, monkeypatch):
     assert all(r.seconds is None and r.note.startswith("skipped:") for r in rows)
     guarded = [r for r in rows if not (r.backend == "flex" and r.direction == "backward")]  # no CPU backward
     assert len(guarded) == 17 and all(r.note.startswith("skipped: needs about") for r in guarded)
+
+
+def test_oracle_masks_match_the_loop_oracle():
+    """gpu.oracle's masks (receptive's adjacency) against the plain-loop definitions of tests/oracle.py."""
+    import numpy as np
+    from oracle import sa_matrix, swa_matrix
+
+    from gpu.oracle import check_backends, oracle_mask
+
+    n, w = 23, 6
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(0))
+    for causal in (False, True):
+        swa = oracle_mask("swa", n, w, causal, None, 2, "cpu")[0].numpy()
+        np.testing.assert_array_equal(swa, swa_matrix(n, w, causal, False))
+        sa = oracle_mask("sa", n, w, causal, perm, 2, "cpu")[0].numpy()
+        np.testing.assert_array_equal(sa, sa_matrix(perm.numpy(), w, causal, False))
+    with pytest.raises(ValueError, match=r"^dtype"):
+        check_backends([8], dtype="float64", device="cpu")
+    with pytest.raises(ValueError, match=r"^kv_heads"):
+        check_backends([8], heads=4, kv_heads=3, device="cpu")

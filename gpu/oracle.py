@@ -1,0 +1,182 @@
+"""A float64 dense oracle for every attention backend, and the check that runs them all against it.
+
+:func:`dense_oracle` is ``softmax(q k^T / sqrt d) v`` in float64 under an explicit boolean mask;
+:func:`oracle_mask` builds that mask from ``receptive``'s pattern definitions (the adjacency the coverage engine
+analyses: ``mask[q, k]`` = query ``q`` attends to key ``k``), so a backend that passes computes exactly the
+attention whose receptive fields ``receptive.coverage`` reports. :func:`check_backends` runs full, SWA and SA
+(shared and per-head permutations) through the torch, FlexAttention and fused Triton backends against it;
+``benchmarks/gpu_check.py`` calls it first on a GPU. Errors are ``max |out - ref| / (1 + |ref|)`` against
+:data:`TOLERANCE` per dtype (10x for gradients).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+
+from receptive import StochasticAttention, make_pattern
+from receptive.validation import check_int
+from receptive.windows import max_window
+
+from .attention import full_attention, sa_attention, swa_attention
+
+BACKENDS = ("torch", "flex", "triton")
+TOLERANCE = {"float32": 1e-4, "float16": 5e-3, "bfloat16": 3e-2}  # max |out - ref| / (1 + |ref|)
+
+
+@dataclass
+class Check:
+    case: str
+    n: int
+    dtype: str
+    max_error: float
+    tolerance: float
+    ok: bool
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def oracle_mask(kind: str, n: int, w: int, causal: bool, perm, heads: int, device):
+    """Boolean (heads or 1, n, n) mask from receptive's patterns: ``mask[q, k]`` = query q attends to key k."""
+    if kind == "full":
+        dense = np.tril(np.ones((n, n), bool)) if causal else np.ones((n, n), bool)
+        return torch.as_tensor(dense, device=device)[None]
+    if kind == "swa":
+        return torch.as_tensor(make_pattern("swa", n, w, causal).adjacency(1).toarray(), device=device)[None]
+    rows = perm.cpu().numpy()
+    rows = rows if rows.ndim == 2 else rows[None]
+    masks = [StochasticAttention(n, w, causal, permutations=[p]).adjacency(1).toarray() for p in rows]
+    return torch.as_tensor(np.stack(masks), device=device)
+
+
+def dense_oracle(q, k, v, mask):
+    """float64 softmax(q k^T / sqrt d) v under ``mask`` (GQA by repetition)."""
+    q, k, v = (t.double() for t in (q, k, v))
+    groups = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
+    scores = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
+    return torch.softmax(scores.masked_fill(~mask, float("-inf")), -1) @ v
+
+
+def _call(kind: str, backend: str, q, k, v, w: int, causal: bool, perm):
+    """One attention call through the public API; the fused kernel with one fixed tile configuration on CUDA
+    (``CONFIGS[0]``: every configuration runs the same code and each is tested on the interpreter; autotuning all
+    of them for every checked shape and variant would compile about a hundred kernels), so the timings alone pay
+    for autotuning."""
+    if backend == "triton" and q.is_cuda:
+        from .triton_sa import CONFIGS, triton_sa_attention
+
+        fixed = {"config": CONFIGS[0]}
+        if kind == "full":
+            return triton_sa_attention(q, k, v, max_window(q.shape[2], causal, False), causal=causal, **fixed)
+        return triton_sa_attention(q, k, v, w, perm=perm if kind == "sa" else None, causal=causal, **fixed)
+    if kind == "full":
+        return full_attention(q, k, v, causal=causal, backend=backend)
+    if kind == "swa":
+        return swa_attention(q, k, v, w, causal=causal, backend=backend)
+    return sa_attention(q, k, v, w, perm=perm, causal=causal, backend=backend)
+
+
+def _error(out, ref) -> float:
+    return float(((out.double() - ref).abs() / (1 + ref.abs())).max())
+
+
+def _forward_error(call, qkv, ref) -> float:
+    kind, backend, w, causal, perm = call
+    return _error(_call(kind, backend, *qkv, w, causal, perm), ref.detach())
+
+
+def _grad_error(call, qkv, leaves, upstream) -> float:
+    """Worst relative error of dq, dk, dv against float64 autograd through the oracle (``leaves`` hold its grads)."""
+    kind, backend, w, causal, perm = call
+    ours = [t.detach().clone().requires_grad_() for t in qkv]
+    (_call(kind, backend, *ours, w, causal, perm) * upstream).sum().backward()
+    return max(_error(x.grad, y.grad) for x, y in zip(ours, leaves, strict=True))
+
+
+def _check(case: str, n: int, dtype: str, error, *args) -> Check:
+    """Run ``error(*args)`` (the worst relative error against the oracle; gradients get 10x the tolerance); an
+    exception is a failed check, recorded with its message."""
+    tol = (10 if error is _grad_error else 1) * TOLERANCE[dtype]
+    try:
+        err = error(*args)
+    except Exception as exc:  # a backend that cannot run here fails its check; the others still run
+        note = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        return Check(case, n, dtype, float("inf"), tol, False, note)
+    return Check(case, n, dtype, err, tol, err <= tol)
+
+
+def _cases(n: int, w: int, heads: int, device, g):
+    """The checked attention calls at length ``n``: (name, kind, w, causal, perm) for full, SWA and SA with a shared
+    and with per-head permutations, bidirectional and causal."""
+    for kind, perms in (("full", None), ("swa", None), ("sa", "shared"), ("sa", "per-head")):
+        for causal in (False, True):
+            perm = None
+            if perms == "shared":
+                perm = torch.randperm(n, generator=g).to(device)
+            elif perms == "per-head":
+                perm = torch.stack([torch.randperm(n, generator=g) for _ in range(heads)]).to(device)
+            name = f"{kind}{'' if perms is None else ' ' + perms}{' causal' if causal else ''}"
+            yield name, kind, min(w, n), causal, perm
+
+
+def check_backends(
+    check_n,
+    grad_n=(),
+    heads: int = 4,
+    kv_heads: int = 2,
+    dim: int = 64,
+    window: int = 256,
+    dtype: str = "float32",
+    device="cuda",
+    log=print,
+    deadline: float = float("inf"),
+) -> tuple[list[Check], list[str]]:
+    """Every backend (full, SWA, SA with shared and per-head permutations; torch, FlexAttention, fused Triton;
+    bidirectional and causal; GQA with ``kv_heads``) against :func:`dense_oracle`, in three passes, the most
+    important first: fp32 forward at every ``check_n`` (largest first), ``dtype`` forward at the largest, fp32
+    gradients (dq, dk, dv against float64 autograd) at ``grad_n``. Checks not started by ``deadline``
+    (``time.perf_counter``) are returned as skipped: compiling FlexAttention for every mask and shape is what
+    takes time on a GPU. Returns ``(checks, skipped)``."""
+    if dtype not in TOLERANCE:
+        raise ValueError(f"dtype: expected one of {', '.join(TOLERANCE)}, got {dtype!r}")
+    for name, value in (("heads", heads), ("kv_heads", kv_heads), ("dim", dim), ("window", window)):
+        check_int(name, value, 1)
+    if heads % kv_heads:
+        raise ValueError(f"kv_heads: must divide heads ({heads}), got {kv_heads}")
+    checks, skipped = [], []
+    passes = [("float32", n, False) for n in sorted(check_n, reverse=True)]
+    passes += [(dtype, max(check_n), False)] if dtype != "float32" else []
+    passes += [("float32", n, True) for n in sorted(grad_n, reverse=True)]
+    for pass_dtype, n, grads in passes:
+        g = torch.Generator().manual_seed(n)
+        q, k, v = (torch.randn(1, x, n, dim, generator=g).to(device) for x in (heads, kv_heads, kv_heads))
+        upstream = torch.randn(1, heads, n, dim, generator=g).to(device)
+        for name, kind, w, causal, perm in _cases(n, window, heads, device, g):
+            backends = [b for b in BACKENDS if not (grads and b == "flex" and str(device) != "cuda")]  # CPU: no bwd
+            suffix = " grad" if grads else ""
+            if time.perf_counter() > deadline:
+                skipped += [f"{name} [{b}]{suffix} n={n} {pass_dtype}" for b in backends]
+                continue
+            leaves = [t.double().requires_grad_(grads) for t in (q, k, v)]
+            ref = dense_oracle(*leaves, oracle_mask(kind, n, w, causal, perm, heads, device))
+            if grads:
+                (ref * upstream.double()).sum().backward()
+            found = []
+            for b in backends:
+                case, call = f"{name} [{b}]{suffix}", (kind, b, w, causal, perm)
+                if grads:
+                    found.append(_check(case, n, pass_dtype, _grad_error, call, (q, k, v), leaves, upstream))
+                else:
+                    qkv = [t.to(getattr(torch, pass_dtype)) for t in (q, k, v)]
+                    found.append(_check(case, n, pass_dtype, _forward_error, call, qkv, ref))
+            checks += found
+            failed = [c.case for c in found if not c.ok]
+            log(f"checked n={n:>5} {pass_dtype:<8} {name + suffix:<27} worst {max(c.max_error for c in found):.2e}"
+                + (f"  FAILED: {', '.join(failed)}" if failed else ""))  # fmt: skip
+    return checks, skipped
