@@ -139,6 +139,20 @@ def routing(n, d, m, heads, causal, eb, iterations=10):
 
 
 def hyperattention(n, d, m, heads, causal, eb):
+    if causal:  # exact diagonal blocks of B = m/2, then per level n/2 queries against (m - B) / L keys
+        base = max(1, m // 2)
+        levels = max(1, math.ceil(math.log2(max(1.0, n / base))))
+        m_off = max(2, (m - base) // levels)
+        size, f, mem = n, 0.0, 0.0
+        for _ in range(levels):
+            size //= 2
+            if size < 1:
+                break
+            inner = hyperattention(size, d, m_off, 1, False, 1)
+            f += (n // (2 * size)) * inner.flops
+            mem = max(mem, inner.peak_bytes)
+        f += n * min(base, n) * (2 * d + SOFTMAX)  # the exact causal diagonal blocks (half of b x b each)
+        return _per_head(f, mem + n * base, 2 * d + 1, n, d, heads, eb)
     block = min(n, max(1, -(-m // 2)))
     samples = max(1, m - block)
     planes = max(1, math.ceil(math.log2(max(2, n / block))))

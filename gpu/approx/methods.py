@@ -76,7 +76,7 @@ METHODS: dict[str, Method] = {
         _m("routing", "clustering", "ceil(n/m) k-means clusters of m keys", clustering.routing, costs.routing,
            options=("iterations",), paper="Roy et al. 2021"),
         _m("hyperattention", "importance sampling", "m/2 sortLSH keys + m/2 uniform columns", sampling.hyperattention,
-           costs.hyperattention, paper="Han et al. 2024, arXiv 2310.05869"),
+           costs.hyperattention, causal=True, paper="Han et al. 2024, arXiv 2310.05869"),
         _m("kdeformer", "importance sampling", "m columns by KDE importance (m probe queries)", sampling.kdeformer,
            costs.kdeformer, paper="Zandieh et al. 2023, arXiv 2302.02451"),
         _m("linformer", "low rank", "keys and values mean-pooled to length m", lowrank.linformer, costs.linformer,

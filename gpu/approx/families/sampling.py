@@ -24,15 +24,18 @@ def _gray_rank(bits: torch.Tensor) -> torch.Tensor:
     return (binary * weights).sum(-1)
 
 
-def hyper_estimates(q, k, v, m, seed, shift=None):
+def hyper_estimates(q, k, v, m, seed, shift=None, return_shift: bool = False):
     """HyperAttention's two parts with ``b = ceil(m / 2)`` keys found by sortLSH and ``s = m - b`` uniformly
-    sampled columns: queries and keys are hashed by ``r`` random hyperplanes (``2^r ~ n / b`` buckets), each
-    sorted separately by the Gray rank of its bucket, and query ``i`` meets the keys in the same block of ``b``
-    sorted positions (mask ``M``); the rest is estimated from ``s`` columns ``j_1..j_s`` drawn uniformly with
+    sampled columns: queries and keys are hashed by ``r`` random hyperplanes (``2^r ~ n / b`` buckets), the keys
+    sorted by the Gray rank of their buckets and cut into blocks of ``b``; query ``i`` meets the key block in the
+    middle of its own bucket's keys (mask ``M``; found by a binary search, so that no query's keys depend on the
+    other queries, which the causal recursion needs; the paper sorts the queries too and pairs the ``i``-th query
+    block with the ``i``-th key block). The rest is estimated from ``s`` columns ``j_1..j_s`` drawn uniformly with
     replacement, weighted ``n / s``:
     ``N_i = sum_{j: M_ij} e^{s_ij - c_i} v_j + (n / s) sum_t (1 - M_{i j_t}) e^{s_{i j_t} - c_i} v_{j_t}`` and ``D_i``
     likewise with ``v = 1`` (the paper's approximate row normaliser). Unbiased for ``sum_j e^{s_ij - c_i} v_j``
-    given ``c`` (``shift``: ``(b, h, n)``; default the row maximum of the computed scores)."""
+    given ``c`` (``shift``: ``(b, h, n)``; default the row maximum of the computed scores; ``return_shift`` returns
+    it third)."""
     bsz, h, n, d = q.shape
     block = min(n, max(1, -(-m // 2)))
     samples = max(1, m - block)
@@ -41,9 +44,12 @@ def hyper_estimates(q, k, v, m, seed, shift=None):
     hyper = randn(g, d, planes, like=q)
     rank_q, rank_k = _gray_rank(q @ hyper > 0), _gray_rank(k @ hyper > 0)
     pos = torch.arange(n, device=q.device)
-    order_q, order_k = torch.argsort(rank_q * n + pos, dim=-1), torch.argsort(rank_k * n + pos, dim=-1)
-    block_q = torch.argsort(order_q, dim=-1) // block  # block of every query
+    order_k = torch.argsort(rank_k * n + pos, dim=-1)
     block_k = torch.argsort(order_k, dim=-1) // block
+    sorted_rank = torch.gather(rank_k, -1, order_k).contiguous()
+    lo = torch.searchsorted(sorted_rank, rank_q.contiguous(), right=False)
+    hi = torch.searchsorted(sorted_rank, rank_q.contiguous(), right=True)
+    block_q = ((lo + hi) // 2).clamp_max(n - 1) // block  # the key block in the middle of the query's bucket
     blocks = -(-n // block)
     padded = torch.nn.functional.pad(order_k, (0, blocks * block - n), value=-1).view(bsz, h, blocks, block)
     heavy = torch.gather(padded, 2, block_q[..., None].expand(-1, -1, -1, block))  # (b, h, n, block)
@@ -63,14 +69,43 @@ def hyper_estimates(q, k, v, m, seed, shift=None):
     w_heavy = torch.exp(s_heavy - shift[..., None])
     w_cols = torch.exp(s_cols - shift[..., None]) * (n / samples)
     numerator = torch.einsum("bhnk,bhnkd->bhnd", w_heavy, vh) + w_cols @ v[:, :, cols]
+    if return_shift:
+        return numerator, w_heavy.sum(-1) + w_cols.sum(-1), shift
     return numerator, w_heavy.sum(-1) + w_cols.sum(-1)
 
 
 def hyperattention(q, k, v, m, seed, causal=False):
     """HyperAttention: ``N / D`` of :func:`hyper_estimates` (``m`` keys per query: ``m / 2`` by sortLSH, ``m / 2``
-    sampled columns shared by all queries)."""
+    sampled columns shared by all queries). Causal: the paper's recursion (Han et al. 2024, Sec. 3.2): the causal
+    matrix splits into two causal diagonal halves (recursively) and one full off-diagonal block that the
+    bidirectional estimator handles; the parts merge exactly by log-sum-exp. Diagonal blocks of at most
+    ``B = m / 2`` positions are exact; each of the ``L = ceil(log2(n / B))`` off-diagonal levels a query meets gets
+    ``(m - B) / L`` keys, so a query sees at most ``m`` keys."""
+    if causal:
+        n = q.shape[2]
+        base = max(1, m // 2)
+        levels = max(1, math.ceil(math.log2(max(1.0, n / base))))
+        out, _ = _causal_hyper(q, k, v, base, max(2, (m - base) // levels), seed)
+        return out
     numerator, denominator = hyper_estimates(q, k, v, m, seed)
     return numerator / denominator[..., None]
+
+
+def _causal_hyper(q, k, v, base, m_off, seed):
+    """``(output, log-normaliser)`` of causal HyperAttention on ``q, k, v`` (see :func:`hyperattention`)."""
+    n = q.shape[2]
+    if n <= base:
+        scores = q @ k.transpose(-1, -2) * scale_of(q)
+        scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+        return torch.softmax(scores, dim=-1) @ v, torch.logsumexp(scores, dim=-1)
+    half = n // 2
+    first, lse_first = _causal_hyper(q[:, :, :half], k[:, :, :half], v[:, :, :half], base, m_off, seed)
+    diag, lse_diag = _causal_hyper(q[:, :, half:], k[:, :, half:], v[:, :, half:], base, m_off, seed)
+    num, den, shift = hyper_estimates(q[:, :, half:], k[:, :, :half], v[:, :, :half], m_off, seed, return_shift=True)
+    lse_off = shift + torch.log(den)
+    lse = torch.logaddexp(lse_diag, lse_off)
+    second = diag * torch.exp(lse_diag - lse)[..., None] + (num / den[..., None]) * torch.exp(lse_off - lse)[..., None]
+    return torch.cat([first, second], dim=2), torch.cat([lse_first, lse], dim=2)
 
 
 def kde_estimates(q, k, v, m, seed, shift=None, uniform_share: float = 0.1):
