@@ -1,21 +1,29 @@
-"""Time path lengths and clustering on the calibrated 128k-neuron connectome model, and compare in the same run
-with networkx, scipy.sparse.csgraph (and igraph / NetworKit when they are installed) on a graph size where those
-finish, extrapolating their time to the full graph.
+"""Time the graph measures on the 128k-neuron connectome model and loading a FlyWire-size edge list, next to the
+best peers installed, measured in the same run (igraph, NetworKit, networkx, scipy, pandas, pyarrow: the ``bench``
+extra installs igraph, pandas and pyarrow).
 
-    python benchmarks/bench_graphs.py [--quick] [--json PATH]
+    python benchmarks/bench_graphs.py [--quick] [--repeats R] [--rows R] [--no-exact] [--json PATH]
+
+Each row prints ours, the best peer, and ``ours / peer`` (below 1: we are faster). Ours and the peer run
+alternately, ``--repeats`` times each, and the fastest run of each is kept (this machine is shared: the load
+average is recorded next to the numbers). Peers that do not finish at full size are timed on part of the work
+and extrapolated, which the row says.
 
 Floors: one BFS round over all sources touches ``(m + n) * n / 64`` words; the exact directed average path length
 of the 128k model needs about 13 rounds of ``2.7e6 * 2000`` words each (about 7e10 words, 560 GB of reads).
+Triangle counting by the forward algorithm tests ``sum_{u -> v} d+(v)`` (3.1e7 on the 128k model) candidates.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
 import platform
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,9 +32,15 @@ import numpy as np
 from scipy.sparse.csgraph import shortest_path
 
 import receptive
+from graphs.cli_common import OneLineErrorParser, write_atomic
 from graphs.clustering import average_clustering
+from graphs.io import load_edge_list
 from graphs.paths import giant_component, path_lengths
 from graphs.smallworld import connectome_model
+
+
+def has(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
 
 
 def timed(fn):
@@ -35,101 +49,185 @@ def timed(fn):
     return time.perf_counter() - start, value
 
 
+def best_of(repeats: int, *fns):
+    """Run the functions alternately ``repeats`` times; the fastest time of each and its last value."""
+    times = [math.inf] * len(fns)
+    values = [None] * len(fns)
+    for _ in range(repeats):
+        for i, fn in enumerate(fns):
+            seconds, values[i] = timed(fn)
+            times[i] = min(times[i], seconds)
+    return times, values
+
+
+def igraph_of(graph, directed: bool):
+    import igraph as ig
+
+    rows = np.repeat(np.arange(graph.n), graph.out_degree)
+    keep = slice(None) if directed else rows < graph.indices
+    return ig.Graph(n=graph.n, edges=np.column_stack([rows[keep], graph.indices[keep]]), directed=directed)
+
+
+def flywire_like_csv(path: Path, rows: int, seed: int = 0) -> None:
+    """A table shaped like FlyWire's connections: 64-bit root ids, a neuropil, syn_count, nt_type; about 15% of
+    the rows repeat a pair in another neuropil (so rows must be summed before the threshold)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    neurons = max(rows // 21, 10)
+    ids = 720575940600000000 + rng.choice(10**9, neurons, replace=False).astype(np.int64)
+    pre = rng.integers(0, neurons, rows)
+    post = (pre + rng.integers(1, neurons, rows)) % neurons
+    repeat = rng.random(rows) < 0.15
+    pre[1:][repeat[1:]], post[1:][repeat[1:]] = pre[:-1][repeat[1:]], post[:-1][repeat[1:]]
+    frame = pd.DataFrame(
+        {
+            "pre_root_id": ids[pre],
+            "post_root_id": ids[post],
+            "neuropil": np.array(["AL_L", "AL_R", "MB_CA_L", "LO_R", "ME_L", "FB", "EB"])[rng.integers(0, 7, rows)],
+            "syn_count": np.minimum(rng.geometric(0.15, rows), 999),
+            "nt_type": np.array(["ACH", "GABA", "GLUT", "DA", "SER", "OCT"])[rng.integers(0, 6, rows)],
+        }
+    )
+    frame.to_csv(path, index=False)
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="a 20k-node model instead of FlyWire's size")
+    ap = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="a 20k-node model and a 300k-row table")
+    ap.add_argument("--repeats", type=int, default=3, help="alternating runs of ours and the peer (default 3)")
+    ap.add_argument("--rows", type=int, help="rows of the edge-list table (default 3,000,000; 300,000 with --quick)")
+    ap.add_argument("--no-exact", action="store_true", help="skip the exact directed L at full size")
     ap.add_argument("--json", default="benchmarks/results/graphs.json", help="where to write the results")
     args = ap.parse_args(argv)
+    if args.repeats < 1:
+        ap.error(f"--repeats: expected an integer >= 1, got {args.repeats}")
+    table_rows = args.rows or (300_000 if args.quick else 3_000_000)
+    if table_rows < 100:
+        ap.error(f"--rows: expected an integer >= 100, got {table_rows}")
     n_full = 20_000 if args.quick else 127_978
     n_small = 2_000 if args.quick else 4_000
     rows = []
 
-    def row(name, seconds, note=""):
-        rows.append({"benchmark": name, "seconds": seconds, "note": note})
-        print(f"{name:<64} {seconds:>9.2f} s  {note}", flush=True)
+    def row(work, ours, peer="", peer_s=None, note=""):
+        ratio = ours / peer_s if peer_s else None
+        rows.append(
+            {"work": work, "ours_s": ours, "peer": peer, "peer_s": peer_s, "ours_over_peer": ratio, "note": note}
+        )
+        shown = f"{peer_s:9.3f} s  {ratio:6.2f}" if peer_s else f"{'':>11}  {'':>6}"
+        print(f"{work:<58} {ours:9.3f} s  {peer:<34} {shown}  {note}", flush=True)
 
-    print(f"{'benchmark':<64} {'time':>11}  note")
+    print(f"{'work':<58} {'ours':>11}  {'best peer':<34} {'peer':>11}  {'ratio':>6}  note")
     t_build, full = timed(lambda: connectome_model(n_full, seed=0))
     row(f"build the connectome model (n={n_full}, {full.edges} edges)", t_build)
-    average_clustering(connectome_model(2000, seed=0))  # numba compilation outside the timings
-    path_lengths(connectome_model(2000, seed=0), sources=8)
-    t_c, c = timed(lambda: average_clustering(full.undirected()))
-    row("exact average clustering (undirected), ours", t_c, f"C = {c:.4f}; target < 10 s")
+    warm = connectome_model(2000, seed=0)
+    average_clustering(warm.undirected())  # numba compilation outside the timings
+    path_lengths(warm, sources=8)
+
+    # clustering, undirected, networkx convention (degree < 2 counts 0) = igraph mode="zero"
+    und = full.undirected()
+    if has("igraph"):
+        g_und = igraph_of(und, directed=False)
+        (t_c, t_ig), (c, c_ig) = best_of(
+            args.repeats,
+            lambda: average_clustering(und),
+            lambda: g_und.transitivity_avglocal_undirected(mode="zero"),
+        )
+        assert math.isclose(c, c_ig, rel_tol=1e-9), (c, c_ig)
+        row("average clustering, undirected", t_c, "igraph transitivity_avglocal", t_ig, f"C = {c:.4f} (both)")
+    else:
+        t_c, c = timed(lambda: average_clustering(und))
+        row("average clustering, undirected", t_c, note=f"C = {c:.4f}; igraph not installed")
+
+    # path lengths
     t_s, sampled = timed(lambda: path_lengths(full, sources=2500, seed=0))
     half = (sampled.ci[1] - sampled.ci[0]) / 2
-    row("sampled directed L, 2500 sources, ours", t_s, f"L = {sampled.mean:.4f} +- {half:.4f}; target < 10 s, < 0.01")
-    t_e, exact = timed(lambda: path_lengths(full))
-    row("exact directed L (giant SCC, all sources), ours", t_e, f"L = {exact.mean:.4f}; target < 180 s")
+    row("directed L, 2500 sampled sources", t_s, note=f"L = {sampled.mean:.4f} +- {half:.4f}")
+    peer, peer_s, note = "", None, ""
+    if has("igraph"):
+        g_dir = igraph_of(full, directed=True)
+        sample = np.random.default_rng(0).choice(full.n, 16, replace=False).tolist()
+        t_16, _ = timed(lambda: g_dir.distances(source=sample, mode="out"))
+        peer, peer_s = "igraph distances, extrapolated", t_16 / 16 * full.n
+        note = f"igraph {t_16 / 16 * 1e3:.0f} ms/source x {full.n} sources"
+    if not args.no_exact:
+        t_e, exact = timed(lambda: path_lengths(full))
+        row("exact directed L (giant SCC, all sources)", t_e, peer, peer_s, f"L = {exact.mean:.4f}; {note}")
 
     small = connectome_model(n_small, seed=0)
     scale_paths = (full.n * (full.indices.size + full.n)) / (small.n * (small.indices.size + small.n))
-    scale_edges = full.indices.size / small.indices.size
     t_ours, ours = timed(lambda: path_lengths(small))
-    row(f"exact directed L, n={n_small}, ours", t_ours, f"L = {ours.mean:.4f}")
     g_nx = small.to_networkx()
     giant = g_nx.subgraph(giant_component(small).tolist())
     t_nx, l_nx = timed(lambda: nx.average_shortest_path_length(giant))
-    row(
-        f"exact directed L, n={n_small}, networkx",
-        t_nx,
-        f"{t_nx / t_ours:.0f}x ours; extrapolated to n={n_full}: {t_nx * scale_paths / 3600:.1f} h",
-    )
     assert math.isclose(l_nx, ours.mean), (l_nx, ours.mean)
+    row(
+        f"exact directed L, n={n_small}",
+        t_ours,
+        "networkx",
+        t_nx,
+        f"networkx extrapolated: {t_nx * scale_paths / 3600:.1f} h",
+    )
     t_sp, dist = timed(lambda: shortest_path(small.to_scipy(), method="D", unweighted=True))
     reached = dist[np.ix_(giant_component(small), giant_component(small))]
     assert math.isclose(reached.sum() / (reached.size - reached.shape[0]), ours.mean)
-    row(
-        f"exact directed distances, n={n_small}, scipy.sparse.csgraph",
-        t_sp,
-        f"{t_sp / t_ours:.0f}x ours; extrapolated: {t_sp * scale_paths / 3600:.1f} h (and n^2 memory)",
-    )
-    t_cnx, c_nx = timed(lambda: nx.average_clustering(g_nx.to_undirected()))
-    t_cours, c_ours = timed(lambda: average_clustering(small.undirected()))
-    assert math.isclose(c_nx, c_ours), (c_nx, c_ours)
-    row(
-        f"average clustering, n={n_small}, networkx",
-        t_cnx,
-        f"{t_cnx / max(t_cours, 1e-9):.0f}x ours; extrapolated: {t_cnx * scale_edges:.0f} s",
-    )
-    try:
-        import igraph as ig
-
-        g_ig = ig.Graph(
-            n=small.n,
-            edges=np.column_stack([np.repeat(np.arange(small.n), small.out_degree), small.indices]).tolist(),
-            directed=True,
-        )
-        t_ig, _ = timed(lambda: g_ig.average_path_length(directed=True))
-        row(
-            f"average path length, n={n_small}, igraph",
-            t_ig,
-            f"{t_ig / t_ours:.1f}x ours; extrapolated: {t_ig * scale_paths / 60:.0f} min (over all reachable pairs)",
-        )
-    except ImportError:
-        row("igraph", 0.0, "not installed")
-    try:
+    row(f"exact directed L, n={n_small}", t_ours, "scipy.sparse.csgraph", t_sp, "n^2 memory")
+    if has("igraph"):
+        g_small = igraph_of(small, directed=True)
+        t_ig, _ = timed(lambda: g_small.average_path_length(directed=True))
+        row(f"exact directed L, n={n_small}", t_ours, "igraph average_path_length", t_ig, "over all reachable pairs")
+    if has("networkit"):
         import networkit as nk
 
         g_nk = nk.graph.Graph(small.n, directed=True)
         for u, v in zip(np.repeat(np.arange(small.n), small.out_degree).tolist(), small.indices.tolist(), strict=True):
             g_nk.addEdge(u, v)
         t_nk, _ = timed(lambda: nk.distance.APSP(g_nk).run())
-        row(
-            f"APSP, n={n_small}, NetworKit",
-            t_nk,
-            f"{t_nk / t_ours:.1f}x ours; extrapolated: {t_nk * scale_paths / 60:.0f} min, needs n^2 memory",
-        )
-    except ImportError:
-        row("NetworKit", 0.0, "not installed")
+        row(f"exact directed L, n={n_small}", t_ours, "NetworKit APSP", t_nk, "n^2 memory")
+    small_und = small.undirected()
+    t_cours, c_ours = timed(lambda: average_clustering(small_und))
+    t_cnx, c_nx = timed(lambda: nx.average_clustering(g_nx.to_undirected()))
+    assert math.isclose(c_nx, c_ours), (c_nx, c_ours)
+    row(f"average clustering, n={n_small}", t_cours, "networkx", t_cnx)
+
+    # loading a FlyWire-size edge list: summed per pair, threshold 5
+    if has("pandas"):
+        import pandas as pd
+
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "connections.csv"
+            flywire_like_csv(path, table_rows)
+            load_edge_list(path, weight="syn_count", threshold=5)  # compilation and the page cache
+            (t_load, t_pd), ((graph, _), _) = best_of(
+                args.repeats, lambda: load_edge_list(path, weight="syn_count", threshold=5), lambda: pd.read_csv(path)
+            )
+            what = f"{table_rows} rows -> {graph.n} neurons, {graph.edges} edges >= 5 synapses"
+            row("load a FlyWire-size edge list (threshold 5)", t_load, "pandas read_csv (parse only)", t_pd, what)
+            if has("pyarrow"):
+                import pyarrow.csv as pacsv
+
+                (t_pa,), _ = best_of(args.repeats, lambda: pacsv.read_csv(path))
+                row("load a FlyWire-size edge list (threshold 5)", t_load, "pyarrow read_csv (parse only)", t_pa)
+    else:
+        print("pandas not installed: no edge-list row (pip install receptive[bench])")
+
     out = {
         "version": receptive.__version__,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "command": "python benchmarks/bench_graphs.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "load_average_1min_at_end": os.getloadavg()[0],
+        },
         "n": n_full,
         "edges": full.edges,
+        "repeats": args.repeats,
         "rows": rows,
     }
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+    try:
+        write_atomic(args.json, json.dumps(out, indent=1) + "\n", option="--json", mkdir=True)
+    except ValueError as exc:
+        ap.error(str(exc))
     print(f"wrote {args.json}")
     return 0
 
