@@ -132,6 +132,18 @@ def test_cost_formulas_match_the_products_torch_counts(name):
     assert 0.85 < formula / measured_flops(name, n, d, m, heads=h) < 1.2
 
 
+def test_peak_memory_formulas_match_the_profiled_allocations():
+    """Every method's peak-bytes formula is within a factor of about 2 of what torch's profiler records (plus the
+    inputs); the formulas omit short-lived temporaries."""
+    from gpu.approx.costs import measured_peak_bytes
+
+    n, d, h = 256, 32, 2
+    for name in METHODS:
+        b = budgets_for(name, [32], n, d, h)[0]
+        measured = measured_peak_bytes(name, n, d, b, heads=h) + 3 * 4 * n * d * h
+        assert 0.7 < measured / method_cost(name, n, d, b, heads=h).peak_bytes < 2.2, name
+
+
 def test_causal_cost_formulas_match_the_products_torch_counts():
     from gpu.approx.costs import measured_flops
 
@@ -165,7 +177,7 @@ def test_costs_cli(capsys):
     text = capsys.readouterr().out
     assert "KV B/token" in text and "linformer" in text
     assert main(["--costs", "--n", "64", "--budgets", "8", "--measure", "--methods", "sa,linformer"]) == 0
-    assert "lab GFLOP" in capsys.readouterr().out
+    assert "lab MiB" in capsys.readouterr().out
     assert main(["--costs", "--n", "256", "--budgets", "32", "--causal", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     names = {r["method"] for r in doc["rows"]}

@@ -25,7 +25,7 @@ import torch
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
 from . import METHODS, approximate, exact_attention, exact_cost, method_cost, relative_error
-from .costs import measured_flops
+from .costs import measured_flops, measured_peak_bytes
 
 KINDS = ("random", "lowrank", "spiky")
 HEADS = 4
@@ -100,10 +100,13 @@ def study(kinds, n, d, budgets, seeds, methods=tuple(METHODS), causal=False) -> 
 
 def cost_rows(n, d, budgets, heads, causal, methods=tuple(METHODS), measure: bool = False) -> list[dict]:
     """Every method's :func:`method_cost` at every valid budget, after exact attention's; with ``measure`` also the
-    matrix-product FLOPs torch counts in one run of the lab's code (:func:`gpu.approx.costs.measured_flops`)."""
+    matrix-product FLOPs torch counts in one run of the lab's code (:func:`gpu.approx.costs.measured_flops`) and the
+    peak bytes its profiler records (:func:`gpu.approx.costs.measured_peak_bytes`, plus the inputs)."""
     rows = [{"method": "exact", "budget": n, **exact_cost(n, d, heads, causal).to_dict(), "flops_share": 1.0}]
+    inputs = 3 * 4 * n * d * heads  # q, k, v: the measured peak is beyond the inputs
     if measure:
         rows[0]["measured_flops"] = measured_flops("exact", n, d, n, heads, causal)
+        rows[0]["measured_peak_bytes"] = measured_peak_bytes("exact", n, d, n, heads, causal) + inputs
     reference = rows[0]["flops"]
     for name in methods:
         if causal and not METHODS[name].causal:
@@ -113,6 +116,7 @@ def cost_rows(n, d, budgets, heads, causal, methods=tuple(METHODS), measure: boo
             rows.append({"method": name, "budget": budget, **cost.to_dict(), "flops_share": cost.flops / reference})
             if measure:
                 rows[-1]["measured_flops"] = measured_flops(name, n, d, budget, heads, causal)
+                rows[-1]["measured_peak_bytes"] = measured_peak_bytes(name, n, d, budget, heads, causal) + inputs
     return rows
 
 
@@ -120,11 +124,12 @@ def _print_costs(rows, n, d, heads, causal):
     print(f"cost of one forward, n = {n}, d = {d}, heads = {heads}{', causal' if causal else ''}, 4-byte numbers")
     measured = "measured_flops" in rows[0]
     print(f"{'method':<15}{'budget':>7}{'GFLOP':>10}{'x exact':>9}{'peak MiB':>10}{'KV B/token':>12}"
-          + (f"{'lab GFLOP':>11}" if measured else ""))  # fmt: skip
+          + (f"{'lab GFLOP':>11}{'lab MiB':>9}" if measured else ""))  # fmt: skip
     for r in rows:
         print(f"{r['method']:<15}{r['budget']:>7}{r['flops'] / 1e9:>10.4f}{r['flops_share']:>9.3f}"
               f"{r['peak_bytes'] / 2**20:>10.2f}{r['kv_cache_bytes_per_token']:>12.1f}"
-              + (f"{r['measured_flops'] / 1e9:>11.4f}" if measured else ""))  # fmt: skip
+              + (f"{r['measured_flops'] / 1e9:>11.4f}{r['measured_peak_bytes'] / 2**20:>9.2f}" if measured
+                 else ""))  # fmt: skip
 
 
 def equal_compute(rows, budget, tolerance: float = 0.25) -> list[str]:
@@ -160,7 +165,7 @@ def main(argv=None) -> int:
     p.add_argument("--causal", action="store_true", help="causal methods against exact causal attention")
     p.add_argument("--costs", action="store_true", help="print the cost table only (no errors are computed)")
     p.add_argument("--measure", action="store_true",
-                   help="with --costs: also the product FLOPs torch counts in one run of each method")  # fmt: skip
+                   help="with --costs: also the FLOPs and peak bytes torch measures in one run of each")  # fmt: skip
     p.add_argument("--json", nargs="?", const="-", help="write the rows as JSON to this file ('-' or none: stdout)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1; small tensors, shared cores)")
     args = p.parse_args(argv)

@@ -11,7 +11,9 @@ Conventions (all per sequence, ``heads`` heads of dimension ``d``, ``element_byt
   (``torch.utils.flop_counter``, matrix products only): it agrees within 10% for the methods whose code is the
   algorithm (tested), and shows where the code does more: the banded backend about ``2x`` a window (query blocks
   meet ``b_q + w - 1`` keys), MoBA and top-k a dense masked product, the latent methods their basis (a one-time
-  conversion, not counted here).
+  conversion, not counted here). :func:`measured_peak_bytes` records the lab code's allocations with
+  ``torch.profiler``: 0.9-1.8 times the formula at n = 512 (the formula omits short-lived temporaries such as a
+  softmax's output next to its scores; tested within 0.7-2.2).
 * Peak bytes: the inputs ``q, k, v`` and output (``4 n d``) plus the largest set of intermediates the method holds
   at once, as the functions in :mod:`gpu.approx.families` compute them (the dense reference holds ``n^2`` scores;
   the windows' banded backend ``2 n (b_q + w)``, :func:`gpu.banded.banded_attention`).
@@ -259,24 +261,60 @@ def exact_cost(n: int, d: int, heads: int = 1, causal: bool = False, element_byt
     return checked(n, d, heads=heads, causal=causal, element_bytes=element_bytes)
 
 
+def _random_inputs(method, n, d, heads, causal, seed, options):
+    import torch
+
+    from .methods import METHODS
+
+    g = torch.Generator().manual_seed(seed)
+    q, k, v, ck, cv = (torch.randn(1, heads, n, d, generator=g) for _ in range(5))
+    if method != "exact" and causal and "calibration" in METHODS[method].options and "calibration" not in options:
+        options = {**options, "calibration": ck if method == "loki" else (ck, cv)}
+    return q, k, v, options
+
+
+def _call(method, q, k, v, budget, seed, causal, options):
+    from .methods import approximate, exact_attention
+
+    if method == "exact":
+        return exact_attention(q, k, v, causal=causal)
+    return approximate(method, q, k, v, budget, seed=seed, causal=causal, **options)
+
+
+def measured_peak_bytes(method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False, seed: int = 0,
+                        **options) -> int:  # fmt: skip
+    """The most bytes the lab's ``method`` holds at once beyond its inputs in one call on random ``(1, heads, n,
+    d)`` float32 inputs: the running sum of the CPU allocations and frees ``torch.profiler`` records
+    (``profile_memory=True``), maximised over time. Add ``4 n d heads`` bytes of inputs and output to compare with
+    :func:`method_cost`'s ``peak_bytes``."""
+    from torch.profiler import ProfilerActivity, profile
+
+    q, k, v, options = _random_inputs(method, n, d, heads, causal, seed, options)
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        _call(method, q, k, v, budget, seed, causal, options)
+    events = []
+    stack = list(prof.profiler.kineto_results.experimental_event_tree())
+    while stack:
+        event = stack.pop()
+        stack.extend(event.children)
+        if hasattr(event.extra_fields, "alloc_size"):
+            events.append((event.start_time_ns, event.extra_fields.alloc_size))
+    current = peak = 0
+    for _, size in sorted(events):
+        current += size
+        peak = max(peak, current)
+    return int(peak)
+
+
 def measured_flops(method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False, seed: int = 0,
                    **options) -> int:  # fmt: skip
     """The matrix-product FLOPs ``torch.utils.flop_counter.FlopCounterMode`` counts in one call of the lab's
     ``method`` (or ``"exact"``: :func:`gpu.approx.exact_attention`) on random ``(1, heads, n, d)`` float32 inputs
     (decompositions such as SVD, QR, ``eigh`` and ``pinv`` are not counted by torch); causal methods that need
     calibration get an independent random draw."""
-    import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    from .methods import METHODS, approximate, exact_attention
-
-    g = torch.Generator().manual_seed(seed)
-    q, k, v, ck, cv = (torch.randn(1, heads, n, d, generator=g) for _ in range(5))
-    if method != "exact" and causal and "calibration" in METHODS[method].options and "calibration" not in options:
-        options = {**options, "calibration": ck if method == "loki" else (ck, cv)}
+    q, k, v, options = _random_inputs(method, n, d, heads, causal, seed, options)
     with FlopCounterMode(display=False) as counter:
-        if method == "exact":
-            exact_attention(q, k, v, causal=causal)
-        else:
-            approximate(method, q, k, v, budget, seed=seed, causal=causal, **options)
+        _call(method, q, k, v, budget, seed, causal, options)
     return int(counter.get_total_flops())

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from gpu.attention import sa_attention, swa_attention
+from gpu.banded import _block_size
 from receptive.windows import max_window, window_offsets
 
 from .common import scale_of
@@ -32,22 +33,26 @@ def _window(m: int, n: int, causal: bool) -> int:
 def band_logsumexp(q, k, left: int, right: int, perm: torch.Tensor | None = None, causal: bool = False):
     """``log sum_j exp(q_i . k_j / sqrt d)`` over the band ``-left <= p(j) - p(i) <= right`` in the order ``perm``
     (identity without), with ``causal`` also ``j <= i`` in original positions; ``(batch, heads, n)`` in original
-    order. Memory ``O(n (left + right + 1))``."""
-    n = q.shape[2]
+    order. Queries in blocks of ``b_q`` meet ``b_q + left + right`` keys, as in :func:`gpu.banded.banded_attention`:
+    memory ``O(n (b_q + left + right))``."""
+    b, h, n, d = q.shape
     if perm is not None:
         q, k = q.index_select(2, perm), k.index_select(2, perm)
-    span = left + right + 1
-    windows = F.pad(k, (0, 0, left, right)).unfold(2, span, 1)  # (b, h, n, d, span), a view
-    scores = torch.einsum("bhnd,bhnds->bhns", q, windows) * scale_of(q)
-    pos = torch.arange(n, device=q.device)
-    kpos = pos[:, None] - left + torch.arange(span, device=q.device)[None, :]
-    valid = (kpos >= 0) & (kpos < n)
-    if causal and perm is not None:
-        origin = perm[kpos.clamp(0, n - 1)]
-        valid &= origin <= perm[:, None]
-    elif causal:
-        valid &= kpos <= pos[:, None]
-    lse = torch.logsumexp(scores.masked_fill(~valid, float("-inf")), dim=-1)
+    bq = _block_size(n, left, right)
+    nb = -(-n // bq)
+    span = bq + left + right
+    keys = F.pad(k, (0, 0, left, nb * bq - n + right)).unfold(2, span, bq)  # (b, h, nb, d, span), a view
+    scores = torch.einsum("bhnqd,bhnds->bhnqs", F.pad(q, (0, 0, 0, nb * bq - n)).view(b, h, nb, bq, d), keys)
+    qpos = torch.arange(nb * bq, device=q.device).view(nb, bq)
+    kpos = torch.arange(nb, device=q.device)[:, None] * bq - left + torch.arange(span, device=q.device)[None, :]
+    rel = kpos[:, None, :] - qpos[:, :, None]
+    valid = (rel >= -left) & (rel <= right) & ((kpos >= 0) & (kpos < n))[:, None, :]
+    if causal:
+        origin = torch.arange(n, device=q.device) if perm is None else perm
+        qo = origin[qpos.clamp(max=n - 1)]
+        ko = origin[kpos.clamp(0, n - 1)]
+        valid &= ko[:, None, :] <= qo[:, :, None]
+    lse = torch.logsumexp((scores * scale_of(q)).masked_fill(~valid, float("-inf")), dim=-1).view(b, h, -1)[..., :n]
     return lse if perm is None else lse.index_select(2, torch.argsort(perm))
 
 
