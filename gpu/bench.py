@@ -260,6 +260,7 @@ def _parse(p, argv):
         "the CPU, where FlexAttention runs eagerly with O(n^2) scores and the Triton kernel needs the interpreter)",
     )
     p.add_argument("--json", default="benchmarks/results/gpu_bench.json")
+    p.add_argument("--replot", default=None, metavar="JSON", help="only redraw --plot from a result JSON (no timing)")
     p.add_argument("--plot", default="benchmarks/results/cost_to_coverage.png", help="figure (PNG and PDF)")
     args = p.parse_args(argv)
     cuda = torch.cuda.is_available()
@@ -290,6 +291,16 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m gpu.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     args = _parse(p, argv)
+    if args.replot is not None:
+        try:
+            doc = json.loads(Path(args.replot).read_text())
+            missing = [key for key in ("device", "parameters", "rows", "cost_to_full_coverage") if key not in doc]
+            if missing:
+                raise KeyError(", ".join(missing))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            p.error(f"--replot: cannot read a gpu.bench result from {args.replot!r} ({type(exc).__name__}: {exc})")
+        print("wrote " + ", ".join(plot_cost(doc, args.plot)))
+        return 0
     doc = run(args)
     Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {args.json}, " + ", ".join(plot_cost(doc, args.plot)))

@@ -101,3 +101,17 @@ def test_figures_cost_draws_backend_rows(tmp_path):
     for make in (make_per_layer, make_to_coverage):
         for path in make(tmp_path / "figs", bench=bench):
             assert path.stat().st_size > 2000
+
+
+def test_replot_from_json(tmp_path, capsys):
+    bench = tmp_path / "bench.json"
+    assert main([*ARGS, "--n", "64", "--json", str(bench), "--plot", str(tmp_path / "a.png")]) == 0
+    assert main(["--replot", str(bench), "--plot", str(tmp_path / "again.png")]) == 0
+    assert (tmp_path / "again.png").stat().st_size > 2000 and (tmp_path / "again.pdf").exists()
+    (tmp_path / "broken.json").write_text("{}")
+    for bad in (tmp_path / "missing.json", tmp_path / "broken.json"):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exc:
+            main(["--replot", str(bad), "--plot", str(tmp_path / "x.png")])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and err.count("\n") == 1 and "--replot: cannot read" in err
