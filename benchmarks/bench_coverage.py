@@ -100,7 +100,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="smaller sizes, one repeat (a smoke run)")
     ap.add_argument("--json", default="benchmarks/results/coverage.json", help="where to write the results")
+    ap.add_argument("--zoo-only", action="store_true", help="only the zoo rows (default JSON coverage_zoo.json)")
     args = ap.parse_args(argv)
+    if args.zoo_only and args.json == ap.get_default("json"):
+        args.json = "benchmarks/results/coverage_zoo.json"
     repeats = 1 if args.quick else 3
     big_n = 2**14 if args.quick else 2**16
     huge_n = 2**16 if args.quick else 2**20
@@ -115,6 +118,9 @@ def main(argv=None) -> int:
         print(f"{name:<52} {seconds:>9.3f} s  {floor:>16}  {note}", flush=True)
 
     print(f"{'benchmark':<52} {'time':>11}  {'floor/layer':>16}  note")
+    if args.zoo_only:
+        zoo_rows(big_n, w, repeats, row)
+        return write(args, rows)
     if not args.quick:
         row("CLI default run (n=32768, w=64, fresh process)", cli_seconds(repeats), "target < 2 s")
 
@@ -149,11 +155,15 @@ def main(argv=None) -> int:
     row(f"exact SA to full, networkx ancestors (n={nx_n})", t_nx, f"{t_nx / t_small:.0f}x slower")
 
     zoo_rows(big_n, w, repeats, row)
+    return write(args, rows)
 
+
+def write(args, rows) -> int:
     out = {
         "version": receptive.__version__,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "processor": platform.processor()},
         "quick": args.quick,
+        "command": "python benchmarks/bench_coverage.py" + (" --zoo-only" if args.zoo_only else ""),
         "rows": rows,
     }
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
