@@ -98,7 +98,9 @@ def _arrow_column(column, is_id: bool):
     if column.null_count:
         raise Irregular
     kind = column.type
-    if pa.types.is_integer(kind):
+    if is_id and pa.types.is_floating(kind):
+        raise Irregular  # ids beyond int64 would be rounded: the standard library keeps them as text
+    if pa.types.is_integer(kind) and kind != pa.uint64():
         return column.to_numpy().astype(np.int64, copy=False)
     if not is_id and (pa.types.is_floating(kind) or pa.types.is_decimal(kind)):
         return column.to_numpy().astype(np.float64, copy=False)
@@ -120,7 +122,9 @@ def _pandas_column(series, is_id: bool):
     if series.isna().any():
         raise Irregular
     values = series.to_numpy()
-    if values.dtype.kind in "iu":
+    if is_id and values.dtype.kind == "f":
+        raise Irregular  # ids beyond int64 would be rounded: the standard library keeps them as text
+    if values.dtype.kind == "i" or (values.dtype.kind == "u" and values.dtype.itemsize < 8):
         return values.astype(np.int64, copy=False)
     if not is_id and values.dtype.kind == "f":
         return values.astype(np.float64, copy=False)

@@ -155,8 +155,8 @@ def load_edge_list(
                 f"{str(columns[2][bad])!r}"
             )
         values = columns[2].astype(np.float64, copy=False)
-    if src.dtype.kind != dst.dtype.kind and "U" in (src.dtype.kind, dst.dtype.kind, "O"):
-        src, dst = src.astype(str), dst.astype(str)  # one column of integers, one of strings: compare as text
+    if src.dtype.kind not in "iu" or dst.dtype.kind not in "iu":
+        src, dst = src.astype(str), dst.astype(str)  # text ids (one column of integers and one of text: as text)
     u, v, uniques = edgelist.factorize_pairs(src, dst)
     indptr, indices, used = edgelist.aggregate(uniques.size, u, v, values, threshold)
     if indices.size == 0:

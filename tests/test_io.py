@@ -182,3 +182,18 @@ def test_without_pandas_or_pyarrow(tmp_path, monkeypatch):
     assert np.array_equal(slow[0].indptr, fast[0].indptr) and np.array_equal(slow[0].indices, fast[0].indices)
     with pytest.raises(ValueError, match=r"^engine: pandas is not installed"):
         load_edge_list(path, source="src", target="dst", engine="pandas")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_ids_beyond_int64_stay_exact(tmp_path, engine):
+    """Ids above 2**63 - 1 (unsigned 64-bit) are kept as text, never wrapped to negative integers."""
+    big = 2**64 - 5
+    graph, ids = load_edge_list(write(tmp_path, f"pre,post\n{big},1\n1,{big - 1}\n"), engine=engine)
+    assert ids.tolist() == [str(big), "1", str(big - 1)] and graph.edges == 2
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_integer_and_text_columns_compare_as_text(tmp_path, engine):
+    """A source column of integers and a target column of text: 7 and "7" are one node."""
+    graph, ids = load_edge_list(write(tmp_path, "pre,post\n7,x\n8,7\n"), engine=engine)
+    assert ids.tolist() == ["7", "x", "8"] and loaded_edges(graph, ids) == {("7", "x"), ("8", "7")}
