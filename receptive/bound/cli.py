@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from graphs import parse_bytes
+from graphs._atomic import atomic_write, write_text_atomic
 
 from .. import __version__, theory
 from ..cli_parser import OneLineErrorParser, comma_names
@@ -278,7 +279,7 @@ def write_csv(doc: dict, path: Path) -> None:
         "bound_holds",
         "note",
     ]
-    with path.open("w", newline="") as fh:
+    with atomic_write(path, "--out", newline="") as fh:
         out = csv.writer(fh)
         out.writerow(cols)
         for p in doc["points"]:
@@ -307,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         failed = run_local(tasks, store, retries=args.retries, progress=progress)
     doc = summarise(store, params, skipped, failed)
     out = Path(args.out)
-    (out / "bound.json").write_text(json.dumps(doc, indent=1) + "\n")
+    write_text_atomic(out / "bound.json", json.dumps(doc, indent=1) + "\n", "--out")
     write_csv(doc, out / "bound.csv")
     if args.json:
         json.dump(doc, sys.stdout)

@@ -8,6 +8,7 @@ import json
 import sys
 
 from graphs import DEFAULT_MAX_MEMORY, parse_bytes
+from graphs._atomic import atomic_write, check_writable
 
 from .. import __version__, theory
 from ..cli_parser import OneLineErrorParser
@@ -252,7 +253,8 @@ def format_table(doc: dict) -> str:
 
 
 def write_csv(doc: dict, path: str) -> None:
-    with open(path, "w", newline="") as fh:
+    """One row per (pattern, layer), written atomically (whole or not at all)."""
+    with atomic_write(path, "--csv", newline="") as fh:
         out = csv.writer(fh)
         out.writerow(["pattern", "method", "layer", "mean", "min", "full_fraction", "mean_ci_low", "mean_ci_high"])
         for name, p in doc["patterns"].items():
@@ -286,6 +288,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.csv:  # before any work: a path that cannot be written is a one-line error, not a traceback
+            check_writable(args.csv, "--csv")
+        if args.plot:
+            check_writable(args.plot, "--plot", make_parents=True)
         doc = run(args)
     except (ValueError, MemoryError) as exc:
         parser.error(str(exc))
