@@ -300,7 +300,8 @@ def to_mask_mod(
     ``lookup``: ``dense``, an ``n x n`` boolean table (``n^2`` bytes, one load); ``bits``, the same table packed in
     64-bit words, ``(T[i, j >> 6] >> (j & 63)) & 1`` (``n^2 / 8`` bytes, one load); ``csr``, a binary search of ``j``
     in the sorted CSR row of ``i`` in ``ceil(log2(max row + 1))`` fixed steps (``8 (n + 1 + pairs)`` bytes, as many
-    dependent loads; slow to compile into the fused kernel, see the README); ``auto``: ``dense`` up to
+    dependent loads: fine eagerly and under ``vmap``, but compiling it into the fused CPU kernel took over 700 s at
+    six search steps where the tables took 11-34 s); ``auto``: ``dense`` up to
     ``DENSE_TABLE_BYTES``, else ``bits`` within half of ``max_memory``, else ``csr``. ``device``: where the tables
     live (the device of the attention call). A ``MemoryError`` naming ``max_memory`` before anything is built if the
     adjacency (bounded from the layer's operators) and the table would not fit.

@@ -236,7 +236,7 @@ register(
 register(
     Kind(
         "moba",
-        (Param("block", "key block length"), Param("top_blocks", "blocks per query besides its own", 3)),
+        (Param("block", "key block length"), Param("top_blocks", "blocks per query, its own included", 3)),
         lambda n, causal, circular, seed, b, k: SyntheticContent("moba", n, causal, seed, block=b, top_blocks=k),
         "MoBA block routing on synthetic Gaussian q, k",
     )
