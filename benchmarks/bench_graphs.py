@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 import networkx as nx
+import numba
 import numpy as np
 from scipy.sparse.csgraph import shortest_path
 
@@ -135,6 +136,17 @@ def main(argv=None) -> int:
         )
         assert math.isclose(c, c_ig, rel_tol=1e-9), (c, c_ig)
         row("average clustering, undirected", t_c, "igraph transitivity_avglocal", t_ig, f"C = {c:.4f} (both)")
+        threads = numba.get_num_threads()
+        numba.set_num_threads(1)  # the algorithms side by side: one thread each
+        try:
+            (t_c1, t_ig1), _ = best_of(
+                args.repeats,
+                lambda: average_clustering(und),
+                lambda: g_und.transitivity_avglocal_undirected(mode="zero"),
+            )
+        finally:
+            numba.set_num_threads(threads)
+        row("average clustering, undirected, 1 thread", t_c1, "igraph transitivity_avglocal", t_ig1, "one thread each")
     else:
         t_c, c = timed(lambda: average_clustering(und))
         row("average clustering, undirected", t_c, note=f"C = {c:.4f}; igraph not installed")
