@@ -25,8 +25,9 @@ from receptive.patterns.content import (
 )
 from receptive.patterns.flex import CSRPattern, from_mask_mod, to_mask_mod
 
-# small arguments for every parameter name of the layer-spec grammar (registry.KINDS); a new kind whose parameter
-# is missing here fails test_every_kind_has_small_arguments, so the round trip always covers every registered name
+# small arguments for the parameter names of the layer-spec grammar (registry.KINDS), else the kind's default; a new
+# kind with a required parameter missing here fails test_every_kind_has_small_arguments, so the round trip always
+# covers every registered name
 SMALL = {
     "w": 5,
     "w_swa": 3,
@@ -59,7 +60,7 @@ NAMES = list(KINDS) if KINDS else list(registry.PATTERNS)
 def build(name: str, causal: bool, n: int = N):
     if KINDS:
         kind = KINDS[name]
-        return kind.build(n, causal, False, 3, *[SMALL[p.name] for p in kind.params])
+        return kind.build(n, causal, False, 3, *[SMALL.get(p.name, p.default) for p in kind.params])
     return registry.make_pattern(name, n, 5, causal, seed=3)
 
 
@@ -69,7 +70,7 @@ def dense(mat) -> np.ndarray:
 
 def test_every_kind_has_small_arguments():
     for kind in (KINDS or {}).values():
-        missing = [p.name for p in kind.params if p.name not in SMALL]
+        missing = [p.name for p in kind.params if p.name not in SMALL and p.default is None]
         assert not missing, f"add small test values for {kind.name}'s parameters {missing} to SMALL"
     assert set(registry.PATTERNS) <= set(NAMES)
 
