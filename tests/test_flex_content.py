@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from receptive import coverage
 from receptive.patterns import registry
@@ -194,6 +196,21 @@ def test_lookups_on_several_words_and_the_sign_bit(causal):
         # padded indices beyond n (FlexAttention rounds up to its block) are masked
         q, kv = torch.tensor([n, n + 5, 3]), torch.tensor([0, 63, n + 1])
         assert not mask_mod(0, 0, q, kv).any()
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(1, 70), density=st.floats(0.0, 1.0), causal=st.booleans(), seed=st.integers(0, 2**16))
+def test_round_trip_of_random_neighbour_lists(n, density, causal, seed):
+    pytest.importorskip("torch")
+    import scipy.sparse as sp
+
+    a = np.random.default_rng(seed).random((n, n)) < density
+    a = np.tril(a) if causal else a
+    pattern = CSRPattern(n, [sp.csr_array(a)], causal)
+    expected = a | np.eye(n, dtype=bool)
+    for lookup in ("dense", "bits", "csr"):
+        back = from_mask_mod(to_mask_mod(pattern, 1, lookup=lookup), n, causal=causal, block=max(1, n // 3))
+        np.testing.assert_array_equal(dense(back.adjacency(1)), expected)
 
 
 def test_mask_mod_of_a_layer_stack():
