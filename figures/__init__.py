@@ -1,6 +1,6 @@
 """The paper's story as figures, each built from the toolkit's public API: ``python -m figures all``."""
 
-from . import approx, cost, coverage_vs_layer, hops, lstar_vs_n, small_world_plane, training
+from . import approx, cost, coverage_vs_layer, hops, layouts, lstar_vs_n, small_world_plane, training
 from .style import styled
 
 #: each figure drawn in the project's style (a ``matplotlib.rc_context``; nothing global changes at import)
@@ -16,6 +16,7 @@ FIGURES = {
         "approx_spectra": approx.make_spectra,
         "approx_methods": approx.make_methods,
         "training": training.make,
+        "layouts": layouts.make,
     }.items()
 }
 
