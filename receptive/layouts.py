@@ -22,6 +22,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from graphs._atomic import check_writable, write_text_atomic
+
 from . import __version__
 from .cli_parser import OneLineErrorParser
 from .coverage import coverage
@@ -202,6 +204,8 @@ def run(args: argparse.Namespace) -> dict:
         raise ValueError(f"--targets: expected an integer >= 1, got {args.targets}")
     if args.seed < 0:
         raise ValueError(f"--seed: expected an integer >= 0, got {args.seed}")
+    if args.json and args.json != "-":
+        check_writable(args.json, "--json")  # before the work, not after
     folder = Path(args.configs) if args.configs else default_config_dir()
     if not folder.is_dir():
         raise ValueError(f"--configs: {os.fspath(folder)!r} is not a folder")
@@ -226,21 +230,6 @@ def run(args: argparse.Namespace) -> dict:
     }
 
 
-def write_json(doc: dict, path: str) -> None:
-    """Write atomically: a partial file never replaces a good one."""
-    target = Path(path)
-    if not target.parent.is_dir():
-        raise ValueError(f"--json: folder {os.fspath(target.parent)!r} does not exist")
-    tmp = target.with_name(target.name + ".tmp")
-    try:
-        with open(tmp, "w") as fh:
-            json.dump(doc, fh, indent=1)
-            fh.write("\n")
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise ValueError(f"--json: cannot write {path!r}: {exc.strerror}") from None
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -248,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         doc = run(args)
         doc["command"] = " ".join(["python -m receptive.layouts", *(sys.argv[1:] if argv is None else argv)])
         if args.json and args.json != "-":
-            write_json(doc, args.json)
+            write_text_atomic(args.json, json.dumps(doc, indent=1) + "\n", "--json")
     except (ValueError, MemoryError) as exc:
         parser.error(str(exc))
     if args.json == "-":
