@@ -1,6 +1,6 @@
 """The paper's story as figures, each built from the toolkit's public API: ``python -m figures all``."""
 
-from . import approx, cost, coverage_vs_layer, hops, layouts, lstar_vs_n, small_world_plane, training
+from . import approx, causal, cost, coverage_vs_layer, hops, layouts, lstar_vs_n, small_world_plane, training
 from .style import styled
 
 #: each figure drawn in the project's style (a ``matplotlib.rc_context``; nothing global changes at import)
@@ -17,6 +17,7 @@ FIGURES = {
         "approx_methods": approx.make_methods,
         "training": training.make,
         "layouts": layouts.make,
+        "causal": causal.make,
     }.items()
 }
 
