@@ -15,6 +15,7 @@ FIGURES = {
         "cost_to_coverage": cost.make_to_coverage,
         "approx_spectra": approx.make_spectra,
         "approx_methods": approx.make_methods,
+        "approx_kv_cache": approx.make_kv_cache,
         "training": training.make,
         "layouts": layouts.make,
         "causal": causal.make,

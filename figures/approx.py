@@ -1,6 +1,8 @@
-"""Figures 7 and 8, the numerical-methods lab on all-MiniLM-L6-v2, from the JSON of ``python -m gpu.approx.real``
-(``benchmarks/results/approx_minilm.json`` by default): the spectra of real attention as in the survey (Serret et
-al. 2026, arXiv 2604.01757), and every method's error, embedding drift and retrieval ranking against its budget."""
+"""Figures 7-9, the numerical-methods lab, from committed JSON: the spectra of all-MiniLM-L6-v2's attention as in
+the survey (Serret et al. 2026, arXiv 2604.01757) and every method's error, embedding drift and retrieval ranking
+against its budget (``python -m gpu.approx.real``, ``benchmarks/results/approx_minilm.json``); error and
+perplexity against KV-cache bytes per token, on MiniLM and on the causal decoder study
+(``python -m gpu.approx.decoder``, ``benchmarks/results/approx_decoder.json``)."""
 
 from __future__ import annotations
 
@@ -12,16 +14,34 @@ import numpy as np
 from .style import COLORS, WIDE, load_results, save, styled
 
 DEFAULT_JSON = Path("benchmarks/results/approx_minilm.json")
+DECODER_JSON = Path("benchmarks/results/approx_decoder.json")
 MATRICES = ("Q", "K", "V", "QK^T", "A", "softmax")
 TITLES = {"QK^T": "$QK^T/\\sqrt{d}$", "A": "$A = \\exp(QK^T/\\sqrt{d})$", "softmax": "softmax (row-normalised A)"}
 STYLE = {
     "swa": ("-", "o"), "sa": ("-", "s"), "sa+swa": ("-", "^"), "swa+sink": ("--", "o"), "sa+sink": ("--", "s"),
     "reformer": (":", "v"), "moba": (":", "D"), "linformer": ("-.", "<"), "nystromformer": ("-.", ">"),
-    "performer": ("-.", "x"), "top-k": ("--", "*"), "svd": ("--", "+"),
+    "performer": ("-.", "x"), "top-k": ("--", "*"), "svd": ("--", "+"), "routing": (":", "p"),
+    "hyperattention": (":", "h"), "kdeformer": (":", "H"), "linformer-jl": ("-.", "<"), "skyformer": ("-.", "d"),
+    "cholesky": ("-.", "1"), "loki": (":", "2"), "polysketch": ("-.", "3"), "levattention": ("-.", "4"),
+    "mla": ("-", "P"), "transmla": ("-", "X"), "tpa": ("-", "8"),
 }  # fmt: skip
 EXTRA_COLORS = {"swa+sink": COLORS["swa"], "sa+sink": COLORS["sa"], "reformer": "#8c564b", "moba": "#e377c2",
                 "linformer": "#17becf", "nystromformer": "#bcbd22", "performer": "#7f7f7f", "top-k": "#000000",
-                "svd": "#9467bd"}  # fmt: skip
+                "svd": "#9467bd", "routing": "#aec7e8", "hyperattention": "#ffbb78", "kdeformer": "#98df8a",
+                "linformer-jl": "#17becf", "skyformer": "#c5b0d5", "cholesky": "#c49c94", "loki": "#f7b6d2",
+                "polysketch": "#c7c7c7", "levattention": "#dbdb8d", "mla": "#ff7f0e", "transmla": "#d6616b",
+                "tpa": "#393b79"}  # fmt: skip
+
+
+def _kw(name: str) -> dict:
+    style, marker = STYLE.get(name, ("-", "o"))
+    return {"ls": style, "marker": marker, "color": COLORS.get(name, EXTRA_COLORS.get(name)), "label": name}
+
+
+def _per_budget(rows, name, field="mean"):
+    """``(budgets, mean of field over the rows of that budget)`` of one method, budgets ascending."""
+    budgets = sorted({r["budget"] for r in rows if r["method"] == name})
+    return budgets, [np.mean([r[field] for r in rows if r["method"] == name and r["budget"] == b]) for b in budgets]
 
 
 @styled
@@ -47,25 +67,86 @@ def make_methods(out, quick: bool = False, results=DEFAULT_JSON):
     """Relative error of one attention, embedding cosine and retrieval rank correlation with every layer replaced,
     against the budget (keys per query)."""
     doc = load_results(results, f"python -m gpu.approx.real --json {results}")
-    fig, axes = plt.subplots(1, 3, figsize=(WIDE, 2.6), constrained_layout=True)
+    fig, axes = plt.subplots(1, 3, figsize=(WIDE, 3.4), constrained_layout=True)
     budgets = doc["parameters"]["budgets"]
+    sub_budgets = doc["parameters"].get("substitution_budgets", budgets)
     for name in doc["parameters"]["methods"]:
-        style, marker = STYLE.get(name, ("-", "o"))
-        kw = {"ls": style, "marker": marker, "color": COLORS.get(name, EXTRA_COLORS.get(name)), "label": name}
-        err = [np.mean([r["mean"] for r in doc["errors"] if r["method"] == name and r["budget"] == b]) for b in budgets]
-        axes[0].plot(budgets, err, **kw)
-        sub = [r for r in doc["substitution"] if r["method"] == name]
-        axes[1].plot([r["budget"] for r in sub], [r["document_cosine_mean"] for r in sub], **kw)
-        axes[2].plot([r["budget"] for r in sub], [r["spearman_mean"] for r in sub], **kw)
-    full = doc["substitution"][0]
-    axes[0].set(xscale="log", yscale="log", xlabel="budget m (keys per query)", ylabel="relative error",
+        axes[0].plot(*_per_budget(doc["errors"], name), **_kw(name))
+    axes[0].set(xscale="log", yscale="log", xlabel="budget m (keys per query, or rank)", ylabel="relative error",
                 title="one attention (layer, head mean)")  # fmt: skip
-    axes[1].set(xscale="log", xlabel="budget m", ylabel="cosine to the model's embedding",
-                title=f"all layers replaced, n = {doc['parameters']['document_tokens']}")  # fmt: skip
-    axes[2].set(xscale="log", xlabel="budget m", ylabel="Spearman rho of retrieval scores",
-                title=f"ranking kept (full: R@1 {full['recall_at_1']:.2f})")  # fmt: skip
-    for ax in axes:
-        ax.set_xticks(budgets, [str(b) for b in budgets])
-        ax.minorticks_off()
-    axes[0].legend(ncol=2, fontsize=6)
+    axes[0].set_xticks(budgets, [str(b) for b in budgets])
+    axes[0].minorticks_off()
+    full = doc["substitution"][0]
+    fields = (("document_cosine_mean", "cosine to the model's embedding",
+               f"all layers, n = {doc['parameters']['document_tokens']}"),
+              ("spearman_mean", "Spearman rho of retrieval scores",
+               f"ranking (full R@1 {full['recall_at_1']:.2f})"))  # fmt: skip
+    if len(sub_budgets) == 1:  # one budget: the methods side by side, sorted, bars = min-max over the draws
+        m = sub_budgets[0]
+        rows = [r for r in doc["substitution"][1:] if r["budget"] == m]
+        rows += [max((r for r in doc["substitution"] if r["method"] == name), key=lambda r: r["budget"])
+                 for name in doc["parameters"]["methods"] if name not in {r["method"] for r in rows}]  # fmt: skip
+        rows.sort(key=lambda r: r["document_cosine_mean"])
+        labels = [r["method"] + ("" if r["budget"] == m else f" (r={r['budget']})") for r in rows]
+        for ax, (field, label, title) in zip(axes[1:], fields, strict=True):
+            values = [r[field] for r in rows]
+            low = [r[field] - r.get(f"{field}_min", r[field]) for r in rows]
+            high = [r.get(f"{field}_max", r[field]) - r[field] for r in rows]
+            ax.barh(range(len(rows)), values, xerr=[low, high], color=[_kw(r["method"])["color"] for r in rows])
+            ax.set_yticks(range(len(rows)), labels, fontsize=5)
+            ax.set(xlabel=label, title=f"{title} (m = {m})", xlim=(min(0.0, min(values)), 1.0))
+    else:
+        for name in doc["parameters"]["methods"]:
+            kw = _kw(name)
+            sub = [r for r in doc["substitution"] if r["method"] == name]
+            for ax, (field, label, title) in zip(axes[1:], fields, strict=True):
+                ax.plot([r["budget"] for r in sub], [r[field] for r in sub], **kw)
+                if sub and f"{field}_min" in sub[0]:  # the spread over the draws of a randomized method
+                    ax.vlines([r["budget"] for r in sub], [r[f"{field}_min"] for r in sub],
+                              [r[f"{field}_max"] for r in sub], color=kw["color"], lw=0.8)  # fmt: skip
+                ax.set(xscale="log", xlabel="budget m", ylabel=label, title=title)
+                ax.set_xticks(sub_budgets, [str(b) for b in sub_budgets])
+                ax.minorticks_off()
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=8, fontsize=5)
     return save(fig, out, "approx_methods")
+
+
+@styled
+def make_kv_cache(out, quick: bool = False, results=DEFAULT_JSON, decoder=DECODER_JSON):
+    """Error against KV-cache bytes per token (whole model, float32): MiniLM's one-attention relative error, and the
+    causal decoder's perplexity against budget and against KV-cache bytes (every layer replaced; bars: min-max over
+    the draws of a randomized method)."""
+    doc = load_results(results, f"python -m gpu.approx.real --json {results}")
+    dec = load_results(decoder, f"python -m gpu.approx.decoder --json {decoder}")
+    fig, axes = plt.subplots(1, 3, figsize=(WIDE, 3.6), constrained_layout=True)
+    kv = {(r["method"], r["budget"]): r["kv_cache_bytes_per_token"] for r in doc["costs"]}
+    full_kv = next(r["kv_cache_bytes_per_token"] for r in doc["costs"] if r["method"] == "full")
+    for name in doc["parameters"]["methods"]:
+        budgets, err = _per_budget(doc["errors"], name)
+        axes[0].plot([kv[name, b] for b in budgets], err, **_kw(name))
+    axes[0].axvline(full_kv, color="0.5", lw=0.6, ls=":")
+    axes[0].set(xscale="log", yscale="log", xlabel="KV-cache bytes per token", ylabel="relative error",
+                title=f"MiniLM, one attention (n = {doc['parameters']['n']})")  # fmt: skip
+    full = next(r for r in dec["rows"] if r["method"] == "full")
+    for name in dec["parameters"]["methods"]:
+        rows = sorted((r for r in dec["rows"] if r["method"] == name), key=lambda r: r["budget"])
+        kw = _kw(name)
+        for ax, x in ((axes[1], "budget"), (axes[2], "kv_cache_bytes_per_token")):
+            ax.plot([r[x] for r in rows], [r["ppl"] for r in rows], **kw)
+            if rows and "ppl_min" in rows[0]:
+                ax.vlines([r[x] for r in rows], [r["ppl_min"] for r in rows], [r["ppl_max"] for r in rows],
+                          color=kw["color"], lw=0.8)  # fmt: skip
+    for ax, x in ((axes[1], full["budget"]), (axes[2], full["kv_cache_bytes_per_token"])):
+        ax.axhline(full["ppl"], color=COLORS["full"], lw=0.8, ls="--", label=f"full ({full['ppl']:.2f})")
+        ax.plot([x], [full["ppl"]], "*", color=COLORS["full"], ms=7)
+        ax.set(xscale="log", yscale="log", ylabel="validation perplexity")
+    c = dec["config"]
+    axes[1].set(xlabel="budget m (keys per query, or rank)",
+                title=f"decoder ({c['layers']} layers, n = {c['n']}), all replaced")  # fmt: skip
+    axes[2].set(xlabel="KV-cache bytes per token", title="decoder: against the cache")
+    handles = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=8, fontsize=5)
+    return save(fig, out, "approx_kv_cache")
