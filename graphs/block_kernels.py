@@ -23,40 +23,44 @@ NONE, FULL, PREFIX, SUFFIX = 0, 1, 2, 3
 def block_or(bits, out, perm, starts, indptr, indices, diag, accumulate):
     """``out[perm[p]] (|)= OR`` of the key blocks ``indices[indptr[b]:indptr[b+1]]`` of ``p``'s block ``b``, plus
     its own block per ``diag``. Block ``b`` holds permuted positions ``starts[b] .. starts[b+1]-1``; an empty
-    ``perm`` is the identity."""
+    ``perm`` is the identity. Rows are handled as 1-d views (vectorised loops)."""
     n_words = bits.shape[1]
     n_blocks = starts.shape[0] - 1
     has_perm = perm.shape[0] > 0
     totals = np.zeros((n_blocks, n_words), dtype=np.uint64)
     for b in prange(n_blocks):
+        total = totals[b]
         for p in range(starts[b], starts[b + 1]):
-            src = perm[p] if has_perm else p
+            row = bits[perm[p] if has_perm else p]
             for k in range(n_words):
-                totals[b, k] |= bits[src, k]
+                total[k] |= row[k]
     for b in prange(n_blocks):
         acc = np.zeros(n_words, dtype=np.uint64)
         for e in range(indptr[b], indptr[b + 1]):
-            kb = indices[e]
+            total = totals[indices[e]]
             for k in range(n_words):
-                acc[k] |= totals[kb, k]
+                acc[k] |= total[k]
         if diag == FULL:
+            total = totals[b]
             for k in range(n_words):
-                acc[k] |= totals[b, k]
+                acc[k] |= total[k]
         lo, hi = starts[b], starts[b + 1]
-        run = np.zeros(n_words, dtype=np.uint64)
         step = -1 if diag == SUFFIX else 1
         first, last = (hi - 1, lo - 1) if diag == SUFFIX else (lo, hi)
+        running = diag == PREFIX or diag == SUFFIX
         for p in range(first, last, step):
             idx = perm[p] if has_perm else p
-            if diag == PREFIX or diag == SUFFIX:
+            if running:
+                row = bits[idx]
                 for k in range(n_words):
-                    run[k] |= bits[idx, k]
+                    acc[k] |= row[k]
+            dst = out[idx]
             if accumulate:
                 for k in range(n_words):
-                    out[idx, k] |= acc[k] | run[k]
+                    dst[k] |= acc[k]
             else:
                 for k in range(n_words):
-                    out[idx, k] = acc[k] | run[k]
+                    dst[k] = acc[k]
 
 
 @njit(parallel=True, cache=True)
@@ -131,3 +135,33 @@ def global_queries_or(bits: np.ndarray, out: np.ndarray, tokens: np.ndarray, ord
 
 def _tile(bits: np.ndarray) -> int:
     return max(1, -(-bits.shape[1] // 8))
+
+
+@njit(parallel=True, cache=True)
+def full_or(bits, out, order, accumulate, tile):
+    """Full attention: ``out[i] (|)= OR`` of every row (``order = 0``), of rows ``j <= i`` (``+1``, causal) or
+    ``j >= i`` (``-1``). Word tiles run in parallel, each sweeping the rows in order: ``O(n W)``, row-contiguous."""
+    n, n_words = bits.shape
+    n_tiles = (n_words + tile - 1) // tile
+    for t in prange(n_tiles):
+        w0 = t * tile
+        m = min(n_words, w0 + tile) - w0
+        run = np.zeros(m, dtype=np.uint64)
+        if order == 0:
+            for i in range(n):
+                row = bits[i, w0 : w0 + m]
+                for k in range(m):
+                    run[k] |= row[k]
+        for step in range(n):
+            i = step if order >= 0 else n - 1 - step
+            row = bits[i, w0 : w0 + m]
+            dst = out[i, w0 : w0 + m]
+            if order != 0:
+                for k in range(m):
+                    run[k] |= row[k]
+            if accumulate:
+                for k in range(m):
+                    dst[k] |= run[k]
+            else:
+                for k in range(m):
+                    dst[k] = run[k]

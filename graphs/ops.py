@@ -207,7 +207,28 @@ class GlobalOp:
         return (before if self.keys else 0) + (after if self.queries else 0)
 
 
-Op = WindowOp | NeighbourOp | BlockOp | GlobalOp
+@dataclass(frozen=True)
+class FullOp:
+    """Full attention: every query attends every key (``order = 0``), the keys ``<=`` it (``+1``, causal) or
+    ``>=`` it (``-1``, the transpose). One running OR per word tile: ``O(n W)`` whatever ``n`` is."""
+
+    order: int = 0
+
+    def transpose(self) -> FullOp:
+        return FullOp(-self.order)
+
+    def buffer_bytes(self, n: int, n_words: int) -> int:
+        return 0
+
+    def apply(self, bits: np.ndarray, out: np.ndarray, accumulate: bool) -> None:
+        n_words = bits.shape[1]
+        block_kernels.full_or(bits, out, self.order, accumulate, max(64, -(-n_words // 4)))
+
+    def pair_count(self, n: int) -> int:
+        return n * n if self.order == 0 else n * (n + 1) // 2
+
+
+Op = WindowOp | NeighbourOp | BlockOp | GlobalOp | FullOp
 
 _TILE_BUDGET_WORDS = 64 * 1024  # 512 KiB of scratch per task: about half this machine's L2 per core
 

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from graphs.block_kernels import FULL, PREFIX, SUFFIX
-from graphs.ops import BlockOp, GlobalOp, NeighbourOp, Op
+from graphs.ops import BlockOp, FullOp, GlobalOp, NeighbourOp, Op
 
 from ..validation import check_int
 from ..windows import check_window, window_offsets
@@ -159,6 +159,10 @@ def _edges(op: Op, n: int) -> tuple[np.ndarray, np.ndarray]:
         return _block_edges(op, n)
     if isinstance(op, GlobalOp):
         return _global_edges(op, n)
+    if isinstance(op, FullOp):
+        i, j = np.divmod(np.arange(n * n, dtype=np.int64), n)
+        keep = j <= i if op.order > 0 else j >= i if op.order < 0 else np.ones(i.size, dtype=bool)
+        return i[keep], j[keep]
     perm = np.arange(n, dtype=np.int64) if op.perm is None else op.perm
     length = perm.size  # a virtual sequence with holes (-1) may be longer than n
     p = np.repeat(np.arange(length, dtype=np.int64), op.size)

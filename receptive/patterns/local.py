@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from graphs.ops import Op, WindowOp
+from graphs.ops import FullOp, Op, WindowOp
 
 from ..validation import check_int
 from .base import Pattern, WindowPattern
@@ -53,7 +53,7 @@ class FullAttention(Pattern):
 
     def layer_ops(self, layer: int) -> tuple[Op, ...]:
         self._check_layer(layer)
-        return (WindowOp(self.n - 1, 0 if self.causal else self.n - 1),)
+        return (FullOp(+1 if self.causal else 0),)
 
     def closed_form_counts(self, layers: int) -> np.ndarray:
         """``|RF_L(i)| = |A(i)|`` for ``L >= 1`` (``i + 1`` causal, ``n`` otherwise)."""
