@@ -142,16 +142,9 @@ def test_causal_model_exact_at_full_window_with_left_padding():
     assert torch.allclose(padded[0], want[0], atol=1e-5) and torch.allclose(padded[1, 7:], reference[1, 7:], atol=1e-5)
 
 
-ODD_LENGTH_BUG = pytest.mark.xfail(
-    strict=True, raises=RuntimeError,
-    reason="causal HyperAttention's recursion meets n - n/2 queries with n/2 keys at odd lengths (n = 40 splits "
-    "into 20 + 20, then 10 + 10 and 5 + 5: 3 queries against 2 keys), gpu/approx/families/sampling.py",
-)  # fmt: skip
-
-
 @pytest.mark.parametrize(
     "method",
-    [pytest.param(m, marks=ODD_LENGTH_BUG) if m == "hyperattention" else m for m, s in METHODS.items() if s.causal],
+    [m for m, s in METHODS.items() if s.causal],
 )
 @torch.no_grad()
 def test_causal_methods_never_read_a_future_key(method):

@@ -36,7 +36,8 @@ def hyper_estimates(q, k, v, m, seed, shift=None, return_shift: bool = False):
     likewise with ``v = 1`` (the paper's approximate row normaliser). Unbiased for ``sum_j e^{s_ij - c_i} v_j``
     given ``c`` (``shift``: ``(b, h, n)``; default the row maximum of the computed scores; ``return_shift`` returns
     it third)."""
-    bsz, h, n, d = q.shape
+    bsz, h, n_q, d = q.shape
+    n = k.shape[2]  # keys; the causal recursion pairs n - n/2 queries with n/2 keys
     block = min(n, max(1, -(-m // 2)))
     samples = max(1, m - block)
     g = generator(seed)
@@ -57,8 +58,8 @@ def hyper_estimates(q, k, v, m, seed, shift=None, return_shift: bool = False):
     heavy = heavy.clamp_min(0)
     cols = torch.randint(n, (samples,), generator=g).to(q.device)
     scale = scale_of(q)
-    kh = torch.gather(k, 2, heavy.reshape(bsz, h, -1, 1).expand(-1, -1, -1, d)).view(bsz, h, n, block, d)
-    vh = torch.gather(v, 2, heavy.reshape(bsz, h, -1, 1).expand(-1, -1, -1, d)).view(bsz, h, n, block, d)
+    kh = torch.gather(k, 2, heavy.reshape(bsz, h, -1, 1).expand(-1, -1, -1, d)).view(bsz, h, n_q, block, d)
+    vh = torch.gather(v, 2, heavy.reshape(bsz, h, -1, 1).expand(-1, -1, -1, d)).view(bsz, h, n_q, block, d)
     s_heavy = torch.einsum("bhnd,bhnkd->bhnk", q, kh) * scale
     s_heavy = s_heavy.masked_fill(~heavy_ok, float("-inf"))
     s_cols = q @ k[:, :, cols].transpose(-1, -2) * scale  # (b, h, n, s)
