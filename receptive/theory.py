@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import gammaln
 
 from .validation import check_int
 from .windows import window_offsets
@@ -149,6 +148,8 @@ def _empty_prob(size, occupied, n):
     size = np.asarray(size, dtype=float)
     occupied = np.asarray(occupied, dtype=float)
     room = n - occupied - size
+    from scipy.special import gammaln  # imported on use (import time of the CLIs)
+
     log_p = gammaln(n - occupied + 1) - gammaln(np.maximum(room, 0) + 1) - gammaln(n + 1) + gammaln(n - size + 1)
     return np.where(room >= 0, np.exp(np.minimum(log_p, 0.0)), 0.0)
 

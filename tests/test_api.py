@@ -93,7 +93,7 @@ def test_sa_prediction_close_to_measurement():
         (lambda: make_pattern("sa", 10, 0), "w:"),
         (lambda: make_pattern("sa", 10, 20), "w:"),
         (lambda: make_pattern("swa", 10, True), "w:"),
-        (lambda: make_pattern("nope", 10, 2), "patterns"),
+        (lambda: make_pattern("nope", 10, 2), "name: unknown pattern"),
         (lambda: make_pattern("sa", 10, 2, seed=-3), "seed"),
         (lambda: StochasticAttention(4, 2, permutations=[[0, 1, 2, 2]]), "permutations"),
         (lambda: StochasticAttention(4, 2, permutations=[[0, 1, 2]]), "permutations"),

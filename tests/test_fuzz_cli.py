@@ -174,7 +174,6 @@ ARGUMENT = st.one_of(
 def test_entry_points_raise_value_errors_naming_the_argument(name, n, w, layers, method, targets, max_memory, seed):
     """make_pattern and coverage: a result or a ValueError whose message starts with the argument's name."""
     names = ("name", "n", "w", "layers", "method", "targets", "max_memory", "seed", "pattern", "causal", "max_layers")
-    names += ("patterns",)  # make_pattern names an unknown ``name`` after the CLI option it serves, --patterns
     try:
         pat = make_pattern(name, n, w, seed=seed)
         if pat.n > 300:

@@ -265,12 +265,10 @@ def write_csv(doc: dict, path: str) -> None:
 
 def plot(doc: dict, path: str) -> list[str]:
     """Mean (solid) and minimum (dashed) coverage vs layer; saved as PNG and PDF next to ``path``."""
-    import matplotlib
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend stays as it is
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 3.2), constrained_layout=True)
+    fig = Figure(figsize=(5, 3.2), layout="constrained")
+    ax = fig.subplots()
     for name, p in doc["patterns"].items():
         x = [lc["layer"] for lc in p["layers"]]
         (line,) = ax.plot(x, [lc["mean"] for lc in p["layers"]], marker="o", ms=3, label=f"{name} mean")

@@ -12,9 +12,7 @@ dilated heads), :mod:`.stack` (layer stacks), :mod:`.registry` (names, layer and
 
 from .base import NeighbourListPattern, Pattern, WindowPattern
 from .blocks import BigBird, Chunked
-from .content import lsh_pattern, moba_pattern, random_content_pattern, random_qk, topk_pattern
 from .dilated import DilatedWindow, LongNet
-from .flex import CSRPattern, from_mask_mod, to_mask_mod
 from .global_tokens import SinkWindow, WindowGlobal
 from .hf_config import pattern_from_config
 from .local import FullAttention, SlidingWindow
@@ -57,3 +55,23 @@ __all__ = [
     "to_mask_mod",
     "topk_pattern",
 ]
+
+#: names of :mod:`.flex` and :mod:`.content`, loaded on first use (they need scipy.sparse; PEP 562)
+_LAZY = {
+    "CSRPattern": "flex",
+    "from_mask_mod": "flex",
+    "to_mask_mod": "flex",
+    "lsh_pattern": "content",
+    "moba_pattern": "content",
+    "random_content_pattern": "content",
+    "random_qk": "content",
+    "topk_pattern": "content",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 
 import numpy as np
-import scipy.sparse as sp
 
 from graphs.block_kernels import FULL, PREFIX, SUFFIX
 from graphs.ops import BlockOp, FullOp, GlobalOp, NeighbourOp, Op
@@ -63,9 +62,11 @@ class Pattern(ABC):
     def has_closed_form(self) -> bool:
         return type(self).closed_form_counts is not Pattern.closed_form_counts
 
-    def adjacency(self, layer: int) -> sp.csr_array:
+    def adjacency(self, layer: int):
         """Boolean ``n x n`` sparse matrix of layer ``layer``: entry ``[i, j]`` is set when query ``i`` attends to
         key ``j``. Built by enumerating the ``O(n w)`` edges; meant for small ``n`` and for cross-checks."""
+        import scipy.sparse as sp  # imported on use: the coverage CLI never needs it
+
         rows, cols = [], []
         for op in self.layer_ops(self._check_layer(layer)):
             r, c = _edges(op, self.n)
@@ -141,6 +142,8 @@ class NeighbourListPattern(Pattern):
         rows = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(op.indptr))
         if self.causal and np.any(op.indices > rows):
             raise ValueError("neighbours: a causal pattern cannot list a key after its query")
+        import scipy.sparse as sp
+
         mat = sp.csr_array((np.ones(rows.size, dtype=bool), (rows, op.indices)), shape=(self.n, self.n))
         mat = (mat + sp.eye_array(self.n, dtype=bool, format="csr")).tocsr()
         mat.sort_indices()

@@ -49,8 +49,8 @@ def make_pattern(
 ) -> Pattern:
     """Build a window-parameterised pattern by name (:data:`PATTERNS`: ``swa``, ``sa``, ``sa+swa``, ``full``, and
     the causal variants); the other zoo patterns are built from layer specs (:func:`pattern_from_spec`)."""
-    if name not in PATTERNS:
-        raise ValueError(f"patterns: unknown pattern {name!r}; choose from {', '.join(PATTERNS)}")
+    if not isinstance(name, str) or name not in PATTERNS:
+        raise ValueError(f"name: unknown pattern {name!r}; choose from {', '.join(PATTERNS)}")
     return PATTERNS[name](n, w, causal, circular, seed, permutations)
 
 
