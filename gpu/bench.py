@@ -233,12 +233,10 @@ def draw_to_coverage(ax, doc: dict, colors=KIND_COLORS, labels=KIND_LABELS) -> N
 def plot_cost(doc: dict, path: str) -> list[str]:
     """Time per layer and time to full coverage vs n for every path (log-log), saved as PNG and PDF; the same
     drawing functions ``figures.cost`` uses."""
-    import matplotlib
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend stays as it is
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(7, 3), constrained_layout=True)
+    fig = Figure(figsize=(7, 3), layout="constrained")
+    axes = fig.subplots(1, 2)
     draw_per_layer(axes[0], doc)
     draw_to_coverage(axes[1], doc)
     return save_png_pdf(fig, path)
