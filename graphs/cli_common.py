@@ -9,10 +9,9 @@ of ``receptive``; ``receptive.cli_parser`` and ``receptive.plotting`` re-export 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
-import tempfile
 from pathlib import Path
+
+from ._atomic import atomic_write, write_text_atomic
 
 __all__ = ["OneLineErrorParser", "save_png_pdf", "write_atomic"]
 
@@ -25,42 +24,10 @@ class OneLineErrorParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def _check_folder(path: Path, option: str) -> None:
-    folder = path.parent
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"{option}: {str(folder)!r} is not a folder")
-
-
-@contextlib.contextmanager
-def _atomic(path: str | Path, option: str, mkdir: bool):
-    """Yield a temporary path next to ``path``; rename it onto ``path`` if the block succeeds, delete it if not."""
-    path = Path(path)
-    _check_folder(path, option)
-    try:
-        if mkdir:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise ValueError(f"{option}: cannot write {str(path)!r} ({exc.strerror or exc})") from None
-    os.close(fd)
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def write_atomic(path: str | Path, text: str, *, option: str = "path", mkdir: bool = False) -> str:
-    """Write ``text`` to ``path`` whole or not at all: a temporary file in the same folder, renamed onto ``path``
-    (``os.replace`` is atomic on POSIX and Windows). ``mkdir``: create missing folders first. A folder that is
-    missing (without ``mkdir``) or unwritable gives a ``ValueError`` naming ``option``; nothing is left behind."""
-    with _atomic(path, option, mkdir) as tmp:
-        try:
-            Path(tmp).write_text(text)
-        except OSError as exc:
-            raise ValueError(f"{option}: cannot write {str(path)!r} ({exc.strerror or exc})") from None
+    """Write ``text`` to ``path`` whole or not at all (:func:`graphs._atomic.atomic_write`); ``mkdir``: create
+    missing folders first. A place that cannot be written gives a ``ValueError`` naming ``option``."""
+    write_text_atomic(path, text, option, make_parents=mkdir)
     return str(path)
 
 
@@ -73,8 +40,8 @@ def save_png_pdf(fig, path: str | Path, dpi: int = 150, *, option: str = "path")
     written = [f"{stem}.png", f"{stem}.pdf"]
     try:
         for target in written:
-            with _atomic(target, option, mkdir=True) as tmp:
-                fig.savefig(tmp, dpi=dpi, format=Path(target).suffix[1:])
+            with atomic_write(target, option, mode="wb", make_parents=True) as fh:
+                fig.savefig(fh, dpi=dpi, format=Path(target).suffix[1:])
     finally:
         plt.close(fig)
     return written

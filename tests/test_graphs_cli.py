@@ -161,11 +161,11 @@ def test_write_atomic_leaves_nothing_behind(tmp_path):
     target = tmp_path / "out.json"
     write_atomic(target, "{}\n")
     assert target.read_text() == "{}\n"
-    with pytest.raises(ValueError, match=r"^--json: cannot write"):
+    with pytest.raises(ValueError, match=r"^--json: directory .* does not exist"):
         write_atomic(tmp_path / "missing" / "out.json", "{}", option="--json")
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(ValueError, match=r"^--out: .* is not a folder"):
+    with pytest.raises(ValueError, match=r"^--out: .* is not a directory"):
         write_atomic(blocker / "x.json", "{}", option="--out")
 
     class Boom:
@@ -192,5 +192,5 @@ def test_save_png_pdf_is_atomic(tmp_path):
     fig, _ = plt.subplots()
     blocker = tmp_path / "blocker"
     blocker.write_text("")
-    with pytest.raises(ValueError, match=r"^--plot: .* is not a folder"):
+    with pytest.raises(ValueError, match=r"^--plot: .* (is not a directory|cannot create directory)"):
         save_png_pdf(fig, blocker / "fig", option="--plot")
