@@ -24,6 +24,7 @@ import torch
 
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
+from ..threads import torch_threads
 from . import METHODS, approximate, exact_attention, exact_cost, method_cost, relative_error
 from .costs import measured_flops, measured_peak_bytes
 
@@ -189,12 +190,8 @@ def main(argv=None) -> int:
         if args.json != "-":
             _print_costs(rows, args.n, args.d, args.heads, args.causal)
     else:
-        threads = torch.get_num_threads()
-        torch.set_num_threads(args.threads)
-        try:
+        with torch_threads(args.threads):
             rows = study(kinds, args.n, args.d, budgets, args.seeds, methods, args.causal)
-        finally:
-            torch.set_num_threads(threads)
         parameters = {k: getattr(args, k) for k in ("kinds", "methods", "n", "d", "budgets", "seeds", "causal")}
         parameters["heads"] = HEADS
         if args.json != "-":

@@ -34,8 +34,10 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from graphs.cli_common import write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
+from ..threads import torch_threads
 from .hf import calibration_options, capture_keys_values, register
 from .methods import METHODS
 
@@ -292,26 +294,22 @@ def main(argv=None) -> int:
         p.error(str(exc))
     if args.threads < 1:
         p.error(f"--threads: expected a positive integer, got {args.threads}")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(args.threads)
     try:  # the options named like the fields they set: --steps, --seed, --seeds, --methods
-        config = QUICK if args.quick else DecoderConfig()
-        config = replace(config, seed=args.seed, **({"steps": args.steps} if args.steps is not None else {}))
-        if args.train_only:
-            from gpu.train.tasks import load_corpus
+        with torch_threads(args.threads):
+            config = QUICK if args.quick else DecoderConfig()
+            config = replace(config, seed=args.seed, **({"steps": args.steps} if args.steps is not None else {}))
+            if args.train_only:
+                from gpu.train.tasks import load_corpus
 
-            _, training = trained(config, load_corpus(config.max_chars), args.cache, verbose=True)
-            print(f"trained in {training['seconds']:.0f} s, final loss {training['loss'][-1]['loss']:.3f}")
-            return 0
-        result = study(config, methods, budgets, args.seeds, cache=args.cache)
+                _, training = trained(config, load_corpus(config.max_chars), args.cache, verbose=True)
+                print(f"trained in {training['seconds']:.0f} s, final loss {training['loss'][-1]['loss']:.3f}")
+                return 0
+            result = study(config, methods, budgets, args.seeds, cache=args.cache)
     except ValueError as exc:
         p.error(f"--{exc}")
-    finally:
-        torch.set_num_threads(threads)
     print(summary(result))
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+        write_atomic(args.json, json.dumps(result, indent=1) + "\n", option="--json", mkdir=True)
     return 0
 
 

@@ -31,14 +31,15 @@ import math
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from graphs.cli_common import write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
+from ..threads import torch_threads
 from . import corpus
 from .__main__ import budgets_for
 from .methods import METHODS, approximate, exact_attention
@@ -367,22 +368,18 @@ def main(argv=None) -> int:
         p.error(f"--pairs: expected an integer >= 2, got {args.pairs}")
     if args.quick:
         args.windows, args.n, args.document_tokens, args.pairs, args.seeds = 1, 128, 64, args.pairs or 12, 1
-    threads = torch.get_num_threads()
-    torch.set_num_threads(args.threads)
     try:
-        result = run(args.windows, args.n, methods, budgets, args.seeds, args.document_tokens, args.pairs,
-                     substitution_budgets=sub_budgets)  # fmt: skip
+        with torch_threads(args.threads):
+            result = run(args.windows, args.n, methods, budgets, args.seeds, args.document_tokens, args.pairs,
+                         substitution_budgets=sub_budgets)  # fmt: skip
     except ModuleNotFoundError as exc:
         p.error(str(exc))
     except ValueError as exc:
         p.error(f"--{str(exc).replace('_', '-')}")
-    finally:
-        torch.set_num_threads(threads)
     result["parameters"]["threads"] = args.threads
     print(summary(result["structure"], result["errors"], result["substitution"]))
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+        write_atomic(args.json, json.dumps(result, indent=1) + "\n", option="--json", mkdir=True)
     return 0
 
 
