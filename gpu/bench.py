@@ -32,6 +32,7 @@ from receptive.validation import check_int
 from receptive.windows import max_window
 
 from .attention import full_attention, sa_attention, swa_attention
+from .modules import multiscale_permutations
 from .validation import writable_folder
 
 PAPER_SPEEDUP = {2048: 1.5, 8192: 6.6, 32768: 28.0}
@@ -40,8 +41,8 @@ TIMED_BACKENDS = ("torch", "flex", "triton")
 #: the name a backend carries in a row's label (``sa fused``); the torch path keeps the bare kind (``sa``)
 SUFFIX = {"torch": "", "sdpa": "", "flex": " flex", "triton": " fused"}
 #: colours per kind, shared with ``figures.style.COLORS`` (a test keeps them equal); line style per backend
-KIND_COLORS = {"full": "#444444", "swa": "#1f77b4", "sa": "#d62728", "sa+swa": "#2ca02c"}
-KIND_LABELS = {"full": "full", "swa": "SWA", "sa": "SA", "sa+swa": "SA+SWA"}
+KIND_COLORS = {"full": "#444444", "swa": "#1f77b4", "sa": "#d62728", "sa+swa": "#2ca02c", "sa-ms": "#8c564b"}
+KIND_LABELS = {"full": "full", "swa": "SWA", "sa": "SA", "sa+swa": "SA+SWA", "sa-ms": "multi-scale SA"}
 BACKEND_LINES = {"torch": "-", "sdpa": "-", "flex": "--", "triton": ":"}
 BACKEND_NAMES = {"torch": "", "sdpa": "", "flex": " (Flex)", "triton": " (fused)"}
 
@@ -86,8 +87,9 @@ def _peak_memory(step) -> int:
     return torch.cuda.max_memory_allocated() - before
 
 
-def _paths(q, k, v, w, gate, perm, backends) -> dict:
-    """``{label: (kind, backend, fn)}``: full through SDPA, each windowed kind through every backend asked for."""
+def _paths(q, k, v, w, gate, perm, backends, ms_perm=None) -> dict:
+    """``{label: (kind, backend, fn)}``: full through SDPA, each windowed kind through every backend asked for;
+    with ``ms_perm`` (per-head block permutations, ``(heads, n)``) also multi-scale SA (issue 13)."""
     paths = {"full": ("full", "sdpa", lambda: full_attention(q, k, v, backend="torch"))}
     for b in backends:
 
@@ -100,6 +102,12 @@ def _paths(q, k, v, w, gate, perm, backends) -> dict:
         paths[label("swa", b)] = ("swa", b, swa)
         paths[label("sa", b)] = ("sa", b, sa)
         paths[label("sa+swa", b)] = ("sa+swa", b, lambda sa=sa, swa=swa: gate * sa() + (1 - gate) * swa())
+        if ms_perm is not None:
+
+            def sa_ms(b=b):
+                return sa_attention(q, k, v, w, perm=ms_perm, backend=b, validate=False)
+
+            paths[label("sa-ms", b)] = ("sa-ms", b, sa_ms)
     return paths
 
 
@@ -132,11 +140,12 @@ def run(args) -> dict:
         q, k, v = (torch.randn(shape, generator=g).to(device, dtype) for _ in range(3))
         gate = torch.rand(args.batch, args.heads, n, 1, generator=g).to(device, dtype)
         perm = torch.randperm(n, generator=g).to(device)
+        ms_perm = multiscale_permutations(n, args.heads, args.w, generator=g).to(device) if args.variants else None
         if args.backward:
             for t in (q, k, v):
                 t.requires_grad_()
         timings = {}
-        for name, (kind, backend, fn) in _paths(q, k, v, args.w, gate, perm, backends).items():
+        for name, (kind, backend, fn) in _paths(q, k, v, args.w, gate, perm, backends, ms_perm).items():
             step = (lambda fn=fn: fn().sum().backward()) if args.backward else fn
             with torch.no_grad() if not args.backward else torch.enable_grad():
                 seconds = _timer(step, args.repeats, cuda)
@@ -158,12 +167,15 @@ def run(args) -> dict:
             row["time_over_peer"] = row["seconds"] / timings[peer] if peer else None
             if row["kind"] == "sa":
                 row["sa_over_swa"] = row["seconds"] / timings[label("swa", row["backend"])]
+            if row["kind"] == "sa-ms":
+                row["over_sa"] = row["seconds"] / timings[label("sa", row["backend"])]
         for b in backends:
             sa, swa = timings[label("sa", b)], timings[label("swa", b)]
             print(
                 f"         {b}: SA speedup over full {timings['full'] / sa:.1f}x (paper "
                 f"{PAPER_SPEEDUP.get(n, '-')}x on an A100), SA overhead over SWA {sa / swa:.2f}x, "
-                f"SA+SWA / SWA {timings[label('sa+swa', b)] / swa:.2f}x",
+                f"SA+SWA / SWA {timings[label('sa+swa', b)] / swa:.2f}x"
+                + (f", multi-scale SA / SA {timings[label('sa-ms', b)] / sa:.2f}x" if args.variants else ""),
                 flush=True,
             )
     cost = []
@@ -251,6 +263,7 @@ def _parse(p, argv):
     p.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], default="float32")
     p.add_argument("--backward", action="store_true", help="time forward + backward")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--variants", action="store_true", help="also time multi-scale SA (per-head block permutations)")
     p.add_argument(
         "--backends",
         default=None,

@@ -115,3 +115,13 @@ def test_replot_from_json(tmp_path, capsys):
             main(["--replot", str(bad), "--plot", str(tmp_path / "x.png")])
         err = capsys.readouterr().err
         assert exc.value.code == 2 and err.count("\n") == 1 and "--replot: cannot read" in err
+
+
+def test_variants_rows_time_multiscale_sa(tmp_path, capsys):
+    """--variants adds multi-scale SA rows (per-head block permutations) with their ratio to SA."""
+    out = tmp_path / "b.json"
+    main(["--n", "256", "--w", "8", "--repeats", "1", "--variants", "--json", str(out), "--plot", str(tmp_path / "p")])
+    doc = json.loads(out.read_text())
+    rows = [r for r in doc["rows"] if r["kind"] == "sa-ms"]
+    assert len(rows) == 1 and rows[0]["over_sa"] > 0
+    assert "multi-scale SA / SA" in capsys.readouterr().out
