@@ -133,6 +133,7 @@ def run(args) -> dict:
     device = "cuda" if cuda else "cpu"
     dtype = getattr(torch, args.dtype)
     backends = args.backends
+    variants = getattr(args, "variants", False)  # callers that build the namespace by hand may leave it out
     rows = []
     for n in args.n:
         g = torch.Generator().manual_seed(n)
@@ -140,7 +141,7 @@ def run(args) -> dict:
         q, k, v = (torch.randn(shape, generator=g).to(device, dtype) for _ in range(3))
         gate = torch.rand(args.batch, args.heads, n, 1, generator=g).to(device, dtype)
         perm = torch.randperm(n, generator=g).to(device)
-        ms_perm = multiscale_permutations(n, args.heads, args.w, generator=g).to(device) if args.variants else None
+        ms_perm = multiscale_permutations(n, args.heads, args.w, generator=g).to(device) if variants else None
         if args.backward:
             for t in (q, k, v):
                 t.requires_grad_()
@@ -175,7 +176,7 @@ def run(args) -> dict:
                 f"         {b}: SA speedup over full {timings['full'] / sa:.1f}x (paper "
                 f"{PAPER_SPEEDUP.get(n, '-')}x on an A100), SA overhead over SWA {sa / swa:.2f}x, "
                 f"SA+SWA / SWA {timings[label('sa+swa', b)] / swa:.2f}x"
-                + (f", multi-scale SA / SA {timings[label('sa-ms', b)] / sa:.2f}x" if args.variants else ""),
+                + (f", multi-scale SA / SA {timings[label('sa-ms', b)] / sa:.2f}x" if variants else ""),
                 flush=True,
             )
     cost = []
