@@ -161,20 +161,6 @@ def free_memory(device: str) -> int | None:
     return torch.cuda.mem_get_info()[0] if device == "cuda" else None
 
 
-def peak_memory(step) -> int:
-    """Bytes one call allocates beyond what was allocated before it (inputs, weights), at its peak:
-    ``torch.cuda.max_memory_allocated`` around a single call (not around ``do_bench``, whose L2-flush buffer would
-    count)."""
-    import torch
-
-    torch.cuda.synchronize()
-    before = torch.cuda.memory_allocated()
-    torch.cuda.reset_peak_memory_stats()
-    step()
-    torch.cuda.synchronize()
-    return torch.cuda.max_memory_allocated() - before
-
-
 def _flops(kind: str, n: int, w: int, heads: int, dim: int, backward: bool) -> float:
     """Useful FLOPs: 4 d per allowed (query, key) pair (Dao et al. 2022), x 3.5 with the backward."""
     import numpy as np
@@ -192,6 +178,7 @@ def timings(s: Sizes, device: str, deadline: float, log) -> list[Timing]:
     import torch
 
     from gpu import full_attention, sa_attention, swa_attention
+    from gpu.memory import peak_memory
 
     cuda = device == "cuda"
     dtype = getattr(torch, s.dtype)

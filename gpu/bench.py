@@ -32,6 +32,7 @@ from receptive.validation import check_int
 from receptive.windows import max_window
 
 from .attention import full_attention, sa_attention, swa_attention
+from .memory import peak_memory
 from .modules import multiscale_permutations
 from .validation import writable_folder
 
@@ -74,17 +75,6 @@ def _timer(fn, repeats: int, cuda: bool) -> float:
         fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
-
-
-def _peak_memory(step) -> int:
-    """Bytes one call allocates beyond what was allocated before it, at its peak (``max_memory_allocated`` around
-    one call, not around ``do_bench``, whose L2-flush buffer would count)."""
-    torch.cuda.synchronize()
-    before = torch.cuda.memory_allocated()
-    torch.cuda.reset_peak_memory_stats()
-    step()
-    torch.cuda.synchronize()
-    return torch.cuda.max_memory_allocated() - before
 
 
 def _paths(q, k, v, w, gate, perm, backends, ms_perm=None) -> dict:
@@ -150,7 +140,7 @@ def run(args) -> dict:
             step = (lambda fn=fn: fn().sum().backward()) if args.backward else fn
             with torch.no_grad() if not args.backward else torch.enable_grad():
                 seconds = _timer(step, args.repeats, cuda)
-                peak = _peak_memory(step) if cuda else None
+                peak = peak_memory(step) if cuda else None
             flops = 4 * args.dim * _pairs(kind, n, args.w) * args.batch * args.heads * (3.5 if args.backward else 1)
             timings[name] = seconds
             rows.append({
