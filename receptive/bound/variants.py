@@ -6,7 +6,13 @@ guess: then L* means "no sampled target uncovered"). Each row states the method 
 layer 1 (``receptive.patterns.causal_variants.keys_per_query`` for n <= 2^14, else measured at n = 2^14 with the
 same w, so that every comparison says what each pattern pays). Rows are appended to ``OUT/variants.jsonl`` as they
 finish (``--resume`` skips done ones); ``OUT/variants.json`` holds the summary per point (L* per seed, typical =
-the L* most seeds reach).
+the L* most seeds reach) and every invocation's parameters (``runs``).
+
+Deterministic patterns (SWA and the dilated heads: no random draw, the seed is ignored) are measured with seed 0
+only: one run is exact for every seed. Their points say so (``deterministic``); causal, they are also
+offset-invariant (key ``j`` is a neighbour of query ``i`` iff ``i - j`` is in a fixed set and ``j >= 0``), a causal
+path from ``j`` to ``i`` stays in ``[j, i]``, so reaching ``j`` from ``i`` depends on ``i - j`` only and the last
+position ``n - 1`` (always among the sampled targets) is the hardest: their sampled L* is exact too.
 """
 
 from __future__ import annotations
@@ -22,12 +28,14 @@ from pathlib import Path
 import numpy as np
 
 from graphs import backward_full_layer, forward_counts
+from graphs.cli_common import write_atomic
 
 from .. import __version__
 from ..cli_parser import OneLineErrorParser, comma_names
 from ..coverage.compute import _target_positions
 from ..patterns import PATTERNS, make_pattern
-from ..patterns.causal_variants import keys_per_query
+from ..patterns.causal_variants import DilatedHeads, keys_per_query
+from ..patterns.local import SlidingWindow
 from .cli import parse_sizes
 
 DEFAULT_PATTERNS = "sa,sa+swa,sa-ms-eq,sa-ms+swa-eq,kleinberg-eq,kleinberg+swa-eq,dilated-eq,dilated+swa-eq"
@@ -87,6 +95,23 @@ def measure(
     return Row(name, causal, n, w, seed, method, full, keys, time.perf_counter() - began)
 
 
+def deterministic(name: str, w: int, causal: bool) -> bool:
+    """Whether the registered pattern ``name`` draws nothing at random (SWA, the dilated heads): then every seed
+    gives the same pattern and one run is exact for all of them."""
+    return isinstance(make_pattern(name, 64, min(w, 32), causal, seed=0), SlidingWindow | DilatedHeads)
+
+
+def initial_guess(done: list[dict], name: str, causal: bool, n: int, w: int) -> int | None:
+    """A starting layer for the sampled search: the largest L* already measured at this point, else at the largest
+    smaller n with the same pattern, mode and w (``None``: none yet)."""
+    same = [r for r in done if (r["pattern"], r["causal"], r["w"]) == (name, causal, w) and r["n"] <= n]
+    reached = [r for r in same if r["full_layer"] is not None]
+    if not reached:
+        return None
+    top = max(r["n"] for r in reached)
+    return max(r["full_layer"] for r in reached if r["n"] == top)
+
+
 def summarise(rows: list[dict]) -> list[dict]:
     """Per (pattern, causal, n, w): L* per seed, the typical L* (the smallest layer at least half the seeds reach),
     the method and keys per query."""
@@ -99,6 +124,16 @@ def summarise(rows: list[dict]) -> list[dict]:
         layers = [r["full_layer"] for r in rs]
         reached = sorted(x for x in layers if x is not None)
         typical = reached[(len(layers) + 1) // 2 - 1] if len(reached) >= (len(layers) + 1) / 2 else None
+        fixed = deterministic(pattern, w, causal)
+        sampled = rs[0]["method"] != "exact"
+        if fixed and not sampled:
+            note = "deterministic: one exact run is exact for every seed"
+        elif fixed and causal:
+            note = "deterministic, causal and offset-invariant: the sampled L* (target n - 1 included) is exact"
+        elif fixed:
+            note = "deterministic (one pattern for every seed); sampled targets: a lower bound on L*"
+        else:
+            note = "exact per seed" if not sampled else "sampled targets: a lower bound on L* per seed"
         out.append(
             {
                 "pattern": pattern,
@@ -111,6 +146,8 @@ def summarise(rows: list[dict]) -> list[dict]:
                 "typical": typical,
                 "keys_per_query": float(np.mean([r["keys_per_query"] for r in rs])),
                 "seconds": float(sum(r["seconds"] for r in rs)),
+                "deterministic": fixed,
+                "note": note,
             }
         )
     return out
@@ -165,14 +202,15 @@ def main(argv: list[str] | None = None) -> int:
     with log.open("a") as fh:
         for causal in modes:
             for name in names:
+                seeds = [0] if deterministic(name, ws[0], causal) else list(range(args.seeds))
                 for w in ws:
-                    guess = None
                     for n in ns:
                         if w >= n:
                             continue
-                        for seed in range(args.seeds):
+                        for seed in seeds:
                             if (name, causal, n, w, seed) in seen:
                                 continue
+                            guess = initial_guess(done, name, causal, n, w)
                             row = measure(
                                 name,
                                 n,
@@ -184,12 +222,14 @@ def main(argv: list[str] | None = None) -> int:
                                 targets=args.targets,
                                 guess=guess,
                             )
-                            guess = row.full_layer or guess
                             done.append(row.to_dict())
                             fh.write(json.dumps(row.to_dict()) + "\n")
                             fh.flush()
-    doc = {"version": __version__, "parameters": vars(args), "points": summarise(done)}
-    (out / "variants.json").write_text(json.dumps(doc, indent=1) + "\n")
+    previous = out / "variants.json"
+    runs = json.loads(previous.read_text()).get("runs", []) if args.resume and previous.exists() else []
+    runs.append({"finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **vars(args)})
+    doc = {"version": __version__, "parameters": vars(args), "runs": runs, "points": summarise(done)}
+    write_atomic(out / "variants.json", json.dumps(doc, indent=1) + "\n", option="--out")
     if args.json:
         json.dump(doc, sys.stdout)
         sys.stdout.write("\n")
