@@ -1,0 +1,149 @@
+"""Attention over explicit key lists, so a model attends exactly the (query, key) pairs of any ``receptive`` pattern.
+
+:func:`neighbour_attention` computes, for query ``i`` with key list ``K(i)`` (``keys[i]``, ``-1`` = padding),
+
+    ``y_i = sum_{j in K(i)} softmax_j(q_i . k_j / sqrt(d)) v_j``
+
+(a row whose list is all padding gives ``y_i = 0``, never NaN). :func:`pattern_keys` builds the padded table of a
+pattern's layer from its adjacency (``pattern.adjacency(layer)[i, j]``: query ``i`` attends to key ``j``, see
+:meth:`receptive.patterns.base.Pattern.adjacency`), so ``receptive.coverage`` analyses exactly the model's pairs.
+:class:`PatternAttention` is the ``nn.Module`` (the projections and RoPE of :class:`gpu.modules.AttentionProjections`)
+that ``gpu.train`` uses for the causal variants of issue 13 (``sa-ms``, ``kleinberg``, ``dilated``, ``+swa``,
+``-eq``). Memory and time ``O(batch heads n K d)``: the keys and values of every list are gathered.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import torch
+
+from receptive.patterns.causal_variants import make_variant, variant_names
+from receptive.validation import check_int
+
+from .modules import AttentionProjections
+from .validation import check_qkv
+
+__all__ = ["PatternAttention", "neighbour_attention", "pattern_keys"]
+
+
+def _check_keys(keys, n: int, heads: int, device, validate: bool) -> torch.Tensor:
+    if not isinstance(keys, torch.Tensor):
+        raise ValueError(f"keys: expected an int64 tensor of shape (n, K) or (heads, n, K), got {type(keys).__name__}")
+    if keys.dtype != torch.int64:
+        raise ValueError(f"keys: expected dtype int64, got {keys.dtype}")
+    if keys.dim() not in (2, 3) or keys.shape[-2] != n or (keys.dim() == 3 and keys.shape[0] != heads):
+        raise ValueError(f"keys: expected shape ({n}, K) or ({heads}, {n}, K), got {tuple(keys.shape)}")
+    if keys.device != device:
+        raise ValueError(f"keys: expected a tensor on {device}, got one on {keys.device}")
+    if validate and keys.numel() and not bool(((keys >= -1) & (keys < n)).all()):
+        raise ValueError(f"keys: expected key indices in [0, {n - 1}] or -1 (padding)")
+    return keys
+
+
+def neighbour_attention(q, k, v, keys: torch.Tensor, scale: float | None = None, validate: bool = True):
+    """``softmax(q_i . k_j * scale)`` over ``j`` in ``keys[i]`` (``-1`` = padding), applied to ``v``.
+
+    ``q``: ``(batch, heads, n, d)``; ``k, v``: ``(batch, kv_heads, n, d)`` with ``kv_heads`` dividing ``heads`` (GQA:
+    query head ``h`` reads kv head ``h // (heads / kv_heads)``); ``keys``: int64 ``(n, K)`` shared by the heads or
+    ``(heads, n, K)`` per query head, on q's device. A key listed twice counts twice (:func:`pattern_keys` lists
+    each key once). ``scale`` defaults to ``1 / sqrt(d)``. ``validate`` checks the key values (reads one boolean
+    back from the device: pass ``False`` in a training loop with keys from :func:`pattern_keys`). Returns
+    ``(batch, heads, n, d)``; rows with only padding are 0.
+    """
+    check_qkv(q, k, v)
+    b, h, n, d = q.shape
+    hk = k.shape[1]
+    keys = _check_keys(keys, n, h, q.device, validate)
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int | float) or not scale > 0):
+        raise ValueError(f"scale: expected a positive number, got {scale!r}")
+    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    pad = keys < 0
+    idx = keys.clamp(min=0)
+    big = keys.shape[-1]
+    if keys.dim() == 2:  # shared lists: gather once per kv head, broadcast over the query heads of its group
+        g = h // hk
+        kg = k.index_select(2, idx.reshape(-1)).view(b, hk, n, big, d)
+        vg = v.index_select(2, idx.reshape(-1)).view(b, hk, n, big, d)
+        scores = torch.einsum("bcgnd,bcnjd->bcgnj", q.view(b, hk, g, n, d), kg).reshape(b, h, n, big) * scale
+    else:  # per-head lists: every query head gathers from its kv head over the flattened (head, position) axis
+        kv_head = torch.arange(h, device=q.device) // (h // hk)
+        flat = (idx + kv_head[:, None, None] * n).reshape(-1)
+        kg = k.reshape(b, hk * n, d).index_select(1, flat).view(b, h, n, big, d)
+        vg = v.reshape(b, hk * n, d).index_select(1, flat).view(b, h, n, big, d)
+        scores = torch.einsum("bhnd,bhnjd->bhnj", q, kg) * scale
+    scores = scores.masked_fill(pad, torch.finfo(scores.dtype).min)
+    probs = torch.softmax(scores, dim=-1).masked_fill(pad, 0.0)  # finite fill: an all-padding row is 0, not NaN
+    if keys.dim() == 2:
+        return torch.einsum("bcgnj,bcnjd->bcgnd", probs.view(b, hk, h // hk, n, big), vg).reshape(b, h, n, d)
+    return torch.einsum("bhnj,bhnjd->bhnd", probs, vg)
+
+
+def keys_table(indptr: np.ndarray, indices: np.ndarray, n: int) -> np.ndarray:
+    """CSR rows (row ``i``: ``indices[indptr[i]:indptr[i+1]]``) as an ``(n, K)`` int64 table padded with ``-1``,
+    ``K`` the longest row (at least 1)."""
+    counts = np.diff(indptr)
+    width = max(1, int(counts.max()) if counts.size else 1)
+    table = np.full((n, width), -1, dtype=np.int64)
+    rows = np.repeat(np.arange(n, dtype=np.int64), counts)
+    slots = np.arange(indices.size, dtype=np.int64) - np.repeat(indptr[:-1], counts)
+    table[rows, slots] = indices
+    return table
+
+
+def pattern_keys(pattern, layer: int, device=None) -> torch.Tensor:
+    """The padded key table ``(n, K)`` of ``pattern``'s layer ``layer``: row ``i`` lists, in increasing order, the
+    keys ``j`` with ``pattern.adjacency(layer)[i, j]`` set (query ``i`` attends to key ``j``), then ``-1``."""
+    if not hasattr(pattern, "adjacency") or not hasattr(pattern, "n"):
+        raise ValueError(f"pattern: expected a receptive pattern (.n, .adjacency), got {type(pattern).__name__}")
+    layer = check_int("layer", layer, 1)
+    adj = pattern.adjacency(layer).tocsr()
+    adj.sort_indices()
+    table = keys_table(adj.indptr.astype(np.int64), adj.indices.astype(np.int64), pattern.n)
+    return torch.from_numpy(table).to(device if device is not None else "cpu")
+
+
+@functools.lru_cache(maxsize=256)
+def _seeded_keys(variant: str, n: int, w: int, causal: bool, seed: int, layer: int, device: torch.device):
+    return pattern_keys(make_variant(variant, n, w, causal, seed=seed), layer, device)
+
+
+def variant_window(window: int, n: int) -> int:
+    """The window a variant uses at length ``n``: ``min(window, n)`` (the patterns take ``w <= n``)."""
+    return min(window, n)
+
+
+class PatternAttention(AttentionProjections):
+    """Attention over the key lists of a causal-variant pattern (:func:`receptive.patterns.causal_variants.make_variant`
+    ``(variant, n, min(window, n), causal, seed)``, layer ``layer``), every head on the layer's union of keys.
+
+    Pattern semantics: one softmax per head over all the keys the pattern's layer lists (its heads, and for the
+    ``+swa`` forms the sliding window, merged into one list; no gates), so the model's reachability through ``L``
+    such layers is exactly the pattern's. In eval mode the pattern has seed ``seed``; in training every forward of
+    a random variant (``sa-ms``, ``kleinberg``) draws a fresh pattern seed from torch's global generator, as SA
+    draws fresh permutations (``dilated`` is deterministic and draws nothing). ``last_keys`` holds the table used.
+    """
+
+    def __init__(self, d_model, n_heads, window, *, variant, n_kv_heads=None, causal=True, rope=True, seed=0, layer=1):
+        super().__init__(d_model, n_heads, n_kv_heads, window, causal, rope)
+        if variant not in variant_names():
+            raise ValueError(f"variant: expected one of {', '.join(variant_names())}, got {variant!r}")
+        self.variant = variant
+        self.seed, self.layer = check_int("seed", seed, 0), check_int("layer", layer, 1)
+        self.random = not variant.startswith("dilated")
+        self.last_keys: torch.Tensor | None = None
+
+    def keys_for(self, n: int, device) -> torch.Tensor:
+        w = variant_window(self.window, n)
+        seed = self.seed
+        if self.training and self.random:
+            seed = int(torch.randint(0, 2**31 - 1, (1,)).item())
+            return pattern_keys(make_variant(self.variant, n, w, self.causal, seed=seed), self.layer, device)
+        return _seeded_keys(self.variant, n, w, self.causal, seed, self.layer, torch.device(device))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.qkv(x)
+        self.last_keys = self.keys_for(x.shape[1], q.device)
+        return self.merge(neighbour_attention(q, k, v, self.last_keys, validate=False))
