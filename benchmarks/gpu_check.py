@@ -174,7 +174,9 @@ def _flops(kind: str, n: int, w: int, heads: int, dim: int, backward: bool) -> f
     return 4 * dim * pairs * heads * (3.5 if backward else 1)
 
 
-def timings(s: Sizes, device: str, deadline: float, log) -> list[Timing]:
+def timings(s: Sizes, device: str, deadline: float, log, save=None) -> list[Timing]:
+    """Every row of :data:`TIMED` at every ``s.time_n``, forward and backward; ``save(rows)`` after each row (so a
+    run killed at its time limit leaves the rows it finished)."""
     import torch
 
     from gpu import full_attention, sa_attention, swa_attention
@@ -200,6 +202,8 @@ def timings(s: Sizes, device: str, deadline: float, log) -> list[Timing]:
 
         for label, kind, backend in TIMED:
             for direction in ("forward", "backward"):
+                if save is not None and rows:
+                    save(rows)
                 row = Timing(n, label, kind, backend, direction)
                 rows.append(row)
                 if time.perf_counter() > deadline:
@@ -240,6 +244,8 @@ def timings(s: Sizes, device: str, deadline: float, log) -> list[Timing]:
                 shown = f"{row.seconds * 1e3:10.3f} ms" if row.seconds is not None else row.note
                 log(f"n={n:>6} {label:<12} {direction:<8} {shown}")
         del q, k, v, gate, perm
+    if save is not None:
+        save(rows)
     _relate(rows)
     return rows
 
@@ -285,7 +291,9 @@ def _environment(device: str) -> dict:
     return env
 
 
-def run(dry_run: bool, budget_s: float | None = None, log=print) -> dict:
+def run(dry_run: bool, budget_s: float | None = None, log=print, save=None) -> dict:
+    """The whole check; ``save(doc)`` gets the document so far after the correctness pass and after every timing
+    row (``"complete": False`` until the end)."""
     import torch
 
     start = time.perf_counter()
@@ -299,25 +307,39 @@ def run(dry_run: bool, budget_s: float | None = None, log=print) -> dict:
     for name in ("recompile_limit", "cache_size_limit"):  # one compiled FlexAttention per shape and mask family
         if hasattr(torch._dynamo.config, name):
             setattr(torch._dynamo.config, name, 64)
-    checks, skipped = correctness(s, device, log, start + s.check_budget_s)
-    sync = sync_free(s, device)
-    rows = timings(s, device, start + s.budget_s, log)
-    failed = [c.case for c in checks if not c.ok]
-    return {
+    doc = {
         "command": "python benchmarks/gpu_check.py" + (" --dry-run" if dry_run else ""),
         "dry_run": dry_run,
+        "complete": False,
         "environment": _environment(device),
         "sizes": asdict(s),
-        "correctness": {
-            "ok": not failed,
-            "failed": failed,
-            "skipped": skipped,
-            "checks": [c.to_dict() for c in checks],
-        },
-        "sync_free": sync,
-        "timings": [asdict(r) for r in rows],
-        "seconds": time.perf_counter() - start,
     }
+    save = save or (lambda doc: None)
+    checks, skipped = correctness(s, device, log, start + s.check_budget_s)
+    failed = [c.case for c in checks if not c.ok]
+    doc["correctness"] = {
+        "ok": not failed,
+        "failed": failed,
+        "skipped": skipped,
+        "checks": [c.to_dict() for c in checks],
+    }
+    doc["seconds"] = time.perf_counter() - start
+    save(doc)
+    try:
+        doc["sync_free"] = sync_free(s, device)
+    except Exception as exc:  # recorded; the timings still run
+        doc["sync_free"] = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"}
+
+    def save_rows(rows):
+        doc["timings"] = [asdict(r) for r in rows]
+        doc["seconds"] = time.perf_counter() - start
+        save(doc)
+
+    rows = timings(s, device, start + s.budget_s, log, save_rows)
+    doc["timings"] = [asdict(r) for r in rows]
+    doc["complete"] = True
+    doc["seconds"] = time.perf_counter() - start
+    return doc
 
 
 def main(argv=None) -> int:
@@ -345,8 +367,14 @@ def main(argv=None) -> int:
     except ValueError as exc:
         p.error(str(exc))
     log = (lambda line: None) if args.json else (lambda line: print(line, flush=True))
-    doc = run(args.dry_run, args.budget, log)
-    out.write_text(json.dumps(doc, indent=1) + "\n")
+
+    def save(doc):
+        partial = out.with_name(out.name + ".partial")
+        partial.write_text(json.dumps(doc, indent=1) + "\n")
+        partial.replace(out)
+
+    doc = run(args.dry_run, args.budget, log, save)
+    save(doc)
     if args.json:
         print(json.dumps(doc, indent=1))
     else:

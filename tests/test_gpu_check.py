@@ -42,7 +42,8 @@ def test_dry_run(tmp_path, gpu_check):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     doc = json.loads(out.read_text())
-    assert doc["dry_run"] and doc["correctness"]["ok"] and doc["correctness"]["failed"] == []
+    assert doc["dry_run"] and doc["complete"] and doc["correctness"]["ok"] and doc["correctness"]["failed"] == []
+    assert not out.with_name(out.name + ".partial").exists()
     assert doc["correctness"]["skipped"] == []
     cases = {c["case"] for c in doc["correctness"]["checks"]}
     for kind in ("full", "swa", "sa shared", "sa per-head causal"):
@@ -141,3 +142,13 @@ def test_oracle_masks_match_the_loop_oracle():
         check_backends([8], dtype="float64", device="cpu")
     with pytest.raises(ValueError, match=r"^kv_heads"):
         check_backends([8], heads=4, kv_heads=3, device="cpu")
+
+
+def test_partial_documents_are_saved_as_the_run_goes(gpu_check):
+    """A run killed at its time limit leaves what it finished: ``save`` sees the correctness pass, then every row."""
+    saved = []
+    doc = gpu_check.run(True, 600.0, log=lambda line: None, save=lambda d: saved.append(json.loads(json.dumps(d))))
+    assert doc["complete"] and not any(d["complete"] for d in saved)
+    assert "correctness" in saved[0] and "timings" not in saved[0]
+    counts = [len(d["timings"]) for d in saved[1:]]
+    assert counts == list(range(1, 2 * len(gpu_check.TIMED) + 1))
