@@ -1,9 +1,11 @@
 """The graphs layer on its own: it imports nothing of receptive, its CLI answers every input with a result or
 exit 2 and one line naming the option, and its public entry points fail with a ValueError naming the argument."""
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,24 +15,96 @@ from hypothesis import strategies as st
 from graphs.cli_common import save_png_pdf, write_atomic
 from graphs.graph import Graph
 from graphs.io import load_edge_list
-from graphs.smallworld.cli import main
+from graphs.smallworld.cli import build_parser, main
+
+GRAPHS = Path(__file__).resolve().parents[1] / "graphs"
 
 ISOLATION = """
 import sys
 import graphs, graphs.io, graphs.edgelist, graphs.cli_common, graphs.generators, graphs.rewire, graphs.paths
 import graphs.smallworld, graphs.smallworld.cli
 from graphs.smallworld.cli import main
+import importlib, pkgutil
+for module in pkgutil.walk_packages(graphs.__path__, "graphs."):
+    if not module.name.endswith("__main__"):  # every module of graphs, also those the CLI does not load
+        importlib.import_module(module.name)
+csv = sys.argv[1]
 main(["--model", "er", "--n", "60", "--k", "4", "--json", "--no-progress"])
 main(["--model", "ws", "--n", "60", "--k", "4", "--no-progress"])
+main(["--model", "connectome", "--n", "600", "--sources", "16", "--no-progress"])
+main(["--edges", csv, "--weight", "syn_count", "--threshold", "5", "--json", "--no-progress"])
+try:
+    main(["--model", "sa+swa", "--n", "60", "--w", "4", "--no-progress"])
+except SystemExit as stop:
+    assert stop.code == 2, stop.code
+else:
+    raise AssertionError("graphs.smallworld built an attention graph")
 loaded = sorted(m for m in sys.modules if m == "receptive" or m.startswith("receptive."))
 assert not loaded, loaded
 """
 
 
-def test_graphs_does_not_import_receptive():
-    """Dependencies point one way (graphs <- receptive): importing and running graphs loads no receptive module."""
-    out = subprocess.run([sys.executable, "-c", ISOLATION], capture_output=True, text=True, timeout=300)
+def test_graphs_does_not_import_receptive(tmp_path):
+    """Dependencies point one way (graphs <- receptive): importing graphs and running every graph model of its CLI
+    (and refusing an attention model) loads no receptive module."""
+    csv = tmp_path / "edges.csv"
+    csv.write_text("pre_root_id,post_root_id,syn_count\n10,11,6\n11,12,9\n12,10,5\n")
+    out = subprocess.run([sys.executable, "-c", ISOLATION, str(csv)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
+    assert "receptive.smallworld" in out.stderr  # the refusal names the command that has the attention graphs
+    assert out.stdout.count("sigma") >= 2 and out.stdout.count('"n": ') == 2
+
+
+def _receptive_imports(path: Path) -> list[str]:
+    """Every ``import receptive...`` / ``from receptive... import`` (at any depth, also inside functions) and every
+    ``importlib.import_module("receptive...")`` / ``__import__("receptive...")`` with a literal name in ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""] if node.level == 0 else []
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            names = [str(node.args[0].value)] if called in ("import_module", "__import__") else []
+        else:
+            continue
+        found += [f"{path}:{node.lineno}: {name}" for name in names if name.split(".")[0] == "receptive"]
+    return found
+
+
+def test_no_module_under_graphs_imports_receptive(tmp_path):
+    """Static check over the source: no file under graphs/ names receptive in an import."""
+    sources = sorted(GRAPHS.rglob("*.py"))
+    assert len(sources) > 10 and GRAPHS / "smallworld" / "cli.py" in sources
+    offenders = [hit for path in sources for hit in _receptive_imports(path)]
+    assert not offenders, offenders
+    # the check sees each form of import it looks for
+    probe = tmp_path / "probe.py"
+    for text in (
+        "import receptive",
+        "import numpy, receptive.attention_graphs as ag",
+        "def f():\n    from receptive.attention_graphs import union_graph",
+        "from receptive import make_pattern",
+        "import importlib\nimportlib.import_module('receptive.smallworld')",
+        "__import__('receptive')",
+    ):
+        probe.write_text(text + "\n")
+        assert _receptive_imports(probe), text
+    probe.write_text("from . import receptive_fields\nimport receptivity\nfrom .receptive import x\n")
+    assert not _receptive_imports(probe)
+
+
+def test_attention_models_name_their_command(capsys):
+    """graphs.smallworld offers no attention graph: --model swa/sa/sa+swa is one line naming receptive.smallworld."""
+    for model in ("swa", "sa", "sa+swa"):
+        with pytest.raises(SystemExit) as stop:
+            main(["--model", model, "--n", "100", "--no-progress"])
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and err.count("\n") == 1, err
+        assert "--model" in err and "python -m receptive.smallworld" in err, err
+    assert "python -m receptive.smallworld" in build_parser().format_help()
 
 
 def test_receptive_reexports_the_shared_helpers():
@@ -57,14 +131,12 @@ OPTIONS = {
     "--n": st.one_of(st.integers(-5, 260).map(str), st.sampled_from(["1e3", "x", ""])),
     "--k": st.one_of(st.floats(-2, 40).map(repr), st.sampled_from(["nan", "inf", "-inf", "four", "0.5"])),
     "--beta": st.sampled_from(["0", "0.3", "1", "1.5", "-0.1", "nan"]),
-    "--w": st.integers(-1, 20).map(str),
-    "--layers": st.integers(-1, 3).map(str),
     "--seed": st.integers(-2, 3).map(str),
     "--sources": st.integers(-1, 40).map(str),
     "--reference": st.sampled_from(["analytic", "rewired", "lattice"]),
     "--threshold": st.sampled_from(["5", "nan", "inf", "-1"]),
 }
-FLAGS = ["--causal", "--directed", "--undirected", "--exact", "--json", "--calibrate"]
+FLAGS = ["--directed", "--undirected", "--exact", "--json", "--calibrate"]
 
 
 def check_exit(argv, capsys):

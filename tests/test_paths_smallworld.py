@@ -27,6 +27,7 @@ from graphs.smallworld.cli import main
 from receptive import make_pattern
 from receptive.attention_graphs import attention_graph
 from receptive.hops import hop_distribution
+from receptive.smallworld import main as attention_main
 
 
 def nx_reference(g: nx.Graph):
@@ -158,22 +159,31 @@ def test_cli_json_and_report(capsys, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("argv", "name"),
+    ("cli", "argv", "name"),
     [
-        (["--n", "3"], "--n"),
-        (["--w", "0", "--model", "sa"], "--w"),
-        (["--layers", "0", "--model", "sa"], "--layers"),
-        (["--sources", "0"], "--sources"),
-        (["--k", "-1"], "--k"),
-        (["--beta", "2", "--model", "ws"], "--beta"),
-        (["--model", "nope"], "--model"),
-        (["--edges", "/nonexistent.csv"], "nonexistent"),
-        (["--exact", "--sources", "5"], "--sources"),
+        (main, ["--n", "3"], "--n"),
+        (attention_main, ["--w", "0", "--model", "sa"], "--w"),
+        (attention_main, ["--layers", "0", "--model", "sa"], "--layers"),
+        (attention_main, ["--model", "sa", "--n", "20", "--w", "100"], "--w"),
+        (attention_main, ["--model", "nope"], "--model"),
+        (main, ["--model", "sa", "--w", "16"], "python -m receptive.smallworld"),
+        (
+            main,
+            ["--w", "16"],
+            "unrecognized arguments: --w 16; --w: options of the attention graphs (python -m receptive",
+        ),
+        (main, ["--wei", "syn", "--model", "er"], "unrecognized arguments: --wei"),
+        (main, ["--sources", "0"], "--sources"),
+        (main, ["--k", "-1"], "--k"),
+        (main, ["--beta", "2", "--model", "ws"], "--beta"),
+        (main, ["--model", "nope"], "--model"),
+        (main, ["--edges", "/nonexistent.csv"], "nonexistent"),
+        (main, ["--exact", "--sources", "5"], "--sources"),
     ],
 )
-def test_cli_bad_input(argv, name, capsys):
+def test_cli_bad_input(cli, argv, name, capsys):
     with pytest.raises(SystemExit) as exc:
-        main([*argv, "--no-progress"])
+        cli([*argv, "--no-progress"])
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and name in err, err

@@ -1,4 +1,11 @@
-"""``python -m graphs.smallworld``: clustering, path length and small-world coefficients of a graph or model."""
+"""``python -m graphs.smallworld``: clustering, path length and small-world coefficients of a graph or model.
+
+The command offers the graph models of :mod:`graphs` (``connectome``, ``er``, ``ws``) and measures edge lists.
+Packages above ``graphs`` add their own models without ``graphs`` importing them: a :class:`ModelFamily` names
+models, their builders and the options only they read, and ``main(argv, families=..., prog=...)`` runs the same
+command line over ``GRAPH_MODELS`` plus those families (``python -m receptive.smallworld`` adds the attention
+graphs ``swa``, ``sa`` and ``sa+swa`` this way).
+"""
 
 from __future__ import annotations
 
@@ -6,13 +13,92 @@ import argparse
 import json
 import math
 import sys
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from ..cli_common import OneLineErrorParser
 from ..graph import Graph
 from .connectome import FITTED, FLYWIRE, calibrate_connectome, connectome_model, reciprocity
 from .measures import REFERENCES, small_world
 
-MODELS = ("connectome", "er", "ws", "swa", "sa", "sa+swa")
+#: ``builder(args) -> (graph, info)``: the graph the parsed arguments describe and what to print about it
+Builder = Callable[[argparse.Namespace], tuple[Graph, dict]]
+
+
+@dataclass(frozen=True)
+class ModelFamily:
+    """Graph models one command line offers: ``builders`` maps a ``--model`` name to its :data:`Builder` (which
+    validates the options it reads and raises a ``ValueError`` starting with the option or API argument name),
+    ``add_options(parser)`` adds the options only these models read, ``check(args)`` validates them (for every
+    model, as the common options are), ``options`` maps API argument names in the
+    builders' errors to those options, and ``description`` / ``examples`` go into ``--help``."""
+
+    builders: Mapping[str, Builder]
+    description: str = ""
+    examples: tuple[str, ...] = ()
+    add_options: Callable[[argparse.ArgumentParser], None] | None = None
+    check: Callable[[argparse.Namespace], None] | None = None
+    options: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not self.builders or not all(isinstance(name, str) and name for name in self.builders):
+            raise ValueError("builders: expected at least one model, each named by a non-empty string")
+        if not all(callable(build) for build in self.builders.values()):
+            raise ValueError("builders: expected a callable builder(args) -> (graph, info) for every model")
+        for name in ("add_options", "check"):
+            if getattr(self, name) is not None and not callable(getattr(self, name)):
+                raise ValueError(f"{name}: expected a callable or None, got {getattr(self, name)!r}")
+
+
+def _connectome(args) -> tuple[Graph, dict]:
+    n = args.n or FLYWIRE["n"]
+    info: dict = {}
+    if args.calibrate:
+        if n <= 400:
+            raise ValueError(f"--n: --calibrate tries neighbourhoods up to 400; expected --n > 400, got {n}")
+        fit = calibrate_connectome(n, seed=args.seed)
+        info["fit"] = fit.to_dict()
+        params = dict(random_fraction=fit.random_fraction, neighbourhood=fit.neighbourhood)
+    else:
+        params = dict(random_fraction=FITTED["random_fraction"], neighbourhood=FITTED["neighbourhood"])
+        if n <= params["neighbourhood"]:
+            raise ValueError(
+                f"--n: the fitted connectome model wires within {params['neighbourhood']} neighbours; expected "
+                f"--n > {params['neighbourhood']} (or --calibrate), got {n}"
+            )
+    graph = connectome_model(n, args.k or FLYWIRE["mean_degree"], seed=args.seed, **params)
+    info.update(params, published=FLYWIRE, reciprocity=reciprocity(graph))
+    return graph, info
+
+
+def _erdos_renyi(args) -> tuple[Graph, dict]:
+    from ..generators import erdos_renyi
+
+    return erdos_renyi(args.n or 4096, args.k or 20.5, directed=bool(args.directed), seed=args.seed), {}
+
+
+def _watts_strogatz(args) -> tuple[Graph, dict]:
+    from ..generators import watts_strogatz
+
+    if args.k is not None and not args.k.is_integer():
+        raise ValueError(f"--k: ws needs an even integer number of neighbours, got {args.k}")
+    return watts_strogatz(args.n or 4096, int(args.k or 20), args.beta, seed=args.seed), {}
+
+
+#: the models of :mod:`graphs`, offered by ``python -m graphs.smallworld`` and every command built on it
+GRAPH_MODELS = ModelFamily(
+    builders={"connectome": _connectome, "er": _erdos_renyi, "ws": _watts_strogatz},
+    description=(
+        "connectome (3-D local wiring plus random shortcuts, fitted to FlyWire; --calibrate refits it), er "
+        "(Erdos-Renyi, mean degree --k), ws (Watts-Strogatz: --k neighbours, rewiring probability --beta)"
+    ),
+    examples=("--model connectome --sources 256", "--model ws --n 4096 --k 20 --beta 0.1 --json"),
+)
+
+#: models that packages above ``graphs`` offer, and the command that has them (named in the error, not imported)
+ELSEWHERE = {"swa": "python -m receptive.smallworld", "sa": "python -m receptive.smallworld"}
+ELSEWHERE["sa+swa"] = ELSEWHERE["sa"]
 
 DESCRIPTION = """\
 Is a graph a small world? Prints n, edges, <k>, the average local clustering C and transitivity of the
@@ -22,41 +108,81 @@ reference C_latt, sigma = (C/C_r)/(L/L_r) and omega = L_r/L - C/C_latt. For dire
 clustering and the directed L in the giant strongly connected component. For the connectome model the published
 FlyWire statistics (Lin et al. 2024) are printed beside the measured ones.
 
-Models: connectome (3-D local wiring plus random shortcuts, fitted to FlyWire; --calibrate refits it), er
-(Erdos-Renyi), ws (Watts-Strogatz), swa / sa / sa+swa (the attention graph of one layer, or the union of
---layers layers: one SA layer alone is a relabelled SWA lattice, with the same C and L; these three come from
-receptive.attention_graphs, imported only when chosen). --edges FILE measures a real graph instead: a CSV edge list
-with a header (FlyWire's connections table: --source pre --target post find pre_root_id / post_root_id), a plain
-whitespace-separated edge list with '#' comments and no header (SNAP; columns 0 and 1 unless --source/--target
-give other column numbers), or GraphML.
+{models}
 
 sigma and omega are left out where they are undefined: below mean degree 1 the analytic random reference has no
 giant component (L_r is infinite), below mean degree 3 the lattice clustering C_latt is 0 (omega).
 """
 
-EPILOG = """\
-examples:
-  python -m graphs.smallworld --model connectome --sources 256
-  python -m graphs.smallworld --model sa+swa --n 4096 --w 16 --layers 1 --json
-  python -m graphs.smallworld --edges connections.csv --source pre_root_id --target post_root_id \\
-      --weight syn_count --threshold 5 --sources 1000
-"""
+EDGES = (
+    "--edges FILE measures a real graph instead: a CSV edge list with a header (FlyWire's connections table: "
+    "--source pre --target post find pre_root_id / post_root_id), a plain whitespace-separated edge list with '#' "
+    "comments and no header (SNAP; columns 0 and 1 unless --source/--target give other column numbers), or GraphML."
+)
+
+EDGES_EXAMPLE = (
+    "--edges connections.csv --source pre_root_id --target post_root_id \\\n"
+    "      --weight syn_count --threshold 5 --sources 1000"
+)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _families(families) -> tuple[ModelFamily, ...]:
+    families = tuple(families)
+    if not families or not all(isinstance(f, ModelFamily) for f in families):
+        raise ValueError("families: expected a non-empty sequence of ModelFamily")
+    names = [name for family in families for name in family.builders]
+    if len(set(names)) != len(names):
+        raise ValueError(f"families: a model name is offered twice ({', '.join(names)})")
+    return families
+
+
+def _model_type(families: tuple[ModelFamily, ...]):
+    offered = [name for family in families for name in family.builders]
+
+    def model(text: str) -> str:
+        if text in offered:
+            return text
+        hint = ""
+        if text in ELSEWHERE:  # a one-line pointer to the command that has it, rather than importing it
+            hint = f"; attention graph {text!r}: use {ELSEWHERE[text]} (same options, plus --w --layers --causal)"
+        raise argparse.ArgumentTypeError(f"unknown model {text!r}: choose from {', '.join(offered)}{hint}")
+
+    return model
+
+
+def build_parser(
+    families: Sequence[ModelFamily] = (GRAPH_MODELS,), prog: str = "python -m graphs.smallworld"
+) -> argparse.ArgumentParser:
+    """The command line over the models of ``families`` (the first one's first model is the default)."""
+    families = _families(families)
+    offered = [name for family in families for name in family.builders]
+    elsewhere = sorted(set(ELSEWHERE.values()) - {prog})
+    moved = [name for name in ELSEWHERE if name not in offered]
+    examples = [f"  {prog} {example}" for family in families for example in family.examples]
+    models = ["Models: " + "; ".join(family.description for family in families if family.description) + "."]
+    if moved:
+        models.append(f"Attention graphs ({', '.join(moved)}): {', '.join(elsewhere)}.")
+    models.append(EDGES)
     p = OneLineErrorParser(
-        prog="python -m graphs.smallworld",
-        description=DESCRIPTION,
-        epilog=EPILOG,
+        prog=prog,
+        description=DESCRIPTION.format(models=textwrap.fill(" ".join(models), width=115, break_on_hyphens=False)),
+        epilog="examples:\n" + "\n".join([*examples, f"  {prog} {EDGES_EXAMPLE}"]) + "\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,  # else --w (an option of the attention graphs) would silently be read as --weight
     )
-    p.add_argument("--model", choices=MODELS, default="connectome", help="the graph to build (default connectome)")
+    p.add_argument(
+        "--model",
+        type=_model_type(families),
+        metavar="{" + ",".join(offered) + "}",
+        default=offered[0],
+        help=f"the graph to build (default {offered[0]})",
+    )
     p.add_argument("--n", type=int, help="nodes (default: FlyWire's 127978 for connectome, 4096 otherwise)")
     p.add_argument("--k", type=float, default=None, help="mean degree (er, ws: neighbours; default 20.5 / 20)")
     p.add_argument("--beta", type=float, default=0.1, help="ws rewiring probability (default 0.1)")
-    p.add_argument("--w", type=int, default=16, help="attention window, keys per query incl. self (default 16)")
-    p.add_argument("--layers", type=int, default=1, help="attention layers whose union is the graph (default 1)")
-    p.add_argument("--causal", action="store_true", help="causal attention graph")
+    for family in families:
+        if family.add_options is not None:
+            family.add_options(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the model and of sampled sources")
     p.add_argument("--edges", metavar="FILE", help="measure this edge list (.csv) or GraphML (.graphml) instead")
     p.add_argument("--source", default="pre", help="column of edge sources: a name, or its start (default pre)")
@@ -76,9 +202,10 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def build_graph(args) -> tuple[Graph, dict]:
-    """The graph the arguments describe and what to print about how it was made."""
-    info: dict = {}
+def build_graph(args, families: Sequence[ModelFamily] = (GRAPH_MODELS,)) -> tuple[Graph, dict]:
+    """The graph the arguments describe (an edge file, or ``args.model`` built by its family) and what to print
+    about how it was made."""
+    families = _families(families)
     if args.edges:
         from ..io import load_edge_list, load_graphml
 
@@ -93,44 +220,14 @@ def build_graph(args) -> tuple[Graph, dict]:
                 threshold=args.threshold,
                 directed=args.directed is not False,
             )
-        info["source"] = args.edges
-    elif args.model == "connectome":
-        n = args.n or FLYWIRE["n"]
-        if args.calibrate:
-            if n <= 400:
-                raise ValueError(f"--n: --calibrate tries neighbourhoods up to 400; expected --n > 400, got {n}")
-            fit = calibrate_connectome(n, seed=args.seed)
-            info["fit"] = fit.to_dict()
-            params = dict(random_fraction=fit.random_fraction, neighbourhood=fit.neighbourhood)
-        else:
-            params = dict(random_fraction=FITTED["random_fraction"], neighbourhood=FITTED["neighbourhood"])
-            if n <= params["neighbourhood"]:
-                raise ValueError(
-                    f"--n: the fitted connectome model wires within {params['neighbourhood']} neighbours; expected "
-                    f"--n > {params['neighbourhood']} (or --calibrate), got {n}"
-                )
-        mean_degree = args.k or FLYWIRE["mean_degree"]
-        graph = connectome_model(n, mean_degree, seed=args.seed, **params)
-        info.update(params, published=FLYWIRE, reciprocity=reciprocity(graph))
-    elif args.model in ("er", "ws"):
-        from ..generators import erdos_renyi, watts_strogatz
-
-        n = args.n or 4096
-        if args.model == "er":
-            graph = erdos_renyi(n, args.k or 20.5, directed=bool(args.directed), seed=args.seed)
-        else:
-            graph = watts_strogatz(n, int(args.k or 20), args.beta, seed=args.seed)
+        info = {"source": args.edges}
     else:
-        from receptive.attention_graphs import union_graph
-
-        n = args.n or 4096
-        graph = union_graph(
-            args.model, n, args.w, args.layers, causal=args.causal, seed=args.seed, directed=args.directed is not False
-        )
-        info["note"] = (
-            "one SA layer is an SWA lattice relabelled by its permutation: same C and L; the small-world regime"
-            " needs the union with SWA (sa+swa) or several layers"
-        )
+        builder = next((f.builders[args.model] for f in families if args.model in f.builders), None)
+        if builder is None:
+            raise ValueError(f"--model: unknown model {args.model!r}")
+        graph, info = builder(args)
+        if not isinstance(graph, Graph) or not isinstance(info, dict):
+            raise TypeError(f"the builder of model {args.model!r} must return (Graph, dict)")
     if args.directed is False and graph.directed:
         graph = graph.undirected()
     return graph, info
@@ -209,8 +306,6 @@ _OPTIONS = {
     "mean_degree": "--k",
     "k": "--k",
     "beta": "--beta",
-    "w": "--w",
-    "layers": "--layers",
     "seed": "--seed",
     "sources": "--sources",
     "source": "--source",
@@ -222,38 +317,48 @@ _OPTIONS = {
 }
 
 
-def _as_option(message: str) -> str:
+def _as_option(message: str, families: Sequence[ModelFamily] = ()) -> str:
     """``"mean_degree: ..."`` -> ``"--k: ..."``: an error of the API named by the option the user typed."""
+    options = dict(_OPTIONS)
+    for family in families:
+        options.update(family.options)
     name, sep, rest = message.partition(":")
-    return f"{_OPTIONS[name]}:{rest}" if sep and name in _OPTIONS else message
+    return f"{options[name]}:{rest}" if sep and name in options else message
 
 
-def _check_args(args) -> None:
-    for name, value, low in (
-        ("--n", args.n, 10),
-        ("--w", args.w, 1),
-        ("--layers", args.layers, 1),
-        ("--seed", args.seed, 0),
-        ("--sources", args.sources, 1),
-    ):
+def _check_args(args, families: Sequence[ModelFamily] = ()) -> None:
+    for name, value, low in (("--n", args.n, 10), ("--seed", args.seed, 0), ("--sources", args.sources, 1)):
         if value is not None and value < low:
             raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
     if args.k is not None and not (math.isfinite(args.k) and args.k > 0):
         raise ValueError(f"--k: expected a positive mean degree, got {args.k}")
-    if args.model == "ws" and args.k is not None and not args.k.is_integer():
-        raise ValueError(f"--k: ws needs an even integer number of neighbours, got {args.k}")
     if not 0 <= args.beta <= 1:
         raise ValueError(f"--beta: expected a probability in [0, 1], got {args.beta}")
     if args.threshold is not None and not math.isfinite(args.threshold):
         raise ValueError(f"--threshold: expected a finite number, got {args.threshold}")
+    for family in families:
+        if family.check is not None:
+            family.check(args)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def main(
+    argv: list[str] | None = None,
+    *,
+    families: Sequence[ModelFamily] = (GRAPH_MODELS,),
+    prog: str = "python -m graphs.smallworld",
+) -> int:
+    """Run the command line over the models of ``families``; exit status 0, or 2 with one line naming the option."""
+    families = _families(families)
+    parser = build_parser(families, prog)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        offered = {opt for action in parser._actions for opt in action.option_strings}
+        moved = [opt for opt in ("--w", "--layers", "--causal") if opt in unknown and opt not in offered]
+        hint = f"; {', '.join(moved)}: options of the attention graphs ({ELSEWHERE['sa']})" if moved else ""
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
     try:
-        _check_args(args)
-        graph, info = build_graph(args)
+        _check_args(args, families)
+        graph, info = build_graph(args, families)
         sources = args.sources
         if sources is None and not args.exact and graph.n > 20000:
             sources = 256
@@ -267,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
             progress=False if args.no_progress else None,
         )
     except (ValueError, FileNotFoundError) as exc:
-        parser.error(_as_option(str(exc)))
+        parser.error(_as_option(str(exc), families))
     except MemoryError as exc:
         parser.error(f"out of memory ({exc}); use a smaller --n or --sources")
     except OSError as exc:

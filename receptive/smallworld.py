@@ -1,0 +1,84 @@
+"""``python -m receptive.smallworld``: the small-world command of :mod:`graphs.smallworld` with the attention graphs.
+
+The same command line, options and output as ``python -m graphs.smallworld`` (its models ``connectome``, ``er``,
+``ws`` and ``--edges``), plus the attention graphs ``swa``, ``sa`` and ``sa+swa`` of
+:func:`receptive.attention_graphs.union_graph`: the union of the edge sets of layers ``1..--layers`` with window
+``--w`` (``--causal``: causal masks). They live here rather than in ``graphs`` because dependencies point one way
+(``graphs`` <- ``receptive``): :data:`ATTENTION_MODELS` is a :class:`graphs.smallworld.cli.ModelFamily` that this
+command adds to :data:`graphs.smallworld.cli.GRAPH_MODELS`.
+
+One SA layer is the SWA lattice relabelled by its permutation, so it has exactly SWA's C and L; the small-world
+regime needs the union with SWA (``sa+swa``) or several layers (see :mod:`receptive.attention_graphs`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from graphs.graph import Graph
+from graphs.smallworld.cli import GRAPH_MODELS, ModelFamily
+from graphs.smallworld.cli import main as _smallworld_main
+
+PROG = "python -m receptive.smallworld"
+NOTE = (
+    "one SA layer is an SWA lattice relabelled by its permutation: same C and L; the small-world regime needs the"
+    " union with SWA (sa+swa) or several layers"
+)
+
+
+def _add_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--w", type=int, default=16, help="attention window, keys per query incl. self (default 16)")
+    parser.add_argument("--layers", type=int, default=1, help="attention layers whose union is the graph (default 1)")
+    parser.add_argument("--causal", action="store_true", help="causal attention graph")
+
+
+def _check(args: argparse.Namespace) -> None:
+    for name, value in (("--w", args.w), ("--layers", args.layers)):
+        if value < 1:
+            raise ValueError(f"{name}: expected an integer >= 1, got {value}")
+
+
+def _builder(name: str):
+    def build(args: argparse.Namespace) -> tuple[Graph, dict]:
+        from .attention_graphs import union_graph
+
+        graph = union_graph(
+            name,
+            args.n or 4096,
+            args.w,
+            args.layers,
+            causal=args.causal,
+            seed=args.seed,
+            directed=args.directed is not False,
+        )
+        return graph, {"note": NOTE}
+
+    build.__name__ = build.__qualname__ = f"build_{name.replace('+', '_')}"
+    build.__doc__ = f"The union graph of layers 1..--layers of {name} (:func:`receptive.attention_graphs.union_graph`)."
+    return build
+
+
+#: swa, sa and sa+swa: the union of ``--layers`` attention layers of window ``--w`` as one graph
+ATTENTION_MODELS = ModelFamily(
+    builders={name: _builder(name) for name in ("swa", "sa", "sa+swa")},
+    description=(
+        "swa / sa / sa+swa (the attention graph of one layer, or the union of --layers layers, window --w, "
+        "--causal: one SA layer alone is a relabelled SWA lattice, with the same C and L)"
+    ),
+    examples=("--model sa+swa --n 4096 --w 16 --layers 1 --json", "--model sa --n 32768 --w 64 --sources 512"),
+    add_options=_add_options,
+    check=_check,
+    options={"w": "--w", "layers": "--layers", "name": "--model"},
+)
+
+FAMILIES = (GRAPH_MODELS, ATTENTION_MODELS)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m receptive.smallworld``: :func:`graphs.smallworld.cli.main` over the graph and attention models."""
+    return _smallworld_main(argv, families=FAMILIES, prog=PROG)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
