@@ -45,8 +45,10 @@ def test_every_variant_matches_the_dense_oracle(name, causal):
         g = torch.Generator().manual_seed(trial)
         q = torch.randn(2, heads, n, 8, generator=g)
         k, v = (torch.randn(2, kv_heads, n, 8, generator=g) for _ in range(2))
-        torch.testing.assert_close(neighbour_attention(q, k, v, keys).double(), dense_oracle(q, k, v, mask),
-                                   rtol=1e-5, atol=1e-5)  # fmt: skip
+        expected = dense_oracle(q, k, v, mask)
+        for method in ("gather", "dense", "auto"):
+            got = neighbour_attention(q, k, v, keys, method=method).double()
+            torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("causal", [True, False])
@@ -63,7 +65,8 @@ def test_other_patterns_and_per_head_lists(kind, causal):
     width = max(a.shape[1], b.shape[1])
     both = torch.stack([torch.nn.functional.pad(t, (0, width - t.shape[1]), value=-1) for t in (a, b)])
     mask = np.stack([pattern.adjacency(1).toarray(), pattern.adjacency(2).toarray()])
-    torch.testing.assert_close(neighbour_attention(q, k, v, both), dense_oracle(q, k, v, mask))
+    for method in ("gather", "dense"):
+        torch.testing.assert_close(neighbour_attention(q, k, v, both, method=method), dense_oracle(q, k, v, mask))
 
 
 def test_random_key_lists_with_padding_gqa_and_gradients():
@@ -84,7 +87,8 @@ def test_random_key_lists_with_padding_gqa_and_gradients():
         q = torch.randn(2, heads, n, 4, generator=g, dtype=torch.float64, requires_grad=True)
         k = torch.randn(2, kv, n, 4, generator=g, dtype=torch.float64, requires_grad=True)
         v = torch.randn(2, kv, n, 4, generator=g, dtype=torch.float64, requires_grad=True)
-        out = neighbour_attention(q, k, v, torch.as_tensor(keys))
+        method = ("gather", "dense")[trial % 2]
+        out = neighbour_attention(q, k, v, torch.as_tensor(keys), method=method)
         # oracle with multiplicities: log(count) added to the scores
         groups = heads // kv
         kk, vv = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
@@ -97,13 +101,15 @@ def test_random_key_lists_with_padding_gqa_and_gradients():
             assert torch.isfinite(t.grad).all()
 
 
-def test_all_padding_row_is_zero_without_nan():
+@pytest.mark.parametrize("method", ["gather", "dense"])
+def test_all_padding_row_is_zero_without_nan(method):
     q, k, v = (torch.randn(1, 2, 3, 4, requires_grad=True) for _ in range(3))
     keys = torch.tensor([[-1, -1], [0, 1], [2, -1]])
-    out = neighbour_attention(q, k, v, keys)
+    out = neighbour_attention(q, k, v, keys, method=method)
     assert torch.equal(out[:, :, 0], torch.zeros(1, 2, 4))
     out.sum().backward()
     assert all(torch.isfinite(t.grad).all() for t in (q, k, v))
+    assert torch.equal(q.grad[:, :, 0], torch.zeros(1, 2, 4))
 
 
 def test_keys_table_pads_csr_rows():
@@ -137,6 +143,7 @@ def test_pattern_attention_eval_is_the_seeded_pattern_and_training_is_fresh():
         (lambda q: neighbour_attention(q, q, q, torch.full((5, 1), -2)), "keys: expected key indices"),
         (lambda q: neighbour_attention(q, q, q, torch.zeros(5, 1, dtype=torch.int64), scale=0), "scale"),
         (lambda q: neighbour_attention(q, q[:, :1, :4], q, torch.zeros(5, 1, dtype=torch.int64)), "k, v"),
+        (lambda q: neighbour_attention(q, q, q, torch.zeros(5, 1, dtype=torch.int64), method="sparse"), "method"),
         (lambda q: pattern_keys("sa", 1), "pattern"),
         (lambda q: pattern_keys(make_variant("dilated", 8, 2), 0), "layer"),
         (lambda q: PatternAttention(8, 2, 4, variant="sa"), "variant"),
