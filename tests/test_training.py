@@ -19,6 +19,7 @@ from gpu.train import (  # noqa: E402
 )
 from gpu.train.__main__ import main  # noqa: E402
 from gpu.train.reach import pattern_for, reachable  # noqa: E402
+from receptive.patterns.causal_variants import keys_per_query  # noqa: E402
 
 TINY = dataclasses.replace(QUICK.retrieval, kinds=("swa", "sa"), layers=(2,), steps=30, checkpoint_every=10,
                            eval_samples=64, name="tiny")  # fmt: skip
@@ -191,3 +192,97 @@ def test_cli_help_and_errors(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["counting", "--quick", "--out", str(tmp_path)])
     assert exc.value.code == 2 and "--resume" in capsys.readouterr().err
+
+
+# --- issue 13: the causal variants, seeds and parallel runs ---------------------------------------------------------
+
+VARIANTS_TINY = dataclasses.replace(QUICK.variants, kinds=("sa", "sa-ms+swa", "kleinberg-eq", "dilated"),
+                                    seeds=(0, 3), steps=6, warmup=1, checkpoint_every=3, name="vtiny")  # fmt: skip
+
+
+def test_variant_models_reach_exactly_their_pattern():
+    """In eval mode the output at position i depends on token j iff j lies in the pattern's receptive field of i
+    (gradient of the output at i with respect to the embeddings, nonzero exactly on RF_L(i))."""
+    from gpu.train.models import VARIANT_KINDS
+    from gpu.train.reach import receptive_rows
+
+    n, w, layers = 32, 4, 2
+    for kind in VARIANT_KINDS:
+        torch.manual_seed(1)
+        model = TinyTransformer(kind, 20, 16, 2, layers, w, True, seed=7).eval()
+        pattern = pattern_for(kind, n, w, True, 7)
+        tokens = torch.randint(0, 20, (1, n))
+        for i in (n - 1, n // 2):
+            e = model.embed(tokens).detach().requires_grad_()
+            x = e
+            for block in model.blocks:
+                x = block(x)
+            model.head(model.norm(x))[0, i].sum().backward()
+            seen = (e.grad[0].abs().sum(-1) > 0).numpy()
+            assert np.array_equal(seen, receptive_rows(pattern, layers, [i])[0]), (kind, i)
+            assert not seen[i + 1 :].any()  # causal
+
+
+def test_variant_models_train_with_fresh_patterns_and_evaluate_with_the_seeded_one():
+    from gpu.neighbour_attention import pattern_keys
+
+    model = TinyTransformer("kleinberg+swa", 20, 16, 2, 2, 4, True, seed=2)
+    x = torch.randint(0, 20, (2, 24))
+    model.train()
+    model(x)
+    drawn = [b.attention.last_keys for b in model.blocks]
+    model(x)
+    assert not torch.equal(drawn[0], model.blocks[0].attention.last_keys)
+    model.eval()
+    model(x)
+    for layer, block in enumerate(model.blocks, 1):
+        assert torch.equal(block.attention.last_keys, pattern_keys(pattern_for("kleinberg+swa", 24, 4, True, 2), layer))
+
+
+def test_parallel_runs_equal_serial_ones_and_aggregate_over_seeds(tmp_path):
+    serial = run_experiment(VARIANTS_TINY, tmp_path / "a", progress=False)
+    parallel = run_experiment(VARIANTS_TINY, tmp_path / "b", progress=False, jobs=2)
+    assert _comparable(parallel) == _comparable(serial)
+    names = [r["run"] for r in serial["runs"]]
+    assert len(names) == 8 and names[0] == "vtiny-causal-sa-n32-w4-L2-s0" and names[-1].endswith("dilated-n32-w4-L2-s3")
+    rows = {(r["kind"], r["seed"]): r for r in serial["runs"]}
+    for kind in VARIANTS_TINY.kinds:
+        a, b = rows[kind, 0], rows[kind, 3]
+        mean = (a["accuracy"] + b["accuracy"]) / 2
+        entry = next(e for e in serial["aggregate"] if e["kind"] == kind)
+        assert entry["seeds"] == [0, 3] and entry["accuracy"]["count"] == 2
+        assert entry["accuracy"]["mean"] == pytest.approx(mean)
+        assert entry["accuracy"]["std"] == pytest.approx(abs(a["accuracy"] - b["accuracy"]) / np.sqrt(2))
+        assert entry["reachable"]["min"] == min(a["reachable"], b["reachable"])
+        assert a["keys_per_query"] == pytest.approx(keys_per_query(pattern_for(kind, 32, 4, True, 0), 1))
+    doc = json.loads((tmp_path / "b" / "vtiny.json").read_text())
+    assert doc["jobs"] == 2 and len(doc["aggregate"]) == 4
+    assert len((tmp_path / "b" / "vtiny.jsonl").read_text().splitlines()) == 8
+    again = run_experiment(VARIANTS_TINY, tmp_path / "b", resume=True, progress=False, jobs=2)  # all done
+    assert _comparable(again) == _comparable(serial)
+
+
+def test_variants_preset_and_seed_validation():
+    from gpu.train import FULL
+    from gpu.train.models import KINDS
+
+    v = FULL.variants
+    assert v.ns == (256,) and v.ws == (16,) and v.layers == (3,) and v.seeds == (0, 1, 2) and v.kinds == KINDS
+    assert len(KINDS) == 16 and len(v.grid()) == 48 and QUICK.retrieval.kinds == ("full", "swa", "sa", "sa+swa")
+    for bad in ((), (0, 0), (-1,), [0]):
+        with pytest.raises(ValueError, match=r"^seeds: expected"):
+            SyntheticConfig(seeds=bad)
+    with pytest.raises(ValueError, match=r"^jobs: expected"):
+        run_experiment(TINY, "unused", jobs=0)
+    with pytest.raises(ValueError, match=r"^stop_after: only with jobs = 1"):
+        run_experiment(TINY, "unused", jobs=2, stop_after=3)
+
+
+def test_cli_variants_quick_with_jobs(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["variants", "--quick", "--jobs", "0"])
+    assert exc.value.code == 2 and "--jobs" in capsys.readouterr().err
+    assert main(["variants", "--quick", "--jobs", "2", "--json", "--out", str(tmp_path)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["experiment"] == "variants" and len(doc["runs"]) == 32 and len(doc["aggregate"]) == 16
+    assert all(e["keys_per_query"]["mean"] > 0 and e["accuracy"]["count"] == 2 for e in doc["aggregate"])

@@ -10,8 +10,14 @@ and window w):
              on characters a copy from beyond SWA's receptive field L (w - 1) + 1 predicts), against the SA
              paper's WikiText ordering (Full 51.3, SA+SWA 52.0, SWA 57.1, SA 75.8)
 
+  variants   issue 13: causal retrieval at n = 256, w = 16, L = 3 for full, SWA, SA, SA+SWA and the causal
+             variants (sa-ms, kleinberg, dilated; each +swa and -eq), seeds 0, 1, 2, 1500 steps each; mean and
+             [min, max] over seeds per kind. Not part of `all`: 48 runs, run them in parallel, e.g.
+             python -m gpu.train variants --jobs 12 --out benchmarks/results/training/variants
+
 --quick runs a one-minute version; the full one takes about 30 minutes on two CPU cores and writes
 benchmarks/results/training/NAME.json. Runs checkpoint every few steps: after a kill, rerun with --resume.
+--jobs N trains N runs at a time in worker processes (one torch thread each unless --threads).
 """
 
 from __future__ import annotations
@@ -23,8 +29,9 @@ import time
 
 from receptive.cli_parser import OneLineErrorParser
 
-from .configs import EXPERIMENTS, preset
+from .configs import ALL_EXPERIMENTS, EXPERIMENTS, preset
 from .runner import prepare_out, run_experiment
+from .summary import aggregate_table
 
 DEFAULT_OUT = "benchmarks/results/training"
 DEFAULT_QUICK_OUT = "benchmarks/out/training-quick"
@@ -42,11 +49,12 @@ def _table(summary: dict) -> str:
         paper = summary["paper"]
         lines.append(f"ours: {' < '.join(paper['our_order'])}; paper (WikiText): {' < '.join(paper['paper_order'])}")
         return "\n".join(lines)
-    lines = [f"{'kind':7s} {'n':>5s} {'w':>3s} {'L':>2s} {'acc':>6s} {'reach':>6s} {'pred':>6s} {'cov':>6s} {'L*':>4s}"]
+    lines = [f"{'kind':16s} {'n':>5s} {'w':>3s} {'L':>2s} {'s':>2s} {'acc':>6s} {'reach':>6s} {'pred':>6s} "
+             f"{'cov':>6s} {'L*':>4s}"]  # fmt: skip
     for r in rows:
         lstar = r.get("lstar_readout", r["lstar"])
-        lines.append(f"{r['kind']:7s} {r['n']:5d} {r['w']:3d} {r['layers']:2d} {r['accuracy']:6.3f} "
-                     f"{r['reachable']:6.3f} {r['predicted_accuracy']:6.3f} "
+        lines.append(f"{r['kind']:16s} {r['n']:5d} {r['w']:3d} {r['layers']:2d} {r.get('seed', 0):2d} "
+                     f"{r['accuracy']:6.3f} {r['reachable']:6.3f} {r['predicted_accuracy']:6.3f} "
                      f"{r.get('readout_coverage', r['coverage_mean']):6.3f} {lstar if lstar else '-':>4}")  # fmt: skip
     return "\n".join(lines)
 
@@ -54,15 +62,19 @@ def _table(summary: dict) -> str:
 def main(argv=None) -> int:
     p = OneLineErrorParser(prog="python -m gpu.train", description=__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    p.add_argument("experiment", choices=[*EXPERIMENTS, "all"], help="which experiment (all: every one in turn)")
+    p.add_argument("experiment", choices=[*ALL_EXPERIMENTS, "all"],
+                   help="which experiment (all: retrieval, counting and lm in turn)")  # fmt: skip
     p.add_argument("--quick", action="store_true", help="the one-minute configuration the tests run")
     p.add_argument("--out", default=None, help=f"output folder (default {DEFAULT_OUT}; --quick: {DEFAULT_QUICK_OUT})")
     p.add_argument("--resume", action="store_true", help="skip finished runs, continue others from checkpoints")
     p.add_argument("--json", action="store_true", help="print the summaries as JSON instead of tables")
     p.add_argument("--threads", type=int, default=None, help="torch threads (default 1: tiny models on shared cores)")
+    p.add_argument("--jobs", type=int, default=1, help="runs trained at a time, in worker processes (default 1)")
     args = p.parse_args(argv)
     if args.threads is not None and args.threads < 1:
         p.error(f"--threads: expected a positive integer, got {args.threads}")
+    if not 1 <= args.jobs <= 1024:
+        p.error(f"--jobs: expected an integer in [1, 1024], got {args.jobs}")
     out = args.out or (DEFAULT_QUICK_OUT if args.quick else DEFAULT_OUT)
     try:
         prepare_out(out)
@@ -74,7 +86,8 @@ def main(argv=None) -> int:
     for name in names:
         start = time.perf_counter()
         try:
-            summary = run_experiment(getattr(configs, name), out, resume=args.resume, threads=args.threads)
+            summary = run_experiment(getattr(configs, name), out, resume=args.resume, threads=args.threads,
+                                     jobs=args.jobs)  # fmt: skip
         except FileExistsError as exc:
             p.error(str(exc))
         except OSError as exc:  # e.g. the disk filled up or the folder vanished mid-run
@@ -86,6 +99,8 @@ def main(argv=None) -> int:
         if not args.json:
             print(f"== {name} ({time.perf_counter() - start:.0f} s, {out}/{name}.json)")
             print(_table(summary), flush=True)
+            if summary["experiment"] != "lm" and len(summary["config"]["seeds"]) > 1:
+                print("mean [min, max] over seeds:\n" + aggregate_table(summary["aggregate"]), flush=True)
     if args.json:
         print(json.dumps(summaries if len(summaries) > 1 else summaries[0], indent=1))
     return 0

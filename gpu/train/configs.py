@@ -2,8 +2,9 @@
 and ``full`` (the committed results; about 30 minutes for all three, run side by side on two shared CPU
 cores) presets.
 
-A synthetic experiment trains one model per (attention kind, n, w, L) of the product grid with the same seed, so
-every kind sees the same data and, where shapes agree, starts from the same weights. Optimiser: AdamW
+A synthetic experiment trains one model per (attention kind, n, w, L, seed) of the product grid; a seed fixes the
+initial weights, the training data and the evaluation set, so at one seed every kind sees the same data and, where
+shapes agree, starts from the same weights. ``seeds`` repeats the grid (runs named ``...-s{seed}``). Optimiser: AdamW
 (Loshchilov & Hutter 2019) with linear warm-up over ``warmup`` steps, then cosine decay to ``lr / 10``, gradient
 norm clipped at 1.
 """
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 
 from receptive.windows import max_window
 
-from .models import KINDS
+from .models import BASE_KINDS, KINDS
 
 
 def _int(cfg, name: str, low: int, high: int | None = None) -> None:
@@ -52,7 +53,7 @@ def _kinds(cfg) -> None:
 class Common:
     """Fields every experiment shares."""
 
-    kinds: tuple[str, ...] = KINDS
+    kinds: tuple[str, ...] = BASE_KINDS
     d_model: int = 32
     n_heads: int = 2
     steps: int = 300
@@ -60,7 +61,7 @@ class Common:
     lr: float = 3e-3
     warmup: int = 30
     weight_decay: float = 0.01
-    seed: int = 0
+    seeds: tuple[int, ...] = (0,)
     checkpoint_every: int = 100
 
     def _validate_common(self) -> None:
@@ -77,7 +78,9 @@ class Common:
         _real(self, "lr", 0.0, 1.0)
         _int(self, "warmup", 0, self.steps)
         _real(self, "weight_decay", -1e-300, 1.0)
-        _int(self, "seed", 0, 2**31 - 1)
+        _ints(self, "seeds", 0, 2**31 - 1)
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError(f"seeds: expected distinct seeds, got {self.seeds!r}")
         _int(self, "checkpoint_every", 1, 10**6)
 
     def to_dict(self) -> dict:
@@ -120,12 +123,13 @@ class SyntheticConfig(Common):
             object.__setattr__(self, "name", self.task)
 
     def grid(self) -> list[dict]:
-        """One entry per run: ``{"kind", "n", "w", "layers"}``, kinds innermost."""
+        """One entry per run: ``{"kind", "n", "w", "layers", "seed"}``, kinds innermost, seeds next."""
         return [
-            {"kind": kind, "n": n, "w": w, "layers": layer}
+            {"kind": kind, "n": n, "w": w, "layers": layer, "seed": seed}
             for n in self.ns
             for w in self.ws
             for layer in self.layers
+            for seed in self.seeds
             for kind in self.kinds
         ]
 
@@ -141,7 +145,7 @@ class LMConfig(Common):
     eval_windows: int = 64
     probe_k: int = 12
     name: str = "lm"
-    kinds: tuple[str, ...] = KINDS
+    kinds: tuple[str, ...] = BASE_KINDS
     d_model: int = 64
     n_heads: int = 4
     lr: float = 2e-3
@@ -161,7 +165,11 @@ class LMConfig(Common):
         return self.layers * (self.w - 1) + 1
 
     def grid(self) -> list[dict]:
-        return [{"kind": kind, "n": self.n, "w": self.w, "layers": self.layers} for kind in self.kinds]
+        return [
+            {"kind": kind, "n": self.n, "w": self.w, "layers": self.layers, "seed": seed}
+            for seed in self.seeds
+            for kind in self.kinds
+        ]
 
 
 @dataclass(frozen=True)
@@ -169,6 +177,7 @@ class Preset:
     retrieval: SyntheticConfig
     counting: SyntheticConfig  # the every-token task
     lm: LMConfig = field(default_factory=LMConfig)
+    variants: SyntheticConfig | None = None  # issue 13: the causal variants on retrieval, several seeds
 
 
 QUICK = Preset(
@@ -182,6 +191,10 @@ QUICK = Preset(
     ),
     lm=LMConfig(n=64, w=8, layers=2, d_model=32, n_heads=2, steps=60, batch=16, max_chars=200_000,
                 eval_windows=16, checkpoint_every=20),
+    variants=SyntheticConfig(
+        task="retrieval", ns=(32,), ws=(4,), layers=(2,), kinds=KINDS, seeds=(0, 1), steps=12, warmup=2, batch=8,
+        eval_samples=32, checkpoint_every=6, name="variants",
+    ),
 )  # fmt: skip
 
 FULL = Preset(
@@ -192,9 +205,16 @@ FULL = Preset(
         task="counting", ns=(128,), ws=(8,), layers=(1, 2, 4), steps=500, batch=32, eval_samples=1024,
     ),
     lm=LMConfig(n=256, w=16, layers=3, d_model=32, n_heads=2, steps=400, batch=16),
+    variants=SyntheticConfig(
+        task="retrieval", ns=(256,), ws=(16,), layers=(3,), kinds=KINDS, seeds=(0, 1, 2), steps=1500, warmup=100,
+        batch=32, eval_samples=1024, checkpoint_every=100, name="variants",
+    ),
 )  # fmt: skip
 
+#: what ``all`` runs, in turn
 EXPERIMENTS = ("retrieval", "counting", "lm")
+#: every experiment the CLI knows (``variants``: 16 kinds x 3 seeds, run it with ``--jobs``)
+ALL_EXPERIMENTS = (*EXPERIMENTS, "variants")
 
 
 def preset(quick: bool) -> Preset:

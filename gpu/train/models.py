@@ -9,6 +9,13 @@ projections (``W_q``, ``W_kv``, ``W_o``, no biases, RoPE at original positions):
 its permutation is :func:`receptive.permutations.layer_permutation` ``(n, seed, l)`` and the model's reachability
 is exactly ``receptive.make_pattern(kind, n, w, causal, seed=seed)`` through ``L`` layers; in training every
 forward draws fresh permutations from torch's global generator.
+
+The causal variants of issue 13 (:func:`receptive.patterns.causal_variants.variant_names`: ``sa-ms``,
+``kleinberg``, ``dilated``, each ``+swa`` and ``-eq``) are :class:`gpu.neighbour_attention.PatternAttention`: the
+same projections and RoPE, one softmax per head over the union of the keys the pattern's layer ``l`` lists (for
+``+swa`` the window is merged into that list: pattern semantics, no gates), the pattern
+``make_variant(kind, n, min(w, n), causal, seed)`` in eval mode and a fresh pattern seed from torch's global
+generator at every training forward (``dilated`` is deterministic).
 """
 
 from __future__ import annotations
@@ -18,9 +25,15 @@ from torch import nn
 
 from gpu.attention import full_attention, swa_attention
 from gpu.modules import AttentionProjections, GatedSASWA, StochasticAttention
+from gpu.neighbour_attention import PatternAttention
+from receptive.patterns.causal_variants import variant_names
 from receptive.windows import max_window
 
-KINDS = ("full", "swa", "sa", "sa+swa")
+#: the kinds of the original experiments (the default of every config)
+BASE_KINDS = ("full", "swa", "sa", "sa+swa")
+#: the causal variants of issue 13, attended through their explicit key lists
+VARIANT_KINDS = tuple(variant_names())
+KINDS = BASE_KINDS + VARIANT_KINDS
 
 
 class WindowAttention(AttentionProjections):
@@ -50,6 +63,8 @@ def make_attention(kind: str, d_model: int, n_heads: int, window: int, causal: b
         return StochasticAttention(d_model, n_heads, window, causal=causal, seed=seed, layer=layer)
     if kind == "sa+swa":
         return GatedSASWA(d_model, n_heads, window, causal=causal, seed=seed, layer=layer)
+    if kind in VARIANT_KINDS:
+        return PatternAttention(d_model, n_heads, window, variant=kind, causal=causal, seed=seed, layer=layer)
     raise ValueError(f"kind: expected one of {', '.join(KINDS)}, got {kind!r}")
 
 

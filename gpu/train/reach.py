@@ -6,7 +6,10 @@ A model with attention ``kind`` and ``L`` layers evaluated at sequence length ``
 (``A_l[i, j]``: query ``i`` attends to key ``j``; every pattern includes ``i`` itself, the residual path), the
 receptive field of ``i`` after ``L`` layers is row ``i`` of ``A_L A_{L-1} ... A_1``; an answer whose sources all
 lie in the readout's receptive field is *reachable*. A model that uses its receptive field perfectly has accuracy
-``reach + (1 - reach) c`` where ``c`` is chance; SWA's field is ``[i - L (w - 1), i]`` causal.
+``reach + (1 - reach) c`` where ``c`` is chance; SWA's field is ``[i - L (w - 1), i]`` causal. The causal
+variants (``sa-ms``, ``kleinberg``, ``dilated``, ``+swa``, ``-eq``) are
+``receptive.patterns.causal_variants.make_variant(kind, n, min(w, n), causal, seed)``, the pattern whose key lists
+:class:`gpu.neighbour_attention.PatternAttention` attends in eval mode.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from receptive import coverage, make_pattern
+from receptive.patterns.causal_variants import keys_per_query, make_variant, variant_names
 from receptive.windows import max_window
 
 MAX_LSTAR_LAYERS = 64
@@ -22,6 +26,8 @@ MAX_LSTAR_LAYERS = 64
 
 def pattern_for(kind: str, n: int, w: int, causal: bool, seed: int):
     """The ``receptive`` pattern of a model (windows clipped as the model clips them)."""
+    if kind in variant_names():
+        return make_variant(kind, n, min(w, n), causal, seed=seed)
     limit = max_window(n, causal and kind == "swa", False)
     return make_pattern(kind, n, min(w, limit), causal=causal, seed=seed)
 
@@ -47,8 +53,9 @@ def reachable(pattern, layers: int, readout: np.ndarray, sources: np.ndarray) ->
 
 def coverage_summary(kind: str, n: int, w: int, layers: int, causal: bool, seed: int, readout: int | None) -> dict:
     """``receptive``'s coverage after ``layers`` layers (mean, min, fully covered share), L* (first layer at which
-    every position sees all of ``A(i)``; ``None`` beyond 64 layers) and, for a fixed readout position, its own
-    coverage and first fully covered layer."""
+    every position sees all of ``A(i)``; ``None`` beyond 64 layers), the distinct keys per query of layer 1
+    (:func:`receptive.patterns.causal_variants.keys_per_query`, self included) and, for a fixed readout position, its
+    own coverage and first fully covered layer."""
     pattern = pattern_for(kind, n, w, causal, seed)
     at = coverage(pattern, layers=layers, progress=False)
     through = coverage(pattern, max_layers=MAX_LSTAR_LAYERS, progress=False)
@@ -58,6 +65,7 @@ def coverage_summary(kind: str, n: int, w: int, layers: int, causal: bool, seed:
         "coverage_min": row.min,
         "full_fraction": row.full_fraction,
         "lstar": through.full_coverage_layer,
+        "keys_per_query": keys_per_query(pattern, 1),
     }
     if readout is not None:
         admissible = readout + 1 if causal else n

@@ -6,18 +6,23 @@ loss history and both random generators, every ``checkpoint_every`` steps; remov
 ``NAME.json``, the summary written when every run is done (config, versions, one row per run in grid order;
 ``session_seconds`` is the wall time of the last call, ``train_seconds_total`` the training time of all runs).
 
-Determinism: run ``r`` seeds torch's global generator (initial weights, SA's training permutations) and its own
-data generator with ``config.seed``; restoring both states from a checkpoint continues the exact stream, so an
+Determinism: run ``r`` seeds torch's global generator (initial weights, SA's training permutations, the variants'
+training pattern seeds) and its own data generator with its seed ``spec["seed"]`` (one of ``config.seeds``);
+restoring both states from a checkpoint continues the exact stream, so an
 interrupted and resumed run ends bit for bit where an uninterrupted one does (on the same machine and thread
-count).
+count). ``jobs > 1`` trains the runs in that many worker processes (spawned, torch and numba on one thread each);
+only the parent appends to ``NAME.jsonl`` (a line per finished run), and ``NAME.json`` is written once at the end
+from those lines, so a kill leaves every finished run recorded and ``--resume`` continues the rest.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import importlib.metadata
 import json
 import math
+import multiprocessing
 import os
 import platform
 import sys
@@ -37,6 +42,7 @@ from . import tasks
 from .configs import LMConfig, SyntheticConfig
 from .models import TinyTransformer, parameter_counts
 from .reach import coverage_summary, pattern_for, reachable
+from .summary import aggregate
 
 #: Jin & Sui 2026 (arXiv 2604.00754), WikiText perplexity of their pre-trained models
 PAPER_PERPLEXITY = {"full": 51.3, "sa+swa": 52.0, "swa": 57.1, "sa": 75.8}
@@ -63,7 +69,7 @@ def versions() -> dict:
 
 def run_id(config, spec: dict) -> str:
     direction = "causal" if getattr(config, "causal", True) else "bidir"
-    return f"{config.name}-{direction}-{spec['kind']}-n{spec['n']}-w{spec['w']}-L{spec['layers']}-s{config.seed}"
+    return f"{config.name}-{direction}-{spec['kind']}-n{spec['n']}-w{spec['w']}-L{spec['layers']}-s{spec['seed']}"
 
 
 def learning_rate(config, step: int) -> float:
@@ -81,7 +87,7 @@ def build_model(config, spec: dict) -> TinyTransformer:
         vocab, causal = tasks.SYNTHETIC_VOCAB, config.causal
         classes = tasks.N_VALUES if config.task == "retrieval" else config.max_count + 1
     return TinyTransformer(
-        spec["kind"], vocab, config.d_model, config.n_heads, spec["layers"], spec["w"], causal, config.seed, classes
+        spec["kind"], vocab, config.d_model, config.n_heads, spec["layers"], spec["w"], causal, spec["seed"], classes
     )
 
 
@@ -90,7 +96,7 @@ class _Data:
 
     def __init__(self, config, spec: dict, corpus: tasks.Corpus | None):
         self.config, self.spec, self.corpus = config, spec, corpus
-        self.generator = torch.Generator().manual_seed(config.seed)
+        self.generator = torch.Generator().manual_seed(spec["seed"])
 
     def train_batch(self):
         c, n = self.config, self.spec["n"]
@@ -105,7 +111,7 @@ class _Data:
         return tasks.counting(batch, n, c.causal, generator, c.max_count)
 
     def eval_set(self) -> tasks.Batch:
-        generator = torch.Generator().manual_seed(self.config.seed + EVAL_SEED_OFFSET)
+        generator = torch.Generator().manual_seed(self.spec["seed"] + EVAL_SEED_OFFSET)
         return self._synthetic(self.config.eval_samples, generator)
 
 
@@ -130,7 +136,7 @@ def train(config, spec: dict, checkpoint: Path, corpus=None, bar=None, budget: l
     raised (without a checkpoint), as if the process had been killed.
     """
     lm = isinstance(config, LMConfig)
-    torch.manual_seed(config.seed)
+    torch.manual_seed(spec["seed"])
     model = build_model(config, spec)
     data = _Data(config, spec, corpus)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
@@ -171,7 +177,7 @@ def train(config, spec: dict, checkpoint: Path, corpus=None, bar=None, budget: l
     seconds += time.perf_counter() - start
     model.eval()
     with torch.no_grad():
-        result = _evaluate_lm(model, config, corpus) if lm else _evaluate_synthetic(model, config, spec, data)
+        result = _evaluate_lm(model, config, spec, corpus) if lm else _evaluate_synthetic(model, config, spec, data)
     counts = parameter_counts(model)
     tenth = max(1, len(losses) // 10)
     curve = [float(np.mean(losses[i : i + tenth])) for i in range(0, len(losses), tenth)]
@@ -198,11 +204,11 @@ def _evaluate_synthetic(model, config: SyntheticConfig, spec: dict, data: _Data)
         losses.append(F.cross_entropy(logits, targets, reduction="none"))
         correct.append(logits.argmax(-1) == targets)
     correct = torch.cat(correct).numpy()
-    n, w, layers = spec["n"], spec["w"], spec["layers"]
-    pattern = pattern_for(spec["kind"], n, w, config.causal, config.seed)
+    n, w, layers, seed = spec["n"], spec["w"], spec["layers"], spec["seed"]
+    pattern = pattern_for(spec["kind"], n, w, config.causal, seed)
     reach = reachable(pattern, layers, batch.readout.numpy(), batch.sources.numpy())
     share = float(reach.mean())
-    cov = coverage_summary(spec["kind"], n, w, layers, config.causal, config.seed, n - 1 if config.causal else None)
+    cov = coverage_summary(spec["kind"], n, w, layers, config.causal, seed, n - 1 if config.causal else None)
     return {
         "task": config.task,
         "causal": config.causal,
@@ -218,7 +224,7 @@ def _evaluate_synthetic(model, config: SyntheticConfig, spec: dict, data: _Data)
     }
 
 
-def _evaluate_lm(model, config: LMConfig, corpus: tasks.Corpus) -> dict:
+def _evaluate_lm(model, config: LMConfig, spec: dict, corpus: tasks.Corpus) -> dict:
     x, y = tasks.validation_windows(corpus.validation, config.n, config.eval_windows)
     per_token = torch.cat(
         [
@@ -233,7 +239,7 @@ def _evaluate_lm(model, config: LMConfig, corpus: tasks.Corpus) -> dict:
         name: {"tokens": int(m.sum()), "loss": float(per_token[m].mean()) if m.any() else None}
         for name, m in (("far", masks["far"]), ("near", masks["near"]), ("other", other))
     }
-    cov = coverage_summary(model.kind, config.n, config.w, config.layers, True, config.seed, None)
+    cov = coverage_summary(model.kind, config.n, config.w, config.layers, True, spec["seed"], None)
     return {"val_loss": loss, "val_perplexity": math.exp(loss), "val_bits_per_char": loss / math.log(2),
             "probe": probe, "swa_field": config.field, **cov}  # fmt: skip
 
@@ -249,21 +255,26 @@ def _read_lines(path: Path) -> dict[str, dict]:
 
 
 def run_experiment(config, out, resume: bool = False, progress: bool | None = None, stop_after: int | None = None,
-                   threads: int | None = None) -> dict:  # fmt: skip
+                   threads: int | None = None, jobs: int = 1) -> dict:  # fmt: skip
     """Train every run of ``config`` into ``out`` and return (and write) the summary ``NAME.json``.
 
     ``resume``: continue the runs recorded in ``out`` (finished ones are skipped, a checkpointed one continues);
     without it an existing ``NAME.jsonl`` is an error. ``progress``: a tqdm bar (``None``: only on a terminal).
     ``stop_after``: raise :class:`Interrupted` after that many optimiser steps (simulates a kill). ``threads``:
     ``torch.set_num_threads`` (default 1: these models are too small to gain from more, and
-    on shared cores extra threads spin-wait; measured 25x slower with 2 threads under load).
+    on shared cores extra threads spin-wait; measured 25x slower with 2 threads under load). ``jobs``: worker
+    processes training runs side by side (each with ``threads`` torch threads); ``stop_after`` needs ``jobs = 1``.
     """
     if not isinstance(config, SyntheticConfig | LMConfig):
         raise ValueError(f"config: expected a SyntheticConfig or LMConfig, got {type(config).__name__}")
     if stop_after is not None and (isinstance(stop_after, bool) or not isinstance(stop_after, int) or stop_after < 1):
         raise ValueError(f"stop_after: expected a positive integer, got {stop_after!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= 1024:
+        raise ValueError(f"jobs: expected an integer in [1, 1024], got {jobs!r}")
+    if jobs > 1 and stop_after is not None:
+        raise ValueError("stop_after: only with jobs = 1 (it counts the steps of one process)")
     with _threads(threads if threads is not None else 1):
-        return _run(config, out, resume, progress, stop_after)
+        return _run(config, out, resume, progress, stop_after, jobs, threads if threads is not None else 1)
 
 
 @contextlib.contextmanager
@@ -287,7 +298,45 @@ def prepare_out(out) -> Path:
     return writable_folder("out", out)
 
 
-def _run(config, out, resume, progress, stop_after) -> dict:
+def _worker_init(threads: int) -> None:
+    torch.set_num_threads(threads)
+    numba.set_num_threads(1)
+
+
+def _train_in_worker(config, spec: dict, checkpoint: Path) -> dict:
+    corpus = tasks.load_corpus(config.max_chars) if isinstance(config, LMConfig) else None
+    return train(config, spec, checkpoint, corpus)
+
+
+def _train_parallel(config, todo, out, lines, done, jobs, threads, bar) -> None:
+    """Train ``todo`` in ``jobs`` spawned processes; the parent records each run as it finishes."""
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_init,
+                                                initargs=(threads,)) as pool:  # fmt: skip
+        futures = {}
+        for spec in todo:
+            checkpoint = out / "checkpoints" / config.name / f"{run_id(config, spec)}.pt"
+            futures[pool.submit(_train_in_worker, config, spec, checkpoint)] = (spec, checkpoint)
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                spec, checkpoint = futures[future]
+                row = future.result()
+                _record(lines, row, checkpoint, done, run_id(config, spec))
+                bar.update(config.steps)
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+
+
+def _record(lines: Path, row: dict, checkpoint: Path, done: dict, rid: str) -> None:
+    with lines.open("a") as fh:
+        fh.write(json.dumps(row) + "\n")
+    checkpoint.unlink(missing_ok=True)
+    done[rid] = row
+
+
+def _run(config, out, resume, progress, stop_after, jobs=1, threads=1) -> dict:
     out = prepare_out(out)
     lines, header = out / f"{config.name}.jsonl", out / f"{config.name}.config.json"
     if lines.exists() and not resume:
@@ -303,15 +352,14 @@ def _run(config, out, resume, progress, stop_after) -> dict:
     budget = [stop_after] if stop_after is not None else None
     start = time.perf_counter()
     with tqdm(total=len(todo) * config.steps, disable=not show, desc=config.name, unit="step") as bar:
-        for spec in todo:
+        if jobs > 1 and todo:
+            _train_parallel(config, todo, out, lines, done, jobs, threads, bar)
+        for spec in todo if jobs == 1 else ():
             rid = run_id(config, spec)
             bar.set_description(f"{config.name} {spec['kind']} n={spec['n']} w={spec['w']} L={spec['layers']}")
             checkpoint = out / "checkpoints" / config.name / f"{rid}.pt"
             row = train(config, spec, checkpoint, corpus, bar, budget)
-            with lines.open("a") as fh:
-                fh.write(json.dumps(row) + "\n")
-            checkpoint.unlink(missing_ok=True)
-            done[rid] = row
+            _record(lines, row, checkpoint, done, rid)
     for folder in (out / "checkpoints" / config.name, out / "checkpoints"):
         if folder.exists() and not any(folder.iterdir()):
             folder.rmdir()
@@ -319,11 +367,13 @@ def _run(config, out, resume, progress, stop_after) -> dict:
         "experiment": config.name,
         "config": config.to_dict(),
         "versions": versions(),
-        "threads": torch.get_num_threads(),
+        "threads": threads,
+        "jobs": jobs,
         "session_seconds": round(time.perf_counter() - start, 1),
         "runs": [done[run_id(config, spec)] for spec in grid],
     }
     summary["train_seconds_total"] = round(sum(r["train_seconds"] for r in summary["runs"]), 1)
+    summary["aggregate"] = aggregate(summary["runs"])
     if corpus is not None:
         summary["corpus"] = corpus.describe()
         summary["paper"] = compare_with_paper(summary["runs"])
