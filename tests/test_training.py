@@ -207,7 +207,16 @@ def test_variant_models_reach_exactly_their_pattern():
     from gpu.train.reach import receptive_rows
 
     n, w, layers = 32, 4, 2
-    for kind in VARIANT_KINDS:
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny tensors: extra threads only spin on shared cores
+    try:
+        _check_variant_reach(VARIANT_KINDS, n, w, layers, receptive_rows)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _check_variant_reach(kinds, n, w, layers, receptive_rows):
+    for kind in kinds:
         torch.manual_seed(1)
         model = TinyTransformer(kind, 20, 16, 2, layers, w, True, seed=7).eval()
         pattern = pattern_for(kind, n, w, True, 7)
