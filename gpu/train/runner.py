@@ -263,7 +263,8 @@ def run_experiment(config, out, resume: bool = False, progress: bool | None = No
     ``stop_after``: raise :class:`Interrupted` after that many optimiser steps (simulates a kill). ``threads``:
     ``torch.set_num_threads`` (default 1: these models are too small to gain from more, and
     on shared cores extra threads spin-wait; measured 25x slower with 2 threads under load). ``jobs``: worker
-    processes training runs side by side (each with ``threads`` torch threads); ``stop_after`` needs ``jobs = 1``.
+    processes training runs side by side (each with ``threads`` torch threads; spawned, so a script calling this with
+    ``jobs > 1`` needs the ``if __name__ == "__main__":`` guard); ``stop_after`` needs ``jobs = 1``.
     """
     if not isinstance(config, SyntheticConfig | LMConfig):
         raise ValueError(f"config: expected a SyntheticConfig or LMConfig, got {type(config).__name__}")
