@@ -90,9 +90,11 @@ def load_edge_list(
     (FlyWire's convention is ``>= 5`` synapses). ``directed=False`` thresholds the ordered pairs, then returns the
     underlying undirected graph (``u - v`` when either direction is kept). Self-loops are dropped.
 
-    ``engine``: ``pyarrow`` (csv only), ``pandas``, ``python`` (the standard library, always available, slow) or
-    ``auto`` (the fastest installed; all give the same graph). pandas and pyarrow are optional (the ``bench``
-    extra installs them).
+    ``engine``: ``numba`` (csv only: the toolkit's reader of integer ids and plain numeric weights, the fastest;
+    a file outside that grammar, e.g. text ids or quoted fields, goes to ``python``), ``pyarrow`` (csv only),
+    ``pandas``, ``python`` (the standard library, always available, slow) or ``auto`` (``numba`` for csv files
+    it can read, else the fastest installed; all give the same graph). pandas and pyarrow are optional (the
+    ``bench`` extra installs them).
 
     Raises ``FileNotFoundError`` for a missing file and ``ValueError`` naming the argument for a missing column, a
     non-numeric or non-finite weight, a ``threshold`` without ``weight``, a malformed row, or no edges left.
@@ -130,8 +132,8 @@ def load_edge_list(
             cols.append(_resolve_column("weight", weight, header, path))
         names = [header[c] for c in cols]
     else:
-        if engine == "pyarrow":
-            raise ValueError("engine: pyarrow reads csv only; use pandas or python for a plain edge list")
+        if engine in ("numba", "pyarrow"):
+            raise ValueError(f"engine: {engine} reads csv only; use pandas or python for a plain edge list")
         cols = [_plain_column("source", source), _plain_column("target", target)]
         if weight is not None:
             cols.append(_plain_column("weight", weight))

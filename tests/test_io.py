@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from graphs.edgelist import available
 from graphs.io import load_edge_list
 
-ENGINES = [e for e in ("pyarrow", "pandas", "python") if available(e)]
+ENGINES = [e for e in ("numba", "pyarrow", "pandas", "python") if available(e)]
 
 
 def oracle(rows, threshold=None):
@@ -62,7 +62,7 @@ def test_engines_match_the_oracle(tmp_path_factory, rows, labels, strings, thres
         path.write_text("pre_root_id,post_root_id,syn_count\n" + "".join(f"{s},{d},{int(w)}\n" for s, d, w in table))
         kwargs = dict(weight="syn_count")
     for engine in ENGINES:
-        if plain and engine == "pyarrow":
+        if plain and engine in ("numba", "pyarrow"):
             continue
         if not kept:
             with pytest.raises(ValueError, match=r"^path: no edges"):
@@ -88,7 +88,7 @@ SNAP = """# Directed graph (each unordered pair of nodes is saved once): Example
 """
 
 
-@pytest.mark.parametrize("engine", ["auto", *[e for e in ENGINES if e != "pyarrow"]])
+@pytest.mark.parametrize("engine", ["auto", *[e for e in ENGINES if e not in ("numba", "pyarrow")]])
 def test_plain_snap_file(tmp_path, engine):
     path = tmp_path / "example.txt"
     path.write_text(SNAP)
@@ -130,8 +130,8 @@ def write(tmp_path, text, name="edges.csv"):
 @pytest.mark.parametrize("engine", ["auto", *ENGINES])
 def test_bad_files_give_one_line_naming_the_argument(tmp_path, engine):
     def fails(match, path, **kwargs):
-        if engine == "pyarrow" and (kwargs.get("format") == "plain" or path.suffix == ".txt"):
-            match = r"^engine: pyarrow reads csv only"  # a plain file (or an explicit format) it cannot read
+        if engine in ("numba", "pyarrow") and (kwargs.get("format") == "plain" or path.suffix == ".txt"):
+            match = f"^engine: {engine} reads csv only"  # a plain file (or an explicit format) it cannot read
         with pytest.raises(ValueError, match=match) as info:
             load_edge_list(path, engine=engine, **kwargs)
         assert "\n" not in str(info.value)
@@ -197,3 +197,140 @@ def test_integer_and_text_columns_compare_as_text(tmp_path, engine):
     """A source column of integers and a target column of text: 7 and "7" are one node."""
     graph, ids = load_edge_list(write(tmp_path, "pre,post\n7,x\n8,7\n"), engine=engine)
     assert ids.tolist() == ["7", "x", "8"] and loaded_edges(graph, ids) == {("7", "x"), ("8", "7")}
+
+
+# ------------------------------------------------------------------------------------------ the numba reader
+
+
+def slow_rows(text, cols):
+    """Data rows of a CSV text with a header, straight from the definition: split lines and commas, skip blank
+    lines, ids as Python ints, weight as float."""
+    rows = []
+    for line in text.splitlines()[1:]:
+        if not line:
+            continue
+        fields = line.split(",")
+        rows.append((int(fields[cols[0]]), int(fields[cols[1]]), float(fields[cols[2]]) if len(cols) > 2 else 1.0))
+    return rows
+
+
+big_ids = st.one_of(
+    st.integers(-(2**63), 2**63 - 1),
+    st.integers(2**63 - 40, 2**63 - 1),
+    st.integers(-(2**63), -(2**63) + 40),
+    st.integers(-3, 40),
+)
+weights = st.one_of(
+    st.integers(0, 10**6).map(str),
+    st.integers(-50, 50).map(str),
+    st.decimals(min_value=-1000, max_value=1000, places=3, allow_nan=False, allow_infinity=False).map(str),
+    st.sampled_from(["0.1", "2.5", "0", "-0", "000012", "7.", "123456789012345"]),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    pool=st.lists(big_ids, min_size=1, max_size=8, unique=True),
+    rows=st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7), weights), min_size=0, max_size=40),
+    threshold=st.one_of(st.none(), st.integers(-5, 12), st.floats(-5, 12)),
+    order=st.sampled_from([(0, 1, 2), (1, 0, 2), (2, 0, 1), (0, 2, 3)]),
+    ncols=st.integers(4, 5),
+    blank=st.lists(st.integers(0, 40), max_size=3),
+    crlf=st.booleans(),
+    final_newline=st.booleans(),
+    parts=st.integers(1, 5),
+)
+def test_numba_reader_matches_the_oracle(
+    tmp_path_factory, pool, rows, threshold, order, ncols, blank, crlf, final_newline, parts
+):
+    """The numba reader against a slow line-by-line oracle, pieces cut anywhere (``parts``), then the whole load
+    against the dictionary oracle: ids near 2**63 and -2**63, self-loops, repeated pairs, decimal weights,
+    blank lines, CRLF, no final newline, empty tables."""
+    from graphs.edgelist import _numba_csv
+
+    cs, cd, cw = order
+    lines = []
+    for s, d, w in rows:
+        fields = ["AL_R"] * ncols
+        fields[cs], fields[cd], fields[cw] = str(pool[s % len(pool)]), str(pool[d % len(pool)]), w
+        lines.append(",".join(fields))
+    for at in blank:
+        lines.insert(min(at, len(lines)), "")
+    end = "\r\n" if crlf else "\n"
+    header = ",".join(f"c{k}" for k in range(ncols))
+    text = end.join([header, *lines]) + (end if final_newline else "")
+    path = tmp_path_factory.mktemp("numba") / "edges.csv"
+    path.write_bytes(text.encode())
+    got = _numba_csv(path, [cs, cd, cw], ncols, parts=parts)
+    want = slow_rows(text.replace("\r\n", "\n"), [cs, cd, cw])
+    assert got is not None
+    assert got[0].tolist() == [r[0] for r in want] and got[1].tolist() == [r[1] for r in want]
+    assert got[2].tolist() == [r[2] for r in want]  # exactly float(text): correctly rounded
+    table = [(str(s), str(d), w) for s, d, w in want]
+    used, kept = oracle(table, threshold)
+    if not kept:
+        with pytest.raises(ValueError, match=r"^path: no edges"):
+            load_edge_list(path, source=f"c{cs}", target=f"c{cd}", weight=f"c{cw}", threshold=threshold)
+        return
+    graph, ids = load_edge_list(path, source=f"c{cs}", target=f"c{cd}", weight=f"c{cw}", threshold=threshold)
+    assert ids.dtype == np.int64 and [str(x) for x in ids] == used
+    assert loaded_edges(graph, ids) == kept
+    slow, slow_ids = load_edge_list(
+        path, source=f"c{cs}", target=f"c{cd}", weight=f"c{cw}", threshold=threshold, engine="python"
+    )
+    assert np.array_equal(slow.indptr, graph.indptr) and np.array_equal(slow.indices, graph.indices)
+    assert slow_ids.tolist() == ids.tolist()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        'a,b,w\n1,2,3\n"4",5,6\n',  # a quote
+        "a,b,w\n1,2,3\n4, 5,6\n",  # a space
+        "a,b,w\n1,2,3\n4,5\n",  # a short row
+        "a,b,w\n1,2,3\n4,5,6,7\n",  # a long row
+        "a,b,w\n1,2,3\n4,x,6\n",  # a text id
+        "a,b,w\n1,2,3\n4,5,1e3\n",  # an exponent
+        "a,b,w\n1,2,3\n4,5,\n",  # an empty weight
+        "a,b,w\n1,,3\n",  # an empty id
+        "a,b,w\n9223372036854775808,2,3\n",  # beyond int64
+        "a,b,w\n-9223372036854775809,2,3\n",
+        "a,b,w\n+1,2,3\n",
+        "a,b,w\n1,2,1234567890123456\n",  # 16 digits: float(text) might not be m / 10**k
+        "a,b,w\n1,2,3\r4,5,6\n",  # a lone carriage return
+        "a,b,w\n1,2,nan\n",
+        '"a",b,w\n1,2,3\n',  # a quoted header
+    ],
+)
+def test_numba_reader_hands_other_files_on(tmp_path, data):
+    """Outside its grammar the numba reader returns None (the other readers judge), and load_edge_list gives what
+    the standard library gives: the same graph or the same one-line error."""
+    from graphs.edgelist import _numba_csv
+
+    path = tmp_path / "odd.csv"
+    path.write_bytes(data.encode())
+    for parts in (1, 2, 3):
+        assert _numba_csv(path, [0, 1, 2], 3, parts=parts) is None
+    outcomes = []
+    for engine in ("numba", "auto", "python"):
+        try:
+            graph, ids = load_edge_list(path, source="a", target="b", weight="w", engine=engine)
+            outcomes.append((graph.indptr.tolist(), graph.indices.tolist(), [str(x) for x in ids]))
+        except ValueError as exc:
+            outcomes.append(str(exc).split(";")[0].split(" (")[0])
+    assert outcomes[0] == outcomes[2], outcomes
+    assert outcomes[1] == outcomes[2] or 'a,b,w\n1,2,3\n"4' in data, outcomes  # pyarrow reads quotes itself
+
+
+def test_numba_reader_ids_at_the_int64_ends_and_gzip(tmp_path):
+    lo, hi = -(2**63), 2**63 - 1
+    text = f"pre,post,syn\n{hi},{lo},3\n{lo},{hi},4\n{hi},{lo},2\n{hi},{hi},9\n0,{hi},1\n"
+    for name in ("e.csv", "e.csv.gz"):
+        path = tmp_path / name
+        if name.endswith(".gz"):
+            with gzip.open(path, "wt") as handle:
+                handle.write(text)
+        else:
+            path.write_text(text)
+        graph, ids = load_edge_list(path, weight="syn", threshold=4, engine="numba")
+        assert ids.tolist() == [hi, lo] and loaded_edges(graph, ids) == {(str(hi), str(lo)), (str(lo), str(hi))}
