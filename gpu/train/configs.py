@@ -206,7 +206,7 @@ FULL = Preset(
     ),
     lm=LMConfig(n=256, w=16, layers=3, d_model=32, n_heads=2, steps=400, batch=16),
     variants=SyntheticConfig(
-        task="retrieval", ns=(256,), ws=(16,), layers=(3,), kinds=KINDS, seeds=(0, 1, 2), steps=1500, warmup=100,
+        task="retrieval", ns=(256,), ws=(16,), layers=(3,), kinds=KINDS, seeds=(0, 1, 2), steps=1500, warmup=30,
         batch=32, eval_samples=1024, checkpoint_every=100, name="variants",
     ),
 )  # fmt: skip
