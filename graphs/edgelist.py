@@ -327,8 +327,7 @@ def _newlines(buf, lo, hi):
     return total
 
 
-@njit(parallel=True, cache=True)
-def _read(buf, lo, parts, ncols, cs, cd, cw):
+def _read_py(buf, lo, parts, ncols, cs, cd, cw):
     """:func:`_read_part` on ``parts`` pieces of ``buf[lo:]`` cut at line ends, in parallel, each from the row
     its count of line ends places it at. Returns ``src, dst, w, ok``."""
     hi = buf.shape[0]
@@ -365,6 +364,10 @@ def _read(buf, lo, parts, ncols, cs, cd, cw):
     return src[:at], dst[:at], w[: at if cw >= 0 else 0], True
 
 
+_read = njit(parallel=True, cache=True)(_read_py)
+_read_serial = njit(cache=True)(_read_py)  # one part: no parallel region to start
+
+
 def _file_bytes(path: Path):
     """The bytes of ``path`` as a uint8 array: a read-only map of the page cache (no copy), or the whole
     decompressed ``.gz``. Returns the array and the map to close (``None`` for none)."""
@@ -384,7 +387,7 @@ def _numba_csv(path: Path, cols: list[int], ncols: int, parts: int | None = None
     arrays, or ``None`` when the file is outside the grammar of :func:`_read_part` (the other readers judge it).
 
     The file is mapped, not copied, and read by ``parts`` threads at once (default: one per numba thread, one
-    for a file under 1 MiB); one more pass counts the line ends that place each part's rows."""
+    for a file under 32 MiB); one more pass counts the line ends that place each part's rows."""
     cs, cd = cols[0], cols[1]
     cw = cols[2] if len(cols) > 2 else -1
     if cw in (cs, cd):
@@ -401,8 +404,9 @@ def _numba_csv(path: Path, cols: list[int], ncols: int, parts: int | None = None
         if end < 0 or b'"' in header[:end]:
             return None  # a long or a quoted header: the other readers judge
         if parts is None:
-            parts = max(numba.get_num_threads(), 1) if data.shape[0] >= 1 << 20 else 1
-        src, dst, w, ok = _read(data, pos + end + 1, parts, ncols, cs, cd, cw)
+            parts = max(numba.get_num_threads(), 1) if data.shape[0] >= 32 * PARALLEL_ROWS else 1
+        read = _read if parts > 1 else _read_serial
+        src, dst, w, ok = read(data, pos + end + 1, parts, ncols, cs, cd, cw)
     finally:
         del data
         if mapped is not None:
@@ -538,8 +542,7 @@ def _bucket(n, u, v, w, weighted):
     return start, cols, ws
 
 
-@njit(parallel=True, cache=True)
-def _merge_rows(start, cols, ws, weighted, threshold, thresholded):
+def _merge_rows_py(start, cols, ws, weighted, threshold, thresholded):
     """Per row, in place: sort by target, sum the weights of repeated targets, keep targets that are not the row
     itself and whose sum is ``>= threshold``; kept targets move to the start of the row, ``kept[r]`` counts them."""
     n = start.shape[0] - 1
@@ -580,7 +583,16 @@ def _merge_rows(start, cols, ws, weighted, threshold, thresholded):
     return kept
 
 
-@njit(parallel=True, cache=True)
+#: per row in parallel (worth its start-up only for many rows: on shared cores a parallel region waits for every
+#: thread to be scheduled) and its serial twin
+_merge_rows = njit(parallel=True, cache=True)(_merge_rows_py)
+_merge_rows_serial = njit(cache=True)(_merge_rows_py)
+
+#: rows from which the aggregation and the reader use all numba threads
+PARALLEL_ROWS = 1 << 20
+
+
+@njit(cache=True)
 def _compact(start, cols, kept, used, new):
     """CSR of the kept pairs over the used nodes only, renumbered by ``new`` (monotone, so rows stay sorted)."""
     rows = np.flatnonzero(used)
@@ -588,7 +600,7 @@ def _compact(start, cols, kept, used, new):
     for i in range(rows.shape[0]):
         indptr[i + 1] = indptr[i] + kept[rows[i]]
     indices = np.empty(indptr[-1], dtype=np.int64)
-    for i in prange(rows.shape[0]):
+    for i in range(rows.shape[0]):
         r = rows[i]
         p = indptr[i]
         for q in range(start[r], start[r] + kept[r]):
@@ -605,7 +617,8 @@ def aggregate(n: int, u: np.ndarray, v: np.ndarray, w: np.ndarray | None, thresh
     weights = np.asarray(w, dtype=np.float64) if weighted else np.empty(0, dtype=np.float64)
     start, cols, ws = _bucket(n, u, v, weights, weighted)
     thresholded = threshold is not None
-    kept = _merge_rows(start, cols, ws, weighted, float(threshold) if thresholded else 0.0, thresholded)
+    merge = _merge_rows if u.shape[0] >= PARALLEL_ROWS else _merge_rows_serial
+    kept = merge(start, cols, ws, weighted, float(threshold) if thresholded else 0.0, thresholded)
     used = kept > 0
     used[_kept_targets(start, cols, kept)] = True
     new = np.cumsum(used) - 1

@@ -334,3 +334,41 @@ def test_numba_reader_ids_at_the_int64_ends_and_gzip(tmp_path):
             path.write_text(text)
         graph, ids = load_edge_list(path, weight="syn", threshold=4, engine="numba")
         assert ids.tolist() == [hi, lo] and loaded_edges(graph, ids) == {(str(hi), str(lo)), (str(lo), str(hi))}
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    n=st.integers(1, 12),
+    data=st.data(),
+    weighted=st.booleans(),
+    threshold=st.one_of(st.none(), st.floats(-3, 20)),
+    parallel=st.booleans(),
+)
+def test_aggregate_matches_a_dictionary(n, data, weighted, threshold, parallel):
+    """``aggregate`` (both twins of the per-row merge; rows of 33+ entries take the argsort branch) against a
+    dictionary: summed weights per ordered pair, self-loops dropped, sums below the threshold dropped, only the
+    nodes of kept pairs, CSR rows sorted."""
+    import graphs.edgelist as edgelist
+
+    m = data.draw(st.integers(0, 120))  # n <= 12 and m up to 120: some rows hold more than 32 entries
+    u = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m)), dtype=np.int32)
+    v = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m)), dtype=np.int32)
+    w = np.array(data.draw(st.lists(st.integers(-2, 9), min_size=m, max_size=m)), dtype=np.float64)
+    if threshold is not None and not weighted:
+        threshold = None
+    old = edgelist.PARALLEL_ROWS
+    edgelist.PARALLEL_ROWS = 0 if parallel else 1 << 40
+    try:
+        indptr, indices, used = edgelist.aggregate(n, u, v, w if weighted else None, threshold)
+    finally:
+        edgelist.PARALLEL_ROWS = old
+    total = {}
+    for a, b, x in zip(u.tolist(), v.tolist(), w.tolist(), strict=True):
+        total[(a, b)] = total.get((a, b), 0.0) + (x if weighted else 1.0)
+    kept = {p for p, x in total.items() if p[0] != p[1] and (threshold is None or x >= threshold)}
+    nodes = sorted({x for p in kept for x in p})
+    assert np.flatnonzero(used).tolist() == nodes
+    rows = np.repeat(np.arange(len(nodes)), np.diff(indptr))
+    got = {(nodes[a], nodes[b]) for a, b in zip(rows.tolist(), indices.tolist(), strict=True)}
+    assert got == kept and len(got) == indices.size
+    assert all(np.all(np.diff(indices[indptr[r] : indptr[r + 1]]) > 0) for r in range(len(nodes)))
