@@ -9,8 +9,8 @@ coverage is full at ``L`` iff every ``F_L(j)`` is everything admissible. Derivat
   :func:`sa_full_layer_estimate` (coupon collector), :func:`sa_union_bound_layer` (explicit O(log_w n) bound).
 * Sharp models, one per regime, each giving ``P(coverage full after L layers)``:
   :func:`sa_full_probability` (bidirectional SA), :func:`sa_swa_full_probability` (bidirectional SA+SWA),
-  :func:`causal_full_probability` (causal SA and SA+SWA); :func:`predict_full_layer` picks one and returns the
-  first layer at which full coverage is more likely than not.
+  :func:`causal_full_probability` (causal SA and SA+SWA, from :func:`causal_failure_clumps`);
+  :func:`predict_full_layer` picks one and returns the first layer at which full coverage is more likely than not.
 """
 
 from __future__ import annotations
@@ -270,13 +270,6 @@ def sa_swa_full_probability(
     return np.array(out)
 
 
-#: The run-branching model counts a token twice once a run has grown into the run it started (the overlap it
-#: ignores), so it undercounts missed pairs near L*: at n = 4096, w = 8 (2 seeds, every pair exact) the engine has
-#: 1.19, 1.42, 1.75, 1.54 times the model's missed pairs at layers 6..9. Its clump count is scaled by this measured
-#: factor (the one calibrated constant of the causal model; 1.0 gives the parameter-free model).
-RUN_OVERLAP = 1.5
-
-
 def causal_full_probability(
     n: int,
     w: int,
@@ -286,7 +279,24 @@ def causal_full_probability(
     circular: bool = False,
     targets: int | None = None,
 ) -> np.ndarray:
-    """``P(full coverage after L layers)`` of causal SA (``swa=False``) or causal SA+SWA, sharp model.
+    """``P(full coverage after L layers)`` of causal SA (``swa=False``) or causal SA+SWA for ``L = 1..layers``:
+    ``exp(-N_L)`` with ``N_L`` the expected number of failure clumps, :func:`causal_failure_clumps` (the model and
+    its derivation are there)."""
+    return np.exp(-causal_failure_clumps(n, w, layers, swa, w_swa, circular, targets))
+
+
+def causal_failure_clumps(
+    n: int,
+    w: int,
+    layers: int,
+    swa: bool = True,
+    w_swa: int | None = None,
+    circular: bool = False,
+    targets: int | None = None,
+) -> np.ndarray:
+    """Expected number ``N_L`` of failure clumps (groups of neighbouring missed (key, query) pairs) of causal SA
+    (``swa=False``) or causal SA+SWA after ``L = 1..layers`` layers; ``P(full after L) = exp(-N_L)``
+    (:func:`causal_full_probability`).
 
     Causal paths never move backwards, so the forward set of key ``j`` lives on offsets ``x = i - j >= 0`` and,
     away from the end of the sequence, its law does not depend on ``j``. The *profile model* tracks
@@ -306,9 +316,11 @@ def causal_full_probability(
     probability ``r(x) = 1 - psi_2(x)/psi_1(x)`` (the next offset is not missed too) and, by the time-reversal
     symmetry of the causal pattern, along the keys with the same probability::
 
-        P(full after L) = exp( -k sum_{x <= D} (n - x) psi_1(x) r(x)^2 - sum_{x > D} (n - x) (u_L(x) - u2_L(x)) )
+        N_L = sum_{x <= D} (n - x) psi_1(x) r(x)^2 + sum_{x > D} (n - x) (u_L(x) - u2_L(x)),  P(full) = exp(-N_L)
 
-    with ``k = RUN_OVERLAP`` (1.5, measured: the overlap of runs the branching model ignores).
+    No fitted constant: against the engine (every pair, n = 2048 .. 16384, w = 4 .. 32) this clump count is within
+    about 20% of the number of 8-connected clumps of missed (key, query) pairs at L* - 1 and L*
+    (``docs/theory.md`` Sec. 5, ``tests/test_theory.py``).
 
     ``K`` sampled targets (queries): ``K/n`` of the pairs, declumped along the keys only (``r`` instead of ``r^2``).
 
@@ -351,12 +363,12 @@ def causal_full_probability(
             with np.errstate(divide="ignore", invalid="ignore"):
                 r = np.where(p1 > 0, 1 - p2 / p1, 0.0)
             near = (n - x[: cut + 1]) * p1 * (r if targets is not None else r * r)
-            clumps = RUN_OVERLAP * float(np.sum(near)) + float(np.sum(profile[cut + 1 :]))
+            clumps = float(np.sum(near)) + float(np.sum(profile[cut + 1 :]))
         else:
             clumps = float(np.sum(profile))
-        out.append(math.exp(-share * clumps))
-        if out[-1] > 1 - 1e-12:  # full from here on
-            out.extend([1.0] * (layers - len(out)))
+        out.append(share * clumps)
+        if out[-1] < 1e-12:  # full from here on
+            out.extend([0.0] * (layers - len(out)))
             break
     return np.array(out)
 
@@ -367,14 +379,21 @@ def causal_run_miss_table(p: float, a: int, layers: int, depth: int, m: int = 1)
 
     A reached token starts a *run* that the causal window (``a`` keys) lengthens by ``a - 1`` per layer; ``k``
     layers later it holds ``c_k = k (a - 1) + 1`` tokens, each of which is an SA key of every later query with
-    probability ``p`` (``E[w_s - 1]/(n - 1)``), so a shortcut lands beyond the run at ``e >= c_k`` with rate
-    ``p c_k`` per position and starts a child run there. Ignoring the overlap of runs (the branching is the sparse
-    early phase that decides intermediate distances), the targets are missed iff no run of the family covers one::
+    probability ``p`` (``E[w_s - 1]/(n - 1)``). In the next layer the window extends the run to ``c_{k+1} - 1``
+    anyway, so only a shortcut that lands at ``e >= c_{k+1}`` reaches something new: it does so with rate ``p c_k``
+    per position and starts a child run there. Ignoring the later overlap of runs (a run that grows into a child's
+    start shares that child's tokens; the branching is the sparse early phase that decides intermediate distances),
+    the targets are missed iff no run of the family covers one::
 
-        psi_m(d, t) = [d > t (a-1) + m - 1] exp( -p sum_{k=0}^{t-1} c_k sum_{e=c_k}^{d} (1 - psi_m(d - e, t-k-1)) )
+        psi_m(d, t) = [d > t (a-1) + m - 1] exp( -p sum_{k=0}^{t-1} c_k sum_{e=c_{k+1}}^{d} (1 - psi_m(d - e, t-k-1)) )
 
     computed for ``t = 0..layers``, ``d = 0..depth`` with prefix sums in ``O(depth layers^2)``. A pair ``(j, j + x)``
-    is missed after ``L`` layers with probability ``psi_1(x, L)`` (the key itself is the root run)."""
+    is missed after ``L`` layers with probability ``psi_1(x, L)`` (the key itself is the root run). The ignored
+    overlap makes it a little optimistic about single pairs: the engine has 1.0 .. 1.3 times its missed pairs at
+    the last layers (n = 2048 .. 4096, w = 4, 8; ``tests/test_causal_model.py``)."""
+    p = float(p)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p: expected a probability in [0, 1], got {p!r}")
     table = _RunMisses(p, check_int("a", a, 1), check_int("depth", depth, 0), check_int("m", m, 1))
     rows = [table.psi[0]] + [table.next() for _ in range(check_int("layers", layers, 0))]
     return np.array(rows)
@@ -396,8 +415,8 @@ class _RunMisses:
         t = len(self.psi)
         total = np.zeros(self.depth + 1)
         for k in range(t):
-            c = k * self.step + 1
-            total += c * self.prefix[t - k - 1][np.clip(self.d - c, -1, self.depth) + 1]
+            c = k * self.step + 1  # the run's tokens; the window covers up to c + step - 1 in this layer anyway
+            total += c * self.prefix[t - k - 1][np.clip(self.d - c - self.step, -1, self.depth) + 1]
         row = np.where(self.d > t * self.step + self.m - 1, np.exp(-self.p * total), 0.0)
         self.psi.append(row)
         self.prefix.append(np.concatenate([[0.0], np.cumsum(1 - row)]))

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def slow_psi(p, a, layers, depth, m):
-    """psi_m(d, t) = [d > t(a-1) + m - 1] exp(-p sum_k c_k sum_{e >= c_k}^{d} (1 - psi_m(d - e, t - k - 1)))."""
+    """psi_m(d, t) = [d > t(a-1) + m - 1] exp(-p sum_k c_k sum_{e >= c_{k+1}}^{d} (1 - psi_m(d - e, t - k - 1)))."""
     psi = [[0.0 if d < m else 1.0 for d in range(depth + 1)]]
     for t in range(1, layers + 1):
         row = []
@@ -26,7 +26,7 @@ def slow_psi(p, a, layers, depth, m):
             total = 0.0
             for k in range(t):
                 c = k * (a - 1) + 1
-                for e in range(c, d + 1):
+                for e in range(c + a - 1, d + 1):  # c_{k+1}: the window covers the rest
                     total += c * (1 - psi[t - k - 1][d - e])
             row.append(math.exp(-p * total))
         psi.append(row)
@@ -41,7 +41,8 @@ def test_run_miss_table_matches_its_formula(m):
 
 def test_run_miss_table_counts_missed_pairs_like_the_engine():
     # every (key, query) pair exact: the model's expected missed pairs sum_x (n - x) psi_1(x) against the engine,
-    # early layers within 10%, and near L* within the overlap factor the model states (RUN_OVERLAP = 1.5) times 1.5
+    # early layers within 10%; near L* the engine has more (1.14, 1.23 at layers 5, 6): the overlap of runs the
+    # branching model ignores only ever adds misses
     n, w, layers = 2048, 8, 9
     counts = forward_counts(make_pattern("sa+swa", n, w, True, seed=0).layer_ops, n, max_layers=layers, causal=True)
     measured = (np.arange(1, n + 1)[None, :] - counts.counts).sum(axis=1)
@@ -51,7 +52,7 @@ def test_run_miss_table_counts_missed_pairs_like_the_engine():
     late = (measured > 50) & (np.arange(1, measured.size + 1) > 4)
     assert late.sum() >= 2
     ratio = measured[late] / model[late]
-    assert np.all((ratio > 1.0) & (ratio < 1.5 * theory.RUN_OVERLAP)), ratio
+    assert np.all((ratio > 1.0) & (ratio < 1.4)), ratio
 
 
 def committed_points():

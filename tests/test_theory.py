@@ -1,15 +1,23 @@
 """Theory against simulation: mean field, sharp L* models, SWA closed forms, bounds."""
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from scipy.stats import binomtest
+from scipy import ndimage
+from scipy.stats import binom, binomtest
 
+from graphs.ops import apply_layer
 from receptive import coverage, make_pattern, theory
 from receptive.windows import max_window
+
+ROOT = Path(__file__).resolve().parent.parent
+#: committed measurements of causal SA+SWA: the default grid (n = 2^8 .. 2^20, 5 seeds) and n = 2^22 (3 seeds)
+CAUSAL_RESULTS = [ROOT / "results" / "bound" / "bound.json", ROOT / "results" / "causal" / "n2^22" / "bound.json"]
 
 
 def measured_full_layers(name, n, w, causal, seeds, max_layers=64):
@@ -130,3 +138,106 @@ def test_probabilities_are_monotone_and_bounded():
 def test_theory_bad_arguments(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# ------------------------------------------------------------------ causal SA+SWA: the model against the engine
+
+
+@pytest.fixture(scope="module")
+def causal_predictions():
+    """Every committed causal SA+SWA grid point with the model's P(full after L), L = 1..64 (sampled points for
+    their K targets), and the first layer where it reaches 1/2."""
+    rows = []
+    for path in CAUSAL_RESULTS:
+        doc = json.loads(path.read_text())
+        for p in doc["points"]:
+            if p["pattern"] == "sa+swa" and p["causal"]:
+                targets = doc["parameters"]["targets"] if p["method"] == "sampled" else None
+                predicted, probs = theory.predict_full_layer("sa+swa", p["n"], p["w"], True, targets=targets)
+                rows.append((p, predicted, probs))
+    return rows
+
+
+def test_causal_model_predicts_the_committed_typical_full_layer(causal_predictions):
+    """The parameter-free causal model (run branching near the window's reach, profile beyond) against all 56
+    committed points: within one layer everywhere, exact at >= 42 of the 50 with n >= 1024 (84%; the goal of 95%
+    is not reached, see the next test for why 5 seeds cannot show it)."""
+    assert len(causal_predictions) == 56
+    far = [(p["n"], p["w"], p["typical"], pred) for p, pred, _ in causal_predictions if abs(pred - p["typical"]) > 1]
+    assert not far, far
+    big = [(p["n"], p["w"], p["typical"], pred) for p, pred, _ in causal_predictions if p["n"] >= 1024]
+    misses = [row for row in big if row[2] != row[3]]
+    assert len(big) == 50
+    assert len(big) - len(misses) >= 42, misses  # (n, w, measured, predicted)
+
+
+def test_causal_model_exact_share_is_what_its_own_probabilities_expect(causal_predictions):
+    """With s seeds the typical L* (first layer that >= half the seeds reach) is itself random: a calibrated model
+    is exact at a point with probability P(Bin(s, P_pred) >= s/2) - P(Bin(s, P_{pred-1}) >= s/2). Summed over the 50
+    points with n >= 1024 the model expects about 44 exact (88%, sd 1.9), so the 95% goal is out of reach of any
+    calibrated model at 5 seeds; the observed count must lie within 2.5 sd of that expectation."""
+    expected, variance, observed = 0.0, 0.0, 0
+    for p, pred, probs in causal_predictions:
+        if p["n"] < 1024:
+            continue
+        seeds = len(p["full_layers"])
+        need = math.ceil(seeds / 2)
+
+        def at_most(layer, seeds=seeds, need=need, probs=probs):
+            return 0.0 if layer < 1 else float(binom.sf(need - 1, seeds, probs[layer - 1]))
+
+        q = at_most(pred) - at_most(pred - 1)
+        expected += q
+        variance += q * (1 - q)
+        observed += pred == p["typical"]
+    assert 0.84 < expected / 50 < 0.92, expected
+    assert abs(observed - expected) < 2.5 * math.sqrt(variance), (observed, expected, math.sqrt(variance))
+
+
+def test_causal_model_probabilities_pass_the_binomial_checks(causal_predictions):
+    """Per layer where the outcome is uncertain (some seeds full, or 0.01 < P < 0.99): the fraction of full seeds
+    against P(full after L), two-sided binomial test; none below 0.001 and at most 1 in 50 below 0.01."""
+    pvalues = []
+    for p, _, probs in causal_predictions:
+        seeds = len(p["full_layers"])
+        for layer in range(1, 65):
+            k = sum(f <= layer for f in p["full_layers"])
+            q = float(probs[layer - 1])
+            if 0 < k < seeds or 0.01 < q < 0.99:
+                pvalues.append((binomtest(k, seeds, min(max(q, 1e-12), 1 - 1e-12)).pvalue, p["n"], p["w"], layer))
+    assert len(pvalues) >= 60
+    assert min(pvalues)[0] > 0.001, min(pvalues)
+    assert sum(pv < 0.01 for pv, *_ in pvalues) <= len(pvalues) / 50
+
+
+def engine_missed_clumps(n, w, seed, layers):
+    """8-connected clumps of missed (key, query) pairs ``j <= i`` after each layer of causal SA+SWA, every pair
+    exact (bitsets through the engine's operators; scipy.ndimage labels the clumps)."""
+    pattern = make_pattern("sa+swa", n, w, True, seed=seed)
+    idx = np.arange(n)
+    bits = np.zeros((n, -(-n // 64)), dtype=np.uint64)
+    bits[idx, idx // 64] = np.uint64(1) << (idx % 64).astype(np.uint64)
+    out = np.empty_like(bits)
+    lower = idx[None, :] <= idx[:, None]
+    clumps = []
+    for layer in range(1, layers + 1):
+        apply_layer(pattern.layer_ops(layer), bits, out)
+        bits, out = out, bits
+        reach = np.unpackbits(bits.view(np.uint8), axis=1, bitorder="little")[:, :n].astype(bool)
+        clumps.append(ndimage.label(lower & ~reach, structure=np.ones((3, 3)))[1])
+    return np.array(clumps)
+
+
+@pytest.mark.parametrize(("n", "w", "layers"), [(2048, 4, 16), (2048, 8, 8)])
+def test_causal_failure_clumps_count_the_engines_clumps(n, w, layers):
+    """The model's expected clump count N_L (P(full) = exp(-N_L)) against the engine's clumps of missed pairs, 4
+    seeds, at the layers that decide L*: past the peak of the engine's clump count and with 5 .. 1000 clumps per
+    seed (before, the missed pairs form a few giant clumps and P(full) is nil anyway): within a factor 1.4
+    (measured: 0.81 .. 1.11)."""
+    seeds = 4
+    engine = np.mean([engine_missed_clumps(n, w, s, layers) for s in range(seeds)], axis=0)
+    model = theory.causal_failure_clumps(n, w, layers)
+    deciding = (np.arange(layers) > np.argmax(engine)) & (engine >= 5) & (engine <= 1000)
+    assert deciding.sum() >= 2
+    ratio = engine[deciding] / model[deciding]
+    assert np.all((ratio > 0.7) & (ratio < 1.4)), ratio
