@@ -206,13 +206,14 @@ def _eight_value(word):
 
 
 @njit(cache=True, nogil=True)
-def _read_part(buf, lo, hi, ncols, cs, cd, cw, src, dst, w, at):
+def _read_part(buf, lo, hi, ncols, cs, cd, cw, src, dst, w, at, limit):
     """Rows of ``buf[lo:hi]`` (whole lines, no header) into ``src, dst, w`` from row ``at`` on.
 
     Grammar: ``ncols`` comma-separated fields per line; the ids (fields ``cs, cd``) are ``[-]digits`` within
     int64, the weight (field ``cw``; ``-1`` for none) is ``[-]digits[.digits]`` with at most 15 digits; other
     fields hold no quote, comma or line end. Blank lines are skipped; ``\\r\\n`` ends a line too. Returns ``rows,
-    ok``: ``ok`` is False at the first line outside the grammar, which the other readers then judge."""
+    status``: 0 (read), 1 (a line outside the grammar, which the other readers then judge) or 2 (more rows than
+    ``limit - at``)."""
     k = at
     i = lo
     while i < hi:
@@ -223,6 +224,8 @@ def _read_part(buf, lo, hi, ncols, cs, cd, cw, src, dst, w, at):
         if c == _RETURN and i + 1 < hi and buf[i + 1] == _NEWLINE:
             i += 2
             continue
+        if k == limit:
+            return k - at, 2
         field = 0
         a = np.int64(0)
         b = np.int64(0)
@@ -249,7 +252,7 @@ def _read_part(buf, lo, hi, ncols, cs, cd, cw, src, dst, w, at):
                     digits += 1
                     i += 1
                 if digits == 0 or digits > 19 or (digits == 19 and x > (_U(2**63) if neg else _U(2**63 - 1))):
-                    return k - at, False
+                    return k - at, 1
                 value = np.int64(_U(0) - x) if neg else np.int64(x)
                 if field == cs:
                     a = value
@@ -275,7 +278,7 @@ def _read_part(buf, lo, hi, ncols, cs, cd, cw, src, dst, w, at):
                         break
                     i += 1
                 if digits == 0 or digits > 15:
-                    return k - at, False
+                    return k - at, 1
                 weight = m / _POW10[max(scale, 0)]
                 if neg:
                     weight = -weight
@@ -292,7 +295,7 @@ def _read_part(buf, lo, hi, ncols, cs, cd, cw, src, dst, w, at):
                 field += 1
                 i += 1
                 if field == ncols:
-                    return k - at, False
+                    return k - at, 1
                 continue
             if c == _NEWLINE:
                 i += 1
@@ -300,15 +303,15 @@ def _read_part(buf, lo, hi, ncols, cs, cd, cw, src, dst, w, at):
             if c == _RETURN and i + 1 < hi and buf[i + 1] == _NEWLINE:
                 i += 2
                 break
-            return k - at, False
+            return k - at, 1
         if field != ncols - 1:
-            return k - at, False
+            return k - at, 1
         src[k] = a
         dst[k] = b
         if cw >= 0:
             w[k] = weight
         k += 1
-    return k - at, True
+    return k - at, 0
 
 
 @njit(cache=True)
@@ -327,33 +330,45 @@ def _newlines(buf, lo, hi):
     return total
 
 
-def _read_py(buf, lo, parts, ncols, cs, cd, cw):
-    """:func:`_read_part` on ``parts`` pieces of ``buf[lo:]`` cut at line ends, in parallel, each from the row
-    its count of line ends places it at. Returns ``src, dst, w, ok``."""
+def _read_py(buf, lo, parts, ncols, cs, cd, cw, per_byte):
+    """:func:`_read_part` on ``parts`` pieces of ``buf[lo:]`` cut at line ends, in parallel. Each piece writes
+    from a row placed by an estimate (``per_byte`` rows per byte, with room to spare); a piece that holds more
+    rows sends the whole read again with the rows placed by a count of line ends. Returns ``src, dst, w, ok``."""
     hi = buf.shape[0]
     bounds = np.empty(parts + 1, dtype=np.int64)
     bounds[0] = lo
     bounds[parts] = hi
     for j in range(1, parts):
         bounds[j] = _cut(buf, max(lo + (hi - lo) * j // parts, bounds[j - 1]), hi)
-    lines = np.zeros(parts + 1, dtype=np.int64)
-    for j in prange(parts):
-        lines[j + 1] = _newlines(buf, bounds[j], bounds[j + 1]) + 1
-    starts = np.cumsum(lines)
-    total = starts[parts]
-    src = np.empty(total, dtype=np.int64)
-    dst = np.empty(total, dtype=np.int64)
-    w = np.empty(total if cw >= 0 else 0, dtype=np.float64)
-    rows = np.zeros(parts, dtype=np.int64)
-    ok = np.zeros(parts, dtype=np.bool_)
-    for j in prange(parts):
-        r, good = _read_part(buf, bounds[j], bounds[j + 1], ncols, cs, cd, cw, src, dst, w, starts[j])
-        rows[j] = r
-        ok[j] = good
-    if not ok.all():
-        return src[:0], dst[:0], w[:0], False
+    starts = np.zeros(parts + 1, dtype=np.int64)
+    for attempt in range(2):
+        if attempt == 0:
+            for j in range(parts):
+                starts[j + 1] = starts[j] + np.int64((bounds[j + 1] - bounds[j]) * per_byte) + 16
+        else:
+            lines = np.zeros(parts, dtype=np.int64)
+            for j in prange(parts):
+                lines[j] = _newlines(buf, bounds[j], bounds[j + 1]) + 1
+            for j in range(parts):
+                starts[j + 1] = starts[j] + lines[j]
+        total = starts[parts]
+        src = np.empty(total, dtype=np.int64)
+        dst = np.empty(total, dtype=np.int64)
+        w = np.empty(total if cw >= 0 else 0, dtype=np.float64)
+        rows = np.zeros(parts, dtype=np.int64)
+        status = np.zeros(parts, dtype=np.int64)
+        for j in prange(parts):
+            r, code = _read_part(
+                buf, bounds[j], bounds[j + 1], ncols, cs, cd, cw, src, dst, w, starts[j], starts[j + 1]
+            )
+            rows[j] = r
+            status[j] = code
+        if (status == 1).any():
+            return src[:0], dst[:0], w[:0], False
+        if not (status == 2).any():
+            break
     at = rows[0]
-    for j in range(1, parts):  # close the gaps left by blank lines and by the last line of each piece
+    for j in range(1, parts):  # close the gaps between the pieces
         if starts[j] != at:
             for k in range(rows[j]):
                 src[at + k] = src[starts[j] + k]
@@ -382,12 +397,13 @@ def _file_bytes(path: Path):
     return np.frombuffer(mapped, dtype=np.uint8), mapped
 
 
-def _numba_csv(path: Path, cols: list[int], ncols: int, parts: int | None = None):
+def _numba_csv(path: Path, cols: list[int], ncols: int, parts: int | None = None, rows_per_byte: float | None = None):
     """Columns ``cols`` (source, target, optional weight) of a CSV of integer ids as int64, int64 and float64
     arrays, or ``None`` when the file is outside the grammar of :func:`_read_part` (the other readers judge it).
 
     The file is mapped, not copied, and read by ``parts`` threads at once (default: one per numba thread, one
-    for a file under 32 MiB); one more pass counts the line ends that place each part's rows."""
+    for a file under 32 MiB). Each part's rows are placed by the rows per byte of the first MiB, times 1.25
+    (``rows_per_byte`` overrides it; when a part holds more rows, one more pass counts the line ends)."""
     cs, cd = cols[0], cols[1]
     cw = cols[2] if len(cols) > 2 else -1
     if cw in (cs, cd):
@@ -405,8 +421,11 @@ def _numba_csv(path: Path, cols: list[int], ncols: int, parts: int | None = None
             return None  # a long or a quoted header: the other readers judge
         if parts is None:
             parts = max(numba.get_num_threads(), 1) if data.shape[0] >= 32 * PARALLEL_ROWS else 1
+        start = pos + end + 1
+        sample = data[start : start + (1 << 20)].tobytes()  # rows per byte, to place each part's rows
+        per_byte = rows_per_byte if rows_per_byte is not None else 1.25 * (sample.count(b"\n") + 1) / (len(sample) + 1)
         read = _read if parts > 1 else _read_serial
-        src, dst, w, ok = read(data, pos + end + 1, parts, ncols, cs, cd, cw)
+        src, dst, w, ok = read(data, start, parts, ncols, cs, cd, cw, per_byte)
     finally:
         del data
         if mapped is not None:

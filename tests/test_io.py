@@ -239,11 +239,13 @@ weights = st.one_of(
     crlf=st.booleans(),
     final_newline=st.booleans(),
     parts=st.integers(1, 5),
+    rows_per_byte=st.sampled_from([None, 0.0, 1.0]),
 )
 def test_numba_reader_matches_the_oracle(
-    tmp_path_factory, pool, rows, threshold, order, ncols, blank, crlf, final_newline, parts
+    tmp_path_factory, pool, rows, threshold, order, ncols, blank, crlf, final_newline, parts, rows_per_byte
 ):
-    """The numba reader against a slow line-by-line oracle, pieces cut anywhere (``parts``), then the whole load
+    """The numba reader against a slow line-by-line oracle, pieces cut anywhere (``parts``), rows placed by an
+    estimate or (``rows_per_byte=0``: 16 rows a piece) by a count after an overflow, then the whole load
     against the dictionary oracle: ids near 2**63 and -2**63, self-loops, repeated pairs, decimal weights,
     blank lines, CRLF, no final newline, empty tables."""
     from graphs.edgelist import _numba_csv
@@ -261,7 +263,7 @@ def test_numba_reader_matches_the_oracle(
     text = end.join([header, *lines]) + (end if final_newline else "")
     path = tmp_path_factory.mktemp("numba") / "edges.csv"
     path.write_bytes(text.encode())
-    got = _numba_csv(path, [cs, cd, cw], ncols, parts=parts)
+    got = _numba_csv(path, [cs, cd, cw], ncols, parts=parts, rows_per_byte=rows_per_byte)  # 0: rows overflow
     want = slow_rows(text.replace("\r\n", "\n"), [cs, cd, cw])
     assert got is not None
     assert got[0].tolist() == [r[0] for r in want] and got[1].tolist() == [r[1] for r in want]
