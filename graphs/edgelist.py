@@ -561,44 +561,48 @@ def _bucket(n, u, v, w, weighted):
     return start, cols, ws
 
 
-def _merge_rows_py(start, cols, ws, weighted, threshold, thresholded):
-    """Per row, in place: sort by target, sum the weights of repeated targets, keep targets that are not the row
-    itself and whose sum is ``>= threshold``; kept targets move to the start of the row, ``kept[r]`` counts them."""
+def _merge_rows_py(start, cols, ws, weighted, threshold, thresholded, blocks):
+    """Per row, in place: sum the weights of repeated targets (in row order: the file's order), keep targets that
+    are not the row itself and whose sum is ``>= threshold``, sorted; kept targets move to the start of the row,
+    ``kept[r]`` counts them. Repeats are found by ``seen[c]``, the position of target ``c`` in the row being
+    merged (positions in earlier rows are below its start), so only the kept targets are sorted. ``blocks`` runs
+    of rows in parallel, each with its own ``seen``."""
     n = start.shape[0] - 1
     kept = np.zeros(n, dtype=np.int64)
-    for r in prange(n):
-        a, b = start[r], start[r + 1]
-        if b - a > 32:
-            order = np.argsort(cols[a:b])
-            cols[a:b] = cols[a:b][order]
-            if weighted:
-                ws[a:b] = ws[a:b][order]
-        else:
-            for i in range(a + 1, b):  # insertion sort of short rows
+    for block in prange(blocks):
+        seen = np.full(n, -1, dtype=np.int64)
+        for r in range(n * block // blocks, n * (block + 1) // blocks):
+            a, b = start[r], start[r + 1]
+            out = a
+            for i in range(a, b):
                 c = cols[i]
-                x = ws[i] if weighted else 0.0
-                j = i - 1
-                while j >= a and cols[j] > c:
-                    cols[j + 1] = cols[j]
+                p = seen[c]
+                if p >= a:
                     if weighted:
-                        ws[j + 1] = ws[j]
-                    j -= 1
-                cols[j + 1] = c
-                if weighted:
-                    ws[j + 1] = x
-        out = a
-        i = a
-        while i < b:
-            c = cols[i]
-            total = 0.0
-            while i < b and cols[i] == c:
-                if weighted:
-                    total += ws[i]
-                i += 1
-            if c != r and (not thresholded or total >= threshold):
-                cols[out] = c
-                out += 1
-        kept[r] = out - a
+                        ws[p] += ws[i]
+                else:
+                    seen[c] = out
+                    cols[out] = c
+                    if weighted:
+                        ws[out] = ws[i]
+                    out += 1
+            end = a
+            for i in range(a, out):
+                c = cols[i]
+                if c != r and (not thresholded or ws[i] >= threshold):
+                    cols[end] = c
+                    end += 1
+            if end - a > 32:
+                cols[a:end] = np.sort(cols[a:end])
+            else:
+                for i in range(a + 1, end):  # insertion sort of short rows
+                    c = cols[i]
+                    j = i - 1
+                    while j >= a and cols[j] > c:
+                        cols[j + 1] = cols[j]
+                        j -= 1
+                    cols[j + 1] = c
+            kept[r] = end - a
     return kept
 
 
@@ -636,8 +640,11 @@ def aggregate(n: int, u: np.ndarray, v: np.ndarray, w: np.ndarray | None, thresh
     weights = np.asarray(w, dtype=np.float64) if weighted else np.empty(0, dtype=np.float64)
     start, cols, ws = _bucket(n, u, v, weights, weighted)
     thresholded = threshold is not None
-    merge = _merge_rows if u.shape[0] >= PARALLEL_ROWS else _merge_rows_serial
-    kept = merge(start, cols, ws, weighted, float(threshold) if thresholded else 0.0, thresholded)
+    level = float(threshold) if thresholded else 0.0
+    if u.shape[0] >= PARALLEL_ROWS and numba.get_num_threads() > 1:
+        kept = _merge_rows(start, cols, ws, weighted, level, thresholded, numba.get_num_threads())
+    else:
+        kept = _merge_rows_serial(start, cols, ws, weighted, level, thresholded, 1)
     used = kept > 0
     used[_kept_targets(start, cols, kept)] = True
     new = np.cumsum(used) - 1
