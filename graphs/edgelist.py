@@ -179,11 +179,18 @@ _U = np.uint64
 
 
 @njit(cache=True, inline="always")
+def _byte(buf, i):
+    """``buf[i]`` for ``i >= 0``: an unsigned index compiles to a plain load (no test for negative indices)."""
+    return buf[_U(i)]
+
+
+@njit(cache=True, inline="always")
 def _word(buf, i):
-    """The 8 bytes ``buf[i:i + 8]`` as one little-endian integer."""
+    """The 8 bytes ``buf[i:i + 8]`` as one little-endian integer (one load: unsigned indices)."""
     word = _U(0)
+    at = _U(i)
     for b in range(8):
-        word |= _U(buf[i + b]) << _U(8 * b)
+        word |= _U(buf[at + _U(b)]) << _U(8 * b)
     return word
 
 
@@ -217,11 +224,11 @@ def _read_part(buf, lo, hi, ncols, cs, cd, cw, src, dst, w, at, limit):
     k = at
     i = lo
     while i < hi:
-        c = buf[i]
+        c = _byte(buf, i)
         if c == _NEWLINE:
             i += 1
             continue
-        if c == _RETURN and i + 1 < hi and buf[i + 1] == _NEWLINE:
+        if c == _RETURN and i + 1 < hi and _byte(buf, i + 1) == _NEWLINE:
             i += 2
             continue
         if k == limit:
@@ -232,7 +239,7 @@ def _read_part(buf, lo, hi, ncols, cs, cd, cw, src, dst, w, at, limit):
         weight = 0.0
         while True:
             if field == cs or field == cd:
-                neg = i < hi and buf[i] == _MINUS
+                neg = i < hi and _byte(buf, i) == _MINUS
                 if neg:
                     i += 1
                 x = _U(0)
@@ -245,7 +252,7 @@ def _read_part(buf, lo, hi, ncols, cs, cd, cw, src, dst, w, at, limit):
                     digits += 8
                     i += 8
                 while i < hi:
-                    d = np.int64(buf[i]) - 48
+                    d = np.int64(_byte(buf, i)) - 48
                     if d < 0 or d > 9:
                         break
                     x = x * _U(10) + _U(d)
@@ -259,14 +266,14 @@ def _read_part(buf, lo, hi, ncols, cs, cd, cw, src, dst, w, at, limit):
                 else:
                     b = value
             elif field == cw:
-                neg = i < hi and buf[i] == _MINUS
+                neg = i < hi and _byte(buf, i) == _MINUS
                 if neg:
                     i += 1
                 m = np.int64(0)
                 digits = 0
                 scale = -1
                 while i < hi:
-                    d = np.int64(buf[i]) - 48
+                    d = np.int64(_byte(buf, i)) - 48
                     if 0 <= d <= 9:
                         m = m * 10 + d
                         digits += 1
@@ -284,13 +291,13 @@ def _read_part(buf, lo, hi, ncols, cs, cd, cw, src, dst, w, at, limit):
                     weight = -weight
             else:
                 while i < hi:
-                    c = buf[i]
+                    c = _byte(buf, i)
                     if c == _COMMA or c == _NEWLINE or c == _RETURN or c == _QUOTE:
                         break
                     i += 1
             if i >= hi:  # the last line without a newline
                 break
-            c = buf[i]
+            c = _byte(buf, i)
             if c == _COMMA:
                 field += 1
                 i += 1
@@ -300,7 +307,7 @@ def _read_part(buf, lo, hi, ncols, cs, cd, cw, src, dst, w, at, limit):
             if c == _NEWLINE:
                 i += 1
                 break
-            if c == _RETURN and i + 1 < hi and buf[i + 1] == _NEWLINE:
+            if c == _RETURN and i + 1 < hi and _byte(buf, i + 1) == _NEWLINE:
                 i += 2
                 break
             return k - at, 1
