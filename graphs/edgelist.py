@@ -1,15 +1,19 @@
 """Reading edge-list tables fast (the engine of :func:`graphs.io.load_edge_list`).
 
-Three readers give the same columns: ``pyarrow.csv`` (multi-threaded, the fastest), pandas' C parser, and the
-standard library (always there; slow). pandas and pyarrow are optional: the toolkit's dependencies stay numpy,
-scipy and numba, and the ``bench`` extra installs both. A table the fast readers find irregular (a short row, an
-empty field) is read again by the standard library, whose errors name the line.
+Four readers give the same columns: the toolkit's numba reader of CSV files of integer ids and plain numeric
+weights (the file mapped, not copied, cut at line ends and parsed by all numba threads, ids 8 digits at a time),
+``pyarrow.csv`` (multi-threaded), pandas' C parser, and the standard library (always there; slow). pandas and
+pyarrow are optional: the toolkit's dependencies stay numpy, scipy and numba, and the ``bench`` extra installs
+both. A file outside the numba reader's grammar (text ids, quotes, exponents) goes to the next reader; a table
+the fast readers find irregular (a short row, an empty field) is read again by the standard library, whose
+errors name the line.
 
-After reading, node ids are numbered by first appearance with a hash table (``pandas.factorize`` or pyarrow's
-``dictionary_encode``; ``numpy.unique`` without them), and the rows are aggregated into CSR by one numba pass:
-a counting sort by source, then per row an in-place sort by target that sums the weights of repeated pairs,
-drops self-loops and pairs below the threshold. That is ``O(m + n)`` plus ``O(d log d)`` per row, instead of the
-two sorts of all ``m`` rows a ``numpy.unique`` on pairs followed by ``scipy.sparse`` would take.
+After reading, integer node ids are numbered by first appearance with a numba hash table (text ids by
+``pandas.factorize``, or ``numpy.unique`` without pandas), and the rows are aggregated into CSR by numba passes:
+a stable counting sort by source, then per row a merge that sums the weights of repeated targets in file order
+(found by their position in the row), drops self-loops and pairs below the threshold and sorts the kept targets.
+That is ``O(m + n)`` plus ``O(d log d)`` per row for the kept targets, instead of the two sorts of all ``m`` rows
+a ``numpy.unique`` on pairs followed by ``scipy.sparse`` would take.
 """
 
 from __future__ import annotations
@@ -448,44 +452,46 @@ def _numba_csv(path: Path, cols: list[int], ncols: int, parts: int | None = None
 @njit(cache=True)
 def _factorize_pairs(src, dst):
     """Codes of ``src[0], dst[0], src[1], dst[1], ...`` by first appearance: open addressing (linear probing,
-    Fibonacci hashing, load <= 1/2, int32 slots). Returns ``u, v`` (int32 codes) and the distinct values."""
+    Fibonacci hashing, load <= 1/2, int32 slots; unsigned indices compile to plain loads). Returns ``u, v`` (int32
+    codes) and the distinct values."""
     m = src.shape[0]
     bits = 16
     cap = 1 << bits
-    mask = cap - 1
+    mask = _U(cap - 1)
     slots = np.full(cap, -1, dtype=np.int32)
     uniques = np.empty(max(2 * m, 1), dtype=np.int64)
     u = np.empty(m, dtype=np.int32)
     v = np.empty(m, dtype=np.int32)
     count = 0
-    mult = np.uint64(0x9E3779B97F4A7C15)
+    mult = _U(0x9E3779B97F4A7C15)
     for k in range(2 * m):
-        x = src[k >> 1] if (k & 1) == 0 else dst[k >> 1]
-        i = np.int64((np.uint64(x) * mult) >> np.uint64(64 - bits))
+        row = _U(k >> 1)
+        x = src[row] if (k & 1) == 0 else dst[row]
+        i = (_U(x) * mult) >> _U(64 - bits)
         while True:
             c = slots[i]
             if c == -1:
                 c = count
                 slots[i] = c
-                uniques[c] = x
+                uniques[_U(c)] = x
                 count += 1
                 break
-            if uniques[c] == x:
+            if uniques[_U(c)] == x:
                 break
-            i = (i + 1) & mask
+            i = (i + _U(1)) & mask
         if (k & 1) == 0:
-            u[k >> 1] = c
+            u[row] = c
         else:
-            v[k >> 1] = c
+            v[row] = c
         if 2 * count > cap:  # grow and rehash
             bits += 1
             cap = 1 << bits
-            mask = cap - 1
+            mask = _U(cap - 1)
             slots = np.full(cap, -1, dtype=np.int32)
             for c in range(count):
-                j = np.int64((np.uint64(uniques[c]) * mult) >> np.uint64(64 - bits))
+                j = (_U(uniques[c]) * mult) >> _U(64 - bits)
                 while slots[j] != -1:
-                    j = (j + 1) & mask
+                    j = (j + _U(1)) & mask
                 slots[j] = c
     return u, v, uniques[:count].copy()
 
@@ -549,22 +555,25 @@ def first_bad_number(values: np.ndarray) -> int | None:
 
 @njit(cache=True)
 def _bucket(n, u, v, w, weighted):
-    """Counting sort of the rows by source: ``start`` (CSR offsets), targets and weights in source order."""
+    """Counting sort of the rows by source (stable: each row keeps the file's order): ``start`` (CSR offsets),
+    targets and weights in source order. Unsigned indices compile to plain loads."""
     m = u.shape[0]
     start = np.zeros(n + 1, dtype=np.int64)
     for k in range(m):
-        start[u[k] + 1] += 1
+        start[_U(u[_U(k)] + 1)] += 1
     for i in range(n):
         start[i + 1] += start[i]
     fill = start[:-1].copy()
     cols = np.empty_like(v)
     ws = np.empty(m if weighted else 0, dtype=np.float64)
     for k in range(m):
-        p = fill[u[k]]
-        cols[p] = v[k]
+        at = _U(k)
+        row = _U(u[at])
+        p = _U(fill[row])
+        cols[p] = v[at]
         if weighted:
-            ws[p] = w[k]
-        fill[u[k]] = p + 1
+            ws[p] = w[at]
+        fill[row] = p + _U(1)
     return start, cols, ws
 
 

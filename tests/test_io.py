@@ -374,3 +374,22 @@ def test_aggregate_matches_a_dictionary(n, data, weighted, threshold, parallel):
     got = {(nodes[a], nodes[b]) for a, b in zip(rows.tolist(), indices.tolist(), strict=True)}
     assert got == kept and len(got) == indices.size
     assert all(np.all(np.diff(indices[indptr[r] : indptr[r + 1]]) > 0) for r in range(len(nodes)))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_factorize_pairs_grows_its_table(seed):
+    """``factorize_pairs`` past several doublings of its hash table (2**16 slots at first) against a dictionary:
+    codes by first appearance, source before target, ids over the whole int64 range."""
+    from graphs.edgelist import factorize_pairs
+
+    rng = np.random.default_rng(seed)
+    pool = np.concatenate([rng.integers(-(2**63), 2**63 - 1, 90_000, dtype=np.int64), [2**63 - 1, -(2**63), 0]])
+    src = pool[rng.integers(0, pool.size, 60_000)]
+    dst = pool[rng.integers(0, pool.size, 60_000)]
+    u, v, uniques = factorize_pairs(src, dst)
+    order = {}
+    for a, b in zip(src.tolist(), dst.tolist(), strict=True):
+        order.setdefault(a, len(order))
+        order.setdefault(b, len(order))
+    assert uniques.tolist() == list(order) and len(order) > 2**16
+    assert u.tolist() == [order[a] for a in src.tolist()] and v.tolist() == [order[b] for b in dst.tolist()]
