@@ -2,12 +2,17 @@
 best peers installed, measured in the same run (igraph, NetworKit, networkx, scipy, pandas, pyarrow: the ``bench``
 extra installs igraph, pandas and pyarrow).
 
-    python benchmarks/bench_graphs.py [--quick] [--repeats R] [--rows R] [--no-exact] [--json PATH]
+    python benchmarks/bench_graphs.py [--quick] [--repeats R] [--rows R] [--no-exact] [--json PATH] [--only-load]
 
 Each row prints ours, the best peer, and ``ours / peer`` (below 1: we are faster). Ours and the peer run
 alternately, ``--repeats`` times each, and the fastest run of each is kept (this machine is shared: the load
 average is recorded next to the numbers). Peers that do not finish at full size are timed on part of the work
 and extrapolated, which the row says.
+
+The edge-list rows (``--only-load`` measures them alone and puts them in the ``--json`` file in place of the old
+ones) time ``load_edge_list`` (read, sum ``syn_count`` per ordered pair, threshold 5, CSR) against the issue's
+peer, pandas' ``read_csv`` of the whole table (a parse, no graph), against pandas doing the same work, and against
+a floor: map the file and count its line ends (one numba thread, every byte read once).
 
 Floors: one BFS round over all sources touches ``(m + n) * n / 64`` words; the exact directed average path length
 of the 128k model needs about 13 rounds of ``2.7e6 * 2000`` words each (about 7e10 words, 560 GB of reads).
@@ -93,6 +98,123 @@ def flywire_like_csv(path: Path, rows: int, seed: int = 0) -> None:
     frame.to_csv(path, index=False)
 
 
+def timings(repeats: int, *fns):
+    """Run the functions alternately ``repeats`` times; every time of each and the last value of each."""
+    times = [[] for _ in fns]
+    values = [None] * len(fns)
+    for _ in range(repeats):
+        for i, fn in enumerate(fns):
+            seconds, values[i] = timed(fn)
+            times[i].append(seconds)
+    return times, values
+
+
+def pandas_graph(path: Path, threshold: float):
+    """The same work in pandas, as a pandas user writes it: read the three columns, sum ``syn_count`` per ordered
+    pair, keep sums ``>= threshold`` and pairs that are not self-loops, number the neurons. Returns ``(neurons,
+    edges)``."""
+    import pandas as pd
+
+    frame = pd.read_csv(path, usecols=["pre_root_id", "post_root_id", "syn_count"])
+    sums = frame.groupby(["pre_root_id", "post_root_id"], sort=False)["syn_count"].sum()
+    sums = sums[sums >= threshold]
+    pre = sums.index.get_level_values(0).to_numpy()
+    post = sums.index.get_level_values(1).to_numpy()
+    keep = pre != post
+    _, neurons = pd.factorize(np.column_stack([pre[keep], post[keep]]).ravel())
+    return neurons.size, int(keep.sum())
+
+
+def load_rows(repeats: int, table_rows: int, row) -> None:
+    """The edge-list rows: ``load_edge_list`` (summed per pair, threshold 5) against pandas' and pyarrow's parse
+    of the whole table (the issue's peer), pandas doing the same work, and a floor (one pass over the bytes).
+    Ours and each peer run alternately; the rows keep the fastest run and the note gives the medians."""
+    if not has("pandas"):
+        print("pandas not installed: no edge-list row (pip install receptive[bench])")
+        return
+    import pandas as pd
+
+    from graphs.edgelist import _file_bytes, _newlines
+
+    def floor(path):
+        data, mapped = _file_bytes(path)
+        count = int(_newlines(data, 0, data.shape[0]))
+        del data
+        mapped.close()
+        return count
+
+    work = "load a FlyWire-size edge list (threshold 5)"
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "connections.csv"
+        flywire_like_csv(path, table_rows)
+        size = path.stat().st_size
+        load_edge_list(path, weight="syn_count", threshold=5)  # compilation and the page cache
+        peers = [("pandas read_csv (parse only)", lambda: pd.read_csv(path))]
+        if has("pyarrow"):
+            import pyarrow.csv as pacsv
+
+            peers.append(("pyarrow read_csv (parse only)", lambda: pacsv.read_csv(path)))
+        peers.append(("pandas: read, groupby sum, >= 5, factorize", lambda: pandas_graph(path, 5)))
+        peers.append(("floor: map the file, count its line ends", lambda: floor(path)))
+        fns = [lambda: load_edge_list(path, weight="syn_count", threshold=5), *[fn for _, fn in peers]]
+        times, values = timings(repeats, *fns)
+        graph = values[0][0]
+        assert values[-2] == (graph.n, graph.edges), (values[-2], graph.n, graph.edges)  # pandas: the same graph
+        ours = times[0]
+        what = f"{table_rows} rows ({size / 1e6:.0f} MB) -> {graph.n} neurons, {graph.edges} edges >= 5 synapses"
+        for (peer, _), peer_times in zip(peers, times[1:], strict=True):
+            medians = {
+                "ours_median_s": float(np.median(ours)),
+                "peer_median_s": float(np.median(peer_times)),
+                "ratio_of_medians": float(np.median(ours) / np.median(peer_times)),
+                "ours_times_s": ours,
+                "peer_times_s": peer_times,
+            }
+            note = f"median ratio {medians['ratio_of_medians']:.2f}"
+            row(
+                work,
+                min(ours),
+                peer,
+                min(peer_times),
+                f"{note}; {what}" if peer.startswith("pandas read") else note,
+                **medians,
+            )
+
+
+def only_load(args, table_rows: int, argv: list[str]) -> int:
+    """Measure the edge-list rows alone and put them in place of the old ones in ``--json``."""
+    path = Path(args.json)
+    try:
+        old = json.loads(path.read_text()) if path.is_file() else {"rows": []}
+    except ValueError:
+        old = {"rows": []}
+    rows = []
+
+    def row(work, ours, peer="", peer_s=None, note="", **extra):
+        ratio = ours / peer_s if peer_s else None
+        rows.append(
+            {"work": work, "ours_s": ours, "peer": peer, "peer_s": peer_s, "ours_over_peer": ratio, "note": note}
+            | extra
+        )
+        print(f"{work:<44} {ours:7.3f} s  {peer:<44} {peer_s:7.3f} s  {ratio:5.2f}  {note}", flush=True)
+
+    load_rows(args.repeats, table_rows, row)
+    kept = [r for r in old.get("rows", []) if not r["work"].startswith("load a FlyWire-size edge list")]
+    old["rows"] = kept + rows
+    old["load_rows"] = {
+        "command": "python benchmarks/bench_graphs.py " + " ".join(argv),
+        "repeats": args.repeats,
+        "numba_threads": numba.get_num_threads(),
+        "load_average_1min_at_end": os.getloadavg()[0],
+    }
+    try:
+        write_atomic(args.json, json.dumps(old, indent=1) + "\n", option="--json", mkdir=True)
+    except ValueError as exc:
+        raise SystemExit(f"--json: {exc}") from None
+    print(f"wrote {args.json}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="a 20k-node model and a 300k-row table")
@@ -100,20 +222,28 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", type=int, help="rows of the edge-list table (default 3,000,000; 300,000 with --quick)")
     ap.add_argument("--no-exact", action="store_true", help="skip the exact directed L at full size")
     ap.add_argument("--json", default="benchmarks/results/graphs.json", help="where to write the results")
+    ap.add_argument(
+        "--only-load",
+        action="store_true",
+        help="only the edge-list rows: replace them in the --json file, keep its other rows",
+    )
     args = ap.parse_args(argv)
     if args.repeats < 1:
         ap.error(f"--repeats: expected an integer >= 1, got {args.repeats}")
     table_rows = args.rows or (300_000 if args.quick else 3_000_000)
     if table_rows < 100:
         ap.error(f"--rows: expected an integer >= 100, got {table_rows}")
+    if args.only_load:
+        return only_load(args, table_rows, list(argv if argv is not None else sys.argv[1:]))
     n_full = 20_000 if args.quick else 127_978
     n_small = 2_000 if args.quick else 4_000
     rows = []
 
-    def row(work, ours, peer="", peer_s=None, note=""):
+    def row(work, ours, peer="", peer_s=None, note="", **extra):
         ratio = ours / peer_s if peer_s else None
         rows.append(
             {"work": work, "ours_s": ours, "peer": peer, "peer_s": peer_s, "ours_over_peer": ratio, "note": note}
+            | extra
         )
         shown = f"{peer_s:9.3f} s  {ratio:6.2f}" if peer_s else f"{'':>11}  {'':>6}"
         print(f"{work:<58} {ours:9.3f} s  {peer:<34} {shown}  {note}", flush=True)
@@ -203,25 +333,7 @@ def main(argv=None) -> int:
     row(f"average clustering, n={n_small}", t_cours, "networkx", t_cnx)
 
     # loading a FlyWire-size edge list: summed per pair, threshold 5
-    if has("pandas"):
-        import pandas as pd
-
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "connections.csv"
-            flywire_like_csv(path, table_rows)
-            load_edge_list(path, weight="syn_count", threshold=5)  # compilation and the page cache
-            (t_load, t_pd), ((graph, _), _) = best_of(
-                args.repeats, lambda: load_edge_list(path, weight="syn_count", threshold=5), lambda: pd.read_csv(path)
-            )
-            what = f"{table_rows} rows -> {graph.n} neurons, {graph.edges} edges >= 5 synapses"
-            row("load a FlyWire-size edge list (threshold 5)", t_load, "pandas read_csv (parse only)", t_pd, what)
-            if has("pyarrow"):
-                import pyarrow.csv as pacsv
-
-                (t_pa,), _ = best_of(args.repeats, lambda: pacsv.read_csv(path))
-                row("load a FlyWire-size edge list (threshold 5)", t_load, "pyarrow read_csv (parse only)", t_pa)
-    else:
-        print("pandas not installed: no edge-list row (pip install receptive[bench])")
+    load_rows(args.repeats, table_rows, row)
 
     out = {
         "version": receptive.__version__,
