@@ -23,6 +23,7 @@ import gzip
 import importlib.util
 import math
 import mmap
+import types
 from pathlib import Path
 
 import numba
@@ -390,8 +391,17 @@ def _read_py(buf, lo, parts, ncols, cs, cd, cw, per_byte):
     return src[:at], dst[:at], w[: at if cw >= 0 else 0], True
 
 
+def _twin(fn, suffix: str):
+    """A copy of ``fn`` under another qualified name: numba's on-disk cache keys compiled code by the name (not by
+    the ``parallel`` flag), so a parallel and a serial compilation of one function need two names."""
+    twin = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + suffix, fn.__defaults__, fn.__closure__)
+    twin.__qualname__ = fn.__qualname__ + suffix
+    twin.__doc__ = fn.__doc__
+    return twin
+
+
 _read = njit(parallel=True, cache=True)(_read_py)
-_read_serial = njit(cache=True)(_read_py)  # one part: no parallel region to start
+_read_serial = njit(cache=True)(_twin(_read_py, "_serial"))  # one part: no parallel region to start
 
 
 def _file_bytes(path: Path):
@@ -625,7 +635,7 @@ def _merge_rows_py(start, cols, ws, weighted, threshold, thresholded, blocks):
 #: per row in parallel (worth its start-up only for many rows: on shared cores a parallel region waits for every
 #: thread to be scheduled) and its serial twin
 _merge_rows = njit(parallel=True, cache=True)(_merge_rows_py)
-_merge_rows_serial = njit(cache=True)(_merge_rows_py)
+_merge_rows_serial = njit(cache=True)(_twin(_merge_rows_py, "_serial"))
 
 #: rows from which the aggregation and the reader use all numba threads
 PARALLEL_ROWS = 1 << 20
