@@ -342,53 +342,53 @@ def _newlines(buf, lo, hi):
     return total
 
 
-def _read_py(buf, lo, parts, ncols, cs, cd, cw, per_byte):
-    """:func:`_read_part` on ``parts`` pieces of ``buf[lo:]`` cut at line ends, in parallel. Each piece writes
-    from a row placed by an estimate (``per_byte`` rows per byte, with room to spare); a piece that holds more
-    rows sends the whole read again with the rows placed by a count of line ends. Returns ``src, dst, w, ok``."""
+def _read_parts_py(buf, bounds, starts, ncols, cs, cd, cw, src, dst, w):
+    """:func:`_read_part` on the pieces ``buf[bounds[j]:bounds[j + 1]]`` (cut at line ends), in parallel, piece
+    ``j`` into rows ``starts[j]:starts[j + 1]``. Returns the rows and the status of each piece."""
+    parts = bounds.shape[0] - 1
+    rows = np.zeros(parts, dtype=np.int64)
+    status = np.zeros(parts, dtype=np.int64)
+    for j in prange(parts):
+        r, code = _read_part(buf, bounds[j], bounds[j + 1], ncols, cs, cd, cw, src, dst, w, starts[j], starts[j + 1])
+        rows[j] = r
+        status[j] = code
+    return rows, status
+
+
+def _line_counts_py(buf, bounds):
+    """Line ends in each piece, plus one (a last line without one), in parallel."""
+    parts = bounds.shape[0] - 1
+    lines = np.zeros(parts, dtype=np.int64)
+    for j in prange(parts):
+        lines[j] = _newlines(buf, bounds[j], bounds[j + 1]) + 1
+    return lines
+
+
+@njit(cache=True)
+def _close_gaps(src, dst, w, starts, rows):
+    """Move the rows of each piece down to follow the previous piece's; returns the number of rows."""
+    at = rows[0]
+    for j in range(1, rows.shape[0]):
+        if starts[j] != at:
+            for k in range(rows[j]):
+                src[at + k] = src[starts[j] + k]
+                dst[at + k] = dst[starts[j] + k]
+                if w.shape[0]:
+                    w[at + k] = w[starts[j] + k]
+        at += rows[j]
+    return at
+
+
+@njit(cache=True)
+def _bounds(buf, lo, parts):
+    """``parts + 1`` cut points of ``buf[lo:]``, each at the start of a line, about equally spaced."""
     hi = buf.shape[0]
     bounds = np.empty(parts + 1, dtype=np.int64)
     bounds[0] = lo
     bounds[parts] = hi
     for j in range(1, parts):
         bounds[j] = _cut(buf, max(lo + (hi - lo) * j // parts, bounds[j - 1]), hi)
-    starts = np.zeros(parts + 1, dtype=np.int64)
-    for attempt in range(2):
-        if attempt == 0:
-            for j in range(parts):
-                starts[j + 1] = starts[j] + np.int64((bounds[j + 1] - bounds[j]) * per_byte) + 16
-        else:
-            lines = np.zeros(parts, dtype=np.int64)
-            for j in prange(parts):
-                lines[j] = _newlines(buf, bounds[j], bounds[j + 1]) + 1
-            for j in range(parts):
-                starts[j + 1] = starts[j] + lines[j]
-        total = starts[parts]
-        src = np.empty(total, dtype=np.int64)
-        dst = np.empty(total, dtype=np.int64)
-        w = np.empty(total if cw >= 0 else 0, dtype=np.float64)
-        rows = np.zeros(parts, dtype=np.int64)
-        status = np.zeros(parts, dtype=np.int64)
-        for j in prange(parts):
-            r, code = _read_part(
-                buf, bounds[j], bounds[j + 1], ncols, cs, cd, cw, src, dst, w, starts[j], starts[j + 1]
-            )
-            rows[j] = r
-            status[j] = code
-        if (status == 1).any():
-            return src[:0], dst[:0], w[:0], False
-        if not (status == 2).any():
-            break
-    at = rows[0]
-    for j in range(1, parts):  # close the gaps between the pieces
-        if starts[j] != at:
-            for k in range(rows[j]):
-                src[at + k] = src[starts[j] + k]
-                dst[at + k] = dst[starts[j] + k]
-                if cw >= 0:
-                    w[at + k] = w[starts[j] + k]
-        at += rows[j]
-    return src[:at], dst[:at], w[: at if cw >= 0 else 0], True
+    return bounds
 
 
 def _twin(fn, suffix: str):
@@ -400,8 +400,32 @@ def _twin(fn, suffix: str):
     return twin
 
 
-_read = njit(parallel=True, cache=True)(_read_py)
-_read_serial = njit(cache=True)(_twin(_read_py, "_serial"))  # one part: no parallel region to start
+_read_parts = njit(parallel=True, cache=True)(_read_parts_py)
+_read_parts_serial = njit(cache=True)(_twin(_read_parts_py, "_serial"))  # one part: no parallel region to start
+_line_counts = njit(parallel=True, cache=True)(_line_counts_py)
+_line_counts_serial = njit(cache=True)(_twin(_line_counts_py, "_serial"))
+
+
+def _read(data, lo: int, parts: int, ncols: int, cs: int, cd: int, cw: int, per_byte: float):
+    """The rows of ``data[lo:]`` read by ``parts`` threads. Each piece writes from a row placed by an estimate
+    (``per_byte`` rows per byte, with room to spare); when a piece holds more rows, the read starts again with
+    the rows placed by a count of line ends. Returns ``src, dst, w`` or ``None`` (a line outside the grammar)."""
+    bounds = _bounds(data, lo, parts)
+    sizes = (np.diff(bounds) * per_byte).astype(np.int64) + 16
+    read = _read_parts if parts > 1 else _read_parts_serial
+    for _ in range(2):
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        total = int(starts[-1])
+        src, dst = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+        w = np.empty(total if cw >= 0 else 0, dtype=np.float64)
+        rows, status = read(data, bounds, starts, ncols, cs, cd, cw, src, dst, w)
+        if (status == 1).any():
+            return None
+        if not (status == 2).any():
+            break
+        sizes = _line_counts(data, bounds) if parts > 1 else _line_counts_serial(data, bounds)
+    at = _close_gaps(src, dst, w, starts, rows)
+    return src[:at], dst[:at], w[: at if cw >= 0 else 0]
 
 
 def _file_bytes(path: Path):
@@ -445,15 +469,14 @@ def _numba_csv(path: Path, cols: list[int], ncols: int, parts: int | None = None
         start = pos + end + 1
         sample = data[start : start + (1 << 20)].tobytes()  # rows per byte, to place each part's rows
         per_byte = rows_per_byte if rows_per_byte is not None else 1.25 * (sample.count(b"\n") + 1) / (len(sample) + 1)
-        read = _read if parts > 1 else _read_serial
-        src, dst, w, ok = read(data, start, parts, ncols, cs, cd, cw, per_byte)
+        columns = _read(data, start, parts, ncols, cs, cd, cw, per_byte)
     finally:
         del data
         if mapped is not None:
             mapped.close()
-    if not ok:
+    if columns is None:
         return None
-    return [src, dst, w] if cw >= 0 else [src, dst]
+    return list(columns) if cw >= 0 else list(columns[:2])
 
 
 # --------------------------------------------------------------------------------------------------- numbering
