@@ -11,8 +11,9 @@ and window w):
              paper's WikiText ordering (Full 51.3, SA+SWA 52.0, SWA 57.1, SA 75.8)
 
   variants   issue 13: causal retrieval at n = 256, w = 16, L = 3 for full, SWA, SA, SA+SWA and the causal
-             variants (sa-ms, kleinberg, dilated; each +swa and -eq), seeds 0, 1, 2, 1500 steps each; mean and
-             [min, max] over seeds per kind. Not part of `all`: 48 runs, run them in parallel, e.g.
+             variants (sa-ms, kleinberg, dilated; each +swa and -eq; dilated+swa is dilated's pattern and is not
+             run twice), seeds 0, 1, 2, 1500 steps each; mean and [min, max] over seeds per kind. Not part of
+             `all`: 45 runs (about 2.5 CPU-hours), run them in parallel, e.g.
              python -m gpu.train variants --jobs 12 --out benchmarks/results/training/variants
 
 --quick runs a one-minute version; the full one takes about 30 minutes on two CPU cores and writes
