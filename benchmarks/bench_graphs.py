@@ -12,7 +12,9 @@ and extrapolated, which the row says.
 The edge-list rows (``--only-load`` measures them alone and puts them in the ``--json`` file in place of the old
 ones) time ``load_edge_list`` (read, sum ``syn_count`` per ordered pair, threshold 5, CSR) against the issue's
 peer, pandas' ``read_csv`` of the whole table (a parse, no graph), against pandas doing the same work, and against
-a floor: map the file and count its line ends (one numba thread, every byte read once).
+a floor: map the file and count its line ends (one numba thread, every byte read once); then ours on one numba
+thread. By default the loader runs its parallel twins only when a core is idle (``graphs.edgelist.idle_cores``:
+1-minute load average + 1 <= cores); the JSON records whether that held at the end of the run.
 
 Floors: one BFS round over all sources touches ``(m + n) * n / 64`` words; the exact directed average path length
 of the 128k model needs about 13 rounds of ``2.7e6 * 2000`` words each (about 7e10 words, 560 GB of reads).
@@ -176,11 +178,7 @@ def load_rows(repeats: int, table_rows: int, row) -> None:
         assert values[-2] == (graph.n, graph.edges), (values[-2], graph.n, graph.edges)  # pandas: the same graph
         assert np.array_equal(values[1][0].indices, graph.indices)
         what = f"{table_rows} rows ({size / 1e6:.0f} MB) -> {graph.n} neurons, {graph.edges} edges >= 5 synapses"
-        threads = numba.get_num_threads()
-        pairs = [
-            (f"{work}, {threads} numba threads", times[0], peer, t)
-            for (peer, _), t in zip(peers, times[2:], strict=True)
-        ]
+        pairs = [(work, times[0], peer, t) for (peer, _), t in zip(peers, times[2:], strict=True)]
         pairs.append((f"{work}, 1 numba thread", times[1], peers[0][0], times[2]))
         for name, ours, peer, peer_times in pairs:
             medians = {
@@ -197,6 +195,8 @@ def load_rows(repeats: int, table_rows: int, row) -> None:
 
 def only_load(args, table_rows: int, argv: list[str]) -> int:
     """Measure the edge-list rows alone and put them in place of the old ones in ``--json``."""
+    from graphs.edgelist import idle_cores
+
     path = Path(args.json)
     try:
         old = json.loads(path.read_text()) if path.is_file() else {"rows": []}
@@ -219,6 +219,7 @@ def only_load(args, table_rows: int, argv: list[str]) -> int:
         "command": "python benchmarks/bench_graphs.py " + " ".join(argv),
         "repeats": args.repeats,
         "numba_threads": numba.get_num_threads(),
+        "parallel_at_end": idle_cores(),  # graphs.edgelist.idle_cores: the parallel twins run only with an idle core
         "load_average_1min_at_end": os.getloadavg()[0],
     }
     try:

@@ -358,12 +358,13 @@ def test_aggregate_matches_a_dictionary(n, data, weighted, threshold, parallel):
     w = np.array(data.draw(st.lists(st.integers(-2, 9), min_size=m, max_size=m)), dtype=np.float64)
     if threshold is not None and not weighted:
         threshold = None
-    old = edgelist.PARALLEL_ROWS
+    old = edgelist.PARALLEL_ROWS, edgelist.idle_cores
     edgelist.PARALLEL_ROWS = 0 if parallel else 1 << 40
+    edgelist.idle_cores = lambda: parallel  # the parallel twin whatever the load of this machine
     try:
         indptr, indices, used = edgelist.aggregate(n, u, v, w if weighted else None, threshold)
     finally:
-        edgelist.PARALLEL_ROWS = old
+        edgelist.PARALLEL_ROWS, edgelist.idle_cores = old
     total = {}
     for a, b, x in zip(u.tolist(), v.tolist(), w.tolist(), strict=True):
         total[(a, b)] = total.get((a, b), 0.0) + (x if weighted else 1.0)
@@ -393,3 +394,17 @@ def test_factorize_pairs_grows_its_table(seed):
         order.setdefault(b, len(order))
     assert uniques.tolist() == list(order) and len(order) > 2**16
     assert u.tolist() == [order[a] for a in src.tolist()] and v.tolist() == [order[b] for b in dst.tolist()]
+
+
+def test_idle_cores_needs_two_threads():
+    import numba
+
+    from graphs.edgelist import idle_cores
+
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        assert idle_cores() is False
+    finally:
+        numba.set_num_threads(threads)
+    assert isinstance(idle_cores(), bool)
