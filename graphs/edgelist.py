@@ -438,8 +438,11 @@ def _file_bytes(path: Path):
     if path.stat().st_size == 0:
         return np.zeros(0, dtype=np.uint8), None
     with open(path, "rb") as handle:
-        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-        mapped = mmap.mmap(handle.fileno(), 0, flags=flags, prot=mmap.PROT_READ)
+        if hasattr(mmap, "MAP_SHARED"):  # POSIX: page tables filled in one call where MAP_POPULATE exists (Linux)
+            flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+            mapped = mmap.mmap(handle.fileno(), 0, flags=flags, prot=mmap.PROT_READ)
+        else:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     return np.frombuffer(mapped, dtype=np.uint8), mapped
 
 
@@ -677,7 +680,7 @@ def idle_cores() -> bool:
     try:
         load = os.getloadavg()[0]
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    except OSError:
+    except (OSError, AttributeError):  # no load average (Windows): trust the thread count
         return True
     return load + 1 <= cores
 
