@@ -21,6 +21,21 @@ VARIANT_STYLE = {
 }
 
 
+def variant_points(variants: dict, pattern: str, w: int, exact: bool) -> list[tuple[int, int, int, int]]:
+    """(n, typical, min, max L* over seeds) of the causal ``pattern`` at window ``w`` in variants.json, the exact
+    points (``exact``) or the sampled ones (a lower bound per seed, except for deterministic causal patterns, whose
+    sampled L* is exact: ``receptive.bound.variants``)."""
+    out = []
+    for p in variants["points"]:
+        if p["pattern"] != pattern or not p["causal"] or p["w"] != w or p["typical"] is None:
+            continue
+        if (p["method"] == "exact" or p.get("deterministic", False)) != exact:
+            continue
+        reached = [x for x in p["full_layers"] if x is not None]
+        out.append((p["n"], p["typical"], min(reached), max(reached)))
+    return sorted(out)
+
+
 def causal_points(bound: dict, pattern: str, w: int) -> list[tuple[int, int]]:
     """(n, typical L*) of the causal measurements of ``pattern`` at window ``w`` in a bound.json document."""
     return sorted(
@@ -35,7 +50,7 @@ def make(out, quick: bool = False):
     bound = load_results(BOUND, "python -m receptive.bound --out results/bound")
     extra = load_results(BOUND_22, "python -m receptive.bound --n 2^22 ... --out results/causal/n2^22")
     variants = load_results(VARIANTS, "python -m receptive.bound.variants --out results/causal/variants")
-    ws = (8, 32, 128)
+    ws = (8, 64, 256)
     fig, axes = figure(WIDE, 3.0, ncols=len(ws))
     top = 2**16 if quick else 2**22
     for ax, w in zip(axes[0], ws, strict=True):
@@ -57,13 +72,15 @@ def make(out, quick: bool = False):
         ax.plot(ns, [theory.swa_full_layer(n, w, causal=True) for n in ns], "--", color=COLORS["swa"], lw=0.8,
                 label="SWA (exact)")  # fmt: skip
         for name, (color, marker, label) in VARIANT_STYLE.items():
-            pts = sorted(
-                (p["n"], p["typical"])
-                for p in variants["points"]
-                if p["pattern"] == name and p["causal"] and p["w"] == w and p["typical"] is not None
-            )
-            if pts:
-                ax.plot(*zip(*pts, strict=True), marker, color=color, ms=3.5, label=label)
+            for exact in (True, False):
+                pts = [pt for pt in variant_points(variants, name, w, exact) if pt[0] <= top]
+                if not pts:
+                    continue
+                n_, typ, lo, hi = (list(x) for x in zip(*pts, strict=True))
+                yerr = [[t - a for t, a in zip(typ, lo, strict=True)], [b - t for t, b in zip(typ, hi, strict=True)]]
+                ax.errorbar(n_, typ, yerr=yerr, fmt=marker, color=color, ms=3.5, lw=0.6, capsize=1.5,
+                            mfc=color if exact else "white",
+                            label=label if exact else "_nolegend_")  # fmt: skip
         ax.plot(ns, [math.ceil(theory.log_w_n(n, w) - 1e-9) for n in ns], ":", color="k", lw=0.8,
                 label="ceil(log_w n)")  # fmt: skip
         ax.set(xscale="log", yscale="log", xlabel="sequence length n", title=f"causal, w = {w}")
@@ -71,5 +88,7 @@ def make(out, quick: bool = False):
         ax.minorticks_off()
     axes[0, 0].set_ylabel("layers to full coverage L*")
     handles, labels = axes[0, 0].get_legend_handles_labels()
+    handles.append(axes[0, 0].plot([], [], "o", color="0.4", mfc="white", ms=3.5)[0])
+    labels.append("open: sampled targets; bars: seeds")
     fig.legend(handles, labels, loc="outside lower center", ncol=5, fontsize=6)
     return save(fig, out, "causal")
