@@ -291,15 +291,18 @@ def _environment(device: str) -> dict:
     return env
 
 
-def run(dry_run: bool, budget_s: float | None = None, log=print, save=None) -> dict:
+def run(dry_run: bool, budget_s: float | None = None, log=print, save=None, grad_only: bool = False) -> dict:
     """The whole check; ``save(doc)`` gets the document so far after the correctness pass and after every timing
-    row (``"complete": False`` until the end)."""
+    row (``"complete": False`` until the end). ``grad_only``: the gradient pass alone (after fp32 forward checks at
+    the smallest ``check_n``), all of ``budget_s`` for it, no timings."""
     import torch
 
     start = time.perf_counter()
     s = DRY_SIZES if dry_run else GPU_SIZES
     if budget_s is not None:  # the checks get the same share of it as by default
         s = replace(s, budget_s=budget_s, check_budget_s=budget_s * s.check_budget_s / s.budget_s)
+    if grad_only:
+        s = replace(s, check_n=[min(s.check_n)], dtype="float32", check_budget_s=s.budget_s, time_n=[])
     device = "cpu" if dry_run else "cuda"
     torch.backends.cuda.matmul.allow_tf32 = False  # the fp32 oracle comparisons are about fp32, not TF32
     import torch._dynamo
@@ -308,7 +311,9 @@ def run(dry_run: bool, budget_s: float | None = None, log=print, save=None) -> d
         if hasattr(torch._dynamo.config, name):
             setattr(torch._dynamo.config, name, 64)
     doc = {
-        "command": "python benchmarks/gpu_check.py" + (" --dry-run" if dry_run else ""),
+        "command": "python benchmarks/gpu_check.py"
+        + (" --dry-run" if dry_run else "")
+        + (" --grad-only" if grad_only else ""),
         "dry_run": dry_run,
         "complete": False,
         "environment": _environment(device),
@@ -324,6 +329,9 @@ def run(dry_run: bool, budget_s: float | None = None, log=print, save=None) -> d
         "checks": [c.to_dict() for c in checks],
     }
     doc["seconds"] = time.perf_counter() - start
+    if grad_only:
+        doc["complete"] = True
+        return doc
     save(doc)
     try:
         doc["sync_free"] = sync_free(s, device)
@@ -353,6 +361,8 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=None, help=f"JSON result (default {DEFAULT_OUT}; --dry-run: {DRY_RUN_OUT})")
     p.add_argument("--budget", type=float, default=None, help="seconds after which timings are skipped (default "
                    f"{GPU_SIZES.budget_s:.0f}; --dry-run {DRY_SIZES.budget_s:.0f})")  # fmt: skip
+    p.add_argument("--grad-only", action="store_true", help="only the gradient checks (and the fp32 forward at "
+                   "the smallest n), with the whole --budget for them; no timings")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the result document instead of progress lines")
     args = p.parse_args(argv)
     if args.budget is not None and not args.budget > 0:
@@ -373,7 +383,7 @@ def main(argv=None) -> int:
         partial.write_text(json.dumps(doc, indent=1) + "\n")
         partial.replace(out)
 
-    doc = run(args.dry_run, args.budget, log, save)
+    doc = run(args.dry_run, args.budget, log, save, args.grad_only)
     save(doc)
     if args.json:
         print(json.dumps(doc, indent=1))

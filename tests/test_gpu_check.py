@@ -152,3 +152,11 @@ def test_partial_documents_are_saved_as_the_run_goes(gpu_check):
     assert "correctness" in saved[0] and "timings" not in saved[0]
     counts = [len(d["timings"]) for d in saved[1:]]
     assert counts == list(range(1, 2 * len(gpu_check.TIMED) + 1))
+
+
+def test_grad_only_runs_the_gradient_pass_alone(gpu_check):
+    doc = gpu_check.run(True, 600.0, log=lambda line: None, grad_only=True)
+    cases = {c["case"] for c in doc["correctness"]["checks"]}
+    assert doc["complete"] and doc["correctness"]["ok"] and "timings" not in doc
+    assert doc["command"].endswith("--grad-only") and "sa per-head causal [triton] grad" in cases
+    assert {c["dtype"] for c in doc["correctness"]["checks"]} == {"float32"}
