@@ -137,7 +137,7 @@ def load_rows(repeats: int, table_rows: int, row) -> None:
         return
     import pandas as pd
 
-    from graphs.edgelist import _file_bytes, _newlines
+    from graphs.csv_reader import _file_bytes, _newlines
 
     def floor(path):
         data, mapped = _file_bytes(path)
