@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from a checkout: import this checkout's packages
     sys.path.insert(0, str(ROOT))
 
-from graphs import kernels  # noqa: E402
+from graphs import kernels, streaming_window  # noqa: E402
 from receptive import make_pattern  # noqa: E402
 
 DEFAULT_JSON = ROOT / "benchmarks" / "results" / "sa_layer.json"
@@ -80,7 +80,7 @@ def permuted_copy(bits, out, perm):
 @njit(parallel=True, cache=True)
 def permuted_stream_copy(bits, out, perm, chunk_len):
     """out[perm[p]] = bits[perm[p]] through the engine's row pass: the next gathered row prefetched, streaming
-    stores (``graphs.kernels._gather_row`` with an all-zero OR partner)."""
+    stores (``graphs.streaming_window._gather_row`` with an all-zero OR partner)."""
     n, n_words = perm.shape[0], bits.shape[1]
     for c in prange((n + chunk_len - 1) // chunk_len):
         row = np.empty(n_words, dtype=np.uint64)
@@ -88,8 +88,10 @@ def permuted_stream_copy(bits, out, perm, chunk_len):
         zero = np.zeros(n_words, dtype=np.uint64)
         for p in range(c * chunk_len, min(n, (c + 1) * chunk_len)):
             ahead = bits[perm[min(p + 1, n - 1)]]
-            kernels._gather_row(bits[perm[p]], ahead, row, acc, True, zero, out[perm[p]], kernels._STREAM)
-        kernels._store_fence()
+            streaming_window._gather_row(
+                bits[perm[p]], ahead, row, acc, True, zero, out[perm[p]], streaming_window._STREAM
+            )
+        streaming_window._store_fence()
 
 
 @njit(cache=True)
