@@ -1,0 +1,220 @@
+"""The sharp model of causal coverage (causal SA and causal SA+SWA): :func:`causal_full_probability` from the
+expected number of failure clumps (:func:`causal_failure_clumps`: a profile model along offsets, with the
+run-branching table :func:`causal_run_miss_table` near the window's reach), the median L* of pure causal SA
+(:func:`causal_sa_full_layer_estimate`) and the scaling law of causal SA+SWA (:func:`causal_swa_scaling_law`).
+Notation as in :mod:`receptive.theory`, which re-exports every public name here; derivations: ``docs/theory.md``
+Sec. 5.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._occupancy import _band_sizes, _check_model_args, _mixed_empty_prob
+from .validation import check_int
+from .windows import window_offsets
+
+
+def causal_full_probability(
+    n: int,
+    w: int,
+    layers: int,
+    swa: bool = True,
+    w_swa: int | None = None,
+    circular: bool = False,
+    targets: int | None = None,
+) -> np.ndarray:
+    """``P(full coverage after L layers)`` of causal SA (``swa=False``) or causal SA+SWA for ``L = 1..layers``:
+    ``exp(-N_L)`` with ``N_L`` the expected number of failure clumps, :func:`causal_failure_clumps` (the model and
+    its derivation are there)."""
+    return np.exp(-causal_failure_clumps(n, w, layers, swa, w_swa, circular, targets))
+
+
+def causal_failure_clumps(
+    n: int,
+    w: int,
+    layers: int,
+    swa: bool = True,
+    w_swa: int | None = None,
+    circular: bool = False,
+    targets: int | None = None,
+) -> np.ndarray:
+    """Expected number ``N_L`` of failure clumps (groups of neighbouring missed (key, query) pairs) of causal SA
+    (``swa=False``) or causal SA+SWA after ``L = 1..layers`` layers; ``P(full after L) = exp(-N_L)``
+    (:func:`causal_full_probability`).
+
+    Causal paths never move backwards, so the forward set of key ``j`` lives on offsets ``x = i - j >= 0`` and,
+    away from the end of the sequence, its law does not depend on ``j``. The *profile model* tracks
+    ``u(x) = P(x missed)`` and ``u2(x) = P(x-1 and x missed)`` (a Markov chain along offsets). Offset ``x`` is missed
+    by the next layer iff its causal SWA window (``w_swa`` offsets ending at ``x``) is missed and its SA band's other
+    ``w_s - 1`` members miss the ``C(x) = sum_{y<x} (1 - u(y))`` tokens before it (later ones are masked)::
+
+        u'(x) = P(window missed) * C(n-1-(w_s-1), C(x)) / C(n-1, C(x)),
+        P(window of a ending at x missed) = u(x) prod_{y=x-a+2..x} u2(y)/u(y)
+
+    It averages ``C(x)``, and the miss probability is convex in it, so it is optimistic where the last pairs are
+    decided by rare slow keys: the intermediate distances just beyond the window's reach ``L (w_swa - 1)``. With the
+    window (``swa=True``) those offsets ``x <= D`` are taken from the run-branching model
+    (:func:`causal_run_miss_table`), which keeps that randomness exactly in the Poisson limit; the profile model
+    covers ``x > D`` (``D = 6 L (w_swa - 1)``, where the branching model's misses have died out). Failures are counted
+    as clumps (Aldous' Poisson clumping heuristic): a missed pair ``(j, j + x)`` starts a clump along ``x`` with
+    probability ``r(x) = 1 - psi_2(x)/psi_1(x)`` (the next offset is not missed too) and, by the time-reversal
+    symmetry of the causal pattern, along the keys with the same probability::
+
+        N_L = sum_{x <= D} (n - x) psi_1(x) r(x)^2 + sum_{x > D} (n - x) (u_L(x) - u2_L(x)),  P(full) = exp(-N_L)
+
+    No fitted constant: against the engine (every pair, n = 2048 .. 16384, w = 4 .. 32) this clump count is within
+    about 20% of the number of 8-connected clumps of missed (key, query) pairs at L* - 1 and L*
+    (``docs/theory.md`` Sec. 5, ``tests/test_theory.py``).
+
+    ``K`` sampled targets (queries): ``K/n`` of the pairs, declumped along the keys only (``r`` instead of ``r^2``).
+
+    Pure causal SA needs the direct edge ``i-1 -> i`` for every ``i`` (a path between them cannot leave
+    ``[i-1, i]``), so its L* is about ``(n/w) ln n`` (:func:`causal_sa_full_layer_estimate`), not O(log_w n).
+    """
+    n, w, layers = _check_model_args(n, w, layers)
+    a = (w if w_swa is None else check_int("w_swa", w_swa, 1)) if swa else 1
+    band, band_freq = _band_sizes(n, *window_offsets(w, False), circular)
+    x = np.arange(n)
+    u = np.ones(n)
+    u[0] = 0.0
+    u2 = np.ones(n)
+    u2[:2] = 0.0
+    share = 1.0 if targets is None else targets / n  # K random targets hold a share K/n of the (key, query) pairs
+    branching = None
+    if swa and a > 1:
+        p = float(np.sum(band_freq * (band - 1))) / (n - 1)
+        depth = min(n - 1, 6 * layers * (a - 1) + a)
+        branching = (_RunMisses(p, a, depth, 1), _RunMisses(p, a, depth, 2))
+    out = []
+    for layer in range(1, layers + 1):
+        before = np.concatenate([[0.0], np.cumsum(1 - u)[:-1]])
+        miss = _mixed_empty_prob(band - 1, band_freq, before, n - 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(u > 0, u2 / u, 0.0)
+        ratio[0] = 1.0  # offsets before the key are never reached
+        log_cum = np.concatenate([[0.0], np.cumsum(np.log(np.maximum(ratio, 1e-300)))])
+        u_new = _window_missed(u, log_cum, a) * miss
+        u2_new = _window_missed(u, log_cum, a + 1) * miss * np.concatenate([[1.0], miss[:-1]])
+        u_new[0] = 0.0
+        u2_new = np.minimum(u2_new, u_new)
+        u2_new[1:] = np.minimum(u2_new[1:], u_new[:-1])
+        u2_new[0] = 0.0
+        u, u2 = u_new, u2_new
+        profile = (n - x) * np.maximum(u - u2, 0.0)
+        if branching is not None:
+            cut = min(n - 1, 6 * layer * (a - 1) + a)
+            p1, p2 = (b.next()[: cut + 1] for b in branching)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = np.where(p1 > 0, 1 - p2 / p1, 0.0)
+            near = (n - x[: cut + 1]) * p1 * (r if targets is not None else r * r)
+            clumps = float(np.sum(near)) + float(np.sum(profile[cut + 1 :]))
+        else:
+            clumps = float(np.sum(profile))
+        out.append(share * clumps)
+        if out[-1] < 1e-12:  # full from here on
+            out.extend([0.0] * (layers - len(out)))
+            break
+    return np.array(out)
+
+
+def causal_run_miss_table(p: float, a: int, layers: int, depth: int, m: int = 1) -> np.ndarray:
+    """``psi[t, d]``: probability that ``m`` consecutive targets, the last ``d`` positions after a newly reached
+    token with ``t`` layers to go, are all missed, in the run-branching model of causal SA+SWA (Poisson limit).
+
+    A reached token starts a *run* that the causal window (``a`` keys) lengthens by ``a - 1`` per layer; ``k``
+    layers later it holds ``c_k = k (a - 1) + 1`` tokens, each of which is an SA key of every later query with
+    probability ``p`` (``E[w_s - 1]/(n - 1)``). In the next layer the window extends the run to ``c_{k+1} - 1``
+    anyway, so only a shortcut that lands at ``e >= c_{k+1}`` reaches something new: it does so with rate ``p c_k``
+    per position and starts a child run there. Ignoring the later overlap of runs (a run that grows into a child's
+    start shares that child's tokens; the branching is the sparse early phase that decides intermediate distances),
+    the targets are missed iff no run of the family covers one::
+
+        psi_m(d, t) = [d > t (a-1) + m - 1] exp( -p sum_{k=0}^{t-1} c_k sum_{e=c_{k+1}}^{d} (1 - psi_m(d - e, t-k-1)) )
+
+    computed for ``t = 0..layers``, ``d = 0..depth`` with prefix sums in ``O(depth layers^2)``. A pair ``(j, j + x)``
+    is missed after ``L`` layers with probability ``psi_1(x, L)`` (the key itself is the root run). The ignored
+    overlap makes it a little optimistic about single pairs: the engine has 1.0 .. 1.3 times its missed pairs at
+    the last layers (n = 2048 .. 4096, w = 4, 8; ``tests/test_causal_model.py``)."""
+    p = float(p)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p: expected a probability in [0, 1], got {p!r}")
+    table = _RunMisses(p, check_int("a", a, 1), check_int("depth", depth, 0), check_int("m", m, 1))
+    rows = [table.psi[0]] + [table.next() for _ in range(check_int("layers", layers, 0))]
+    return np.array(rows)
+
+
+class _RunMisses:
+    """Row ``t`` of :func:`causal_run_miss_table` one at a time (``next()``), so a model that stops early pays
+    only for the layers it used."""
+
+    def __init__(self, p: float, a: int, depth: int, m: int):
+        self.p, self.step, self.depth, self.m = p, a - 1, depth, m
+        first = np.zeros(depth + 1)
+        first[m:] = 1.0
+        self.psi = [first]
+        self.prefix = [np.concatenate([[0.0], np.cumsum(1 - first)])]
+        self.d = np.arange(depth + 1)
+
+    def next(self) -> np.ndarray:
+        t = len(self.psi)
+        total = np.zeros(self.depth + 1)
+        for k in range(t):
+            c = k * self.step + 1  # the run's tokens; the window covers up to c + step - 1 in this layer anyway
+            total += c * self.prefix[t - k - 1][np.clip(self.d - c - self.step, -1, self.depth) + 1]
+        row = np.where(self.d > t * self.step + self.m - 1, np.exp(-self.p * total), 0.0)
+        self.psi.append(row)
+        self.prefix.append(np.concatenate([[0.0], np.cumsum(1 - row)]))
+        return row
+
+
+def _window_missed(u: np.ndarray, log_cum: np.ndarray, length: int) -> np.ndarray:
+    """``P(offsets x-length+1 .. x all missed) = u(x) prod_{y=x-length+2..x} u2(y)/u(y)`` for every ``x``
+    (``log_cum``: prefix sums of ``log(u2/u)``)."""
+    x = np.arange(u.size)
+    lo = np.maximum(x - length + 2, 0)
+    return u * np.exp(log_cum[x + 1] - log_cum[lo])
+
+
+def causal_sa_full_layer_estimate(n: int, w: int, circular: bool = False) -> float | None:
+    """Median L* of pure causal SA from its bottleneck, the direct edges ``i-1 -> i``: each layer puts ``i-1`` in
+    ``i``'s band with probability ``pi`` (``(w-1)/(n-1)`` circular; exact truncated-band sum otherwise), so
+    ``P(full after L) ~ exp(-(n-1)(1-pi)^L)`` and the median is ``L = ln((n-1)/ln 2) / -ln(1-pi)``."""
+    n, w = check_int("n", n, 2), check_int("w", w, 1)
+    left, right = window_offsets(w, False)
+    if circular:
+        pi = min(w, n) - 1
+        pi /= n - 1
+    else:
+        d = np.concatenate([np.arange(-left, 0), np.arange(1, right + 1)])
+        d = d[np.abs(d) < n]
+        pi = float(np.sum(n - np.abs(d))) / (n * (n - 1))
+    if pi <= 0:
+        return None
+    if pi >= 1:
+        return 1.0
+    return math.log((n - 1) / math.log(2)) / -math.log1p(-pi)
+
+
+def causal_swa_scaling_law(n: int, w: int, w_swa: int | None = None) -> float:
+    """Scaling law of causal SA+SWA's L* while ``w^3 < n`` (``docs/theory.md`` Sec. 5): the solution of
+
+        L^3 (w_swa - 1)^2 (w - 1) = 6 n ln(n L (w_swa - 1))
+
+    Why: a pair ``(j, j + x)`` with ``x`` just beyond the window's reach ``L (w_swa - 1)`` has no path without an SA
+    shortcut inside ``[j, j + x]`` (causal paths cannot leave it); a shortcut ``a -> b`` in layer ``l`` completes a
+    path when ``a`` is within the window's reach of ``j`` after ``l - 1`` layers and ``x - b`` within its reach in the
+    last ``L - l``: ``sum_l (l - 1)(L - l) (w_swa - 1)^2 ~ L^3 (w_swa - 1)^2 / 6`` (key, query) pairs, each an SA
+    edge with probability ``(w - 1)/(n - 1)``. The ``~ n L (w_swa - 1)`` hardest pairs are all covered when the
+    expected number of such paths reaches ``ln`` of their number. Hence ``L* = Theta(n^(1/3) / w)`` up to a
+    logarithm: not O(log_w n) until ``w ~ n^(1/3)``. Paths with several shortcuts make the measured L* grow a
+    little slower (``ln ln`` rather than ``ln`` in the limit): the law is within 25% of the committed
+    measurements with ``w^3 < n`` (0.77 at n = 2^20, w = 8)."""
+    n, w = check_int("n", n, 2), check_int("w", w, 2)
+    a = (w if w_swa is None else check_int("w_swa", w_swa, 2)) - 1
+    layers = 1.0
+    for _ in range(100):
+        layers = (6 * n * math.log(n * layers * a) / (a * a * (w - 1))) ** (1 / 3)
+    return layers
