@@ -13,9 +13,10 @@ from receptive.plotting import save_png_pdf
 COLUMN = 3.4  # inches: one column of a two-column paper
 WIDE = 7.0
 COLORS = {"full": "#444444", "swa": "#1f77b4", "sa": "#d62728", "sa+swa": "#2ca02c", "connectome": "#9467bd",
-          "sa fused": "#ff7f0e", "sa-ms": "#8c564b"}  # fmt: skip
+          "sa fused": "#ff7f0e", "sa-ms": "#8c564b", "kleinberg": "#e377c2", "dilated": "#17becf"}  # fmt: skip
 LABELS = {"full": "full", "swa": "SWA", "sa": "SA", "sa+swa": "SA+SWA", "connectome": "connectome model",
-          "sa fused": "SA (fused)", "sa-ms": "multi-scale SA"}  # fmt: skip
+          "sa fused": "SA (fused)", "sa-ms": "multi-scale SA", "kleinberg": "Kleinberg keys",
+          "dilated": "dilated heads"}  # fmt: skip
 
 #: the rcParams of every figure, applied only while a figure is drawn (:func:`styled`): importing ``figures``
 #: changes neither the backend nor the global rcParams (a notebook keeps its inline plots and its own style)

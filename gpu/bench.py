@@ -34,18 +34,23 @@ from receptive.windows import max_window
 from .attention import full_attention, sa_attention, swa_attention
 from .memory import peak_memory
 from .modules import multiscale_permutations
+from .neighbour_attention import neighbour_attention, pattern_keys
 from .validation import writable_folder
 
 PAPER_SPEEDUP = {2048: 1.5, 8192: 6.6, 32768: 28.0}
 KINDS = ("full", "swa", "sa", "sa+swa")
 TIMED_BACKENDS = ("torch", "flex", "triton")
 #: the name a backend carries in a row's label (``sa fused``); the torch path keeps the bare kind (``sa``)
-SUFFIX = {"torch": "", "sdpa": "", "flex": " flex", "triton": " fused"}
+SUFFIX = {"torch": "", "sdpa": "", "flex": " flex", "triton": " fused", "gather": " gather"}
+#: the causal variants without a permutation (issue 13), timed through ``gpu.neighbour_attention`` (explicit lists)
+GATHERED = ("kleinberg", "dilated")
 #: colours per kind, shared with ``figures.style.COLORS`` (a test keeps them equal); line style per backend
-KIND_COLORS = {"full": "#444444", "swa": "#1f77b4", "sa": "#d62728", "sa+swa": "#2ca02c", "sa-ms": "#8c564b"}
-KIND_LABELS = {"full": "full", "swa": "SWA", "sa": "SA", "sa+swa": "SA+SWA", "sa-ms": "multi-scale SA"}
-BACKEND_LINES = {"torch": "-", "sdpa": "-", "flex": "--", "triton": ":"}
-BACKEND_NAMES = {"torch": "", "sdpa": "", "flex": " (Flex)", "triton": " (fused)"}
+KIND_COLORS = {"full": "#444444", "swa": "#1f77b4", "sa": "#d62728", "sa+swa": "#2ca02c", "sa-ms": "#8c564b",
+               "kleinberg": "#e377c2", "dilated": "#17becf"}  # fmt: skip
+KIND_LABELS = {"full": "full", "swa": "SWA", "sa": "SA", "sa+swa": "SA+SWA", "sa-ms": "multi-scale SA",
+               "kleinberg": "Kleinberg keys", "dilated": "dilated heads"}  # fmt: skip
+BACKEND_LINES = {"torch": "-", "sdpa": "-", "flex": "--", "triton": ":", "gather": "-."}
+BACKEND_NAMES = {"torch": "", "sdpa": "", "flex": " (Flex)", "triton": " (fused)", "gather": " (gathered lists)"}
 
 
 def label(kind: str, backend: str) -> str:
@@ -77,9 +82,11 @@ def _timer(fn, repeats: int, cuda: bool) -> float:
     return statistics.median(times)
 
 
-def _paths(q, k, v, w, gate, perm, backends, ms_perm=None) -> dict:
+def _paths(q, k, v, w, gate, perm, backends, ms_perm=None, key_lists=None) -> dict:
     """``{label: (kind, backend, fn)}``: full through SDPA, each windowed kind through every backend asked for;
-    with ``ms_perm`` (per-head block permutations, ``(heads, n)``) also multi-scale SA (issue 13)."""
+    with ``ms_perm`` (per-head block permutations, ``(heads, n)``) also multi-scale SA, and with ``key_lists``
+    (``{kind: (n, K) keys}``) Kleinberg keys and dilated heads through
+    :func:`gpu.neighbour_attention.neighbour_attention` (issue 13)."""
     paths = {"full": ("full", "sdpa", lambda: full_attention(q, k, v, backend="torch"))}
     for b in backends:
 
@@ -98,13 +105,22 @@ def _paths(q, k, v, w, gate, perm, backends, ms_perm=None) -> dict:
                 return sa_attention(q, k, v, w, perm=ms_perm, backend=b, validate=False)
 
             paths[label("sa-ms", b)] = ("sa-ms", b, sa_ms)
+    for kind, keys in (key_lists or {}).items():
+
+        def gathered(keys=keys):
+            return neighbour_attention(q, k, v, keys, validate=False, method="gather")
+
+        paths[label(kind, "gather")] = (kind, "gather", gathered)
     return paths
 
 
-def _pairs(kind: str, n: int, w: int) -> int:
-    """Allowed (query, key) pairs: every pair for full attention, the band for the windowed paths."""
+def _pairs(kind: str, n: int, w: int, key_lists=None) -> int:
+    """Allowed (query, key) pairs: every pair for full attention, the listed ones for the gathered variants, the band
+    for the windowed paths."""
     if kind == "full":
         return n * n
+    if key_lists and kind in key_lists:
+        return int((key_lists[kind] >= 0).sum())
     left, right = receptive.window_offsets(w, False)
     i = np.arange(n)
     band = int((np.minimum(n - 1, i + right) - np.maximum(0, i - left) + 1).sum())
@@ -115,6 +131,8 @@ def _peer(kind: str, backends) -> str | None:
     """The row a row of ``kind`` is compared with: SDPA for full, the FlexAttention row of the same kind."""
     if kind == "full":
         return "full"
+    if kind in GATHERED:
+        return label("sa", backends[0])
     return label(kind, "flex") if "flex" in backends else None
 
 
@@ -132,16 +150,28 @@ def run(args) -> dict:
         gate = torch.rand(args.batch, args.heads, n, 1, generator=g).to(device, dtype)
         perm = torch.randperm(n, generator=g).to(device)
         ms_perm = multiscale_permutations(n, args.heads, args.w, generator=g).to(device) if variants else None
+        key_lists = (
+            {kind: pattern_keys(make_pattern(kind, n, args.w, seed=0), 1, device) for kind in GATHERED}
+            if variants
+            else None
+        )
         if args.backward:
             for t in (q, k, v):
                 t.requires_grad_()
         timings = {}
-        for name, (kind, backend, fn) in _paths(q, k, v, args.w, gate, perm, backends, ms_perm).items():
+        for name, (kind, backend, fn) in _paths(q, k, v, args.w, gate, perm, backends, ms_perm, key_lists).items():
             step = (lambda fn=fn: fn().sum().backward()) if args.backward else fn
             with torch.no_grad() if not args.backward else torch.enable_grad():
                 seconds = _timer(step, args.repeats, cuda)
                 peak = peak_memory(step) if cuda else None
-            flops = 4 * args.dim * _pairs(kind, n, args.w) * args.batch * args.heads * (3.5 if args.backward else 1)
+            flops = (
+                4
+                * args.dim
+                * _pairs(kind, n, args.w, key_lists)
+                * args.batch
+                * args.heads
+                * (3.5 if args.backward else 1)
+            )
             timings[name] = seconds
             rows.append({
                 "n": n, "path": name, "kind": kind, "backend": backend, "seconds": seconds,
@@ -160,13 +190,18 @@ def run(args) -> dict:
                 row["sa_over_swa"] = row["seconds"] / timings[label("swa", row["backend"])]
             if row["kind"] == "sa-ms":
                 row["over_sa"] = row["seconds"] / timings[label("sa", row["backend"])]
+            if row["kind"] in GATHERED:
+                row["over_sa"] = row["seconds"] / timings[label("sa", backends[0])]
         for b in backends:
             sa, swa = timings[label("sa", b)], timings[label("swa", b)]
             print(
                 f"         {b}: SA speedup over full {timings['full'] / sa:.1f}x (paper "
                 f"{PAPER_SPEEDUP.get(n, '-')}x on an A100), SA overhead over SWA {sa / swa:.2f}x, "
                 f"SA+SWA / SWA {timings[label('sa+swa', b)] / swa:.2f}x"
-                + (f", multi-scale SA / SA {timings[label('sa-ms', b)] / sa:.2f}x" if variants else ""),
+                + (f", multi-scale SA / SA {timings[label('sa-ms', b)] / sa:.2f}x" if variants else "")
+                + "".join(
+                    f", {kind} (gathered) / SA {timings[label(kind, 'gather')] / sa:.2f}x" for kind in key_lists or ()
+                ),
                 flush=True,
             )
     cost = []
@@ -254,7 +289,12 @@ def _parse(p, argv):
     p.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], default="float32")
     p.add_argument("--backward", action="store_true", help="time forward + backward")
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--variants", action="store_true", help="also time multi-scale SA (per-head block permutations)")
+    p.add_argument(
+        "--variants",
+        action="store_true",
+        help="also time multi-scale SA (per-head block permutations), "
+        "Kleinberg keys and dilated heads (explicit key lists, gathered)",
+    )
     p.add_argument(
         "--backends",
         default=None,

@@ -124,4 +124,13 @@ def test_variants_rows_time_multiscale_sa(tmp_path, capsys):
     doc = json.loads(out.read_text())
     rows = [r for r in doc["rows"] if r["kind"] == "sa-ms"]
     assert len(rows) == 1 and rows[0]["over_sa"] > 0
-    assert "multi-scale SA / SA" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "multi-scale SA / SA" in printed and "kleinberg (gathered) / SA" in printed
+    for kind in ("kleinberg", "dilated"):  # explicit key lists through gpu.neighbour_attention, against SA's row
+        (row,) = [r for r in doc["rows"] if r["kind"] == kind]
+        assert row["path"] == f"{kind} gather" and row["peer"] == "sa"
+        assert row["over_sa"] == pytest.approx(
+            row["seconds"] / next(r["seconds"] for r in doc["rows"] if r["path"] == "sa")
+        )
+        stars = [c for c in doc["cost_to_full_coverage"] if c["kind"] == kind]
+        assert stars and stars[0]["full_coverage_layer"] >= 1
