@@ -42,10 +42,8 @@ from . import tasks
 from .configs import LMConfig, SyntheticConfig
 from .models import TinyTransformer, parameter_counts
 from .reach import coverage_summary, pattern_for, reachable
-from .summary import aggregate
+from .summary import aggregate, compare_with_paper, deviations
 
-#: Jin & Sui 2026 (arXiv 2604.00754), WikiText perplexity of their pre-trained models
-PAPER_PERPLEXITY = {"full": 51.3, "sa+swa": 52.0, "swa": 57.1, "sa": 75.8}
 EVAL_SEED_OFFSET = 1_000_003
 
 
@@ -382,33 +380,3 @@ def _run(config, out, resume, progress, stop_after, jobs=1, threads=1) -> dict:
         summary["deviations"] = deviations(summary["runs"])
     (out / f"{config.name}.json").write_text(json.dumps(summary, indent=1) + "\n")
     return summary
-
-
-def deviations(rows: list[dict], tolerance: float = 0.15) -> list[dict]:
-    """Runs whose accuracy differs from the reachability prediction ``reach + (1 - reach) chance`` by more than
-    ``tolerance``: below it the model did not learn to use what it can see, above it it beat the bound (which
-    would mean the bound is wrong)."""
-    out = []
-    for r in rows:
-        gap = r["accuracy"] - r["predicted_accuracy"]
-        if abs(gap) > tolerance:
-            why = "below: not learned" if gap < 0 else "above the reachability bound"
-            keep = ("run", "kind", "n", "w", "layers", "accuracy", "predicted_accuracy")
-            out.append({**{k: r[k] for k in keep}, "gap": gap, "why": why})
-    return out
-
-
-def compare_with_paper(rows: list[dict]) -> dict:
-    """Our validation perplexity ordering next to the paper's WikiText ordering."""
-    ours = {r["kind"]: r["val_perplexity"] for r in rows}
-    common = [k for k in PAPER_PERPLEXITY if k in ours]
-    our_order = sorted(common, key=ours.get)
-    paper_order = sorted(common, key=PAPER_PERPLEXITY.get)
-    return {
-        "paper_wikitext_perplexity": {k: PAPER_PERPLEXITY[k] for k in common},
-        "paper_order": paper_order,
-        "our_order": our_order,
-        "same_order": our_order == paper_order,
-        "our_ratio_to_full": {k: ours[k] / ours["full"] for k in common} if "full" in ours else None,
-        "paper_ratio_to_full": {k: PAPER_PERPLEXITY[k] / PAPER_PERPLEXITY["full"] for k in common},
-    }

@@ -1,4 +1,7 @@
-"""Mean and spread over seeds of the runs of one experiment, per (kind, n, w, L).
+"""Summaries of an experiment's runs: mean and spread over seeds per (kind, n, w, L), the runs that deviate from
+the reachability prediction, and the LM's perplexity ordering next to the paper's.
+
+Mean and spread:
 
 For every metric ``x`` with values ``x_1 .. x_s`` over the ``s`` seeds of a configuration (``None`` values, e.g.
 accuracy where nothing was reachable, are left out and ``count`` says how many remain):
@@ -10,6 +13,9 @@ interval.
 from __future__ import annotations
 
 import math
+
+#: Jin & Sui 2026 (arXiv 2604.00754), WikiText perplexity of their pre-trained models
+PAPER_PERPLEXITY = {"full": 51.3, "sa+swa": 52.0, "swa": 57.1, "sa": 75.8}
 
 #: metrics summarised for the synthetic tasks (accuracy_reachable: accuracy on answers inside the readout's field)
 SYNTHETIC_METRICS = ("accuracy", "accuracy_reachable", "reachable", "predicted_accuracy", "keys_per_query",
@@ -61,3 +67,33 @@ def aggregate_table(entries: list[dict]) -> str:
                      f"{cell(e['accuracy'])} {cell(e['accuracy_reachable'])} {cell(e['reachable'])} "
                      f"{e['keys_per_query']['mean']:6.2f}")  # fmt: skip
     return "\n".join(lines)
+
+
+def deviations(rows: list[dict], tolerance: float = 0.15) -> list[dict]:
+    """Runs whose accuracy differs from the reachability prediction ``reach + (1 - reach) chance`` by more than
+    ``tolerance``: below it the model did not learn to use what it can see, above it it beat the bound (which
+    would mean the bound is wrong)."""
+    out = []
+    for r in rows:
+        gap = r["accuracy"] - r["predicted_accuracy"]
+        if abs(gap) > tolerance:
+            why = "below: not learned" if gap < 0 else "above the reachability bound"
+            keep = ("run", "kind", "n", "w", "layers", "accuracy", "predicted_accuracy")
+            out.append({**{k: r[k] for k in keep}, "gap": gap, "why": why})
+    return out
+
+
+def compare_with_paper(rows: list[dict]) -> dict:
+    """Our validation perplexity ordering next to the paper's WikiText ordering."""
+    ours = {r["kind"]: r["val_perplexity"] for r in rows}
+    common = [k for k in PAPER_PERPLEXITY if k in ours]
+    our_order = sorted(common, key=ours.get)
+    paper_order = sorted(common, key=PAPER_PERPLEXITY.get)
+    return {
+        "paper_wikitext_perplexity": {k: PAPER_PERPLEXITY[k] for k in common},
+        "paper_order": paper_order,
+        "our_order": our_order,
+        "same_order": our_order == paper_order,
+        "our_ratio_to_full": {k: ours[k] / ours["full"] for k in common} if "full" in ours else None,
+        "paper_ratio_to_full": {k: PAPER_PERPLEXITY[k] / PAPER_PERPLEXITY["full"] for k in common},
+    }
