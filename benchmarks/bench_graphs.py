@@ -230,6 +230,17 @@ def only_load(args, table_rows: int, argv: list[str]) -> int:
     return 0
 
 
+def clustering_against_igraph(und, repeats: int):
+    """``((ours_s, igraph_s), C)``: average clustering (networkx convention: degree < 2 counts 0, igraph's
+    ``mode="zero"``) by ours and igraph, alternating, fastest of ``repeats``; the two values asserted equal."""
+    g = igraph_of(und, directed=False)
+    times, (c, c_ig) = best_of(
+        repeats, lambda: average_clustering(und), lambda: g.transitivity_avglocal_undirected(mode="zero")
+    )
+    assert math.isclose(c, c_ig, rel_tol=1e-9), (c, c_ig)
+    return times, c
+
+
 def main(argv=None) -> int:
     ap = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="a 20k-node model and a 300k-row table")
@@ -273,22 +284,12 @@ def main(argv=None) -> int:
     # clustering, undirected, networkx convention (degree < 2 counts 0) = igraph mode="zero"
     und = full.undirected()
     if has("igraph"):
-        g_und = igraph_of(und, directed=False)
-        (t_c, t_ig), (c, c_ig) = best_of(
-            args.repeats,
-            lambda: average_clustering(und),
-            lambda: g_und.transitivity_avglocal_undirected(mode="zero"),
-        )
-        assert math.isclose(c, c_ig, rel_tol=1e-9), (c, c_ig)
+        (t_c, t_ig), c = clustering_against_igraph(und, args.repeats)
         row("average clustering, undirected", t_c, "igraph transitivity_avglocal", t_ig, f"C = {c:.4f} (both)")
         threads = numba.get_num_threads()
         numba.set_num_threads(1)  # the algorithms side by side: one thread each
         try:
-            (t_c1, t_ig1), _ = best_of(
-                args.repeats,
-                lambda: average_clustering(und),
-                lambda: g_und.transitivity_avglocal_undirected(mode="zero"),
-            )
+            (t_c1, t_ig1), _ = clustering_against_igraph(und, args.repeats)
         finally:
             numba.set_num_threads(threads)
         row("average clustering, undirected, 1 thread", t_c1, "igraph transitivity_avglocal", t_ig1, "one thread each")
@@ -347,13 +348,7 @@ def main(argv=None) -> int:
     assert math.isclose(c_nx, c_ours), (c_nx, c_ours)
     row(f"average clustering, n={n_small}", t_cours, "networkx", t_cnx)
     if has("igraph"):
-        g_small_und = igraph_of(small_und, directed=False)
-        (t_cours, t_cig), (c_ours, c_ig) = best_of(
-            args.repeats,
-            lambda: average_clustering(small_und),
-            lambda: g_small_und.transitivity_avglocal_undirected(mode="zero"),
-        )
-        assert math.isclose(c_ours, c_ig, rel_tol=1e-9), (c_ours, c_ig)
+        (t_cours, t_cig), _ = clustering_against_igraph(small_und, args.repeats)
         row(f"average clustering, n={n_small}", t_cours, "igraph transitivity_avglocal", t_cig, "best of repeats")
 
     # loading a FlyWire-size edge list: summed per pair, threshold 5
