@@ -193,6 +193,22 @@ def load_rows(repeats: int, table_rows: int, row) -> None:
             row(name, min(ours), peer, min(peer_times), f"{note}; {what}" if first else note, **medians)
 
 
+def row_recorder(rows: list):
+    """``row(work, ours, peer, peer_s, note, **extra)``: appends a result row (``ours_over_peer = ours / peer_s``) to
+    ``rows`` and prints it as a table line."""
+
+    def row(work, ours, peer="", peer_s=None, note="", **extra):
+        ratio = ours / peer_s if peer_s else None
+        rows.append(
+            {"work": work, "ours_s": ours, "peer": peer, "peer_s": peer_s, "ours_over_peer": ratio, "note": note}
+            | extra
+        )
+        shown = f"{peer_s:9.3f} s  {ratio:6.2f}" if peer_s else f"{'':>11}  {'':>6}"
+        print(f"{work:<58} {ours:9.3f} s  {peer:<34} {shown}  {note}", flush=True)
+
+    return row
+
+
 def only_load(args, table_rows: int, argv: list[str]) -> int:
     """Measure the edge-list rows alone and put them in place of the old ones in ``--json``."""
     from graphs.edgelist import idle_cores
@@ -203,16 +219,7 @@ def only_load(args, table_rows: int, argv: list[str]) -> int:
     except ValueError:
         old = {"rows": []}
     rows = []
-
-    def row(work, ours, peer="", peer_s=None, note="", **extra):
-        ratio = ours / peer_s if peer_s else None
-        rows.append(
-            {"work": work, "ours_s": ours, "peer": peer, "peer_s": peer_s, "ours_over_peer": ratio, "note": note}
-            | extra
-        )
-        print(f"{work:<62} {ours:7.3f} s  {peer:<44} {peer_s:7.3f} s  {ratio:5.2f}  {note}", flush=True)
-
-    load_rows(args.repeats, table_rows, row)
+    load_rows(args.repeats, table_rows, row_recorder(rows))
     kept = [r for r in old.get("rows", []) if not r["work"].startswith("load a FlyWire-size edge list")]
     old["rows"] = kept + rows
     old["load_rows"] = {
@@ -264,16 +271,7 @@ def main(argv=None) -> int:
     n_full = 20_000 if args.quick else 127_978
     n_small = 2_000 if args.quick else 4_000
     rows = []
-
-    def row(work, ours, peer="", peer_s=None, note="", **extra):
-        ratio = ours / peer_s if peer_s else None
-        rows.append(
-            {"work": work, "ours_s": ours, "peer": peer, "peer_s": peer_s, "ours_over_peer": ratio, "note": note}
-            | extra
-        )
-        shown = f"{peer_s:9.3f} s  {ratio:6.2f}" if peer_s else f"{'':>11}  {'':>6}"
-        print(f"{work:<58} {ours:9.3f} s  {peer:<34} {shown}  {note}", flush=True)
-
+    row = row_recorder(rows)
     print(f"{'work':<58} {'ours':>11}  {'best peer':<34} {'peer':>11}  {'ratio':>6}  note")
     t_build, full = timed(lambda: connectome_model(n_full, seed=0))
     row(f"build the connectome model (n={n_full}, {full.edges} edges)", t_build)

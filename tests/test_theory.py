@@ -211,22 +211,25 @@ def test_causal_model_probabilities_pass_the_binomial_checks(causal_predictions)
     assert sum(pv < 0.01 for pv, *_ in pvalues) <= len(pvalues) / 50
 
 
-def engine_missed_clumps(n, w, seed, layers):
-    """8-connected clumps of missed (key, query) pairs ``j <= i`` after each layer of causal SA+SWA, every pair
-    exact (bitsets through the engine's operators; scipy.ndimage labels the clumps)."""
+def engine_missed_pairs(n, w, seed, layers):
+    """The boolean matrix of missed (key, query) pairs ``j <= i`` after each layer of causal SA+SWA, every pair exact
+    (bitsets through the engine's operators), one matrix per layer."""
     pattern = make_pattern("sa+swa", n, w, True, seed=seed)
     idx = np.arange(n)
     bits = np.zeros((n, -(-n // 64)), dtype=np.uint64)
     bits[idx, idx // 64] = np.uint64(1) << (idx % 64).astype(np.uint64)
     out = np.empty_like(bits)
     lower = idx[None, :] <= idx[:, None]
-    clumps = []
     for layer in range(1, layers + 1):
         apply_layer(pattern.layer_ops(layer), bits, out)
         bits, out = out, bits
         reach = np.unpackbits(bits.view(np.uint8), axis=1, bitorder="little")[:, :n].astype(bool)
-        clumps.append(ndimage.label(lower & ~reach, structure=np.ones((3, 3)))[1])
-    return np.array(clumps)
+        yield lower & ~reach
+
+
+def engine_missed_clumps(n, w, seed, layers):
+    """8-connected clumps of missed pairs after each layer (scipy.ndimage labels them)."""
+    return np.array([ndimage.label(m, structure=np.ones((3, 3)))[1] for m in engine_missed_pairs(n, w, seed, layers)])
 
 
 @pytest.mark.parametrize(("n", "w", "layers"), [(2048, 4, 16), (2048, 8, 8)])
@@ -310,18 +313,9 @@ def test_causal_model_on_holdout_seeds():
 
 def engine_missed_by_distance(n, w, seed, layers):
     """Missed pairs ``(i - x, i)`` per distance ``x`` after each layer of causal SA+SWA (every pair exact)."""
-    pattern = make_pattern("sa+swa", n, w, True, seed=seed)
-    idx = np.arange(n)
-    bits = np.zeros((n, -(-n // 64)), dtype=np.uint64)
-    bits[idx, idx // 64] = np.uint64(1) << (idx % 64).astype(np.uint64)
-    out = np.empty_like(bits)
-    lower = idx[None, :] <= idx[:, None]
     rows = []
-    for layer in range(1, layers + 1):
-        apply_layer(pattern.layer_ops(layer), bits, out)
-        bits, out = out, bits
-        reach = np.unpackbits(bits.view(np.uint8), axis=1, bitorder="little")[:, :n].astype(bool)
-        query, key = np.nonzero(lower & ~reach)
+    for missed in engine_missed_pairs(n, w, seed, layers):
+        query, key = np.nonzero(missed)
         rows.append(np.bincount(query - key, minlength=n))
     return np.array(rows)
 
