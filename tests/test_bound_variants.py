@@ -2,6 +2,9 @@
 search's starting guess taken from the rows already measured, and every invocation recorded."""
 
 import json
+from pathlib import Path
+
+import pytest
 
 from receptive.bound.variants import deterministic, initial_guess, main, measure
 
@@ -53,3 +56,49 @@ def test_deterministic_pattern_runs_one_seed_and_runs_are_recorded(tmp_path):
         (name, n) for name in ("dilated+swa-eq", "sa+swa") for n in (256, 512)
     }
     assert len((out / "variants.jsonl").read_text().splitlines()) == 2 * (1 + 3)
+
+
+def test_redo_replaces_stale_rows_instead_of_keeping_them_twice(tmp_path, capsys):
+    out = tmp_path / "v"
+    argv = ["--patterns", "dilated-eq,sa+swa", "--n", "48,64", "--w", "4", "--seeds", "2", "--causal", "no"]
+    assert main([*argv, "--out", str(out)]) == 0
+    log = out / "variants.jsonl"
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    fresh = {(r["pattern"], r["n"], r["seed"]): r for r in rows}
+    assert fresh["dilated-eq", 64, 0]["config"].startswith("dilated-eq w=4 head_w=3")
+    # stale rows as an older pattern left them: another L*, and a second seed of a deterministic pattern
+    stale = [dict(fresh["dilated-eq", 64, 0], full_layer=None, config="")]
+    stale.append(dict(stale[0], seed=1))
+    kept = [r for r in rows if (r["pattern"], r["n"]) != ("dilated-eq", 64)]
+    log.write_text("".join(json.dumps(r) + "\n" for r in kept + stale))
+    redo = ["--patterns", "dilated-eq", "--n", "64", "--w", "4", "--causal", "no", "--out", str(out)]
+    assert main([*redo, "--resume", "--redo"]) == 0
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(rows) == len(kept) + 1
+    assert rows[: len(kept)] == kept  # the rest of the log untouched, in order
+    assert rows[-1]["seed"] == 0 and rows[-1]["full_layer"] == fresh["dilated-eq", 64, 0]["full_layer"]
+    points = {(p["pattern"], p["n"]): p for p in json.loads((out / "variants.json").read_text())["points"]}
+    assert points["dilated-eq", 64]["seeds"] == [0] and points["dilated-eq", 64]["typical"] is not None
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main([*redo[:-1], str(tmp_path / "new"), "--redo"])
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith("--redo: expected together with --resume (it replaces rows of an existing log) (see --help)")
+    )
+
+
+def test_committed_causal_dilated_rows_are_reproduced():
+    """The bidirectional equal-keys fix leaves the causal dilated heads alone: the committed causal rows (those
+    measured in under a second) come out the same, L* and keys per query (n <= 2^14, where both were measured at n)."""
+    path = Path(__file__).resolve().parent.parent / "results" / "causal" / "variants" / "variants.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    cheap = [r for r in rows if r["pattern"].startswith("dilated") and r["causal"] and r["seconds"] < 1.0]
+    assert len(cheap) >= 8
+    for r in cheap:
+        exact_max = 2**14
+        got = measure(r["pattern"], r["n"], r["w"], True, r["seed"], max_layers=64, exact_max=exact_max, targets=1024)
+        assert got.full_layer == r["full_layer"], r
+        if r["n"] <= exact_max:
+            assert abs(got.keys_per_query - r["keys_per_query"]) < 1e-9, r

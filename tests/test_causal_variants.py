@@ -207,3 +207,100 @@ def test_variants_cli_measures_and_rejects_bad_input(tmp_path, capsys):
             main(argv)
         err = capsys.readouterr().err.strip()
         assert exc.value.code == 2 and len(err.splitlines()) == 1, err
+
+
+def strided_matrix(n, dilations, head_w, causal, w_swa=None):
+    """Dense oracle of the dilated heads written from the definition: key i + r t for every dilation r and every t
+    in the head's window (``-(h-1)..0`` causal, ``-(h//2)..(h-1)//2`` two-sided), plus a sliding window of ``w_swa``."""
+    span = range(-(head_w - 1), 1) if causal else range(-(head_w // 2), (head_w - 1) // 2 + 1)
+    want = np.zeros((n, n), dtype=bool)
+    for i in range(n):
+        for r in dilations:
+            for t in span:
+                if 0 <= i + r * t < n:
+                    want[i, i + r * t] = True
+    if w_swa is not None:
+        want |= swa_matrix(n, w_swa, causal, False)
+    return want
+
+
+def oracle_full_layer(mat, max_layers):
+    sizes = rf_sizes([mat] * max_layers)
+    full = np.flatnonzero(np.all(sizes == mat.shape[0], axis=1))
+    return int(full[0]) + 1 if full.size else None
+
+
+# (n, w) where the bidirectional equal-keys head used to get head_w = 2 (one-sided): 1 + round((w - 1)/H) = 2
+@pytest.mark.parametrize("n, w", [(20, 3), (27, 3), (48, 4), (64, 4), (100, 5), (125, 5)])
+def test_bidirectional_dilated_eq_heads_look_both_ways_and_cover(n, w):
+    for swa in (False, True):
+        pat = DilatedHeads(n, w, causal=False, swa=swa, equal_keys=True)
+        assert 1 + round((w - 1) / len(pat.dilations)) == 2 and pat.head_w == 3
+        assert (pat.head_left, pat.head_right) == (1, 1)
+        want = strided_matrix(n, pat.dilations, 3, False, w if swa else None)
+        np.testing.assert_array_equal(dense(pat, 1), want)
+        full = oracle_full_layer(want, 40)
+        assert full is not None
+        assert forward_counts(pat.layer_ops, n, max_layers=40, causal=False).full_layer == full
+    # the former head (two keys, window_offsets(2, False) = (1, 0)) never looks ahead: never full
+    old = DilatedHeads(n, w, causal=False, head_w=2)
+    assert oracle_full_layer(strided_matrix(n, old.dilations, 2, False), 40) is None
+    assert forward_counts(old.layer_ops, n, max_layers=40, causal=False).full_layer is None
+
+
+def test_bidirectional_dilated_eq_at_the_formerly_failing_grid_points():
+    # w = 8 from n = 2^13 on: 5 dilations, 1 + round(7/5) = 2 keys per head before the fix
+    # (the exact L* against a dense oracle: the parametrised test above, at small n)
+    n, w = 2**13, 8
+    for name in ("dilated-eq", "dilated+swa-eq"):
+        pat = make_variant(name, n, w, causal=False)
+        assert pat.dilations == [1, 8, 64, 512, 4096] and pat.head_w == 3
+        assert forward_counts(pat.layer_ops, n, max_layers=64, causal=False).full_layer is not None
+        old = DilatedHeads(n, w, causal=False, swa=pat.swa is not None, head_w=2)
+        assert forward_counts(old.layer_ops, n, max_layers=64, causal=False).full_layer is None
+    # keys per query: 1 + 2H away from the edges, above SA's w
+    pat = make_variant("dilated-eq", 2**14, w, causal=False)
+    assert pat.offsets().tolist() == sorted({r * t for r in pat.dilations for t in (-1, 0, 1)})
+    assert len(pat.offsets()) == 1 + 2 * 5
+    assert abs(pat.mean_keys() - keys_per_query(pat, 1)) < 1e-9
+    assert 10 < pat.mean_keys() < 11 and sa_expected_keys(2**14, w, False) == 8
+
+
+def test_causal_dilated_eq_heads_are_unchanged():
+    # causal heads keep the 2-key floor: head_w = max(2, 1 + round(((w + 1)//2 - 1)/H)) as before the fix
+    for n in (2**10, 2**12, 2**14, 2**16, 2**20):
+        for w in (8, 32, 64, 128, 256):
+            if w >= n:
+                continue
+            for name in ("dilated-eq", "dilated+swa-eq"):
+                pat = make_variant(name, n, w, causal=True)
+                assert pat.head_w == max(2, 1 + round(((w + 1) // 2 - 1) / len(pat.dilations)))
+                assert (pat.head_left, pat.head_right) == (pat.head_w - 1, 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(2, 90),
+    st.integers(2, 9),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+    st.one_of(st.none(), st.integers(1, 6)),
+)
+def test_dilated_mean_keys_matches_the_edge_count(n, w, causal, swa, equal, head_w):
+    w = min(w, n)
+    pat = DilatedHeads(n, w, causal, swa=swa, equal_keys=equal, head_w=None if head_w is None else min(head_w, n))
+    want = strided_matrix(n, pat.dilations, pat.head_w, causal, w if swa else None)
+    np.testing.assert_array_equal(dense(pat, 1), want)
+    assert abs(pat.mean_keys() - want.sum() / n) < 1e-9
+    assert abs(pat.mean_keys() - keys_per_query(pat, 1)) < 1e-9
+
+
+def test_equal_key_window_floor_and_bad_minimum():
+    from receptive.patterns.causal_variants import equal_key_window
+
+    assert equal_key_window(8, 5) == 2 and equal_key_window(8, 5, 3) == 3 and equal_key_window(8, 2, 3) == 5
+    with pytest.raises(ValueError, match=r"^minimum:"):
+        equal_key_window(8, 5, 0)
+    with pytest.raises(ValueError, match=r"^circular:"):
+        DilatedHeads(64, 4, circular=True).offsets()

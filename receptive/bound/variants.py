@@ -2,11 +2,15 @@
 
 For every (pattern, causal, n, w, seed) it measures L* with the engine: exact (every receptive field, forward from
 all slabs) while ``n <= --exact-max``, else on ``--targets`` random queries, each exact (backward search from a
-guess: then L* means "no sampled target uncovered"). Each row states the method and the distinct keys per query of
-layer 1 (``receptive.patterns.causal_variants.keys_per_query`` for n <= 2^14, else measured at n = 2^14 with the
-same w, so that every comparison says what each pattern pays). Rows are appended to ``OUT/variants.jsonl`` as they
-finish (``--resume`` skips done ones); ``OUT/variants.json`` holds the summary per point (L* per seed, typical =
-the L* most seeds reach) and every invocation's parameters (``runs``).
+guess: then L* means "no sampled target uncovered"). Each row states the method, the pattern's configuration
+(``config``: ``Pattern.describe()``, e.g. the dilated heads' ``head_w``) and the distinct keys per query of layer 1
+(``receptive.patterns.causal_variants.keys_per_query`` for n <= 2^14, else measured at n = 2^14 with the same w;
+the dilated heads' at the row's own n, in closed form: ``DilatedHeads.mean_keys``), so that every comparison says
+what each pattern pays. Rows are appended to ``OUT/variants.jsonl`` as they finish (``--resume`` skips done ones;
+``--redo`` first drops every row of the invocation's grid, all seeds, from the log, rewriting it whole, and measures
+those points again: how stale rows are replaced after a pattern changes, never kept twice); ``OUT/variants.json``
+holds the summary per point (L* per seed, typical = the L* most seeds reach) and every invocation's parameters
+(``runs``).
 
 Deterministic patterns (SWA and the dilated heads: no random draw, the seed is ignored) are measured with seed 0
 only: one run is exact for every seed. Their points say so (``deterministic``); causal, they are also
@@ -55,6 +59,7 @@ class Row:
     full_layer: int | None
     keys_per_query: float
     seconds: float
+    config: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -90,9 +95,12 @@ def measure(
             causal=causal,
         )
         method = f"sampled {picked.size}"
-    small = pat if n <= KEYS_N else make_pattern(name, KEYS_N, w, causal, seed=seed)
-    keys = keys_per_query(small, 1)
-    return Row(name, causal, n, w, seed, method, full, keys, time.perf_counter() - began)
+    if isinstance(pat, DilatedHeads) and not pat.circular:
+        keys = pat.mean_keys()  # exact at any n
+    else:
+        small = pat if n <= KEYS_N else make_pattern(name, KEYS_N, w, causal, seed=seed)
+        keys = keys_per_query(small, 1)
+    return Row(name, causal, n, w, seed, method, full, keys, time.perf_counter() - began, pat.describe())
 
 
 def deterministic(name: str, w: int, causal: bool) -> bool:
@@ -112,9 +120,15 @@ def initial_guess(done: list[dict], name: str, causal: bool, n: int, w: int) -> 
     return max(r["full_layer"] for r in reached if r["n"] == top)
 
 
+def drop_points(rows: list[dict], names, modes, ns, ws) -> list[dict]:
+    """``rows`` without those of the grid ``names x modes x ns x ws`` (every seed): what ``--redo`` keeps."""
+    grid = {(name, causal, n, w) for name in names for causal in modes for n in ns for w in ws}
+    return [r for r in rows if (r["pattern"], r["causal"], r["n"], r["w"]) not in grid]
+
+
 def summarise(rows: list[dict]) -> list[dict]:
     """Per (pattern, causal, n, w): L* per seed, the typical L* (the smallest layer at least half the seeds reach),
-    the method and keys per query."""
+    the method, keys per query and the first row's ``config`` (empty for rows measured before it was recorded)."""
     points: dict[tuple, list[dict]] = {}
     for r in rows:
         points.setdefault((r["pattern"], r["causal"], r["n"], r["w"]), []).append(r)
@@ -148,6 +162,7 @@ def summarise(rows: list[dict]) -> list[dict]:
                 "seconds": float(sum(r["seconds"] for r in rs)),
                 "deterministic": fixed,
                 "note": note,
+                "config": rs[0].get("config", ""),
             }
         )
     return out
@@ -169,6 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--targets", type=int, default=1024, help="sampled targets (default 1024)")
     p.add_argument("--out", default="variants-results", help="directory for variants.jsonl and variants.json")
     p.add_argument("--resume", action="store_true", help="skip the rows already in OUT/variants.jsonl")
+    p.add_argument(
+        "--redo",
+        action="store_true",
+        help="with --resume: drop the rows of this grid (every seed) from OUT/variants.jsonl and measure them again",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     return p
 
@@ -194,11 +214,16 @@ def main(argv: list[str] | None = None) -> int:
         log = out / "variants.jsonl"
         if log.exists() and not args.resume:
             raise ValueError(f"--out: {log} exists; pass --resume to continue it or choose another --out")
+        if args.redo and not args.resume:
+            raise ValueError("--redo: expected together with --resume (it replaces rows of an existing log)")
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
     done = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    seen = {(r["pattern"], r["causal"], r["n"], r["w"], r["seed"]) for r in done}
     modes = {"no": [False], "yes": [True], "both": [False, True]}[args.causal]
+    if args.redo:
+        done = drop_points(done, names, modes, ns, ws)
+        write_atomic(log, "".join(json.dumps(r) + "\n" for r in done), option="--out")
+    seen = {(r["pattern"], r["causal"], r["n"], r["w"], r["seed"]) for r in done}
     with log.open("a") as fh:
         for causal in modes:
             for name in names:

@@ -16,7 +16,9 @@ The variants below put shortcuts at every distance scale:
 
 Each exists with the sliding window added (``+swa``) and in an equal-keys form (suffix ``-eq``): every head's
 window (or the number of random keys) is shrunk so that the expected number of keys a query attends to matches
-SA's (causal SA keeps about ``1 + (w-1) i/(n-1)`` of its ``w`` slots, ``(w+1)/2`` on average).
+SA's (causal SA keeps about ``1 + (w-1) i/(n-1)`` of its ``w`` slots, ``(w+1)/2`` on average), except that a
+bidirectional dilated head keeps one key on each side, which puts ``dilated-eq`` above SA's keys at large ``n``
+(:class:`DilatedHeads`).
 :func:`keys_per_query` measures the distinct keys per query of any pattern's layer.
 """
 
@@ -94,10 +96,12 @@ def dilation_permutation(n: int, r: int, gap: int = 0) -> np.ndarray:
     return out
 
 
-def equal_key_window(w: int, heads: int) -> int:
+def equal_key_window(w: int, heads: int, minimum: int = 2) -> int:
     """Per-head window so that ``heads`` heads together add about as many other keys as one window of ``w``:
-    ``1 + round((w - 1) / heads)``, at least 2 (a head must see one key besides the query)."""
-    return max(2, 1 + round((check_int("w", w, 1) - 1) / check_int("heads", heads, 1)))
+    ``max(minimum, 1 + round((w - 1) / heads))``. ``minimum`` is 2 by default (a head must see one key besides the
+    query); a bidirectional dilated head needs 3 (one key on each side, :class:`DilatedHeads`)."""
+    w, heads = check_int("w", w, 1), check_int("heads", heads, 1)
+    return max(check_int("minimum", minimum, 1), 1 + round((w - 1) / heads))
 
 
 class _HeadsPattern(WindowPattern):
@@ -186,7 +190,18 @@ class DilatedHeads(_HeadsPattern):
     ``head_w = w``: every distance ``d < w^H`` is ``sum_k t_k r_k`` with base-``w`` digits ``t_k < w``, one head per
     digit, so coverage is full after at most ``H = ceil(log_w n)`` layers, for ``H`` times SWA's cost per layer.
     ``dilated`` is LongNet's set (``r = 1`` is its own local path); ``dilated+swa`` adds a separate window of ``w``
-    keys (it differs from ``dilated`` in the ``-eq`` form, whose heads are narrow)."""
+    keys (it differs from ``dilated`` in the ``-eq`` form, whose heads are narrow).
+
+    Equal keys (``-eq``): ``head_w = equal_key_window(target, H)`` with ``target = (w + 1) // 2`` causal (causal SA's
+    mean keys) and ``w`` bidirectional, at least 2 keys causal and at least 3 bidirectional: a two-sided window of 2
+    is one-sided (``window_offsets(2, False) = (1, 0)``), so with ``head_w = 2`` no head looks ahead and coverage is
+    never full (that was the case at ``w = 8`` from ``n = 2^13``, ``H >= 5``). With ``head_w = 3`` a bidirectional
+    layer has ``1 + 2H`` keys per query away from the edges, above SA's ``w`` by ``2H + 1 - w`` (``w = 8``: +3 at
+    ``n = 2^14``, +7 at ``2^20``; :meth:`mean_keys` gives the exact mean). Keeping all ``H = ceil(log_w n)`` scales
+    is deliberate: ``H'`` heads of 3 keys (``1 + 2H' <= w``) must span ``n`` with dilations of base
+    ``n^(1/H')``, and a distance then needs up to ``H' n^(1/H') / 2`` steps, a polynomial law (measured,
+    ``w = 8``, ``n = 2^14``, exact: 3 heads of base 26, 6.9 keys, ``L* = 49``; all 5 base-8 heads, 10.4 keys,
+    ``L* = 18``)."""
 
     name = "dilated"
 
@@ -213,7 +228,10 @@ class DilatedHeads(_HeadsPattern):
             raise ValueError("dilations: expected at least one dilation")
         if head_w is None:  # causal heads keep all their keys: match causal SA's (w - 1)/2 other keys
             target = (self.w + 1) // 2 if self.causal else self.w
-            head_w = equal_key_window(target, len(self.dilations)) if equal_keys else self.w
+            # bidirectional, a head of 2 keys looks one way only (window_offsets(2, False) = (1, 0)): no head would
+            # reach a later position, so a two-sided equal-keys head keeps one key on each side (head_w >= 3)
+            floor = 2 if self.causal else 3
+            head_w = equal_key_window(target, len(self.dilations), floor) if equal_keys else self.w
         self.head_w = check_int("head_w", head_w, 1, self.n)
         self.head_left, self.head_right = window_offsets(self.head_w, self.causal)
         self.name = self._named("dilated")
@@ -227,6 +245,25 @@ class DilatedHeads(_HeadsPattern):
             for r, p in zip(self.dilations, self._perms, strict=True)
         )
         return heads + self._swa_ops(layer)
+
+    def offsets(self) -> np.ndarray:
+        """The distinct offsets ``j - i`` of a layer's keys (sorted; the query's own ``0`` included): ``r t`` for
+        every head (``t`` from ``-head_left`` to ``head_right``) and, with ``swa``, the window's. Non-circular only
+        (the same set for every query; edges drop the keys that fall outside ``0..n-1``)."""
+        if self.circular:
+            raise ValueError("circular: offsets are defined for the non-circular dilated heads only")
+        t = np.arange(-self.head_left, self.head_right + 1, dtype=np.int64)
+        parts = [r * t for r in self.dilations]
+        if self.swa is not None:
+            parts.append(np.arange(-self.swa.left, self.swa.right + 1, dtype=np.int64))
+        return np.unique(np.concatenate(parts))
+
+    def mean_keys(self) -> float:
+        """Distinct keys per query of a layer in closed form: an offset ``s`` is a key of the ``n - |s|`` queries
+        ``i`` with ``0 <= i + s < n``, so the mean is ``sum_s max(0, n - |s|) / n`` over :meth:`offsets` (equals
+        :func:`keys_per_query`, without enumerating the edges: usable at any ``n``)."""
+        s = np.abs(self.offsets())
+        return float(np.maximum(0, self.n - s).sum() / self.n)
 
     def describe(self) -> str:
         return f"{self.name} w={self.w} head_w={self.head_w} dilations={self.dilations}"
