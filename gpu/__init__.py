@@ -7,17 +7,20 @@ with the window convention of :mod:`receptive.windows`; the pure-torch banded pa
 in-kernel; IEEE fp32 products; tiles autotuned on CUDA; needs triton). ``backend=`` selects ``torch``, ``flex``
 (FlexAttention with a band mask; compiled on CUDA, forward only on the CPU) or ``triton``; ``auto`` takes Triton on
 CUDA and torch elsewhere (SDPA for full attention). Arguments are checked in :mod:`gpu.validation` without reading
-device tensors back, except a user's GPU-resident ``perm`` (``validate=False`` skips that). ``python -m gpu.bench``
-times every path per backend; :func:`gpu.oracle.check_backends` runs every backend against a float64 oracle built
-from ``receptive``'s patterns, and ``benchmarks/gpu_check.py`` (that check, then the timings) is the one command for
-a GPU machine.
+device tensors back, except a user's GPU-resident ``perm`` (``validate=False`` skips that).
+:func:`variant_attention` (``variant=`` of both modules) runs the causal variants of issue 13 (``sa-ms``,
+``kleinberg``, ``dilated``; :mod:`gpu.variants`). ``python -m gpu.bench`` times every path per backend;
+:func:`gpu.oracle.check_backends` runs every backend against a float64 oracle built from ``receptive``'s patterns,
+and ``benchmarks/gpu_check.py`` (that check, then the timings) is the one command for a GPU machine.
 """
 
 from .attention import BACKENDS, full_attention, permute_sequence, sa_attention, swa_attention
 from .modules import AttentionProjections, GatedSASWA, StochasticAttention, rotary
+from .variants import VARIANTS, variant_attention
 
 __all__ = [
     "BACKENDS",
+    "VARIANTS",
     "AttentionProjections",
     "GatedSASWA",
     "StochasticAttention",
@@ -26,4 +29,5 @@ __all__ = [
     "rotary",
     "sa_attention",
     "swa_attention",
+    "variant_attention",
 ]

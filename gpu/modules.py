@@ -5,140 +5,102 @@ rotary position embeddings with the *original* positions (before any permutation
 mean in the text), attend, and project back. In training every forward draws a fresh permutation; in eval the
 permutation of layer ``layer`` and seed ``seed`` is :func:`receptive.permutations.layer_permutation`'s, so a
 fixed model analyses with ``receptive.coverage``.
+
+``variant=`` replaces SA by one of the causal variants of issue 13 (:mod:`gpu.variants`): ``sa-ms`` (per-head
+block permutations on SA's band), ``kleinberg`` (distance-stratified random keys, gathered) or ``dilated``
+(dilated heads, banded per residue class). In eval mode the module attends exactly the keys of
+:func:`receptive.patterns.causal_variants.make_variant` ``(variant, n, w, causal, seed=seed)``'s layer ``layer``
+(the union over heads, with at least as many heads as the pattern has scales); in training ``sa-ms`` and
+``kleinberg`` draw fresh permutations / keys on q's device at every forward, ``dilated`` is deterministic.
 """
 
 from __future__ import annotations
 
-import functools
-
-import numpy as np
 import torch
 from torch import nn
 
-from receptive.patterns.causal_variants import block_permutation, check_blocks, default_blocks
 from receptive.validation import check_int
 from receptive.windows import max_window
 
-from .attention import sa_attention, swa_attention
+from .attention import swa_attention
+from .projections import AttentionProjections, rotary
+from .variants import (
+    PERMUTED,
+    VARIANTS,
+    check_blocks_option,
+    check_variant,
+    head_blocks,
+    head_dilations,
+    multiscale_permutations,
+    variant_attention,
+)
+
+__all__ = [
+    "VARIANTS",
+    "AttentionProjections",
+    "GatedSASWA",
+    "StochasticAttention",
+    "head_blocks",
+    "head_dilations",
+    "multiscale_permutations",
+    "rotary",
+]
 
 
-def rotary(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
-    """RoPE (Su et al. 2021, RoFormer, Eq. 34) on ``(batch, heads, seq, head_dim)`` at positions ``0..seq-1``:
-    pairs ``(x_{2i}, x_{2i+1})`` rotated by ``pos * base^(-2i/d)``."""
-    d = x.shape[-1]
-    if d % 2:
-        raise ValueError(f"head_dim: rotary embeddings need an even head dimension, got {d}")
-    inv = base ** (-torch.arange(0, d, 2, device=x.device, dtype=torch.float64) / d)
-    angles = torch.arange(x.shape[-2], device=x.device, dtype=torch.float64)[:, None] * inv[None, :]
-    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
-    even, odd = x[..., 0::2], x[..., 1::2]
-    return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2)
+class _VariantPath:
+    """The SA path of both modules: ``variant`` with window ``window`` (clipped to the sequence), eval-mode keys of
+    (``seed``, ``layer``), fresh ones per training forward on q's device."""
+
+    def _init_variant(self, seed, layer, variant, blocks):
+        self.seed, self.layer = check_int("seed", seed, 0), check_int("layer", layer, 1)
+        self.variant = check_variant(variant)
+        self.blocks = check_blocks_option(blocks, self.variant)
+        self.last_perm: torch.Tensor | None = None  # sa, sa-ms: the permutation(s) of the last forward
+        self.last_keys: torch.Tensor | None = None  # kleinberg: the key table of the last forward
+
+    def variant_window(self, n: int) -> int:
+        """The window at length ``n``: SA's band up to ``2n - 1`` (``sa``, ``sa-ms``), the patterns' ``min(w, n)``
+        (``kleinberg``, ``dilated``)."""
+        return self.window_for(n) if self.variant in PERMUTED else min(self.window, n)
+
+    def sa_path(self, q, k, v, n):
+        """``(y, state)`` of :func:`gpu.variants.variant_attention`; records ``last_perm`` / ``last_keys``."""
+        fixed = None if self.training else self.seed
+        y, state = variant_attention(q, k, v, self.variant_window(n), self.variant, causal=self.causal, seed=fixed,
+                                     layer=self.layer, blocks=self.blocks, return_state=True)  # fmt: skip
+        self.last_perm = state if self.variant in PERMUTED else None
+        self.last_keys = state if self.variant == "kleinberg" else None
+        return y, state
 
 
-class AttentionProjections(nn.Module):
-    """The shared part of every attention module: ``W_q``, ``W_kv`` and ``W_o`` (no biases, GQA), RoPE at original
-    positions, the window clipped to the sequence. Subclasses implement ``forward`` with ``qkv`` and ``merge``."""
-
-    def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None, window: int, causal: bool, rope: bool):
-        super().__init__()
-        n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
-        for name, value in (("d_model", d_model), ("n_heads", n_heads), ("n_kv_heads", n_kv_heads), ("window", window)):
-            check_int(name, value, 1)
-        if d_model % n_heads or n_heads % n_kv_heads:
-            raise ValueError(f"n_heads: must divide d_model ({d_model}) and be a multiple of n_kv_heads ({n_kv_heads})")
-        self.n_heads, self.n_kv_heads, self.head_dim = n_heads, n_kv_heads, d_model // n_heads
-        self.window, self.causal, self.rope = window, causal, rope
-        self.q = nn.Linear(d_model, d_model, bias=False)
-        self.kv = nn.Linear(d_model, 2 * n_kv_heads * self.head_dim, bias=False)
-        self.out = nn.Linear(d_model, d_model, bias=False)
-
-    def qkv(self, x):
-        b, n, _ = x.shape
-        q = self.q(x).view(b, n, self.n_heads, self.head_dim).transpose(1, 2)
-        k, v = self.kv(x).view(b, n, 2, self.n_kv_heads, self.head_dim).permute(2, 0, 3, 1, 4)
-        if self.rope:
-            q, k = rotary(q), rotary(k)
-        return q, k, v
-
-    def merge(self, y):
-        b, h, n, d = y.shape
-        return self.out(y.transpose(1, 2).reshape(b, n, h * d))
-
-    def window_for(self, n: int) -> int:
-        return min(self.window, max_window(n, False, False))  # SA: the two-sided band in permuted order
-
-
-VARIANTS = ("sa", "sa-ms")
-
-
-def head_blocks(n: int, heads: int, window: int, blocks=None) -> list[int]:
-    """Block size of every head of multi-scale SA: ``blocks`` (default
-    :func:`receptive.patterns.causal_variants.default_blocks`: ``w, w^2, ..., n``) assigned to the heads in turn,
-    the largest scale first (with fewer heads than scales, the smallest scales are dropped)."""
-    scales = check_blocks(default_blocks(n, window) if blocks is None else blocks, n)[::-1]
-    return [scales[h % len(scales)] for h in range(heads)]
-
-
-def multiscale_permutations(n, heads, window, *, blocks=None, seed=None, layer=1, generator=None, device=None):
-    """Per-head permutations ``(heads, n)`` of multi-scale SA (``sa-ms``): head ``h`` permutes uniformly within
-    blocks of :func:`head_blocks`'s size. ``seed`` gives :func:`receptive.patterns.causal_variants.block_permutation`'s
-    (the ones the coverage engine analyses); otherwise they are drawn on ``device`` (q's) with ``generator``: the
-    block index plus a uniform tie-break, argsorted, so no host round trip."""
-    sizes = head_blocks(n, heads, window, blocks)
-    if seed is not None:
-        return _seeded_multiscale(n, tuple(sizes), seed, layer, torch.device(device) if device else torch.device("cpu"))
-    where = device if generator is None else generator.device
-    positions = torch.arange(n, device=where, dtype=torch.float64)
-    noise = torch.rand((heads, n), generator=generator, device=where, dtype=torch.float64)
-    size = torch.tensor(sizes, device=where, dtype=torch.float64)[:, None]
-    return torch.argsort(torch.floor(positions / size) + noise, dim=-1).to(device)
-
-
-@functools.lru_cache(maxsize=64)
-def _seeded_multiscale(n: int, sizes: tuple, seed: int, layer: int, device: torch.device) -> torch.Tensor:
-    """The seeded per-head block permutations on ``device``, built and copied once per (n, sizes, seed, layer)."""
-    return torch.as_tensor(np.stack([block_permutation(n, b, seed, layer) for b in sizes]), device=device)
-
-
-def _check_variant(variant: str) -> str:
-    if variant not in VARIANTS:
-        raise ValueError(f"variant: expected one of {', '.join(VARIANTS)}, got {variant!r}")
-    return variant
-
-
-class StochasticAttention(AttentionProjections):
+class StochasticAttention(_VariantPath, AttentionProjections):
     """Multi-head Stochastic Attention with window ``window`` (keys per query, itself included).
 
-    ``variant="sa-ms"``: multi-scale SA (issue 13), every head permutes within blocks of its own size
-    (:func:`multiscale_permutations`), the same band and cost per head as SA."""
+    ``variant`` (:data:`gpu.variants.VARIANTS`): ``"sa"`` (default); ``"sa-ms"``: multi-scale SA, every head
+    permutes within blocks of its own size (:func:`multiscale_permutations`, ``blocks`` overrides the sizes), the
+    same band and cost per head as SA; ``"kleinberg"``: ``i`` and ``window - 1`` keys at harmonic distances, one
+    table per forward shared by the heads (gathered); ``"dilated"``: head ``h`` is a window of ``window`` over
+    every ``r_h``-th position (:func:`head_dilations`; banded, deterministic). See :mod:`gpu.variants`."""
 
     def __init__(
         self, d_model, n_heads, window, *, n_kv_heads=None, causal=True, rope=True, seed=0, layer=1, variant="sa",
         blocks=None,
     ):  # fmt: skip
         super().__init__(d_model, n_heads, n_kv_heads, window, causal, rope)
-        self.seed, self.layer = seed, layer
-        self.variant, self.blocks = _check_variant(variant), blocks
-        self.last_perm: torch.Tensor | None = None
-
-    def sa_path(self, q, k, v, n):
-        fixed = None if self.training else self.seed
-        w = self.window_for(n)
-        if self.variant == "sa-ms":
-            perm = multiscale_permutations(n, q.shape[1], w, blocks=self.blocks, seed=fixed, layer=self.layer,
-                                           device=q.device)  # fmt: skip
-            return sa_attention(q, k, v, w, perm=perm, causal=self.causal, return_perm=True, validate=False)
-        return sa_attention(q, k, v, w, causal=self.causal, seed=fixed, layer=self.layer, return_perm=True)
+        self._init_variant(seed, layer, variant, blocks)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q, k, v = self.qkv(x)
-        y, self.last_perm = self.sa_path(q, k, v, x.shape[1])
+        y, _ = self.sa_path(q, k, v, x.shape[1])
         return self.merge(y)
 
 
-class GatedSASWA(AttentionProjections):
+class GatedSASWA(_VariantPath, AttentionProjections):
     """Both paths on the same q, k, v: ``Y = sigmoid(x W_sa) * Y_sa + sigmoid(x W_swa) * Y_swa`` with per-token,
-    per-head gates (two independent sigmoids, reported better than a softmax gate)."""
+    per-head gates (two independent sigmoids, reported better than a softmax gate). ``variant`` replaces the SA
+    path as in :class:`StochasticAttention`; the keys a head reaches are then the variant's and the sliding
+    window's (``window_swa``, default ``window``): the pattern ``variant + "+swa"`` of
+    :func:`receptive.patterns.causal_variants.make_variant`, here with two gated softmaxes instead of one."""
 
     def __init__(
         self,
@@ -156,12 +118,10 @@ class GatedSASWA(AttentionProjections):
         blocks=None,
     ):
         super().__init__(d_model, n_heads, n_kv_heads, window, causal, rope)
-        self.seed, self.layer = seed, layer
-        self.variant, self.blocks = _check_variant(variant), blocks
-        self.window_swa = window if window_swa is None else window_swa
+        self._init_variant(seed, layer, variant, blocks)
+        self.window_swa = window if window_swa is None else check_int("window_swa", window_swa, 1)
         self.gate_sa = nn.Linear(d_model, n_heads)
         self.gate_swa = nn.Linear(d_model, n_heads)
-        self.last_perm: torch.Tensor | None = None
 
     @property
     def extra_parameters(self) -> int:
@@ -171,7 +131,7 @@ class GatedSASWA(AttentionProjections):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q, k, v = self.qkv(x)
         n = x.shape[1]
-        y_sa, self.last_perm = StochasticAttention.sa_path(self, q, k, v, n)
+        y_sa, _ = self.sa_path(q, k, v, n)
         swa_window = min(self.window_swa, max_window(n, self.causal, False))
         y_swa = swa_attention(q, k, v, swa_window, causal=self.causal)
         g_sa = torch.sigmoid(self.gate_sa(x)).transpose(1, 2)[..., None]

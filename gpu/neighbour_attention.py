@@ -23,7 +23,7 @@ import torch
 from receptive.patterns.causal_variants import make_variant, variant_names
 from receptive.validation import check_int
 
-from .modules import AttentionProjections
+from .projections import AttentionProjections
 from .validation import check_qkv
 
 __all__ = ["PatternAttention", "neighbour_attention", "pattern_keys"]

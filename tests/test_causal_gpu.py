@@ -61,6 +61,6 @@ def test_modules_take_the_variant(cls):
 
 def test_bad_variant_and_blocks():
     with pytest.raises(ValueError, match=r"^variant:"):
-        StochasticAttention(32, 4, 8, variant="kleinberg")
+        StochasticAttention(32, 4, 8, variant="kleinberg-eq")  # the modules take the four families
     with pytest.raises(ValueError, match=r"^blocks:"):
         multiscale_permutations(64, 4, 8, blocks=[5, 64])

@@ -1,0 +1,294 @@
+"""The causal SA variants of issue 13 as attention heads: what ``gpu.StochasticAttention(variant=...)`` and
+``gpu.GatedSASWA(variant=...)`` run in place of SA.
+
+:func:`variant_attention` computes, for query head ``h`` of ``heads`` and window ``w``, softmax attention of every
+query ``i`` over its key set ``K_h(i)`` (one softmax per head, ``y_i = sum_{j in K_h(i)} softmax_j(q_i . k_j /
+sqrt(d)) v_j``):
+
+* ``sa``: SA (Jin & Sui 2026, arXiv 2604.00754): the two-sided band of ``w`` slots in the order of one permutation
+  shared by the heads (causal: keys whose original position is after the query's are masked).
+* ``sa-ms``: multi-scale SA: the same band over head ``h``'s own permutation, drawn uniformly within blocks of
+  :func:`head_blocks`'s size ``b_h`` (default ``w, w^2, ..., n``, largest first): the banded path and the fused
+  kernel run it as per-head permutations.
+* ``kleinberg``: distance-stratified random keys (Kleinberg 2000, Nature 406): ``K(i)`` is ``i`` and ``m = w - 1``
+  keys at distance ``d`` with ``P(d) = ln(1 + 1/d) / ln(D + 1)`` on ``d = 1..D`` (causal ``D = i``; bidirectional a
+  side with probability proportional to ``ln(D_side + 1)``), one table per layer shared by the heads (the pattern
+  has one key list per layer), repeats counted once. Explicit lists: the gather path of
+  :func:`gpu.neighbour_attention.neighbour_attention` (``O(n w d)`` gathered rows; no band to run it on).
+* ``dilated``: dilated heads (LongNet, Ding et al. 2023, arXiv 2307.02486; deterministic): head ``h`` attends
+  ``i + r_h t`` for ``t`` in the window offsets of ``w`` (causal ``t = -(w-1)..0``, bidirectional
+  ``-(w//2)..(w-1)//2``) inside ``0..n-1``, ``r_h`` from :func:`head_dilations` (``1, w, w^2, ... < n``, smallest
+  first). Banded, not gathered: the positions of residue class ``c = i mod r`` are a contiguous sequence
+  ``c, c + r, ...`` of the ``(n/r, r)`` reshape's transpose, so each class is a sliding window of ``w`` over its own
+  row (``gpu.swa_attention``, any backend, fused on CUDA); rows of unequal length (``r`` not dividing ``n``) run as
+  two batches of exact length, so no padding key is ever attended. Cost: SWA's per head, plus one copy of q, k, v.
+
+Keys: in eval (``seed`` given) the keys are exactly those of
+:func:`receptive.patterns.causal_variants.make_variant` ``(variant, n, w, causal, seed=seed)``'s layer ``layer``
+(``sa``: :func:`receptive.permutations.layer_permutation`); the union over the heads is that pattern's adjacency
+once ``heads`` is at least its number of scales (fewer heads drop scales: see :func:`head_blocks`,
+:func:`head_dilations`). Without ``seed`` every call draws fresh permutations or keys on q's device (or
+``generator``'s) with torch's generator: no host round trip, no synchronisation.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from receptive.patterns.causal_variants import (
+    DilatedHeads,
+    KleinbergAttention,
+    block_permutation,
+    check_blocks,
+    default_blocks,
+)
+from receptive.validation import check_int
+from receptive.windows import check_window, max_window
+
+from .attention import _expand_kv, sa_attention, swa_attention
+from .neighbour_attention import neighbour_attention
+from .validation import check_backend, check_qkv
+
+__all__ = [
+    "VARIANTS",
+    "check_variant",
+    "dilated_attention",
+    "head_blocks",
+    "head_dilations",
+    "kleinberg_keys",
+    "multiscale_permutations",
+    "variant_attention",
+]
+
+VARIANTS = ("sa", "sa-ms", "kleinberg", "dilated")
+#: the variants that run a permutation through SA's band (their state is a permutation)
+PERMUTED = ("sa", "sa-ms")
+
+
+def check_variant(variant) -> str:
+    """``variant`` if it is one of :data:`VARIANTS`, else a one-line ``ValueError`` naming ``variant``."""
+    if not isinstance(variant, str) or variant not in VARIANTS:
+        raise ValueError(f"variant: expected one of {', '.join(VARIANTS)}, got {variant!r}")
+    return variant
+
+
+def check_blocks_option(blocks, variant: str):
+    """``blocks`` as given (``None`` or a sequence of ints >= 2, checked against ``n`` when it is known), only for
+    ``sa-ms``; a one-line ``ValueError`` naming ``blocks`` otherwise."""
+    if blocks is None:
+        return None
+    if variant != "sa-ms":
+        raise ValueError(f"blocks: only variant 'sa-ms' takes block sizes, got blocks with variant {variant!r}")
+    if isinstance(blocks, str | bytes) or not hasattr(blocks, "__len__"):
+        raise ValueError(f"blocks: expected a sequence of block sizes, got {blocks!r}")
+    bad = [b for b in blocks if isinstance(b, bool) or not isinstance(b, int | np.integer) or b < 2]
+    if len(blocks) == 0 or bad or len(set(blocks)) != len(blocks):
+        raise ValueError(f"blocks: expected distinct integers >= 2 (divisors of n), got {list(blocks)!r}")
+    return tuple(int(b) for b in blocks)  # that they divide n is checked once n is known (check_blocks)
+
+
+def head_blocks(n: int, heads: int, window: int, blocks=None) -> list[int]:
+    """Block size of every head of multi-scale SA: ``blocks`` (default
+    :func:`receptive.patterns.causal_variants.default_blocks`: ``w, w^2, ..., n``) assigned to the heads in turn,
+    the largest scale first (with fewer heads than scales, the smallest scales are dropped)."""
+    heads = check_int("heads", heads, 1)
+    scales = check_blocks(default_blocks(n, window) if blocks is None else blocks, n)[::-1]
+    return [scales[h % len(scales)] for h in range(heads)]
+
+
+def multiscale_permutations(n, heads, window, *, blocks=None, seed=None, layer=1, generator=None, device=None):
+    """Per-head permutations ``(heads, n)`` of multi-scale SA (``sa-ms``): head ``h`` permutes uniformly within
+    blocks of :func:`head_blocks`'s size. ``seed`` gives :func:`receptive.patterns.causal_variants.block_permutation`'s
+    (the ones the coverage engine analyses); otherwise they are drawn on ``device`` (q's) with ``generator``: the
+    block index plus a uniform tie-break, argsorted, so no host round trip."""
+    if n == 1:  # one token: nothing to permute (the patterns start at n = 2)
+        check_int("heads", heads, 1)
+        return torch.zeros((heads, 1), dtype=torch.int64, device=device)
+    sizes = head_blocks(n, heads, window, blocks)
+    if seed is not None:
+        return _seeded_multiscale(n, tuple(sizes), seed, layer, torch.device(device) if device else torch.device("cpu"))
+    where = device if generator is None else generator.device
+    positions = torch.arange(n, device=where, dtype=torch.float64)
+    noise = torch.rand((heads, n), generator=generator, device=where, dtype=torch.float64)
+    size = torch.tensor(sizes, device=where, dtype=torch.float64)[:, None]
+    return torch.argsort(torch.floor(positions / size) + noise, dim=-1).to(device)
+
+
+@functools.lru_cache(maxsize=64)
+def _seeded_multiscale(n: int, sizes: tuple, seed: int, layer: int, device: torch.device) -> torch.Tensor:
+    """The seeded per-head block permutations on ``device``, built and copied once per (n, sizes, seed, layer)."""
+    return torch.as_tensor(np.stack([block_permutation(n, b, seed, layer) for b in sizes]), device=device)
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern_dilations(n: int, w: int) -> tuple[int, ...]:
+    return (1,) if n == 1 else tuple(DilatedHeads(n, w).dilations)  # one token: the window is the token itself
+
+
+def head_dilations(n: int, heads: int, window: int) -> list[int]:
+    """Dilation of every head of ``dilated``: the default dilations of
+    :class:`receptive.patterns.causal_variants.DilatedHeads` ``(n, window)`` (``1, w, w^2, ...`` below ``n``; only
+    ``1`` for ``w = 1``), smallest first, assigned to the heads in turn (with fewer heads than dilations the largest
+    are dropped: ``r = 1`` is the window that reaches the nearest keys)."""
+    n, heads = check_int("n", n, 1), check_int("heads", heads, 1)
+    scales = _pattern_dilations(n, check_int("w", window, 1, n))
+    return [scales[h % len(scales)] for h in range(heads)]
+
+
+def _distinct(table: torch.Tensor) -> torch.Tensor:
+    """Rows sorted, every repeat of a key replaced by ``-1`` (padding): each key is attended once."""
+    table = torch.sort(table, dim=-1).values
+    repeat = torch.zeros_like(table, dtype=torch.bool)
+    repeat[:, 1:] = table[:, 1:] == table[:, :-1]
+    return table.masked_fill(repeat, -1)
+
+
+@functools.lru_cache(maxsize=64)
+def _seeded_kleinberg(n: int, w: int, causal: bool, seed: int, layer: int, device: torch.device) -> torch.Tensor:
+    keys = KleinbergAttention(n, w, causal, seed=seed).sample_keys(layer)
+    table = np.concatenate([np.arange(n, dtype=np.int64)[:, None], keys], axis=1)
+    return _distinct(torch.as_tensor(table, device=device))
+
+
+def kleinberg_keys(n: int, w: int, causal: bool = False, *, seed=None, layer: int = 1, generator=None, device=None):
+    """Key table ``(n, w)`` of ``kleinberg``: row ``i`` holds ``i`` and ``m = w - 1`` keys at distance ``d`` with
+    ``P(d) = ln(1 + 1/d) / ln(D + 1)`` on ``d = 1..D`` (causal: ``D = i``, key ``i - d``; bidirectional: the left
+    side with probability ``ln(i + 1) / (ln(i + 1) + ln(n - i))``, then ``D`` that side's room), sorted, repeats
+    as ``-1``. Drawn as ``d = floor(exp(u ln(D + 1)))``, ``u`` uniform (a query without room keeps only itself).
+
+    ``seed``: exactly :meth:`receptive.patterns.causal_variants.KleinbergAttention.sample_keys` ``(layer)`` of
+    ``KleinbergAttention(n, w, causal, seed=seed)`` (copied to ``device`` once, then cached); otherwise drawn with
+    torch on ``generator``'s device (``device`` without one) in float64, the same law."""
+    n = check_int("n", n, 1)
+    w = check_int("w", w, 1, n)
+    layer = check_int("layer", layer, 1)
+    if seed is not None:
+        return _seeded_kleinberg(n, w, bool(causal), check_int("seed", seed, 0), layer, torch.device(device or "cpu"))
+    where = device if generator is None else generator.device
+    m = w - 1
+    pos = torch.arange(n, device=where, dtype=torch.int64)[:, None]
+    left = torch.log1p(pos.to(torch.float64))  # ln(D_left + 1), D_left = i
+    u = torch.rand((n, m), generator=generator, device=where, dtype=torch.float64)
+    if causal:
+        side = torch.ones((n, m), device=where, dtype=torch.bool)
+        mass = left
+    else:
+        right = torch.log1p((n - 1 - pos).to(torch.float64))
+        side = torch.rand((n, m), generator=generator, device=where, dtype=torch.float64) * (left + right) < left
+        mass = torch.where(side, left, right)
+    d = torch.floor(torch.exp(u * mass)).clamp(min=1).to(torch.int64)
+    keys = torch.where(side, pos - d, pos + d)
+    keys = torch.where((keys >= 0) & (keys < n), keys, pos)  # no room on the side (i = 0 causal): the query itself
+    return _distinct(torch.cat([pos, keys], dim=1)).to(device)
+
+
+def _dilated_group(q, k, v, r: int, w: int, causal: bool, backend: str) -> torch.Tensor:
+    """One dilation ``r`` on heads that share it: residue class ``c`` is row ``c`` of the ``(ceil(n/r), r)`` reshape's
+    transpose, a sliding window of ``w`` runs along each row (classes ``c < n mod r`` have one position more: two
+    batches of exact length, so no padding is attended)."""
+    b, h, n, d = q.shape
+
+    def window(*rows):
+        count, length = rows[0].shape[2], rows[0].shape[3]
+        flat = [t.reshape(b, h * count, length, d) for t in rows]
+        out = swa_attention(*flat, min(w, max_window(length, causal, False)), causal=causal, backend=backend)
+        return out.view(b, h, count, length, d)
+
+    if r == 1:
+        return swa_attention(q, k, v, min(w, max_window(n, causal, False)), causal=causal, backend=backend)
+    length, extra = -(-n // r), n % r
+
+    def fold(x):  # (b, h, n, d) -> (b, h, r, length, d): row c holds positions c, c + r, c + 2r, ...
+        return F.pad(x, (0, 0, 0, length * r - n)).view(b, h, length, r, d).transpose(2, 3)
+
+    fq, fk, fv = fold(q), fold(k), fold(v)
+    if extra == 0:
+        out = window(fq, fk, fv)
+    else:
+        longer = window(fq[:, :, :extra], fk[:, :, :extra], fv[:, :, :extra])
+        shorter = window(fq[:, :, extra:, :-1], fk[:, :, extra:, :-1], fv[:, :, extra:, :-1])
+        out = torch.cat([longer, F.pad(shorter, (0, 0, 0, 1))], dim=2)
+    return out.transpose(2, 3).reshape(b, h, length * r, d)[:, :, :n]
+
+
+def dilated_attention(q, k, v, w: int, causal: bool = False, dilations=None, backend: str = "auto") -> torch.Tensor:
+    """Dilated heads: query head ``h`` attends ``i + r t`` (``t`` in the window offsets of ``w``, see
+    :mod:`receptive.windows`; positions in ``0..n-1``), ``r = dilations[h mod len(dilations)]``; ``dilations``
+    defaults to :func:`head_dilations`'s. Banded per residue class (see the module docstring), ``backend`` as
+    :func:`gpu.swa_attention`'s. ``q``: ``(batch, heads, n, d)``; ``k, v``: GQA allowed."""
+    check_backend(backend)
+    check_qkv(q, k, v)
+    _, heads, n, _ = q.shape
+    w = check_int("w", w, 1, n)
+    if dilations is None:
+        scales = list(_pattern_dilations(n, w))
+    else:
+        if isinstance(dilations, str | bytes) or not hasattr(dilations, "__len__") or len(dilations) == 0:
+            raise ValueError(f"dilations: expected a non-empty sequence of integers in [1, {n}], got {dilations!r}")
+        scales = [check_int("dilations", r, 1, n) for r in dilations]
+    used = min(len(scales), heads)
+    k, v = _expand_kv(q, k, v)
+    if used == 1:
+        return _dilated_group(q, k, v, scales[0], w, causal, backend)
+    out = q.new_empty(q.shape)
+    for j in range(used):  # one call per dilation (a handful): heads j, j + used, ... share scales[j]
+        out[:, j::used] = _dilated_group(q[:, j::used], k[:, j::used], v[:, j::used], scales[j], w, causal, backend)
+    return out
+
+
+def variant_attention(
+    q,
+    k,
+    v,
+    w: int,
+    variant: str = "sa",
+    *,
+    causal: bool = False,
+    seed: int | None = None,
+    layer: int = 1,
+    blocks=None,
+    generator: torch.Generator | None = None,
+    backend: str = "auto",
+    return_state: bool = False,
+):
+    """Attention of ``variant`` (:data:`VARIANTS`, see the module docstring) with window ``w`` on ``(batch, heads,
+    n, d)`` tensors (GQA: ``k, v`` may have a divisor of the query heads).
+
+    ``w``: ``1..2n-1`` for ``sa`` and ``sa-ms`` (SA's band), ``1..n`` for ``kleinberg`` and ``dilated`` (the
+    patterns' range). ``seed`` (with ``layer``): the keys of the seeded pattern, the ones ``receptive.coverage``
+    analyses; ``None``: fresh randomness on q's device (``generator``'s if given). ``blocks``: ``sa-ms``'s block
+    sizes (divisors of ``n``). ``backend``: the band's (``sa``, ``sa-ms``, ``dilated``); ``kleinberg`` always
+    gathers. ``return_state=True`` returns ``(out, state)``: the permutation (``sa``: ``(n,)``; ``sa-ms``:
+    ``(heads, n)``), the key table (``kleinberg``: ``(n, w)``, ``-1`` = repeat), or the per-head dilations
+    (``dilated``: a tuple of ints; nothing random)."""
+    variant = check_variant(variant)
+    check_backend(backend)
+    check_qkv(q, k, v)
+    _, heads, n, _ = q.shape
+    blocks = check_blocks_option(blocks, variant)
+    layer = check_int("layer", layer, 1)
+    seed = None if seed is None else check_int("seed", seed, 0)
+    if variant in PERMUTED:
+        w = check_window(w, n, False, False)
+    else:
+        w = check_int("w", w, 1, n)
+    if variant == "sa":
+        out, state = sa_attention(q, k, v, w, causal=causal, generator=generator, seed=seed, layer=layer,
+                                  backend=backend, return_perm=True)  # fmt: skip
+    elif variant == "sa-ms":
+        state = multiscale_permutations(n, heads, w, blocks=blocks, seed=seed, layer=layer, generator=generator,
+                                        device=q.device)  # fmt: skip
+        out = sa_attention(q, k, v, w, perm=state, causal=causal, backend=backend, validate=False)
+    elif variant == "kleinberg":
+        state = kleinberg_keys(n, w, causal, seed=seed, layer=layer, generator=generator, device=q.device)
+        out = neighbour_attention(q, k, v, state, validate=False)
+    else:
+        state = tuple(head_dilations(n, heads, w))
+        out = dilated_attention(q, k, v, w, causal, dilations=list(_pattern_dilations(n, w)), backend=backend)
+    if not return_state:
+        return out
+    return out, state.clone() if isinstance(state, torch.Tensor) else state
