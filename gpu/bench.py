@@ -7,7 +7,10 @@ next to the SA paper's (1.5x at 2k, 6.6x at 8k, 28x at 32k on an A100) and SA's 
 path is timed once per backend (``torch``: the banded torch path; ``flex``: FlexAttention, compiled on CUDA;
 ``triton``: the fused kernel) as its own row, and each row names its peer in the same run: full attention is
 ``scaled_dot_product_attention`` (FlashAttention-2 on CUDA), a windowed row's peer is the FlexAttention row of the
-same kind. Then it relates coverage to cost: with L*(n, w) from ``receptive``, reaching full coverage costs L* x the
+same kind. ``--variants`` adds the causal variants of issue 13 as the modules run them (:mod:`gpu.variants`):
+multi-scale SA and dilated heads on every banded backend (per-head block permutations; a window per residue
+class), Kleinberg keys through their gathered key table (``kleinberg gather``: no band runs them). Then it relates
+coverage to cost: with L*(n, w) from ``receptive``, reaching full coverage costs L* x the
 time of a layer.
 """
 
@@ -27,6 +30,7 @@ import torch
 import receptive
 from receptive import coverage, make_pattern
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
+from receptive.patterns.causal_variants import DilatedHeads
 from receptive.plotting import save_png_pdf
 from receptive.validation import check_int
 from receptive.windows import max_window
@@ -34,23 +38,25 @@ from receptive.windows import max_window
 from .attention import full_attention, sa_attention, swa_attention
 from .memory import peak_memory
 from .modules import multiscale_permutations
-from .neighbour_attention import neighbour_attention, pattern_keys
+from .neighbour_attention import resolved_method
 from .validation import writable_folder
+from .variants import head_dilations, kleinberg_keys, variant_attention
 
 PAPER_SPEEDUP = {2048: 1.5, 8192: 6.6, 32768: 28.0}
 KINDS = ("full", "swa", "sa", "sa+swa")
 TIMED_BACKENDS = ("torch", "flex", "triton")
 #: the name a backend carries in a row's label (``sa fused``); the torch path keeps the bare kind (``sa``)
-SUFFIX = {"torch": "", "sdpa": "", "flex": " flex", "triton": " fused", "gather": " gather"}
-#: the causal variants without a permutation (issue 13), timed through ``gpu.neighbour_attention`` (explicit lists)
-GATHERED = ("kleinberg", "dilated")
+SUFFIX = {"torch": "", "sdpa": "", "flex": " flex", "triton": " fused", "gather": " gather", "dense": " dense"}
+#: the causal variant without a band (issue 13), timed through its gathered key table (``gpu.neighbour_attention``)
+GATHERED = ("kleinberg",)
 #: colours per kind, shared with ``figures.style.COLORS`` (a test keeps them equal); line style per backend
 KIND_COLORS = {"full": "#444444", "swa": "#1f77b4", "sa": "#d62728", "sa+swa": "#2ca02c", "sa-ms": "#8c564b",
                "kleinberg": "#e377c2", "dilated": "#17becf"}  # fmt: skip
 KIND_LABELS = {"full": "full", "swa": "SWA", "sa": "SA", "sa+swa": "SA+SWA", "sa-ms": "multi-scale SA",
                "kleinberg": "Kleinberg keys", "dilated": "dilated heads"}  # fmt: skip
-BACKEND_LINES = {"torch": "-", "sdpa": "-", "flex": "--", "triton": ":", "gather": "-."}
-BACKEND_NAMES = {"torch": "", "sdpa": "", "flex": " (Flex)", "triton": " (fused)", "gather": " (gathered lists)"}
+BACKEND_LINES = {"torch": "-", "sdpa": "-", "flex": "--", "triton": ":", "gather": "-.", "dense": (0, (5, 1, 1, 1))}
+BACKEND_NAMES = {"torch": "", "sdpa": "", "flex": " (Flex)", "triton": " (fused)", "gather": " (gathered lists)",
+                 "dense": " (lists as a dense mask)"}  # fmt: skip
 
 
 def label(kind: str, backend: str) -> str:
@@ -82,11 +88,11 @@ def _timer(fn, repeats: int, cuda: bool) -> float:
     return statistics.median(times)
 
 
-def _paths(q, k, v, w, gate, perm, backends, ms_perm=None, key_lists=None) -> dict:
+def _paths(q, k, v, w, gate, perm, backends, ms_perm=None, variants=False) -> dict:
     """``{label: (kind, backend, fn)}``: full through SDPA, each windowed kind through every backend asked for;
-    with ``ms_perm`` (per-head block permutations, ``(heads, n)``) also multi-scale SA, and with ``key_lists``
-    (``{kind: (n, K) keys}``) Kleinberg keys and dilated heads through
-    :func:`gpu.neighbour_attention.neighbour_attention` (issue 13)."""
+    with ``ms_perm`` (per-head block permutations, ``(heads, n)``) also multi-scale SA, and with ``variants`` dilated
+    heads on every backend and Kleinberg keys (gathered), both through :func:`gpu.variants.variant_attention` with
+    the seeded (eval-mode) keys of seed 0, layer 1, as ``StochasticAttention(variant=...)`` runs them (issue 13)."""
     paths = {"full": ("full", "sdpa", lambda: full_attention(q, k, v, backend="torch"))}
     for b in backends:
 
@@ -105,25 +111,41 @@ def _paths(q, k, v, w, gate, perm, backends, ms_perm=None, key_lists=None) -> di
                 return sa_attention(q, k, v, w, perm=ms_perm, backend=b, validate=False)
 
             paths[label("sa-ms", b)] = ("sa-ms", b, sa_ms)
-    for kind, keys in (key_lists or {}).items():
+        if variants:
 
-        def gathered(keys=keys):
-            return neighbour_attention(q, k, v, keys, validate=False, method="gather")
+            def dilated(b=b):
+                return variant_attention(q, k, v, w, "dilated", backend=b)
 
-        paths[label(kind, "gather")] = (kind, "gather", gathered)
+            paths[label("dilated", b)] = ("dilated", b, dilated)
+    if variants:  # the module's path: neighbour_attention's "auto" gathers unless n <= 32 w (then a dense mask)
+        how = resolved_method(q.shape[2], w)
+        paths[label("kleinberg", how)] = ("kleinberg", how, lambda: variant_attention(q, k, v, w, "kleinberg", seed=0))
     return paths
 
 
-def _pairs(kind: str, n: int, w: int, key_lists=None) -> int:
-    """Allowed (query, key) pairs: every pair for full attention, the listed ones for the gathered variants, the band
-    for the windowed paths."""
+def _band_pairs(n: int, left: int, right: int) -> int:
+    """Pairs of the truncated band ``-left <= key - query <= right`` on ``0..n-1``."""
+    i = np.arange(n)
+    return int((np.minimum(n - 1, i + right) - np.maximum(0, i - left) + 1).sum())
+
+
+def _pairs(kind: str, n: int, w: int, heads: int = 1) -> float:
+    """Allowed (query, key) pairs per head: every pair for full attention, the distinct listed keys for Kleinberg
+    (seed 0), the band for the windowed paths, and for the dilated heads the window per residue class, averaged
+    over the heads (:func:`gpu.variants.head_dilations`)."""
     if kind == "full":
         return n * n
-    if key_lists and kind in key_lists:
-        return int((key_lists[kind] >= 0).sum())
+    if kind == "kleinberg":
+        return int((kleinberg_keys(n, w, seed=0) >= 0).sum())
     left, right = receptive.window_offsets(w, False)
-    i = np.arange(n)
-    band = int((np.minimum(n - 1, i + right) - np.maximum(0, i - left) + 1).sum())
+    if kind == "dilated":
+        total = 0
+        for r in head_dilations(n, heads, w):  # classes c < n mod r hold ceil(n / r) positions, the others floor
+            long_rows, length = n % r, -(-n // r)
+            total += long_rows * _band_pairs(length, left, right)
+            total += (r - long_rows) * _band_pairs(n // r, left, right)
+        return total / heads
+    band = _band_pairs(n, left, right)
     return 2 * band if kind == "sa+swa" else band
 
 
@@ -134,6 +156,14 @@ def _peer(kind: str, backends) -> str | None:
     if kind in GATHERED:
         return label("sa", backends[0])
     return label(kind, "flex") if "flex" in backends else None
+
+
+def _pattern(kind: str, n: int, w: int, heads: int):
+    """The coverage pattern of a row: ``make_pattern``'s, and for dilated heads the dilations the heads run (fewer
+    heads than dilations drop the largest)."""
+    if kind == "dilated":
+        return DilatedHeads(n, w, dilations=sorted(set(head_dilations(n, heads, w))))
+    return make_pattern(kind, n, w, seed=0)
 
 
 def run(args) -> dict:
@@ -150,16 +180,11 @@ def run(args) -> dict:
         gate = torch.rand(args.batch, args.heads, n, 1, generator=g).to(device, dtype)
         perm = torch.randperm(n, generator=g).to(device)
         ms_perm = multiscale_permutations(n, args.heads, args.w, generator=g).to(device) if variants else None
-        key_lists = (
-            {kind: pattern_keys(make_pattern(kind, n, args.w, seed=0), 1, device) for kind in GATHERED}
-            if variants
-            else None
-        )
         if args.backward:
             for t in (q, k, v):
                 t.requires_grad_()
         timings = {}
-        for name, (kind, backend, fn) in _paths(q, k, v, args.w, gate, perm, backends, ms_perm, key_lists).items():
+        for name, (kind, backend, fn) in _paths(q, k, v, args.w, gate, perm, backends, ms_perm, variants).items():
             step = (lambda fn=fn: fn().sum().backward()) if args.backward else fn
             with torch.no_grad() if not args.backward else torch.enable_grad():
                 seconds = _timer(step, args.repeats, cuda)
@@ -167,7 +192,7 @@ def run(args) -> dict:
             flops = (
                 4
                 * args.dim
-                * _pairs(kind, n, args.w, key_lists)
+                * _pairs(kind, n, args.w, args.heads)
                 * args.batch
                 * args.heads
                 * (3.5 if args.backward else 1)
@@ -188,7 +213,7 @@ def run(args) -> dict:
             row["time_over_peer"] = row["seconds"] / timings[peer] if peer else None
             if row["kind"] == "sa":
                 row["sa_over_swa"] = row["seconds"] / timings[label("swa", row["backend"])]
-            if row["kind"] == "sa-ms":
+            if row["kind"] in ("sa-ms", "dilated"):
                 row["over_sa"] = row["seconds"] / timings[label("sa", row["backend"])]
             if row["kind"] in GATHERED:
                 row["over_sa"] = row["seconds"] / timings[label("sa", backends[0])]
@@ -198,9 +223,12 @@ def run(args) -> dict:
                 f"         {b}: SA speedup over full {timings['full'] / sa:.1f}x (paper "
                 f"{PAPER_SPEEDUP.get(n, '-')}x on an A100), SA overhead over SWA {sa / swa:.2f}x, "
                 f"SA+SWA / SWA {timings[label('sa+swa', b)] / swa:.2f}x"
-                + (f", multi-scale SA / SA {timings[label('sa-ms', b)] / sa:.2f}x" if variants else "")
-                + "".join(
-                    f", {kind} (gathered) / SA {timings[label(kind, 'gather')] / sa:.2f}x" for kind in key_lists or ()
+                + (
+                    f", multi-scale SA / SA {timings[label('sa-ms', b)] / sa:.2f}x, dilated / SA "
+                    f"{timings[label('dilated', b)] / sa:.2f}x, kleinberg ({resolved_method(n, args.w)}) / SA "
+                    f"{timings[label('kleinberg', resolved_method(n, args.w))] / sa:.2f}x"
+                    if variants
+                    else ""
                 ),
                 flush=True,
             )
@@ -210,7 +238,7 @@ def run(args) -> dict:
         n, kind = row["n"], row["kind"]
         if (n, kind) not in stars:
             stars[n, kind] = (
-                1 if kind == "full" else coverage(make_pattern(kind, n, args.w, seed=0)).full_coverage_layer
+                1 if kind == "full" else coverage(_pattern(kind, n, args.w, args.heads)).full_coverage_layer
             )
         star = stars[n, kind]
         total = None if star is None else star * row["seconds"]
@@ -292,8 +320,8 @@ def _parse(p, argv):
     p.add_argument(
         "--variants",
         action="store_true",
-        help="also time multi-scale SA (per-head block permutations), "
-        "Kleinberg keys and dilated heads (explicit key lists, gathered)",
+        help="also time the causal variants as the modules run them: multi-scale SA (per-head block permutations) "
+        "and dilated heads (a window per residue class) on every backend, Kleinberg keys (gathered key table)",
     )
     p.add_argument(
         "--backends",
@@ -316,6 +344,8 @@ def _parse(p, argv):
         p.error(str(exc))
     if args.w > max_window(min(args.n), False, False):
         p.error(f"--w: expected at most {max_window(min(args.n), False, False)} for n = {min(args.n)}, got {args.w}")
+    if args.variants and args.w > min(args.n):
+        p.error(f"--w: the variants (--variants) take at most n keys per query, got {args.w} for n = {min(args.n)}")
     if not cuda and "triton" in args.backends:
         p.error("--backends: triton needs a CUDA GPU (tests run the kernel on the interpreter instead)")
     if not cuda and "flex" in args.backends and args.backward:

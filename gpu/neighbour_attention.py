@@ -9,7 +9,9 @@ pattern's layer from its adjacency (``pattern.adjacency(layer)[i, j]``: query ``
 :meth:`receptive.patterns.base.Pattern.adjacency`), so ``receptive.coverage`` analyses exactly the model's pairs.
 :class:`PatternAttention` is the ``nn.Module`` (the projections and RoPE of :class:`gpu.modules.AttentionProjections`)
 that ``gpu.train`` uses for the causal variants of issue 13 (``sa-ms``, ``kleinberg``, ``dilated``, ``+swa``,
-``-eq``). Memory and time ``O(batch heads n K d)``: the keys and values of every list are gathered.
+``-eq``): one softmax over the layer's union of keys, every head the same. ``gpu.StochasticAttention(variant=...)``
+runs the same variants head by head instead (:mod:`gpu.variants`: banded ``sa-ms`` and ``dilated``, gathered
+``kleinberg``). Memory and time ``O(batch heads n K d)``: the keys and values of every list are gathered.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from receptive.validation import check_int
 from .projections import AttentionProjections
 from .validation import check_qkv
 
-__all__ = ["PatternAttention", "neighbour_attention", "pattern_keys"]
+__all__ = ["PatternAttention", "neighbour_attention", "pattern_keys", "resolved_method"]
 
 
 def _check_keys(keys, n: int, heads: int, device, validate: bool) -> torch.Tensor:
@@ -44,6 +46,16 @@ def _check_keys(keys, n: int, heads: int, device, validate: bool) -> torch.Tenso
 
 
 METHODS = ("auto", "gather", "dense")
+
+
+def resolved_method(n: int, width: int, method: str = "auto") -> str:
+    """The path :func:`neighbour_attention` takes for ``n`` queries with key tables ``width`` wide: ``method``, and
+    for ``auto`` ``dense`` when ``n <= 32 width``, else ``gather``."""
+    if method not in METHODS:
+        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
+    if method != "auto":
+        return method
+    return "dense" if check_int("n", n, 0) <= 32 * check_int("width", width, 0) else "gather"
 
 
 def neighbour_attention(q, k, v, keys: torch.Tensor, scale: float | None = None, validate: bool = True,
@@ -69,9 +81,7 @@ def neighbour_attention(q, k, v, keys: torch.Tensor, scale: float | None = None,
     if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int | float) or not scale > 0):
         raise ValueError(f"scale: expected a positive number, got {scale!r}")
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    if method not in METHODS:
-        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
-    if method == "dense" or (method == "auto" and n <= 32 * keys.shape[-1]):
+    if resolved_method(n, keys.shape[-1], method) == "dense":
         return _dense(q, k, v, keys, scale)
     pad = keys < 0
     idx = keys.clamp(min=0)

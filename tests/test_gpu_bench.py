@@ -118,17 +118,19 @@ def test_replot_from_json(tmp_path, capsys):
 
 
 def test_variants_rows_time_multiscale_sa(tmp_path, capsys):
-    """--variants adds multi-scale SA rows (per-head block permutations) with their ratio to SA."""
+    """--variants adds multi-scale SA and dilated heads (banded, per backend) and Kleinberg keys (key table) rows,
+    each through gpu.variants as the modules run them, with their ratio to SA."""
     out = tmp_path / "b.json"
     main(["--n", "256", "--w", "8", "--repeats", "1", "--variants", "--json", str(out), "--plot", str(tmp_path / "p")])
     doc = json.loads(out.read_text())
     rows = [r for r in doc["rows"] if r["kind"] == "sa-ms"]
     assert len(rows) == 1 and rows[0]["over_sa"] > 0
     printed = capsys.readouterr().out
-    assert "multi-scale SA / SA" in printed and "kleinberg (gathered) / SA" in printed
-    for kind in ("kleinberg", "dilated"):  # explicit key lists through gpu.neighbour_attention, against SA's row
+    # n = 256 <= 32 w: neighbour_attention's auto path takes the lists as a dense mask, as the module does
+    assert "multi-scale SA / SA" in printed and "dilated / SA" in printed and "kleinberg (dense) / SA" in printed
+    for kind, path in (("kleinberg", "kleinberg dense"), ("dilated", "dilated")):
         (row,) = [r for r in doc["rows"] if r["kind"] == kind]
-        assert row["path"] == f"{kind} gather" and row["peer"] == "sa"
+        assert row["path"] == path
         assert row["over_sa"] == pytest.approx(
             row["seconds"] / next(r["seconds"] for r in doc["rows"] if r["path"] == "sa")
         )
