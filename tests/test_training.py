@@ -94,7 +94,9 @@ def test_resume_after_interruption_is_bit_for_bit(tmp_path):
         run_experiment(TINY, tmp_path / "b", progress=False)
     resumed = run_experiment(TINY, tmp_path / "b", resume=True, progress=False)
     assert _comparable(resumed) == _comparable(reference)
-    assert not (tmp_path / "b" / "checkpoints").exists()
+    finals = sorted((tmp_path / "b" / "checkpoints" / "tiny").glob("*.pt"))  # kept, so runs can be continued
+    assert [torch.load(f, weights_only=False)["step"] for f in finals] == [TINY.steps] * 2
+    assert (tmp_path / "b" / "checkpoints" / ".gitignore").read_text().splitlines()[-1] == "*"
     again = run_experiment(TINY, tmp_path / "b", resume=True, progress=False)  # everything done: nothing trains
     assert _comparable(again) == _comparable(reference)
     with pytest.raises(ValueError, match="different configuration"):
@@ -296,3 +298,221 @@ def test_cli_variants_quick_with_jobs(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["experiment"] == "variants" and len(doc["runs"]) == 32 and len(doc["aggregate"]) == 16
     assert all(e["keys_per_query"]["mean"] > 0 and e["accuracy"]["count"] == 2 for e in doc["aggregate"])
+
+
+# --- issue 13: continuing finished runs to more steps ---------------------------------------------------------------
+
+EXTEND = dataclasses.replace(TINY, kinds=("swa", "sa", "sa-ms+swa-eq"), steps=12, decay_steps=20, warmup=3,
+                             checkpoint_every=5, name="ext")  # fmt: skip
+
+
+def _without_notes(summary):
+    return [{k: v for k, v in row.items() if k not in ("train_seconds", "continued")} for row in summary["runs"]]
+
+
+def _final_states(folder, name):
+    return {f.name: torch.load(f, weights_only=False) for f in sorted((folder / "checkpoints" / name).glob("*.pt"))}
+
+
+def test_learning_rate_at_a_step_does_not_depend_on_the_total_once_decay_steps_is_set():
+    from gpu.train.configs import extended
+    from gpu.train.runner import learning_rate
+
+    legacy = dataclasses.replace(TINY, steps=40, warmup=4)  # decay_steps None: the committed runs' schedule
+    longer = extended(legacy, 100)
+    assert longer.steps == 100 and longer.decay_steps == 40 and longer.horizon == legacy.horizon == 40
+    for t in range(40):  # the committed runs are the first 40 steps of the extended schedule, bit for bit
+        assert learning_rate(longer, t) == learning_rate(legacy, t)
+    assert [learning_rate(longer, t) for t in range(40, 100)] == [legacy.lr / 10] * 60
+    assert learning_rate(legacy, 3) == legacy.lr and learning_rate(legacy, 4) == legacy.lr  # warm-up, then the peak
+    for steps in (20, 21, 57):
+        assert [learning_rate(dataclasses.replace(EXTEND, steps=steps), t) for t in range(20)] == [
+            learning_rate(EXTEND, t) for t in range(20)
+        ]
+    with pytest.raises(ValueError, match=r"^extend_to: expected an integer in \[40,"):
+        extended(legacy, 39)
+    with pytest.raises(ValueError, match=r"^decay_steps: expected"):
+        dataclasses.replace(TINY, warmup=5, decay_steps=4)
+
+
+def test_extending_a_finished_run_equals_training_it_that_long_in_one_go(tmp_path):
+    """A: 12 steps, then extended to 30 (serially, then in two workers to 41); B: 30 (41) steps in one go. Same seed,
+    same machine, one thread: bit for bit (rows, loss curves, final weights and optimiser states)."""
+    one_go = run_experiment(dataclasses.replace(EXTEND, steps=30), tmp_path / "b", progress=False)
+    run_experiment(EXTEND, tmp_path / "a", progress=False)
+    extended = run_experiment(EXTEND, tmp_path / "a", progress=False, extend_to=30)
+    assert _without_notes(extended) == _without_notes(one_go)
+    assert all(r["steps"] == 30 and len(r["loss_curve"]) == 10 for r in extended["runs"])
+    a, b = _final_states(tmp_path / "a", "ext"), _final_states(tmp_path / "b", "ext")
+    assert a.keys() == b.keys() and len(a) == len(EXTEND.grid()) == 3
+    for name in a:
+        assert a[name]["step"] == b[name]["step"] == 30 and a[name]["losses"] == b[name]["losses"]
+        for key, tensor in b[name]["model"].items():
+            assert torch.equal(a[name]["model"][key], tensor), (name, key)
+        assert str(a[name]["optimizer"]) == str(b[name]["optimizer"])
+    for row in extended["runs"]:
+        (note,) = row["continued"]
+        assert note["from_steps"] == 12 and note["to_steps"] == 30 and note["resumed_at_step"] == 12
+        assert note["how"] == "continued from the final checkpoint" and "replay_curve_max_abs_diff" not in note
+        assert set(note["before"]) >= {"accuracy", "reachable", "train_loss_last"}
+    doc = json.loads((tmp_path / "a" / "ext.json").read_text())
+    assert doc["config"]["steps"] == 30 and doc["config"]["decay_steps"] == 20
+    lines = (tmp_path / "a" / "ext.jsonl").read_text().splitlines()
+    assert len(lines) == 6  # the 12-step rows stay in the log; the summary holds the latest
+    again = run_experiment(EXTEND, tmp_path / "a", progress=False, extend_to=41, jobs=2)  # once more, in workers
+    run_experiment(dataclasses.replace(EXTEND, steps=30), tmp_path / "b", progress=False, extend_to=41)
+    longest = run_experiment(dataclasses.replace(EXTEND, steps=41), tmp_path / "c", progress=False)
+    assert _without_notes(again) == _without_notes(longest)
+    assert [len(r["continued"]) for r in again["runs"]] == [2] * 3
+    assert _without_notes(json.loads((tmp_path / "b" / "ext.json").read_text())) == _without_notes(longest)
+
+
+def test_extending_runs_without_a_final_checkpoint_replays_them(tmp_path):
+    """Runs recorded before final checkpoints were kept (no "steps" in the rows, no decay_steps in the header):
+    replayed from step 0 on the schedule they were trained with; the replayed loss curve equals the recorded one."""
+    legacy = dataclasses.replace(EXTEND, decay_steps=None, kinds=("sa",))
+    run_experiment(legacy, tmp_path / "a", progress=False)
+    header = tmp_path / "a" / "ext.config.json"
+    config = json.loads(header.read_text())
+    del config["decay_steps"]
+    header.write_text(json.dumps(config))
+    log = tmp_path / "a" / "ext.jsonl"
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    log.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "steps"}) + "\n" for r in rows))
+    for f in (tmp_path / "a" / "checkpoints" / "ext").glob("*.pt"):
+        f.unlink()
+    assert (
+        run_experiment(legacy, tmp_path / "a", resume=True, progress=False)["runs"][0]["accuracy"]
+        == rows[0]["accuracy"]
+    )  # an old header still resumes
+    replayed = run_experiment(legacy, tmp_path / "a", progress=False, extend_to=25)
+    one_go = run_experiment(dataclasses.replace(legacy, steps=25, decay_steps=12), tmp_path / "b", progress=False)
+    assert _without_notes(replayed) == _without_notes(one_go)
+    (note,) = replayed["runs"][0]["continued"]
+    assert note["how"].startswith("replayed from step 0") and note["resumed_at_step"] == 0
+    assert note["replay_curve_max_abs_diff"] == 0.0 and note["before"]["accuracy"] == rows[0]["accuracy"]
+
+
+def test_extension_errors_and_kept_run_notes(tmp_path, capsys):
+    with pytest.raises(ValueError, match=r"^extend_to: .*does not exist"):
+        run_experiment(EXTEND, tmp_path / "none", progress=False, extend_to=20)
+    run_experiment(EXTEND, tmp_path, progress=False)
+    summary = tmp_path / "ext.json"
+    summary.write_text(json.dumps({**json.loads(summary.read_text()), "run_notes": {"note": "by hand"}}))
+    with pytest.raises(ValueError, match=r"^extend_to: expected an integer in \[12,"):
+        run_experiment(EXTEND, tmp_path, progress=False, extend_to=11)
+    with pytest.raises(ValueError, match="different configuration or schedule"):
+        run_experiment(dataclasses.replace(EXTEND, lr=1e-3), tmp_path, progress=False, extend_to=20)
+    with pytest.raises(ValueError, match="different configuration or schedule"):
+        run_experiment(dataclasses.replace(EXTEND, decay_steps=15), tmp_path, progress=False, extend_to=20)
+    assert run_experiment(EXTEND, tmp_path, progress=False, extend_to=14)["run_notes"] == {"note": "by hand"}
+    with pytest.raises(ValueError, match=r"^extend_to: expected at least the 14 steps"):
+        run_experiment(EXTEND, tmp_path, progress=False, extend_to=13)
+    with pytest.raises(ValueError, match="different configuration"):  # a plain resume of an extended folder
+        run_experiment(EXTEND, tmp_path, resume=True, progress=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["retrieval", "--quick", "--extend-to", "5", "--out", str(tmp_path / "cli")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1 and "--extend-to: expected an integer" in err
+
+
+def test_long_n_preset_and_cli_extension(tmp_path, capsys):
+    from gpu.train import FULL
+
+    v = FULL.long_n
+    assert (v.ns, v.ws, v.layers, v.seeds) == ((1024,), (8,), (4,), (0, 1, 2))
+    assert v.kinds == ("sa", "sa+swa", "sa-ms-eq", "sa-ms+swa-eq") and v.decay_steps == v.steps == 3000
+    out = str(tmp_path)
+    assert main(["long_n", "--quick", "--json", "--out", out]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert main(["long_n", "--quick", "--json", "--extend-to", "11", "--out", out]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["config"]["steps"] == 11 and len(doc["runs"]) == 8
+    for before, after in zip(first["runs"], doc["runs"], strict=True):
+        (note,) = after["continued"]
+        assert (note["from_steps"], note["to_steps"], note["how"]) == (8, 11, "continued from the final checkpoint")
+        assert note["before"]["accuracy"] == before["accuracy"] and after["steps"] == 11
+    with pytest.raises(SystemExit) as exc:
+        main(["long_n", "--quick", "--extend-to", "9", "--out", out])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "--extend-to: expected at least the 11 steps" in err and len(err.splitlines()) == 1
+
+
+# --- issue 13: where long-n training could separate the variants (gpu.train.reach_grid) ------------------------------
+
+
+def _readout_share_by_sets(pattern, layers):
+    """Oracle: walk the key lists layer by layer from the readout with Python sets."""
+    n = pattern.n
+    seen = {n - 1}
+    for layer in range(layers, 0, -1):
+        adjacency = pattern.adjacency(layer).tocsr()
+        seen = {int(k) for i in seen for k in adjacency.indices[adjacency.indptr[i] : adjacency.indptr[i + 1]]}
+    return sum(1 for j in seen if 1 <= j <= n - 2) / (n - 2)
+
+
+def test_readout_reachable_matches_the_set_walk_and_the_runner():
+    from gpu.train.reach_grid import GRID_KINDS, readout_keys, readout_reachable
+
+    rng = np.random.default_rng(13)
+    for _ in range(40):
+        kind = str(rng.choice(GRID_KINDS))
+        n, w, layers, seed = int(rng.choice([16, 24, 40, 64])), int(rng.integers(2, 6)), int(rng.integers(1, 5)), 0
+        seed = int(rng.integers(0, 1000))
+        pattern = pattern_for(kind, n, w, True, seed)
+        share = readout_reachable(pattern, layers)
+        assert share == pytest.approx(_readout_share_by_sets(pattern, layers), abs=1e-12), (kind, n, w, layers)
+        sources = np.arange(1, n - 1)[:, None]  # every answer position once: the runner's estimate, exactly
+        assert share == pytest.approx(reachable(pattern, layers, np.full(n - 2, n - 1), sources).mean(), abs=1e-12)
+        rows = pattern.adjacency(1).tocsr()
+        assert readout_keys(pattern, 1) == rows.indptr[n] - rows.indptr[n - 1]
+    swa = pattern_for("swa", 64, 4, True, 0)
+    assert readout_reachable(swa, 3) == pytest.approx(9 / 62)  # answers at distance 1..L (w - 1) = 9 of 62
+    with pytest.raises(ValueError, match=r"^layers: expected"):
+        readout_reachable(swa, 0)
+
+
+def test_reach_grid_cli_writes_the_separation(tmp_path, capsys):
+    from gpu.train.reach_grid import main as grid_main
+    from gpu.train.reach_grid import reach_grid
+
+    out = tmp_path / "r" / "reach.json"
+    argv = ["--ns", "64", "--ws", "4", "--layers", "2", "3", "--seeds", "0", "1", "--out", str(out)]
+    assert grid_main(argv) == 0
+    doc = json.loads(out.read_text())
+    assert doc["command"].endswith("--out " + str(out)) and len(doc["rows"]) == 8 * 2 * 2
+    by = {(r["kind"], r["layers"], r["seed"]): r["reachable"] for r in doc["rows"]}
+    for entry in doc["separation"]:
+        v = [by["sa-ms+swa-eq", entry["layers"], s] for s in (0, 1)]
+        b = [by["sa+swa", entry["layers"], s] for s in (0, 1)]
+        assert entry["gap_mean"] == pytest.approx(np.mean(v) - np.mean(b))
+        assert entry["gap_worst_vs_best"] == pytest.approx(min(v) - max(b))
+    assert doc["choice"] == max(doc["separation"], key=lambda e: (e["gap_mean"], -e["layers"]))
+    assert all(e["lstar_readout"] == 1 for e in doc["readout_lstar"] if e["kind"] == "full")
+    for bad, field in (({"ws": (40,)}, "ws"), ({"kinds": ("dense",)}, "kinds"), ({"layers": (0,)}, "layers")):
+        with pytest.raises(ValueError, match=rf"^{field}: expected"):
+            reach_grid(**{"ns": (64,), **bad})
+    with pytest.raises(SystemExit) as exc:
+        grid_main(["--ws", "0", "--out", str(out)])
+    assert exc.value.code == 2 and "--ws: expected" in capsys.readouterr().err
+
+
+def test_step_time_cli(tmp_path, capsys):
+    from gpu.train.step_time import main as time_main
+    from gpu.train.step_time import step_seconds
+
+    out = tmp_path / "t.json"
+    argv = ["--n", "32", "--w", "4", "--layers", "1", "--kinds", "sa", "sa+swa", "--estimate-kinds", "sa",
+            "--estimate-runs", "3", "--estimate-steps", "100", "--steps", "2", "--out", str(out)]  # fmt: skip
+    assert time_main(argv) == 0
+    doc = json.loads(out.read_text())
+    assert [r["kind"] for r in doc["rows"]] == ["sa", "sa+swa"] and doc["config"]["threads"] == 1
+    for r in doc["rows"]:
+        assert 0 < r["wall_min"] <= r["wall_median"] <= r["wall_max"] and r["cpu_median"] > 0
+    (est,) = doc["estimate"]
+    assert est["cpu_minutes"] == pytest.approx(round(doc["rows"][0]["cpu_median"] * 300 / 60, 1))
+    with pytest.raises(ValueError, match=r"^steps: expected"):
+        step_seconds(QUICK.long_n, {"kind": "sa", "n": 32, "w": 4, "layers": 1, "seed": 0}, 0, 0)
+    with pytest.raises(SystemExit) as exc:
+        time_main(["--kinds", "sa", "--out", str(out)])  # the estimate's default kinds are not all timed
+    assert exc.value.code == 2 and "--estimate-kinds" in capsys.readouterr().err

@@ -15,10 +15,17 @@ and window w):
              run twice), seeds 0, 1, 2, 1500 steps each; mean and [min, max] over seeds per kind. Not part of
              `all`: 45 runs (about 2.5 CPU-hours), run them in parallel, e.g.
              python -m gpu.train variants --jobs 12 --out benchmarks/results/training/variants
+  long_n     issue 13: causal retrieval at n = 1024, w = 8, L = 4 for SA, SA+SWA, sa-ms-eq and sa-ms+swa-eq, seeds
+             0, 1, 2, 3000 steps (cosine ending at step 3000, so --extend-to continues it). Defined, not run:
+             about 8 CPU-hours (python -m gpu.train.step_time); python -m gpu.train.reach_grid says why this
+             configuration and how little it can separate
 
 --quick runs a one-minute version; the full one takes about 30 minutes on two CPU cores and writes
 benchmarks/results/training/NAME.json. Runs checkpoint every few steps: after a kill, rerun with --resume.
 --jobs N trains N runs at a time in worker processes (one torch thread each unless --threads).
+--extend-to STEPS trains every run of the experiment in --out on to STEPS steps, on the schedule it was trained
+with (the cosine still ends where it did, lr / 10 after it), from each run's final checkpoint, or replayed from step
+0 where none was kept; each row notes what it was before under "continued".
 """
 
 from __future__ import annotations
@@ -71,6 +78,8 @@ def main(argv=None) -> int:
     p.add_argument("--json", action="store_true", help="print the summaries as JSON instead of tables")
     p.add_argument("--threads", type=int, default=None, help="torch threads (default 1: tiny models on shared cores)")
     p.add_argument("--jobs", type=int, default=1, help="runs trained at a time, in worker processes (default 1)")
+    p.add_argument("--extend-to", type=int, default=None, metavar="STEPS",
+                   help="train the runs in --out on to STEPS steps (same schedule; implies --resume)")  # fmt: skip
     args = p.parse_args(argv)
     if args.threads is not None and args.threads < 1:
         p.error(f"--threads: expected a positive integer, got {args.threads}")
@@ -88,9 +97,11 @@ def main(argv=None) -> int:
         start = time.perf_counter()
         try:
             summary = run_experiment(getattr(configs, name), out, resume=args.resume, threads=args.threads,
-                                     jobs=args.jobs)  # fmt: skip
+                                     jobs=args.jobs, extend_to=args.extend_to)  # fmt: skip
         except FileExistsError as exc:
             p.error(str(exc))
+        except ValueError as exc:  # e.g. --extend-to below the recorded steps, or a folder of another configuration
+            p.error(str(exc).replace("extend_to:", "--extend-to:", 1))
         except OSError as exc:  # e.g. the disk filled up or the folder vanished mid-run
             p.error(f"--out: cannot write to {out!r} ({exc.strerror or type(exc).__name__})")
         except KeyboardInterrupt:

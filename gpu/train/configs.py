@@ -5,8 +5,11 @@ cores) presets.
 A synthetic experiment trains one model per (attention kind, n, w, L, seed) of the product grid; a seed fixes the
 initial weights, the training data and the evaluation set, so at one seed every kind sees the same data and, where
 shapes agree, starts from the same weights. ``seeds`` repeats the grid (runs named ``...-s{seed}``). Optimiser: AdamW
-(Loshchilov & Hutter 2019) with linear warm-up over ``warmup`` steps, then cosine decay to ``lr / 10``, gradient
-norm clipped at 1.
+(Loshchilov & Hutter 2019) with linear warm-up over ``warmup`` steps, then cosine decay to ``lr / 10`` at step
+``decay_steps`` and ``lr / 10`` from there on, gradient norm clipped at 1
+(:func:`gpu.train.runner.learning_rate`). ``decay_steps = None`` means ``steps``, the schedule every run committed
+before ``decay_steps`` existed was trained with; a schedule whose value at step ``t`` does not depend on ``steps``
+is what lets a finished run continue to more steps (:func:`extended`, ``python -m gpu.train ... --extend-to``).
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ class Common:
     weight_decay: float = 0.01
     seeds: tuple[int, ...] = (0,)
     checkpoint_every: int = 100
+    decay_steps: int | None = None  # the cosine's end; None: steps
 
     def _validate_common(self) -> None:
         _kinds(self)
@@ -82,6 +86,13 @@ class Common:
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError(f"seeds: expected distinct seeds, got {self.seeds!r}")
         _int(self, "checkpoint_every", 1, 10**6)
+        if self.decay_steps is not None:
+            _int(self, "decay_steps", max(1, self.warmup), 10**6)
+
+    @property
+    def horizon(self) -> int:
+        """The step at which the cosine reaches ``lr / 10``: ``decay_steps``, or ``steps`` when it is ``None``."""
+        return self.steps if self.decay_steps is None else self.decay_steps
 
     def to_dict(self) -> dict:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
@@ -172,9 +183,23 @@ class LMConfig(Common):
         ]
 
 
+def extended(config, steps: int):
+    """``config`` trained to ``steps`` steps on the schedule it was trained with: ``decay_steps`` fixed at
+    ``config.horizon``, so the learning rate at every step before ``config.steps`` is unchanged and a finished run
+    continued from its final checkpoint is exactly the run trained to ``steps`` in one go."""
+    if isinstance(steps, bool) or not isinstance(steps, int) or not config.steps <= steps <= 10**6:
+        raise ValueError(f"extend_to: expected an integer in [{config.steps}, {10**6}] (the steps trained so far or "
+                         f"more), got {steps!r}")  # fmt: skip
+    return dataclasses.replace(config, steps=steps, decay_steps=config.horizon)
+
+
 #: the kinds of the ``variants`` experiment: every kind but ``dilated+swa``, which is the same pattern as
 #: ``dilated`` (its heads include dilation 1, the window; same seed, same model: a duplicate run)
 TRAINED_VARIANT_KINDS = tuple(kind for kind in KINDS if kind != "dilated+swa")
+
+
+#: the kinds of the ``long_n`` experiment: pure and windowed, SA and the multi-scale SA sized to SA's keys
+LONG_N_KINDS = ("sa", "sa+swa", "sa-ms-eq", "sa-ms+swa-eq")
 
 
 @dataclass(frozen=True)
@@ -183,6 +208,7 @@ class Preset:
     counting: SyntheticConfig  # the every-token task
     lm: LMConfig = field(default_factory=LMConfig)
     variants: SyntheticConfig | None = None  # issue 13: the causal variants on retrieval, several seeds
+    long_n: SyntheticConfig | None = None  # issue 13: SA, SA+SWA and sa-ms(-eq, +swa-eq) at n = 1024 (not run)
 
 
 QUICK = Preset(
@@ -200,6 +226,10 @@ QUICK = Preset(
         task="retrieval", ns=(32,), ws=(4,), layers=(2,), kinds=KINDS, seeds=(0, 1), steps=12, warmup=2, batch=8,
         eval_samples=32, checkpoint_every=6, name="variants",
     ),
+    long_n=SyntheticConfig(
+        task="retrieval", ns=(64,), ws=(4,), layers=(2,), kinds=LONG_N_KINDS, seeds=(0, 1), steps=8, warmup=2,
+        decay_steps=8, batch=8, eval_samples=32, checkpoint_every=4, name="long_n",
+    ),
 )  # fmt: skip
 
 FULL = Preset(
@@ -215,12 +245,21 @@ FULL = Preset(
         warmup=30,
         batch=32, eval_samples=1024, checkpoint_every=100, name="variants",
     ),
+    # where python -m gpu.train.reach_grid finds sa-ms+swa-eq furthest ahead of SA+SWA at the readout, at the fewest
+    # layers (0.992 vs 0.981 reachable; benchmarks/results/training/long_n_reach/reach.json); the cosine ends at
+    # decay_steps, so --extend-to continues it. Not run: about 8 CPU-hours on one core (12 runs x 3000 steps x 0.82 s)
+    # (benchmarks/results/training/long_n_reach/step_time.json)
+    long_n=SyntheticConfig(
+        task="retrieval", ns=(1024,), ws=(8,), layers=(4,), kinds=LONG_N_KINDS, seeds=(0, 1, 2), steps=3000,
+        warmup=30, decay_steps=3000, batch=32, eval_samples=1024, checkpoint_every=100, name="long_n",
+    ),
 )  # fmt: skip
 
 #: what ``all`` runs, in turn
 EXPERIMENTS = ("retrieval", "counting", "lm")
-#: every experiment the CLI knows (``variants``: 15 kinds x 3 seeds, run it with ``--jobs``)
-ALL_EXPERIMENTS = (*EXPERIMENTS, "variants")
+#: every experiment the CLI knows (``variants``: 15 kinds x 3 seeds, run it with ``--jobs``; ``long_n``: defined,
+#: not run)
+ALL_EXPERIMENTS = (*EXPERIMENTS, "variants", "long_n")
 
 
 def preset(quick: bool) -> Preset:

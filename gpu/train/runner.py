@@ -2,9 +2,19 @@
 
 Layout of ``out``: ``NAME.jsonl`` (one line per finished run, appended as runs finish; ``--resume`` skips them),
 ``NAME.config.json`` (the configuration the lines belong to), ``checkpoints/NAME/RUN.pt`` (model, optimiser, step,
-loss history and both random generators, every ``checkpoint_every`` steps; removed when the run is recorded) and
-``NAME.json``, the summary written when every run is done (config, versions, one row per run in grid order;
-``session_seconds`` is the wall time of the last call, ``train_seconds_total`` the training time of all runs).
+loss history and both random generators, every ``checkpoint_every`` steps and at the end of the run; the final one
+is kept so the run can be continued; ``checkpoints/.gitignore`` keeps them out of git) and ``NAME.json``, the
+summary written when every run is done (config, versions, one row per run in grid order; ``session_seconds`` is the
+wall time of the last call, ``train_seconds_total`` the training time of all runs; a ``run_notes`` entry added to an
+earlier ``NAME.json`` by hand is kept).
+
+Continuing (``extend_to``, ``python -m gpu.train ... --extend-to STEPS``): every run of the grid is trained on to
+``STEPS`` with the configuration :func:`gpu.train.configs.extended` gives (same schedule, ``decay_steps`` fixed at
+the first training's horizon), from its final checkpoint when there is one, else replayed from step 0 with the same
+seed (the committed runs trained before final checkpoints were kept have none); the row records the steps before
+and the results then under ``continued`` (for a replay also ``replay_curve_max_abs_diff``, the largest difference
+between the recorded loss curve and the replayed one over those steps: 0 on the machine and thread count that
+trained it).
 
 Determinism: run ``r`` seeds torch's global generator (initial weights, SA's training permutations, the variants'
 training pattern seeds) and its own data generator with its seed ``spec["seed"]`` (one of ``config.seeds``);
@@ -39,7 +49,7 @@ import receptive
 
 from ..validation import writable_folder
 from . import tasks
-from .configs import LMConfig, SyntheticConfig
+from .configs import LMConfig, SyntheticConfig, extended
 from .models import TinyTransformer, parameter_counts
 from .reach import coverage_summary, pattern_for, reachable
 from .summary import aggregate, compare_with_paper, deviations
@@ -71,11 +81,22 @@ def run_id(config, spec: dict) -> str:
 
 
 def learning_rate(config, step: int) -> float:
-    """Linear warm-up to ``lr`` over ``warmup`` steps, then cosine decay to ``lr / 10`` at ``steps``."""
+    """Linear warm-up to ``lr`` over ``warmup`` steps, cosine decay to ``lr / 10`` at ``config.horizon``
+    (``decay_steps``, or ``steps`` when that is ``None``), then ``lr / 10``:
+
+    ``lr (t + 1) / warmup`` for ``t < warmup``, else ``lr (0.1 + 0.45 (1 + cos(pi min(1, (t - warmup) /
+    max(1, horizon - warmup)))))``. With ``decay_steps`` set the value at step ``t`` does not depend on ``steps``."""
     if config.warmup and step < config.warmup:
         return config.lr * (step + 1) / config.warmup
-    progress = (step - config.warmup) / max(1, config.steps - config.warmup)
+    progress = (step - config.warmup) / max(1, config.horizon - config.warmup)
     return config.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+
+
+def loss_curve(losses: list[float]) -> list[float]:
+    """The training loss in tenths: means of consecutive chunks of ``max(1, len // 10)`` steps (the last may be
+    shorter)."""
+    tenth = max(1, len(losses) // 10)
+    return [float(np.mean(losses[i : i + tenth])) for i in range(0, len(losses), tenth)]
 
 
 def build_model(config, spec: dict) -> TinyTransformer:
@@ -128,7 +149,8 @@ def _save(path: Path, state: dict) -> None:
 
 
 def train(config, spec: dict, checkpoint: Path, corpus=None, bar=None, budget: list | None = None) -> dict:
-    """Train one run to ``config.steps`` (from its checkpoint if there is one) and evaluate it.
+    """Train one run to ``config.steps`` (from its checkpoint if there is one), save the final checkpoint and
+    evaluate it.
 
     ``budget``: a one-element list of optimiser steps this call may still take; at zero :class:`Interrupted` is
     raised (without a checkpoint), as if the process had been killed.
@@ -144,6 +166,8 @@ def train(config, spec: dict, checkpoint: Path, corpus=None, bar=None, budget: l
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         step, losses, seconds = state["step"], state["losses"], state["seconds"]
+        if step > config.steps:
+            raise ValueError(f"steps: {checkpoint} holds step {step}, beyond the {config.steps} steps asked for")
         torch.set_rng_state(state["torch_rng"])
         data.generator.set_state(state["data_rng"])
     if bar is not None:
@@ -164,24 +188,22 @@ def train(config, spec: dict, checkpoint: Path, corpus=None, bar=None, budget: l
             bar.update(1)
             bar.set_postfix(loss=f"{losses[-1]:.3f}", refresh=False)
         if step % config.checkpoint_every == 0 and step < config.steps:
-            elapsed = seconds + time.perf_counter() - start
-            _save(checkpoint, {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
-                               "losses": losses, "seconds": elapsed, "torch_rng": torch.get_rng_state(),
-                               "data_rng": data.generator.get_state()})  # fmt: skip
+            _save(checkpoint, _state(model, optimizer, step, losses, seconds + time.perf_counter() - start, data))
         if budget is not None:
             budget[0] -= 1
             if budget[0] <= 0 and step < config.steps:
                 raise Interrupted(f"stopped after step {step} of {spec}")
     seconds += time.perf_counter() - start
+    _save(checkpoint, _state(model, optimizer, step, losses, seconds, data))  # the final state: continuable
     model.eval()
     with torch.no_grad():
         result = _evaluate_lm(model, config, spec, corpus) if lm else _evaluate_synthetic(model, config, spec, data)
     counts = parameter_counts(model)
-    tenth = max(1, len(losses) // 10)
-    curve = [float(np.mean(losses[i : i + tenth])) for i in range(0, len(losses), tenth)]
+    curve = loss_curve(losses)
     return {
         **spec,
         "run": checkpoint.stem,
+        "steps": step,
         "parameters": counts,
         "train_loss_first": curve[0],
         "train_loss_last": curve[-1],
@@ -189,6 +211,11 @@ def train(config, spec: dict, checkpoint: Path, corpus=None, bar=None, budget: l
         "train_seconds": round(seconds, 2),
         **result,
     }
+
+
+def _state(model, optimizer, step, losses, seconds, data) -> dict:
+    return {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step, "losses": losses,
+            "seconds": seconds, "torch_rng": torch.get_rng_state(), "data_rng": data.generator.get_state()}  # fmt: skip
 
 
 def _evaluate_synthetic(model, config: SyntheticConfig, spec: dict, data: _Data) -> dict:
@@ -253,7 +280,7 @@ def _read_lines(path: Path) -> dict[str, dict]:
 
 
 def run_experiment(config, out, resume: bool = False, progress: bool | None = None, stop_after: int | None = None,
-                   threads: int | None = None, jobs: int = 1) -> dict:  # fmt: skip
+                   threads: int | None = None, jobs: int = 1, extend_to: int | None = None) -> dict:  # fmt: skip
     """Train every run of ``config`` into ``out`` and return (and write) the summary ``NAME.json``.
 
     ``resume``: continue the runs recorded in ``out`` (finished ones are skipped, a checkpointed one continues);
@@ -263,6 +290,8 @@ def run_experiment(config, out, resume: bool = False, progress: bool | None = No
     on shared cores extra threads spin-wait; measured 25x slower with 2 threads under load). ``jobs``: worker
     processes training runs side by side (each with ``threads`` torch threads; spawned, so a script calling this with
     ``jobs > 1`` needs the ``if __name__ == "__main__":`` guard); ``stop_after`` needs ``jobs = 1``.
+    ``extend_to``: continue the runs ``config`` trained into ``out`` (a previous extension of them included) to
+    ``extend_to`` steps on the same schedule (module doc; implies ``resume``); ``out`` must hold ``config``'s header.
     """
     if not isinstance(config, SyntheticConfig | LMConfig):
         raise ValueError(f"config: expected a SyntheticConfig or LMConfig, got {type(config).__name__}")
@@ -272,8 +301,59 @@ def run_experiment(config, out, resume: bool = False, progress: bool | None = No
         raise ValueError(f"jobs: expected an integer in [1, 1024], got {jobs!r}")
     if jobs > 1 and stop_after is not None:
         raise ValueError("stop_after: only with jobs = 1 (it counts the steps of one process)")
+    target = extended(config, extend_to) if extend_to is not None else None
     with _threads(threads if threads is not None else 1):
+        if target is not None:
+            _check_extension(config, target, prepare_out(out))
+            return _run(target, out, True, progress, stop_after, jobs, threads if threads is not None else 1,
+                        extending=config.horizon)  # fmt: skip
         return _run(config, out, resume, progress, stop_after, jobs, threads if threads is not None else 1)
+
+
+def _header(path: Path) -> dict:
+    """A written configuration, with the fields added since it was written at their defaults."""
+    config = json.loads(path.read_text())
+    config.setdefault("decay_steps", None)  # headers written before decay_steps existed: the cosine ended at steps
+    return config
+
+
+def _check_extension(config, target, out: Path) -> None:
+    """``out`` holds runs of ``config`` (possibly extended before, to at most ``target.steps``) on its schedule."""
+    header = out / f"{config.name}.config.json"
+    if not header.exists():
+        raise ValueError(f"extend_to: {header} does not exist; train {config.name} into this folder first")
+    written = _header(header)
+    horizon = written["steps"] if written["decay_steps"] is None else written["decay_steps"]
+    fixed = {k: v for k, v in config.to_dict().items() if k not in ("steps", "decay_steps")}
+    if {k: v for k, v in written.items() if k not in ("steps", "decay_steps")} != fixed or horizon != config.horizon:
+        raise ValueError(f"extend_to: {header} was written with a different configuration or schedule")
+    if written["steps"] > target.steps:
+        raise ValueError(f"extend_to: expected at least the {written['steps']} steps {header} records, "
+                         f"got {target.steps}")  # fmt: skip
+
+
+def _checkpoint_step(checkpoint: Path) -> int:
+    return int(torch.load(checkpoint, weights_only=False)["step"]) if checkpoint.exists() else 0
+
+
+def _continued(row: dict, before: dict, resumed_at: int, checkpoint: Path) -> dict:
+    """``row`` (the run trained on) with a ``continued`` note on what it was before. ``resumed_at``: the step of the
+    checkpoint training started from (``before["steps"]``: the final one; below it: none was kept, so the run was
+    replayed from step 0, and ``replay_curve_max_abs_diff`` is the largest difference between the recorded loss
+    curve and the replayed one over the steps recorded before)."""
+    keep = ("accuracy", "accuracy_reachable", "reachable", "eval_loss", "val_perplexity", "val_loss",
+            "train_loss_last", "train_seconds")  # fmt: skip
+    replay = resumed_at < before["steps"]
+    note = {"from_steps": before["steps"], "to_steps": row["steps"], "resumed_at_step": resumed_at,
+            "how": "replayed from step 0 (no final checkpoint)" if replay else "continued from the final checkpoint",
+            "before": {k: before[k] for k in keep if k in before}}  # fmt: skip
+    if replay:
+        replayed = loss_curve(torch.load(checkpoint, weights_only=False)["losses"][: before["steps"]])
+        recorded = before["loss_curve"]
+        note["replay_curve_max_abs_diff"] = (
+            max(abs(a - b) for a, b in zip(replayed, recorded, strict=True)) if len(replayed) == len(recorded) else None
+        )
+    return {**row, "continued": [*before.get("continued", []), note]}
 
 
 @contextlib.contextmanager
@@ -307,7 +387,7 @@ def _train_in_worker(config, spec: dict, checkpoint: Path) -> dict:
     return train(config, spec, checkpoint, corpus)
 
 
-def _train_parallel(config, todo, out, lines, done, jobs, threads, bar) -> None:
+def _train_parallel(config, todo, out, lines, done, jobs, threads, bar, finish) -> None:
     """Train ``todo`` in ``jobs`` spawned processes; the parent records each run as it finishes."""
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_init,
@@ -315,12 +395,13 @@ def _train_parallel(config, todo, out, lines, done, jobs, threads, bar) -> None:
         futures = {}
         for spec in todo:
             checkpoint = out / "checkpoints" / config.name / f"{run_id(config, spec)}.pt"
-            futures[pool.submit(_train_in_worker, config, spec, checkpoint)] = (spec, checkpoint)
+            resumed_at = _checkpoint_step(checkpoint)
+            futures[pool.submit(_train_in_worker, config, spec, checkpoint)] = (spec, checkpoint, resumed_at)
         try:
             for future in concurrent.futures.as_completed(futures):
-                spec, checkpoint = futures[future]
-                row = future.result()
-                _record(lines, row, checkpoint, done, run_id(config, spec))
+                spec, checkpoint, resumed_at = futures[future]
+                rid = run_id(config, spec)
+                _record(lines, finish(future.result(), rid, resumed_at, checkpoint), done, rid)
                 bar.update(config.steps)
         except BaseException:
             for future in futures:
@@ -328,40 +409,52 @@ def _train_parallel(config, todo, out, lines, done, jobs, threads, bar) -> None:
             raise
 
 
-def _record(lines: Path, row: dict, checkpoint: Path, done: dict, rid: str) -> None:
+def _record(lines: Path, row: dict, done: dict, rid: str) -> None:
     with lines.open("a") as fh:
         fh.write(json.dumps(row) + "\n")
-    checkpoint.unlink(missing_ok=True)
     done[rid] = row
 
 
-def _run(config, out, resume, progress, stop_after, jobs=1, threads=1) -> dict:
+def _run(config, out, resume, progress, stop_after, jobs=1, threads=1, extending: int | None = None) -> dict:
+    """``extending``: the horizon of the schedule the recorded runs were trained on (rows without ``steps``, from
+    before rows recorded it, trained exactly that many); runs recorded with fewer than ``config.steps`` steps are
+    trained on and noted."""
     out = prepare_out(out)
     lines, header = out / f"{config.name}.jsonl", out / f"{config.name}.config.json"
     if lines.exists() and not resume:
         raise FileExistsError(f"out: {lines} already holds results; pass --resume to continue or choose another --out")
-    if header.exists() and resume and json.loads(header.read_text()) != config.to_dict():
+    if header.exists() and resume and extending is None and _header(header) != config.to_dict():
         raise ValueError(f"resume: {header} was written with a different configuration; choose another --out")
     header.write_text(json.dumps(config.to_dict(), indent=1) + "\n")
     grid = config.grid()
     done = _read_lines(lines)
+    recorded = config.steps if extending is None else extending  # the steps of a row that does not say
+    before = {rid: row for rid, row in done.items() if row.get("steps", recorded) < config.steps}
+    for rid, row in before.items():
+        row.setdefault("steps", recorded)
+        del done[rid]
     corpus = tasks.load_corpus(config.max_chars) if isinstance(config, LMConfig) else None
     todo = [spec for spec in grid if run_id(config, spec) not in done]
     show = sys.stderr.isatty() if progress is None else progress
     budget = [stop_after] if stop_after is not None else None
+
+    def finish(row, rid, resumed_at, checkpoint):
+        return _continued(row, before[rid], resumed_at, checkpoint) if rid in before else row
+
+    if todo:
+        (out / "checkpoints").mkdir(exist_ok=True)
+        (out / "checkpoints" / ".gitignore").write_text("# final and intermediate training states (gpu.train)\n*\n")
     start = time.perf_counter()
     with tqdm(total=len(todo) * config.steps, disable=not show, desc=config.name, unit="step") as bar:
         if jobs > 1 and todo:
-            _train_parallel(config, todo, out, lines, done, jobs, threads, bar)
+            _train_parallel(config, todo, out, lines, done, jobs, threads, bar, finish)
         for spec in todo if jobs == 1 else ():
             rid = run_id(config, spec)
             bar.set_description(f"{config.name} {spec['kind']} n={spec['n']} w={spec['w']} L={spec['layers']}")
             checkpoint = out / "checkpoints" / config.name / f"{rid}.pt"
+            resumed_at = _checkpoint_step(checkpoint)
             row = train(config, spec, checkpoint, corpus, bar, budget)
-            _record(lines, row, checkpoint, done, rid)
-    for folder in (out / "checkpoints" / config.name, out / "checkpoints"):
-        if folder.exists() and not any(folder.iterdir()):
-            folder.rmdir()
+            _record(lines, finish(row, rid, resumed_at, checkpoint), done, rid)
     summary = {
         "experiment": config.name,
         "config": config.to_dict(),
@@ -378,5 +471,9 @@ def _run(config, out, resume, progress, stop_after, jobs=1, threads=1) -> dict:
         summary["paper"] = compare_with_paper(summary["runs"])
     else:
         summary["deviations"] = deviations(summary["runs"])
-    (out / f"{config.name}.json").write_text(json.dumps(summary, indent=1) + "\n")
+    path = out / f"{config.name}.json"
+    notes = json.loads(path.read_text()).get("run_notes") if path.exists() else None
+    if notes is not None:  # written by hand (e.g. which machine trained which run): kept
+        summary["run_notes"] = notes
+    path.write_text(json.dumps(summary, indent=1) + "\n")
     return summary
