@@ -1,7 +1,8 @@
 """``python -m gpu.bench``: what attention and coverage cost, for full, SWA, SA and SA+SWA, per backend.
 
 Times the forward (and with ``--backward`` forward + backward) of each path at the same shapes and dtype, after a
-warm-up, as the median of ``--repeats`` runs (CUDA events through ``triton.testing.do_bench`` on a GPU), and reports
+warm-up, as the median of ``--repeats`` runs (CUDA events through ``triton.testing.do_bench`` on a GPU; on the CPU
+the repeats go round-robin over the paths, so load from other processes reaches all of them alike), and reports
 TFLOP/s on useful FLOPs (``4 d`` per allowed (query, key) pair, Dao et al. 2022), the speedup over full attention
 next to the SA paper's (1.5x at 2k, 6.6x at 8k, 28x at 32k on an A100) and SA's overhead over SWA. Every windowed
 path is timed once per backend (``torch``: the banded torch path; ``flex``: FlexAttention, compiled on CUDA;
@@ -74,18 +75,28 @@ def kind_and_backend(row: dict) -> tuple[str, str]:
     return name, "sdpa" if name == "full" else "torch"
 
 
-def _timer(fn, repeats: int, cuda: bool) -> float:
-    if cuda:
-        from triton.testing import do_bench
+def _cuda_timer(fn, repeats: int) -> float:
+    """Median seconds of ``fn`` on the GPU (CUDA events, ``triton.testing.do_bench``)."""
+    from triton.testing import do_bench
 
-        return do_bench(fn, warmup=5, rep=max(20, repeats), return_mode="median") / 1e3
-    fn()
-    times = []
+    return do_bench(fn, warmup=5, rep=max(20, repeats), return_mode="median") / 1e3
+
+
+def _times(steps: dict, repeats: int, cuda: bool) -> dict:
+    """``{name: [seconds, ...]}`` for every step. CUDA: one median per step (``do_bench``). CPU: one warm-up run of
+    each, then ``repeats`` rounds that run every step once in turn, so a change in the machine's load during the
+    measurement reaches every path alike (the ratios of one ``n`` compare runs made side by side)."""
+    if cuda:
+        return {name: [_cuda_timer(step, repeats)] for name, step in steps.items()}
+    for step in steps.values():
+        step()
+    runs = {name: [] for name in steps}
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for name, step in steps.items():
+            start = time.perf_counter()
+            step()
+            runs[name].append(time.perf_counter() - start)
+    return runs
 
 
 def _paths(q, k, v, w, gate, perm, backends, ms_perm=None, variants=False) -> dict:
@@ -184,11 +195,14 @@ def run(args) -> dict:
             for t in (q, k, v):
                 t.requires_grad_()
         timings = {}
-        for name, (kind, backend, fn) in _paths(q, k, v, args.w, gate, perm, backends, ms_perm, variants).items():
-            step = (lambda fn=fn: fn().sum().backward()) if args.backward else fn
-            with torch.no_grad() if not args.backward else torch.enable_grad():
-                seconds = _timer(step, args.repeats, cuda)
-                peak = peak_memory(step) if cuda else None
+        paths = _paths(q, k, v, args.w, gate, perm, backends, ms_perm, variants)
+        steps = {name: (lambda fn=fn: fn().sum().backward()) if args.backward else fn
+                 for name, (_, _, fn) in paths.items()}  # fmt: skip
+        with torch.no_grad() if not args.backward else torch.enable_grad():
+            runs = _times(steps, args.repeats, cuda)
+            peaks = {name: peak_memory(step) for name, step in steps.items()} if cuda else {}
+        for name, (kind, backend, _) in paths.items():
+            seconds, peak = statistics.median(runs[name]), peaks.get(name)
             flops = (
                 4
                 * args.dim
@@ -201,7 +215,7 @@ def run(args) -> dict:
             rows.append({
                 "n": n, "path": name, "kind": kind, "backend": backend, "seconds": seconds,
                 "tflops": flops / seconds / 1e12,
-                "peak_memory_bytes": peak,
+                "peak_memory_bytes": peak, "repeat_seconds": runs[name],
             })  # fmt: skip
             print(f"n={n:>6} {name:<13} {seconds * 1e3:>10.2f} ms  {flops / seconds / 1e12:>7.3f} TFLOP/s", flush=True)
         for row in rows:

@@ -105,17 +105,22 @@ def multiscale_permutations(n, heads, window, *, blocks=None, seed=None, layer=1
     blocks of :func:`head_blocks`'s size. ``seed`` gives :func:`receptive.patterns.causal_variants.block_permutation`'s
     (the ones the coverage engine analyses); otherwise they are drawn on ``device`` (q's) with ``generator``: the
     block index plus a uniform tie-break, argsorted, so no host round trip."""
-    if n == 1:  # one token: nothing to permute (the patterns start at n = 2)
-        check_int("heads", heads, 1)
-        return torch.zeros((heads, 1), dtype=torch.int64, device=device)
+    if check_int("n", n, 1) == 1:  # one token: nothing to permute (the patterns start at n = 2)
+        return torch.zeros((check_int("heads", heads, 1), 1), dtype=torch.int64, device=device)
     sizes = head_blocks(n, heads, window, blocks)
     if seed is not None:
         return _seeded_multiscale(n, tuple(sizes), seed, layer, torch.device(device) if device else torch.device("cpu"))
     where = device if generator is None else generator.device
     positions = torch.arange(n, device=where, dtype=torch.float64)
     noise = torch.rand((heads, n), generator=generator, device=where, dtype=torch.float64)
-    size = torch.tensor(sizes, device=where, dtype=torch.float64)[:, None]
+    size = _device_sizes(tuple(sizes), torch.device(where) if where is not None else torch.device("cpu"))
     return torch.argsort(torch.floor(positions / size) + noise, dim=-1).to(device)
+
+
+@functools.lru_cache(maxsize=64)
+def _device_sizes(sizes: tuple, device: torch.device) -> torch.Tensor:
+    """The block sizes as a float64 column on ``device``, copied there once (no host-to-device copy per forward)."""
+    return torch.tensor(sizes, device=device, dtype=torch.float64)[:, None]
 
 
 @functools.lru_cache(maxsize=64)

@@ -2,10 +2,14 @@
 against float64 dense attention with the mask of receptive's pattern, the attended key sets read off the
 computation itself (one-hot values), causality on those sets, fresh draws in training, one-line errors."""
 
+import os
+
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton compiles anything: the fused kernel on the CPU
 
 from gpu import GatedSASWA, StochasticAttention, variant_attention  # noqa: E402
 from gpu.attention import swa_attention  # noqa: E402
@@ -113,6 +117,21 @@ def test_dilated_flex_backend_matches_torch():
             dilated_attention(q, k, v, 4, causal, backend="flex"), dilated_attention(q, k, v, 4, causal), rtol=1e-5,
             atol=1e-5,
         )  # fmt: skip
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_dilated_and_multiscale_heads_run_on_the_fused_kernel(causal):
+    """The banded variants on ``backend="triton"`` (the CPU interpreter here, the GPU where there is one) against
+    the float64 torch path: the residue-class rows and the per-head permutations go through the fused kernel."""
+    pytest.importorskip("triton")
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    g = torch.Generator().manual_seed(9)
+    q = torch.randn(1, 4, 27, 16, generator=g)
+    k, v = (torch.randn(1, 2, 27, 16, generator=g) for _ in range(2))
+    for variant, w in (("dilated", 3), ("dilated", 5), ("sa-ms", 3)):
+        ref = variant_attention(q.double(), k.double(), v.double(), w, variant, causal=causal, seed=1)
+        got = variant_attention(*(t.to(device) for t in (q, k, v)), w, variant, causal=causal, seed=1, backend="triton")
+        torch.testing.assert_close(got.double().cpu(), ref, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("causal", [True, False])
@@ -252,3 +271,12 @@ def test_bad_input_is_a_one_line_error_naming_the_argument(call, needle):
     with pytest.raises(ValueError, match=rf"^{needle}:") as info:
         call()
     assert "\n" not in str(info.value)
+
+
+def test_cpu_bench_times_the_paths_round_robin():
+    """gpu.bench on the CPU: one warm-up run each, then every round runs every path once, in turn."""
+    from gpu.bench import _times
+
+    calls = []
+    runs = _times({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 3, cuda=False)
+    assert calls == ["a", "b"] * 4 and [len(r) for r in runs.values()] == [3, 3]
