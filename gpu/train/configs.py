@@ -247,11 +247,12 @@ FULL = Preset(
     ),
     # where python -m gpu.train.reach_grid finds sa-ms+swa-eq furthest ahead of SA+SWA at the readout, at the fewest
     # layers (0.992 vs 0.981 reachable; benchmarks/results/training/long_n_reach/reach.json); the cosine ends at
-    # decay_steps, so --extend-to continues it. Not run: about 8 CPU-hours on one core (12 runs x 3000 steps x 0.82 s)
-    # (benchmarks/results/training/long_n_reach/step_time.json)
+    # decay_steps, so --extend-to continues it; 4096 evaluation samples put one run's binomial standard error near
+    # 0.002, under the 0.011 gap. Not run: about 8 CPU-hours on one core (12 runs x 3000 steps x 0.82 CPU-s,
+    # benchmarks/results/training/long_n_reach/step_time.json)
     long_n=SyntheticConfig(
         task="retrieval", ns=(1024,), ws=(8,), layers=(4,), kinds=LONG_N_KINDS, seeds=(0, 1, 2), steps=3000,
-        warmup=30, decay_steps=3000, batch=32, eval_samples=1024, checkpoint_every=100, name="long_n",
+        warmup=30, decay_steps=3000, batch=32, eval_samples=4096, checkpoint_every=100, name="long_n",
     ),
 )  # fmt: skip
 
