@@ -67,7 +67,7 @@ def test_attended_keys_are_the_patterns_edges_and_values_match_the_dense_oracle(
     """One-hot values make the output row of query i its attention weights: the keys with weight > 0 are the keys
     the computation attended. They must be the pattern's edges, per head and as a union over heads."""
     rng = np.random.default_rng(13 + causal)
-    for trial in range(6):
+    for trial in range(10):
         n = int(rng.choice([12, 16, 24, 27, 32]))
         w = int(rng.integers(2, 7))
         seed, layer = int(rng.integers(0, 100)), int(rng.integers(1, 4))
