@@ -58,8 +58,16 @@ def resolved_method(n: int, width: int, method: str = "auto") -> str:
     return "dense" if check_int("n", n, 0) <= 32 * check_int("width", width, 0) else "gather"
 
 
+#: gathered elements (of k, and of v) per block of queries on the CPU, 16 MiB in float32: the block stays in cache
+#: (3.4-3.5x faster than one gather of every query at n = 4096 .. 32768, K = 64, d = 64, 4 heads, one thread,
+#: and memory O(block K d) instead of O(n K d))
+GATHER_BUDGET = 1 << 22
+#: the same on an accelerator, where fewer, larger blocks keep the launches few (1 GiB in float32)
+GATHER_BUDGET_DEVICE = 1 << 28
+
+
 def neighbour_attention(q, k, v, keys: torch.Tensor, scale: float | None = None, validate: bool = True,
-                        method: str = "auto"):  # fmt: skip
+                        method: str = "auto", chunk: int | None = None):  # fmt: skip
     """``softmax(q_i . k_j * scale)`` over ``j`` in ``keys[i]`` (``-1`` = padding), applied to ``v``.
 
     ``q``: ``(batch, heads, n, d)``; ``k, v``: ``(batch, kv_heads, n, d)`` with ``kv_heads`` dividing ``heads`` (GQA:
@@ -69,7 +77,8 @@ def neighbour_attention(q, k, v, keys: torch.Tensor, scale: float | None = None,
     back from the device: pass ``False`` in a training loop with keys from :func:`pattern_keys`). Returns
     ``(batch, heads, n, d)``; rows with only padding are 0.
 
-    ``method``: ``gather`` gathers the listed keys and values (memory ``O(n K d)``); ``dense`` scatters the lists
+    ``method``: ``gather`` gathers the listed keys and values, ``chunk`` queries at a time (default: as many as
+    :data:`GATHER_BUDGET` elements allow; memory ``O(chunk K d)`` per block); ``dense`` scatters the lists
     into an ``(n, n)`` count matrix ``C`` and computes ``softmax(q k^T scale + log C) v`` (``log 0 = -inf``: the
     same result, duplicates included, at ``O(n^2)`` cost through matrix products); ``auto`` takes ``dense`` when
     ``n <= 32 K`` (on one CPU thread at n = 256, d = 16 a gathered key costs about as much as 50 dense ones).
@@ -81,8 +90,26 @@ def neighbour_attention(q, k, v, keys: torch.Tensor, scale: float | None = None,
     if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int | float) or not scale > 0):
         raise ValueError(f"scale: expected a positive number, got {scale!r}")
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    if chunk is not None:
+        chunk = check_int("chunk", chunk, 1)
     if resolved_method(n, keys.shape[-1], method) == "dense":
         return _dense(q, k, v, keys, scale)
+    if chunk is None:
+        per_row = b * (hk if keys.dim() == 2 else h) * keys.shape[-1] * d  # gathered elements per query, k or v
+        chunk = max(1, (GATHER_BUDGET if q.device.type == "cpu" else GATHER_BUDGET_DEVICE) // max(per_row, 1))
+    if chunk >= n:
+        return _gather(q, k, v, keys, scale)
+    k, v = k.contiguous(), v.contiguous()  # once, not per block (the blocks view k and v as (batch, heads n, d))
+    # blocks of queries (not single tokens): the gathered keys and values stay within the budget
+    return torch.cat([_gather(q[:, :, s : s + chunk], k, v, keys[..., s : s + chunk, :], scale)
+                      for s in range(0, n, chunk)], dim=2)  # fmt: skip
+
+
+def _gather(q, k, v, keys, scale):
+    """The gather path for the queries of ``q`` (``m`` of them, ``keys``: ``(m, K)`` or ``(heads, m, K)``) against all
+    ``n`` keys and values."""
+    b, h, m, d = q.shape
+    hk, n = k.shape[1], k.shape[2]
     pad = keys < 0
     idx = keys.clamp(min=0)
     big = keys.shape[-1]
@@ -90,19 +117,19 @@ def neighbour_attention(q, k, v, keys: torch.Tensor, scale: float | None = None,
         g = h // hk
         # one index_select over the flattened (head, position) axis: about 1.6x faster on the CPU than along dim 2
         flat = (idx + torch.arange(hk, device=q.device)[:, None, None] * n).reshape(-1)
-        kg = k.reshape(b, hk * n, d).index_select(1, flat).view(b, hk, n, big, d)
-        vg = v.reshape(b, hk * n, d).index_select(1, flat).view(b, hk, n, big, d)
-        scores = torch.einsum("bcgnd,bcnjd->bcgnj", q.view(b, hk, g, n, d), kg).reshape(b, h, n, big) * scale
+        kg = k.reshape(b, hk * n, d).index_select(1, flat).view(b, hk, m, big, d)
+        vg = v.reshape(b, hk * n, d).index_select(1, flat).view(b, hk, m, big, d)
+        scores = torch.einsum("bcgnd,bcnjd->bcgnj", q.reshape(b, hk, g, m, d), kg).reshape(b, h, m, big) * scale
     else:  # per-head lists: every query head gathers from its kv head over the flattened (head, position) axis
         kv_head = torch.arange(h, device=q.device) // (h // hk)
         flat = (idx + kv_head[:, None, None] * n).reshape(-1)
-        kg = k.reshape(b, hk * n, d).index_select(1, flat).view(b, h, n, big, d)
-        vg = v.reshape(b, hk * n, d).index_select(1, flat).view(b, h, n, big, d)
+        kg = k.reshape(b, hk * n, d).index_select(1, flat).view(b, h, m, big, d)
+        vg = v.reshape(b, hk * n, d).index_select(1, flat).view(b, h, m, big, d)
         scores = torch.einsum("bhnd,bhnjd->bhnj", q, kg) * scale
     scores = scores.masked_fill(pad, torch.finfo(scores.dtype).min)
     probs = torch.softmax(scores, dim=-1).masked_fill(pad, 0.0)  # finite fill: an all-padding row is 0, not NaN
     if keys.dim() == 2:
-        return torch.einsum("bcgnj,bcnjd->bcgnd", probs.view(b, hk, h // hk, n, big), vg).reshape(b, h, n, d)
+        return torch.einsum("bcgnj,bcnjd->bcgnd", probs.view(b, hk, h // hk, m, big), vg).reshape(b, h, m, d)
     return torch.einsum("bhnj,bhnjd->bhnd", probs, vg)
 
 

@@ -154,3 +154,25 @@ def test_bad_arguments_are_one_line_errors(call, needle):
     with pytest.raises(ValueError, match=needle) as info:
         call(q)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_gather_in_blocks_of_queries_equals_one_gather(shared):
+    """``chunk`` queries at a time (GQA, padding, non-contiguous k and v as the modules make them): the same
+    outputs and gradients as gathering every query at once, for blocks that do and do not divide n."""
+    g = torch.Generator().manual_seed(11)
+    n, heads, kv_heads, width = 29, 4, 2, 6
+    q = torch.randn(2, heads, n, 8, generator=g, dtype=torch.float64, requires_grad=True)
+    kv = torch.randn(2, n, 2, kv_heads, 8, generator=g, dtype=torch.float64, requires_grad=True)
+    k, v = kv.permute(2, 0, 3, 1, 4)  # non-contiguous, as AttentionProjections.qkv returns them
+    shape = (n, width) if shared else (heads, n, width)
+    keys = torch.randint(-1, n, shape, generator=g)
+    whole = neighbour_attention(q, k, v, keys, method="gather", chunk=n)
+    (grad_q, grad_kv) = torch.autograd.grad(whole.square().sum(), (q, kv))
+    for chunk in (1, 3, 7, 28):
+        got = neighbour_attention(q, k, v, keys, method="gather", chunk=chunk)
+        torch.testing.assert_close(got, whole, rtol=1e-12, atol=1e-12)
+        for a, b in zip(torch.autograd.grad(got.square().sum(), (q, kv)), (grad_q, grad_kv), strict=True):
+            torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match=r"^chunk:"):
+        neighbour_attention(q, k, v, keys, chunk=0)
