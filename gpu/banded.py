@@ -4,6 +4,12 @@ Queries are cut into blocks of ``bq``; block ``b`` needs the keys ``b*bq - left 
 ``bq + left + right`` rows taken from the padded keys with ``unfold`` (a view). Scores are ``(bq, span)`` per block,
 so memory is ``O(n (bq + w))`` per head instead of ``O(n^2)``. Masked scores get the dtype's most negative finite
 value and their probabilities are zeroed, so no row can produce NaN (every row has its own key in any case).
+
+On the CPU the (batch * heads, query block) work runs in chunks of at most :data:`SCORE_BUDGET` score elements
+(:func:`chunk_plan`), so that each chunk's scores, probabilities and masks stay in cache instead of materialising
+``(batch, heads, nb, bq, span)`` for the whole sequence at once; elsewhere (CUDA) one shot, as before. The chunks
+are cut with ``torch.split`` (whose backward is one concatenation), so autograd through the chunks costs
+``O(n d)`` in all, not ``O(n d)`` per chunk as slicing the full tensors would.
 """
 
 from __future__ import annotations
@@ -14,10 +20,84 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
+from receptive.validation import check_int
+
+from .validation import check_qkv
+
+#: score elements (batch * heads rows x query blocks x ``bq`` x ``span``) per chunk on the CPU: 2^18 (1 MiB of
+#: float32 scores). ``benchmarks/bench_banded.py --budgets 16,18,20`` (one thread, w = 64, d = 64, 4 heads) found
+#: 2^16 .. 2^19 within noise of each other and 2^18 among the fastest forward and forward + backward at n = 16384 and
+#: 32768; one shot (tens of MB of scores) is about 2x slower forward (benchmarks/results/banded.json).
+SCORE_BUDGET = 1 << 18
+
 
 def _block_size(n: int, left: int, right: int) -> int:
     width = left + right + 1
     return max(16, min(1 << max(4, math.ceil(math.log2(width))), 1 << math.ceil(math.log2(max(n, 1)))))
+
+
+def chunk_plan(rows: int, blocks: int, per_block: int, budget: int | None) -> tuple[int, int]:
+    """``(rows per chunk, query blocks per chunk)`` for ``rows`` (batch * heads) x ``blocks`` units of
+    ``per_block`` score elements each, so that a chunk holds at most ``budget`` elements (``None``: one chunk).
+
+    All rows in one chunk when one block of every row fits (then as many blocks as fit); otherwise one block and as
+    many rows as fit. A single unit larger than the budget runs alone."""
+    rows = check_int("rows", rows, 1)
+    blocks = check_int("blocks", blocks, 1)
+    per_block = check_int("per_block", per_block, 1)
+    if budget is not None:
+        budget = check_int("budget", budget, 1)
+    if budget is None or rows * blocks * per_block <= budget:
+        return rows, blocks
+    if rows * per_block <= budget:
+        return rows, max(1, min(blocks, budget // (rows * per_block)))
+    return max(1, budget // per_block), 1
+
+
+def _rows_mask(mask: torch.Tensor, b: int, h: int, row0: int, rows: int) -> torch.Tensor:
+    """``extra_mask``'s output (broadcastable to ``(b, h, c, bq, span)``) for the flattened rows
+    ``row0 .. row0+rows-1`` of ``(b, h)``: ``(rows or 1, c, bq, span)``-broadcastable."""
+    if mask.dim() > 5:
+        raise ValueError(
+            f"extra_mask: expected a mask broadcastable to (batch, heads, nb, bq, span), got {mask.dim()}-D"
+        )
+    mask = mask.reshape((1,) * (5 - mask.dim()) + tuple(mask.shape))
+    mb, mh = mask.shape[0], mask.shape[1]
+    if mb not in (1, b) or mh not in (1, h):
+        raise ValueError(f"extra_mask: batch and head sizes {mb}, {mh} do not broadcast to ({b}, {h})")
+    if mb == 1 and mh == 1:
+        return mask[0, 0]
+    if row0 == 0 and rows == b * h:  # every row: a view when the mask has both sizes
+        return mask.expand(b, h, *mask.shape[2:]).reshape(b * h, *mask.shape[2:])
+    idx = torch.arange(row0, row0 + rows, device=mask.device)
+    bi = idx // h if mb > 1 else torch.zeros_like(idx)
+    hi = idx % h if mh > 1 else torch.zeros_like(idx)
+    return mask[bi, hi]
+
+
+def _band_chunk(qc, k_spans, v_spans, first, n, left, right, scale, extra_mask, b, h, row0):
+    """Banded attention of the query blocks ``first .. first+c-1`` of ``r`` flattened rows.
+
+    ``qc``: ``(r, c, bq, d)``; ``k_spans, v_spans``: ``(r, c, span, d)``, the padded key rows
+    ``(first + i) * bq .. (first + i) * bq + span - 1`` of block ``i`` (padded key row ``j`` is key ``j - left``).
+    Returns ``(r, c, bq, dv)``."""
+    r, c, bq, _ = qc.shape
+    span = k_spans.shape[2]
+    device = qc.device
+    scores = torch.einsum("rcqd,rckd->rcqk", qc * scale, k_spans)
+    qpos = torch.arange(first * bq, (first + c) * bq, device=device).view(c, bq)
+    kpos = (torch.arange(first, first + c, device=device)[:, None] * bq - left) + torch.arange(span, device=device)
+    rel = kpos[:, None, :] - qpos[:, :, None]
+    valid = (rel >= -left) & (rel <= right) & ((kpos >= 0) & (kpos < n))[:, None, :]
+    if extra_mask is not None:
+        valid = valid & _rows_mask(torch.as_tensor(extra_mask(qpos, kpos.clamp(0, n - 1))), b, h, row0, r)
+    probs = torch.softmax(scores.masked_fill(~valid, torch.finfo(scores.dtype).min), dim=-1)
+    if extra_mask is not None:
+        # a row whose keys are all masked would spread its weight over them: zero it (no NaN either way). Without
+        # extra_mask every real query sees its own key, masked scores give exactly 0, and only the padding rows
+        # past n - 1 (dropped, gradient 0) can be fully masked, so the product is skipped.
+        probs = probs * valid
+    return torch.einsum("rcqk,rckd->rcqd", probs, v_spans)
 
 
 def banded_attention(
@@ -28,33 +108,60 @@ def banded_attention(
     right: int,
     extra_mask: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
     scale: float | None = None,
+    budget: int | None = None,
 ) -> torch.Tensor:
     """``softmax(q k^T * scale + mask) v`` with the band ``-left <= key - query <= right`` (keys in ``0..n-1``).
 
     ``q, k, v``: ``(batch, heads, n, d)`` with the same number of heads. ``extra_mask(qpos, kpos)`` may restrict the
-    band further: given query positions ``(nb, bq)`` and key positions ``(nb, span)`` (out-of-range ones clamped) it
-    returns a boolean mask broadcastable to ``(batch, heads, nb, bq, span)``.
+    band further: given query positions ``(c, bq)`` and key positions ``(c, span)`` (out-of-range ones clamped) of
+    ``c`` consecutive query blocks (one chunk; every block when the call runs in one shot) it returns a boolean
+    mask broadcastable to ``(batch, heads, c, bq, span)``; query positions past ``n - 1`` (the padding of the last
+    block) are passed unclamped.
+
+    ``budget``: score elements per chunk (:func:`chunk_plan`); default :data:`SCORE_BUDGET` on the CPU and one
+    shot elsewhere. The chunks give the same outputs and gradients as one shot (tested in float64).
     """
+    check_qkv(q, k, v)
+    if k.shape[1] != q.shape[1]:
+        raise ValueError(f"k: expected {q.shape[1]} heads like q (expand GQA heads first), got {k.shape[1]}")
+    left = check_int("left", left, 0)
+    right = check_int("right", right, 0)
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int | float) or not scale > 0):
+        raise ValueError(f"scale: expected a positive number, got {scale!r}")
+    if budget is not None:
+        budget = check_int("budget", budget, 1)
+    elif q.device.type == "cpu":
+        budget = SCORE_BUDGET
     b, h, n, d = q.shape
-    scale = 1.0 / math.sqrt(d) if scale is None else scale
+    dv = v.shape[-1]
+    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     bq = _block_size(n, left, right)
     nb = -(-n // bq)
     padded = nb * bq
-    span = bq + left + right
-    kp = F.pad(k, (0, 0, left, padded - n + right))
-    vp = F.pad(v, (0, 0, left, padded - n + right))
-    k_spans = kp.unfold(2, span, bq).transpose(-1, -2)  # (b, h, nb, span, d)
-    v_spans = vp.unfold(2, span, bq).transpose(-1, -2)
-    qb = F.pad(q, (0, 0, 0, padded - n)).view(b, h, nb, bq, d)
-    scores = torch.einsum("bhnqd,bhnkd->bhnqk", qb, k_spans) * scale
-    device = q.device
-    qpos = torch.arange(padded, device=device).view(nb, bq)
-    kpos = torch.arange(nb, device=device)[:, None] * bq - left + torch.arange(span, device=device)[None, :]
-    rel = kpos[:, None, :] - qpos[:, :, None]
-    valid = (rel >= -left) & (rel <= right) & ((kpos >= 0) & (kpos < n))[:, None, :]
-    if extra_mask is not None:
-        valid = valid & extra_mask(qpos, kpos.clamp(0, n - 1))
-    scores = scores.masked_fill(~valid, torch.finfo(scores.dtype).min)
-    probs = torch.softmax(scores, dim=-1) * valid
-    out = torch.einsum("bhnqk,bhnkd->bhnqd", probs, v_spans)
-    return out.reshape(b, h, padded, d)[:, :, :n]
+    halo = left + right
+    rows = b * h
+    if nb == 1:  # one block: its span is the whole padded sequence (here halo may exceed bq)
+        kf = F.pad(k, (0, 0, left, right + bq - n)).reshape(rows, 1, bq + halo, d)
+        vf = F.pad(v, (0, 0, left, right + bq - n)).reshape(rows, 1, bq + halo, dv)
+    else:  # nb + 1 blocks of bq padded keys (halo < bq here): block i's span is block i and halo rows of block i+1
+        kf = F.pad(k, (0, 0, left, (nb + 1) * bq - n - left)).reshape(rows, nb + 1, bq, d)
+        vf = F.pad(v, (0, 0, left, (nb + 1) * bq - n - left)).reshape(rows, nb + 1, bq, dv)
+    qf = F.pad(q, (0, 0, 0, padded - n)).reshape(rows, nb, bq, d)
+    per_rows, per_blocks = chunk_plan(rows, nb, bq * (bq + halo), budget)
+    args = (n, left, right, scale, extra_mask, b, h)
+    outs = []
+    for i, (qr, kr, vr) in enumerate(zip(*(t.split(per_rows, 0) for t in (qf, kf, vf)), strict=True)):
+        if nb == 1:
+            outs.append(_band_chunk(qr, kr, vr, 0, *args, i * per_rows))
+            continue
+        # block j's span: key block j and the first halo rows of block j + 1, both split at the chunks' blocks
+        # (torch.split's backward is one concatenation), joined per chunk by torch.cat (backward: slicing)
+        kp, vp = (t[:, :nb].split(per_blocks, 1) for t in (kr, vr))
+        kh, vh = (t[:, 1:, :halo].split(per_blocks, 1) for t in (kr, vr))
+        blocks = []
+        for j, qc in enumerate(qr.split(per_blocks, 1)):
+            ks, vs = (torch.cat([p[j], t[j]], dim=2) if halo else p[j] for p, t in ((kp, kh), (vp, vh)))
+            blocks.append(_band_chunk(qc, ks, vs, j * per_blocks, *args, i * per_rows))
+        outs.append(blocks[0] if len(blocks) == 1 else torch.cat(blocks, dim=1))
+    out = outs[0] if len(outs) == 1 else torch.cat(outs, dim=0)
+    return out.reshape(b, h, padded, dv)[:, :, :n]
