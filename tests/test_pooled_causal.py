@@ -272,6 +272,9 @@ def test_committed_causal_sa_swa_within_one_layer_everywhere(committed):
     want = {(p["n"], p["w"]) for p in grid if p["pattern"] == "sa+swa" and p["causal"] and p["n"] >= 1024}
     have = {(p.n, p.w): len(p.seeds) for p in points}
     assert want <= set(have) and min(have[k] for k in want) >= 5
+    # issue 13: 15 seeds (0-14) at every point n = 2^10 .. 2^20 (incl. 8192, 32768), 5 (0-4) at n = 2^22
+    assert all(p.seeds == list(range(15)) for p in points if 1024 <= p.n <= 2**20)
+    assert all(p.seeds == list(range(5)) for p in points if p.n == 2**22)
 
 
 def test_committed_exact_count_is_what_a_calibrated_model_allows(committed):
