@@ -1,15 +1,18 @@
 """The causal SA+SWA model: the run-branching recursion against its formula written as plain loops, its missed
 pairs against the engine, and its predicted L* against the committed measurements of results/bound."""
 
+import importlib.util
 import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import ndimage
 
 from graphs import forward_counts
 from receptive import make_pattern, theory
+from receptive.permutations import layer_permutation
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,3 +82,47 @@ def test_scaling_law_of_causal_sa_swa():
         if p["pattern"] == "sa+swa" and p["causal"] and p["w"] <= 16 and p["w"] ** 3 < p["n"] and p["typical"]:
             law = theory.causal_swa_scaling_law(p["n"], p["w"])
             assert 0.7 < p["typical"] / law < 1.3, (p["n"], p["w"], p["typical"], law)
+
+
+def load_clump_script():
+    spec = importlib.util.spec_from_file_location("causal_clumps", ROOT / "benchmarks" / "causal_clumps.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def dense_missed_pairs(n, w, seed, layers):
+    """Slow oracle: causal SA+SWA from its definition as dense boolean matrices (query i reads key j <= i if j is in
+    i's causal window or within the two-sided band of w around i in layer l's permuted order), reach by matrix
+    products; yields the missed (query, key) pairs after each layer."""
+    left, right = w // 2, (w - 1) // 2
+    idx = np.arange(n)
+    reach = np.eye(n, dtype=bool)  # reach[i, j]: key j reaches query i
+    lower = idx[None, :] <= idx[:, None]
+    for layer in range(1, layers + 1):
+        inv = np.argsort(layer_permutation(n, seed, layer))  # inv[i]: where i sits in permuted order
+        band = (inv[None, :] >= inv[:, None] - left) & (inv[None, :] <= inv[:, None] + right)
+        window = (idx[:, None] - idx[None, :]) < w
+        edges = lower & (band | window)
+        reach = (edges.astype(np.int64) @ reach.astype(np.int64)) > 0
+        yield lower & ~reach
+
+
+@pytest.mark.parametrize(("n", "w", "layers"), [(64, 4, 5), (97, 3, 6), (128, 8, 3)])
+def test_clump_script_counts_like_a_dense_oracle(n, w, layers):
+    script = load_clump_script()
+    for seed in range(4):
+        counts = script.seed_counts(n, w, seed, list(range(1, layers + 1)))
+        for layer, missed in enumerate(dense_missed_pairs(n, w, seed, layers), 1):
+            expected = {
+                "pairs": int(missed.sum()),
+                "clumps": int(ndimage.label(missed, structure=np.ones((3, 3)))[1]),
+                "queries": int(missed.any(axis=1).sum()),
+            }
+            assert counts[layer] == expected, (n, w, seed, layer, counts[layer], expected)
+
+
+@pytest.mark.parametrize("text", ["8192:16", "8192:16:0", "8192:1:5", "99999999:16:5", "a:b:c", "64:4:6-5"])
+def test_clump_script_rejects_bad_points(text):
+    with pytest.raises(ValueError, match="point"):
+        load_clump_script().parse_point(text)
