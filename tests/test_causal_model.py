@@ -126,3 +126,20 @@ def test_clump_script_counts_like_a_dense_oracle(n, w, layers):
 def test_clump_script_rejects_bad_points(text):
     with pytest.raises(ValueError, match="point"):
         load_clump_script().parse_point(text)
+
+
+@pytest.mark.parametrize(
+    ("n", "w", "layers", "targets"), [(2048, 4, 18, None), (4096, 8, 11, None), (8192, 16, 7, 512)]
+)
+def test_attempt_harness_reproduces_the_model(n, w, layers, targets):
+    # the variants of docs/theory.md Sec. 5 ("All seeds pooled") change one step each of the model's computation;
+    # their harness with no change must be the model itself
+    spec = importlib.util.spec_from_file_location("attempts", ROOT / "benchmarks" / "causal_model_attempts.py")
+    attempts = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(attempts)
+    model = theory.causal_failure_clumps(n, w, layers, targets=targets)
+    np.testing.assert_allclose(attempts.variant_clumps(n, w, layers, targets, "model"), model, rtol=1e-12, atol=1e-300)
+    events = attempts.variant_clumps(n, w, layers, targets, "events")
+    assert np.all(events <= model * (1 + 1e-12)) and np.any(events < 0.99 * model)  # f <= r: fewer, larger events
+    with pytest.raises(ValueError, match="variant"):
+        attempts.variant_clumps(n, w, layers, targets, "nope")

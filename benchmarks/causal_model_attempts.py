@@ -1,0 +1,197 @@
+"""Changes to the causal SA+SWA model that were tried (docs/theory.md Sec. 5, "All seeds pooled"), scored on the
+pooled seeds through the same code as ``python -m receptive.bound.pooled``.
+
+Each variant changes one step of :func:`receptive.theory.causal_failure_clumps` (``model`` is that function, step
+for step, and is tested equal to it):
+
+- ``events``: a missed pair starts a failure *event* iff no earlier pair of its run in the bulk is missed, the bulk
+  ignoring the private last-layer band of the next target: ``f = r_b / (1 - r + r_b)`` with ``r = 1 - psi_2/psi_1``
+  and ``r_b = 1 - psi_b/psi_1`` (``psi_b``: two consecutive targets, the later one not counting a shortcut that lands
+  on it in the last layer), ``f^2`` for exact runs and ``f`` for sampled targets;
+- ``events-exact``: ``f^2`` for exact runs, sampled targets as in ``model``;
+- ``euler``: the expected Euler characteristic of the 4-connected missed set, ``psi_1 - psi_2 - psi_k + psi_kk``
+  (``psi_k``, ``psi_kk``: the tree started at a run of two keys, one and two targets), and the key runs
+  ``psi_1 - psi_k`` for sampled targets;
+- ``key-root``: ``r_q r_k`` with ``r_k = 1 - psi_k/psi_1`` for exact runs, ``r_k`` for sampled targets;
+- ``far-both-axes``: the profile part of exact runs declumped along both axes, ``(u - u2)^2 / u``;
+- ``cut3``, ``cut12``: the cut between the two models at ``3 L (w - 1)`` or ``12 L (w - 1)`` instead of ``6``.
+
+Scores (points with ``n >= 1024``): exact share, within one layer (all points), binomial checks below 0.01 and 0.001,
+and the log-likelihood of the seeds' L*, ``sum log(F(L*) - F(L* - 1))`` with the model's ``F(L) = P(full after L)``
+(floored at ``1e-6``).
+
+    python -m benchmarks.causal_model_attempts --out benchmarks/results/causal_model_attempts.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from receptive import theory_causal
+from receptive._occupancy import _band_sizes, _mixed_empty_prob
+from receptive.bound import pooled
+from receptive.windows import window_offsets
+
+VARIANTS = ("model", "events", "events-exact", "euler", "key-root", "far-both-axes", "cut3", "cut12")
+
+
+class _Rows(theory_causal._RunMisses):
+    """The run-branching rows, with the same row for a root run of two tokens (``psi * exp(-p * extra)``: the extra
+    token fires into the same zones in every layer) and a first row of one's choosing."""
+
+    def __init__(self, p, a, depth, m, first=None):
+        super().__init__(p, a, depth, m)
+        if first is not None:
+            self.psi[0] = first
+            self.prefix[0] = np.concatenate([[0.0], np.cumsum(1 - first)])
+
+    def next_pair(self) -> tuple[np.ndarray, np.ndarray]:
+        t = len(self.psi)
+        total = np.zeros(self.depth + 1)
+        extra = np.zeros(self.depth + 1)
+        for k in range(t):
+            c = k * self.step + 1
+            zone = self.prefix[t - k - 1][np.clip(self.d - c - self.step, -1, self.depth) + 1]
+            total += c * zone
+            extra += zone
+        beyond = self.d > t * self.step + self.m - 1
+        row = np.where(beyond, np.exp(-self.p * total), 0.0)
+        self.psi.append(row)
+        self.prefix.append(np.concatenate([[0.0], np.cumsum(1 - row)]))
+        return row, np.where(beyond, np.exp(-self.p * (total + extra)), 0.0)
+
+
+def variant_clumps(n: int, w: int, layers: int, targets: int | None, variant: str) -> np.ndarray:
+    """``N_L`` for ``L = 1..layers`` of causal SA+SWA (``w_swa = w``, truncated bands) under ``variant``."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant: expected one of {', '.join(VARIANTS)}, got {variant!r}")
+    n, w, layers = theory_causal._check_model_args(n, w, layers)
+    if w < 2:
+        raise ValueError(f"w: expected >= 2 (the window's runs), got {w}")
+    if targets is not None and not 1 <= targets <= n:
+        raise ValueError(f"targets: expected an integer in [1, {n}], got {targets}")
+    a, cut_factor = w, {"cut3": 3, "cut12": 12}.get(variant, 6)
+    band, band_freq = _band_sizes(n, *window_offsets(w, False), False)
+    x = np.arange(n)
+    u, u2 = np.ones(n), np.ones(n)
+    u[0] = 0.0
+    u2[:2] = 0.0
+    p = float(np.sum(band_freq * (band - 1))) / (n - 1)
+    depth = min(n - 1, cut_factor * layers * (a - 1) + a)
+    first_bulk = np.ones(depth + 1)
+    first_bulk[1] = 0.0  # the later target is not reached by a shortcut that lands on it in the last layer
+    one, two, bulk = _Rows(p, a, depth, 1), _Rows(p, a, depth, 2), _Rows(p, a, depth, 2, first_bulk)
+    share = 1.0 if targets is None else targets / n
+    out = []
+    for layer in range(1, layers + 1):
+        before = np.concatenate([[0.0], np.cumsum(1 - u)[:-1]])
+        miss = _mixed_empty_prob(band - 1, band_freq, before, n - 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(u > 0, u2 / u, 0.0)
+        ratio[0] = 1.0
+        log_cum = np.concatenate([[0.0], np.cumsum(np.log(np.maximum(ratio, 1e-300)))])
+        u_new = theory_causal._window_missed(u, log_cum, a) * miss
+        u2_new = theory_causal._window_missed(u, log_cum, a + 1) * miss * np.concatenate([[1.0], miss[:-1]])
+        u_new[0] = 0.0
+        u2_new = np.minimum(u2_new, u_new)
+        u2_new[1:] = np.minimum(u2_new[1:], u_new[:-1])
+        u2_new[0] = 0.0
+        u, u2 = u_new, u2_new
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r_far = np.where(u > 0, 1 - u2 / u, 0.0)
+        far_axes = r_far * r_far if variant == "far-both-axes" and targets is None else r_far
+        profile = (n - x) * u * np.maximum(far_axes, 0.0)
+        cut = min(n - 1, cut_factor * layer * (a - 1) + a)
+        (p1, k1), (p2, k2), (pb, _) = one.next_pair(), two.next_pair(), bulk.next_pair()
+        p1, k1, p2, k2, pb = (v[: cut + 1] for v in (p1, k1, p2, k2, pb))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(p1 > 0, 1 - p2 / p1, 0.0)
+            r_k = np.where(p1 > 0, 1 - k1 / p1, 0.0)
+            r_b = np.where(p1 > 0, np.clip(1 - pb / p1, 0.0, 1.0), 0.0)
+            f = np.where(p1 > 0, r_b / np.maximum(1 - r + r_b, 1e-300), 0.0)
+        sampled = targets is not None
+        if variant in ("events", "events-exact"):
+            per_pair = (f if variant == "events" else r) if sampled else f * f
+        elif variant == "euler":
+            per_pair = None
+            events = (p1 - k1) if sampled else np.maximum(p1 - p2 - k1 + k2, 0.0)
+        elif variant == "key-root":
+            per_pair = r_k if sampled else r * r_k
+        else:
+            per_pair = r if sampled else r * r
+        near = (n - x[: cut + 1]) * (events if per_pair is None else p1 * per_pair)
+        out.append(share * (float(np.sum(near)) + float(np.sum(profile[cut + 1 :]))))
+        if out[-1] < 1e-12:
+            out.extend([0.0] * (layers - len(out)))
+            break
+    return np.array(out)
+
+
+def score(variant: str, dirs=pooled.DEFAULT_DIRS) -> dict:
+    """The pooled evaluation of causal SA+SWA with ``variant``'s probabilities (``receptive.bound.pooled``'s code
+    path, its model function swapped for the variant's while it runs)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant: expected one of {', '.join(VARIANTS)}, got {variant!r}")
+
+    def probabilities(pattern, n, w, causal, circular, max_layers, targets):
+        clumps = variant_clumps(n, w, max_layers, targets, variant)
+        return tuple(float(v) for v in np.maximum.accumulate(np.exp(-clumps)))
+
+    original = pooled.model_probabilities
+    pooled.model_probabilities = probabilities
+    try:
+        result = pooled.pooled_evaluation(dirs, patterns=["sa+swa"], causal=(True,))
+    finally:
+        pooled.model_probabilities = original
+    big = [p for p in result.points if p.n >= 1024 and p.predicted is not None]
+    checks = [c["p_value"] for p in big for c in p.probability_checks]
+    loglik = 0.0
+    for p in big:
+        cdf = np.concatenate([[0.0], p.probabilities])
+        loglik += sum(float(np.log(max(cdf[f] - cdf[f - 1], 1e-6))) for f in p.full_layers if f is not None)
+    return {
+        "variant": variant,
+        "points_n_ge_1024": len(big),
+        "exact_n_ge_1024": sum(p.exact for p in big),
+        "calibrated_expected_exact": float(sum(p.exact_probability for p in big)),
+        "within_one_all": f"{sum(bool(p.within_one) for p in result.points)}/{len(result.points)}",
+        "checks_n_ge_1024": len(checks),
+        "checks_below_0.01": sum(v < 0.01 for v in checks),
+        "checks_below_0.001": sum(v < 0.001 for v in checks),
+        "log_likelihood_n_ge_1024": loglik,
+        "misses": [[p.n, p.w, p.method, p.typical, p.predicted] for p in big if not p.exact],
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated, from: " + ", ".join(VARIANTS))
+    parser.add_argument("--out", type=Path, required=True, help="JSON file to write")
+    args = parser.parse_args(argv)
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown or not variants:
+        parser.error(f"--variants: expected names from {', '.join(VARIANTS)}, got {args.variants!r}")
+    rows = []
+    for variant in variants:
+        rows.append(score(variant))
+        row = rows[-1]
+        print(
+            f"{variant}: exact {row['exact_n_ge_1024']}/{row['points_n_ge_1024']} (calibrated "
+            f"{row['calibrated_expected_exact']:.1f}), within one {row['within_one_all']}, checks < 0.01 / 0.001: "
+            f"{row['checks_below_0.01']} / {row['checks_below_0.001']} of {row['checks_n_ge_1024']}, "
+            f"log-likelihood {row['log_likelihood_n_ge_1024']:.1f}",
+            flush=True,
+        )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    command = "python -m benchmarks.causal_model_attempts " + " ".join(argv if argv is not None else sys.argv[1:])
+    args.out.write_text(json.dumps({"command": command, "rows": rows}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
