@@ -25,10 +25,10 @@ from receptive.validation import check_int
 from .validation import check_qkv
 
 #: score elements (batch * heads rows x query blocks x ``bq`` x ``span``) per chunk on the CPU: 2^18 (1 MiB of
-#: float32 scores). ``benchmarks/bench_banded.py --budgets`` (one thread, w = 64, d = 64, 4 heads, a loaded 2-core
-#: machine) found 2^16 .. 2^20 within noise of each other, 2^18 among the fastest; at n = 32768 one shot (66 MB of
-#: scores) took 1.9x the chunks' time forward and 1.5x forward + backward, at n <= 16384 about the same
-#: (benchmarks/results/banded.json).
+#: float32 scores). ``benchmarks/bench_banded.py --budgets 16,18,20`` (one thread, w = 64, d = 64, 4 heads) found
+#: 2^16 .. 2^20 within noise of each other, 2^18 among the fastest; one shot (66 MB of scores at n = 32768) took
+#: 2.1x the chunks' time forward and 1.4x forward + backward at n = 32768, 1.3-1.7x and 1.2x at n = 4096 and 16384
+#: (medians, benchmarks/results/banded.json).
 SCORE_BUDGET = 1 << 18
 
 
