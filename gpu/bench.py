@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -31,6 +32,7 @@ import torch
 import receptive
 from receptive import coverage, make_pattern
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
+from receptive.coverage.compute import DEFAULT_MAX_LAYERS
 from receptive.patterns.causal_variants import DilatedHeads
 from receptive.plotting import save_png_pdf
 from receptive.validation import check_int
@@ -177,6 +179,14 @@ def _pattern(kind: str, n: int, w: int, heads: int):
     return make_pattern(kind, n, w, seed=0)
 
 
+def _layer_cap(kind: str, n: int, w: int) -> int:
+    """Layers to compute L* within: SWA's L* is ``ceil((n-1)/h)`` with ``h = floor((w-1)/2)`` its shorter side (the
+    last position must reach the first), which coverage's default of 64 layers cuts off from n = 2048 at w = 64."""
+    if kind == "swa":
+        return max(DEFAULT_MAX_LAYERS, -(-(n - 1) // max((w - 1) // 2, 1)) + 1)
+    return DEFAULT_MAX_LAYERS
+
+
 def run(args) -> dict:
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
@@ -251,9 +261,9 @@ def run(args) -> dict:
     for row in rows:
         n, kind = row["n"], row["kind"]
         if (n, kind) not in stars:
-            stars[n, kind] = (
-                1 if kind == "full" else coverage(_pattern(kind, n, args.w, args.heads)).full_coverage_layer
-            )
+            pattern = None if kind == "full" else _pattern(kind, n, args.w, args.heads)
+            cap = _layer_cap(kind, n, args.w)
+            stars[n, kind] = 1 if pattern is None else coverage(pattern, max_layers=cap).full_coverage_layer
         star = stars[n, kind]
         total = None if star is None else star * row["seconds"]
         cost.append({"n": n, "path": row["path"], "kind": kind, "backend": row["backend"], "full_coverage_layer": star,
@@ -387,7 +397,11 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--replot: cannot read a gpu.bench result from {args.replot!r} ({type(exc).__name__}: {exc})")
         print("wrote " + ", ".join(plot_cost(doc, args.plot)))
         return 0
+    load_before = os.getloadavg()
     doc = run(args)
+    doc["command"] = "python -m gpu.bench " + " ".join(sys.argv[1:] if argv is None else argv)
+    doc["torch_threads"] = torch.get_num_threads()
+    doc["load_average_before"], doc["load_average_after"] = list(load_before), list(os.getloadavg())
     Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {args.json}, " + ", ".join(plot_cost(doc, args.plot)))
     return 0

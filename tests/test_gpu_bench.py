@@ -17,6 +17,8 @@ def test_cost_benchmark_rows_and_peers(tmp_path, capsys):
     assert main(argv) == 0
     assert (tmp_path / "cost.png").exists() and (tmp_path / "cost.pdf").exists()
     doc = json.loads(out.read_text())
+    assert doc["command"].startswith("python -m gpu.bench ") and "--backends torch,flex" in doc["command"]
+    assert len(doc["load_average_before"]) == 3 and doc["torch_threads"] >= 1
     rows = {(r["n"], r["path"]): r for r in doc["rows"]}
     labels = {"full", "swa", "sa", "sa+swa", "swa flex", "sa flex", "sa+swa flex"}
     assert {path for _, path in rows} == labels
@@ -136,3 +138,14 @@ def test_variants_rows_time_multiscale_sa(tmp_path, capsys):
         )
         stars = [c for c in doc["cost_to_full_coverage"] if c["kind"] == kind]
         assert stars and stars[0]["full_coverage_layer"] >= 1
+
+
+def test_swa_layer_cap_reaches_its_full_coverage_layer():
+    """SWA's L* passes coverage's default cap of 64 layers from n = 2048 at w = 64; the cost rows must still get it."""
+    from gpu.bench import _layer_cap
+    from receptive import coverage, make_pattern
+
+    for n, w in ((2048, 64), (1000, 7), (300, 4)):
+        star = coverage(make_pattern("swa", n, w, seed=0), max_layers=_layer_cap("swa", n, w)).full_coverage_layer
+        assert star is not None and star > 64
+        assert star == -(-(n - 1) // ((w - 1) // 2))
