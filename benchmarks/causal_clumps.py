@@ -33,7 +33,7 @@ from receptive import coverage, make_pattern, theory
 
 #: every pair is held as a boolean n x n matrix per layer: 256 MiB at this size
 MAX_N = 16384
-#: the sampled method's n (2^26: one bitset of K = 8192 targets is 4 GiB there)
+#: the sampled method's n (one bitset of K = 8192 targets holds n K / 8 bytes: 16 GiB at 2^24)
 MAX_SAMPLED_N = 2**24
 
 

@@ -86,3 +86,10 @@ def writable_folder(name: str, folder) -> Path:
                 created.rmdir()
         raise ValueError(f"{name}: cannot write to {str(folder)!r} ({exc.strerror or type(exc).__name__})") from None
     return folder
+
+
+def check_causal(causal) -> bool:
+    """``causal`` must be a bool (``"yes"`` or ``1`` would silently mean something)."""
+    if not isinstance(causal, bool | np.bool_):
+        raise ValueError(f"causal: expected True or False, got {causal!r}")
+    return bool(causal)

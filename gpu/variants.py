@@ -51,7 +51,7 @@ from receptive.windows import check_window, max_window
 
 from .attention import _expand_kv, sa_attention, swa_attention
 from .neighbour_attention import neighbour_attention
-from .validation import check_backend, check_qkv
+from .validation import check_backend, check_causal, check_qkv
 
 __all__ = [
     "VARIANTS",
@@ -123,7 +123,7 @@ def _device_sizes(sizes: tuple, device: torch.device) -> torch.Tensor:
     return torch.tensor(sizes, device=device, dtype=torch.float64)[:, None]
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=8)
 def _seeded_multiscale(n: int, sizes: tuple, seed: int, layer: int, device: torch.device) -> torch.Tensor:
     """The seeded per-head block permutations on ``device``, built and copied once per (n, sizes, seed, layer)."""
     return torch.as_tensor(np.stack([block_permutation(n, b, seed, layer) for b in sizes]), device=device)
@@ -152,7 +152,7 @@ def _distinct(table: torch.Tensor) -> torch.Tensor:
     return table.masked_fill(repeat, -1)
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=8)
 def _seeded_kleinberg(n: int, w: int, causal: bool, seed: int, layer: int, device: torch.device) -> torch.Tensor:
     keys = KleinbergAttention(n, w, causal, seed=seed).sample_keys(layer)
     table = np.concatenate([np.arange(n, dtype=np.int64)[:, None], keys], axis=1)
@@ -227,6 +227,7 @@ def dilated_attention(q, k, v, w: int, causal: bool = False, dilations=None, bac
     :func:`gpu.swa_attention`'s. ``q``: ``(batch, heads, n, d)``; ``k, v``: GQA allowed."""
     check_backend(backend)
     check_qkv(q, k, v)
+    causal = check_causal(causal)
     _, heads, n, _ = q.shape
     w = check_int("w", w, 1, n)
     if dilations is None:
@@ -273,6 +274,7 @@ def variant_attention(
     variant = check_variant(variant)
     check_backend(backend)
     check_qkv(q, k, v)
+    causal = check_causal(causal)
     _, heads, n, _ = q.shape
     blocks = check_blocks_option(blocks, variant)
     layer = check_int("layer", layer, 1)

@@ -263,6 +263,8 @@ def test_short_sequences_and_few_heads_give_finite_outputs(variant):
         (lambda: variant_attention(*(torch.randn(1, 2, 8, 4),) * 3, 4, "sa", backend="cuda"), "backend"),
         (lambda: dilated_attention(*(torch.randn(1, 2, 8, 4),) * 3, 4, dilations=[0]), "dilations"),
         (lambda: dilated_attention(*(torch.randn(1, 2, 8, 4),) * 3, 4, dilations=[]), "dilations"),
+        (lambda: variant_attention(*(torch.randn(1, 2, 8, 4),) * 3, 4, "kleinberg", causal="yes"), "causal"),
+        (lambda: dilated_attention(*(torch.randn(1, 2, 8, 4),) * 3, 4, causal=1), "causal"),
         (lambda: kleinberg_keys(8, 9), "w"),
         (lambda: multiscale_permutations(64, 4, 8, blocks=[5, 64]), "blocks"),
     ],

@@ -199,8 +199,8 @@ class DilatedHeads(_HeadsPattern):
     layer has ``1 + 2H`` keys per query away from the edges, above SA's ``w`` by ``2H + 1 - w`` (``w = 8``: +3 at
     ``n = 2^14``, +7 at ``2^20``; :meth:`mean_keys` gives the exact mean). Keeping all ``H = ceil(log_w n)`` scales
     is deliberate: ``H'`` heads of 3 keys (``1 + 2H' <= w``) must span ``n`` with dilations of base
-    ``n^(1/H')``, and a distance then needs up to ``H' n^(1/H') / 2`` steps, a polynomial law (measured,
-    ``w = 8``, ``n = 2^14``, exact: 3 heads of base 26, 6.9 keys, ``L* = 49``; all 5 base-8 heads, 10.4 keys,
+    ``n^(1/H')``, and a distance then needs up to ``H' n^(1/H') / 2`` steps, a polynomial law (``w = 8``,
+    ``n = 2^12``, exact, rechecked in ``analysis/08_causal``: 3 re-based heads need ``L* = 31``, the 4 base-8 heads
     ``L* = 18``)."""
 
     name = "dilated"
