@@ -468,8 +468,10 @@ def test_readout_reachable_matches_the_set_walk_and_the_runner():
         assert readout_keys(pattern, 1) == rows.indptr[n] - rows.indptr[n - 1]
     swa = pattern_for("swa", 64, 4, True, 0)
     assert readout_reachable(swa, 3) == pytest.approx(9 / 62)  # answers at distance 1..L (w - 1) = 9 of 62
-    with pytest.raises(ValueError, match=r"^layers: expected"):
-        readout_reachable(swa, 0)
+    for bad in (0, -1, 1.5, True, "2"):
+        for function in (readout_reachable, readout_keys):
+            with pytest.raises(ValueError, match=r"^layers: expected a positive integer"):
+                function(swa, bad)
 
 
 def test_reach_grid_cli_writes_the_separation(tmp_path, capsys):

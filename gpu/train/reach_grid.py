@@ -70,6 +70,8 @@ def readout_keys(pattern, layers: int) -> float:
     """The distinct keys the readout ``n - 1`` attends (self included), averaged over layers ``1..layers``: where
     causal SA's band is complete, so the ``-eq`` variants, sized to SA's keys averaged over all positions, attend
     fewer there than SA+SWA."""
+    if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1:
+        raise ValueError(f"layers: expected a positive integer, got {layers!r}")
     n = pattern.n
     return float(np.mean([pattern.adjacency(layer)[[n - 1]].nnz for layer in range(1, layers + 1)]))
 
