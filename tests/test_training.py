@@ -103,6 +103,45 @@ def test_resume_after_interruption_is_bit_for_bit(tmp_path):
         run_experiment(dataclasses.replace(TINY, steps=31), tmp_path / "b", resume=True, progress=False)
 
 
+def test_checkpoints_of_another_configuration_are_never_loaded(tmp_path, capsys):
+    """The review's reproduction: train, delete NAME.jsonl and NAME.json, train again without --resume and 10x the
+    learning rate. Before the fix train() loaded the old final checkpoints and returned the old model's results; now
+    a fresh run refuses a folder with checkpoints, and a resume whose header is gone is refused by the configuration
+    every checkpoint records (one-line errors, nothing written)."""
+    from gpu.train.runner import train
+
+    first = run_experiment(TINY, tmp_path, progress=False)
+    for name in ("tiny.jsonl", "tiny.json"):
+        (tmp_path / name).unlink()
+    header = (tmp_path / "tiny.config.json").read_text()
+    louder = dataclasses.replace(TINY, lr=10 * TINY.lr)
+    for config in (louder, TINY):  # a fresh run over kept checkpoints: refused, whatever its configuration
+        with pytest.raises(FileExistsError, match=r"^out: .*checkpoints.* of an earlier training of tiny; .*--resume"):
+            run_experiment(config, tmp_path, progress=False)
+    assert (tmp_path / "tiny.config.json").read_text() == header and not (tmp_path / "tiny.jsonl").exists()
+    (tmp_path / "tiny.config.json").unlink()  # no header left to compare with: the checkpoints' own record decides
+    with pytest.raises(ValueError, match=r"^checkpoint: .* different configuration \(lr 0.003 there, 0.03 here\)"):
+        run_experiment(louder, tmp_path, resume=True, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoints"]
+    spec = TINY.grid()[0]
+    checkpoint = tmp_path / "checkpoints" / "tiny" / f"tiny-causal-{spec['kind']}-n32-w4-L2-s0.pt"
+    for other in (louder, dataclasses.replace(TINY, decay_steps=40), dataclasses.replace(TINY, batch=16)):
+        with pytest.raises(ValueError, match=r"^checkpoint: .* different configuration"):
+            train(other, spec, checkpoint)
+    with pytest.raises(ValueError, match=r"^checkpoint: .*spec"):
+        train(TINY, {**spec, "seed": 1}, checkpoint)
+    assert torch.load(checkpoint, weights_only=False)["config"]["horizon"] == TINY.steps
+    resumed = run_experiment(TINY, tmp_path, resume=True, progress=False)  # its own configuration continues
+    assert _comparable(resumed) == _comparable(first)
+    quick = tmp_path / "checkpoints" / "retrieval"  # the CLI: one line, exit 2
+    quick.mkdir()
+    (quick / "x.pt").write_bytes(b"")
+    with pytest.raises(SystemExit) as exc:
+        main(["retrieval", "--quick", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1 and "--resume" in err
+
+
 @pytest.mark.parametrize(
     ("make", "field"),
     [
@@ -497,6 +536,59 @@ def test_reach_grid_cli_writes_the_separation(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         grid_main(["--ws", "0", "--out", str(out)])
     assert exc.value.code == 2 and "--ws: expected" in capsys.readouterr().err
+
+
+def test_train_step_is_the_written_out_step():
+    """Oracle: the optimiser step written out (learning rate, loss on the next batch, clipping, AdamW) from the same
+    seed gives the same losses and weights, bit for bit, for the synthetic and the LM loss."""
+    from gpu.train.runner import RunData, build_model, learning_rate, train_step, training_threads
+
+    corpus = tasks.load_corpus(50_000)
+    lm = dataclasses.replace(QUICK.lm, kinds=("sa",), warmup=2)
+    with training_threads(1):
+        for config, spec, data_corpus in (
+            (TINY, {"kind": "sa", "n": 32, "w": 4, "layers": 2, "seed": 5}, None),
+            (lm, {"kind": "sa", "n": lm.n, "w": lm.w, "layers": lm.layers, "seed": 2}, corpus),
+        ):
+            runs = []
+            for use_step in (True, False):
+                torch.manual_seed(spec["seed"])
+                model = build_model(config, spec).train()
+                data = RunData(config, spec, data_corpus)
+                optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+                losses = []
+                for step in range(4):
+                    if use_step:
+                        losses.append(train_step(model, optimizer, data, config, step))
+                        continue
+                    for group in optimizer.param_groups:
+                        group["lr"] = learning_rate(config, step)
+                    batch = data.train_batch()
+                    if data_corpus is not None:
+                        x, y = batch
+                        loss = torch.nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten())
+                    else:
+                        logits = model(batch.tokens).flatten(0, 1)
+                        loss = torch.nn.functional.cross_entropy(logits, batch.dense.flatten(), ignore_index=-100)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                    optimizer.step()
+                    losses.append(loss.item())
+                runs.append((losses, model.state_dict()))
+            (a, weights_a), (b, weights_b) = runs
+            assert a == b and len(set(a)) == 4
+            for key, tensor in weights_a.items():
+                assert torch.equal(tensor, weights_b[key]), key
+    model = build_model(TINY, spec := {"kind": "sa", "n": 32, "w": 4, "layers": 1, "seed": 0})
+    optimizer = torch.optim.AdamW(model.parameters())
+    for bad_config, step, field in ((TINY, -1, "step"), (TINY, True, "step"), ({"lr": 1}, 0, "config")):
+        with pytest.raises(ValueError, match=rf"^{field}: expected"):
+            train_step(model, optimizer, RunData(TINY, spec, None), bad_config, step)
+    for bad in (0, 1.0, 2000):
+        with pytest.raises(ValueError, match=r"^threads: expected an integer in \[1, 1024\]"):
+            with training_threads(bad):
+                pass
 
 
 def test_step_time_cli(tmp_path, capsys):

@@ -3,9 +3,9 @@
 :mod:`.models` (a tiny pre-norm transformer with full, SWA, SA or gated SA+SWA attention), :mod:`.tasks`
 (retrieval, counting and character-level stdlib text), :mod:`.reach` (the coverage, L* and reachability
 ``receptive`` predicts for a model), :mod:`.configs` (validated experiment configs, quick and full presets) and
-:mod:`.runner` (training with checkpoints, resume, continuation to more steps and JSON results); beside them, not
-imported here, :mod:`.reach_grid` (the readout's reachable share of untrained patterns at long ``n``) and
-:mod:`.step_time` (seconds per training step).
+:mod:`.runner` (training with checkpoints, resume, continuation to more steps and JSON results; its bookkeeping of
+resumed and extended runs in :mod:`.extend`); beside them, not imported here, :mod:`.reach_grid` (the readout's
+reachable share of untrained patterns at long ``n``) and :mod:`.step_time` (seconds per training step).
 """
 
 from .configs import FULL, QUICK, LMConfig, SyntheticConfig, preset

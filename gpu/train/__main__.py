@@ -21,7 +21,9 @@ and window w):
              configuration and how little it can separate
 
 --quick runs a one-minute version; the full one takes about 30 minutes on two CPU cores and writes
-benchmarks/results/training/NAME.json. Runs checkpoint every few steps: after a kill, rerun with --resume.
+benchmarks/results/training/NAME.json. Runs checkpoint every few steps: after a kill, rerun with --resume (a
+folder with results or checkpoints of the experiment is refused without it; a checkpoint of another configuration
+is refused with it).
 --jobs N trains N runs at a time in worker processes (one torch thread each unless --threads).
 --extend-to STEPS trains every run of the experiment in --out on to STEPS steps, on the schedule it was trained
 with (the cosine still ends where it did, lr / 10 after it), from each run's final checkpoint, or replayed from step

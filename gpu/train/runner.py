@@ -2,8 +2,10 @@
 
 Layout of ``out``: ``NAME.jsonl`` (one line per finished run, appended as runs finish; ``--resume`` skips them),
 ``NAME.config.json`` (the configuration the lines belong to), ``checkpoints/NAME/RUN.pt`` (model, optimiser, step,
-loss history and both random generators, every ``checkpoint_every`` steps and at the end of the run; the final one
-is kept so the run can be continued; ``checkpoints/.gitignore`` keeps them out of git) and ``NAME.json``, the
+loss history, both random generators and the run's configuration, every ``checkpoint_every`` steps and at the end of
+the run; the final one is kept so the run can be continued; ``checkpoints/.gitignore`` keeps them out of git; a
+checkpoint of another configuration is refused, and a fresh run refuses a folder holding checkpoints of its
+experiment: :mod:`gpu.train.extend`) and ``NAME.json``, the
 summary written when every run is done (config, versions, one row per run in grid order; ``session_seconds`` is the
 wall time of the last call, ``train_seconds_total`` the training time of all runs; a ``run_notes`` entry added to an
 earlier ``NAME.json`` by hand is kept).
@@ -50,9 +52,18 @@ import receptive
 from ..validation import writable_folder
 from . import tasks
 from .configs import LMConfig, SyntheticConfig, extended
+from .extend import (
+    _check_checkpoint,
+    _check_extension,
+    _check_folder,
+    _checkpoint_step,
+    _continued,
+    _read_lines,
+    _run_config,
+)
 from .models import TinyTransformer, parameter_counts
 from .reach import coverage_summary, pattern_for, reachable
-from .summary import aggregate, compare_with_paper, deviations
+from .summary import aggregate, compare_with_paper, deviations, loss_curve
 
 EVAL_SEED_OFFSET = 1_000_003
 
@@ -92,13 +103,6 @@ def learning_rate(config, step: int) -> float:
     return config.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
 
 
-def loss_curve(losses: list[float]) -> list[float]:
-    """The training loss in tenths: means of consecutive chunks of ``max(1, len // 10)`` steps (the last may be
-    shorter)."""
-    tenth = max(1, len(losses) // 10)
-    return [float(np.mean(losses[i : i + tenth])) for i in range(0, len(losses), tenth)]
-
-
 def build_model(config, spec: dict) -> TinyTransformer:
     if isinstance(config, LMConfig):
         vocab, classes, causal = tasks.TEXT_VOCAB, None, True
@@ -110,8 +114,10 @@ def build_model(config, spec: dict) -> TinyTransformer:
     )
 
 
-class _Data:
-    """Training batches and the fixed evaluation set of one run."""
+class RunData:
+    """Training batches and the fixed evaluation set of run ``spec`` of ``config``: ``train_batch()`` draws the next
+    batch from a generator seeded with ``spec["seed"]`` (LM: random windows of ``corpus.train``); ``eval_set()`` is
+    the same ``eval_samples`` examples at every call (seed ``spec["seed"] + EVAL_SEED_OFFSET``)."""
 
     def __init__(self, config, spec: dict, corpus: tasks.Corpus | None):
         self.config, self.spec, self.corpus = config, spec, corpus
@@ -141,6 +147,29 @@ def _loss(model, batch, lm: bool) -> torch.Tensor:
     return F.cross_entropy(model(batch.tokens).flatten(0, 1), batch.dense.flatten(), ignore_index=tasks.IGNORE)
 
 
+def train_step(model: TinyTransformer, optimizer: torch.optim.Optimizer, data: RunData, config, step: int) -> float:
+    """One optimiser step of :func:`train` at step index ``step`` (0-based), returning its training loss.
+
+    The learning rate of every parameter group is set to :func:`learning_rate` ``(config, step)``; the loss is the
+    mean cross-entropy of ``model`` on ``data.train_batch()`` over every position with a target (LM: the next
+    character; synthetic tasks: ``batch.dense``, positions marked ``tasks.IGNORE`` left out); gradients are zeroed,
+    computed, their global norm clipped at 1 (``torch.nn.utils.clip_grad_norm_``, Pascanu et al. 2013) and
+    ``optimizer.step()`` applied (AdamW in :func:`train`). ``model`` should be in training mode.
+    """
+    if not isinstance(config, SyntheticConfig | LMConfig):
+        raise ValueError(f"config: expected a SyntheticConfig or LMConfig, got {type(config).__name__}")
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise ValueError(f"step: expected an integer >= 0, got {step!r}")
+    for group in optimizer.param_groups:
+        group["lr"] = learning_rate(config, step)
+    loss = _loss(model, data.train_batch(), isinstance(config, LMConfig))
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    return loss.item()
+
+
 def _save(path: Path, state: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -158,11 +187,12 @@ def train(config, spec: dict, checkpoint: Path, corpus=None, bar=None, budget: l
     lm = isinstance(config, LMConfig)
     torch.manual_seed(spec["seed"])
     model = build_model(config, spec)
-    data = _Data(config, spec, corpus)
+    data = RunData(config, spec, corpus)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    step, losses, seconds = 0, [], 0.0
+    step, losses, seconds, record = 0, [], 0.0, _run_config(config, spec)
     if checkpoint.exists():
         state = torch.load(checkpoint, weights_only=False)
+        _check_checkpoint(state, config, spec, checkpoint)
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         step, losses, seconds = state["step"], state["losses"], state["seconds"]
@@ -175,26 +205,20 @@ def train(config, spec: dict, checkpoint: Path, corpus=None, bar=None, budget: l
     model.train()
     start = time.perf_counter()
     while step < config.steps:
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate(config, step)
-        loss = _loss(model, data.train_batch(), lm)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        losses.append(loss.item())
+        losses.append(train_step(model, optimizer, data, config, step))
         step += 1
         if bar is not None:
             bar.update(1)
             bar.set_postfix(loss=f"{losses[-1]:.3f}", refresh=False)
         if step % config.checkpoint_every == 0 and step < config.steps:
-            _save(checkpoint, _state(model, optimizer, step, losses, seconds + time.perf_counter() - start, data))
+            elapsed = seconds + time.perf_counter() - start
+            _save(checkpoint, _state(model, optimizer, step, losses, elapsed, data, record))
         if budget is not None:
             budget[0] -= 1
             if budget[0] <= 0 and step < config.steps:
                 raise Interrupted(f"stopped after step {step} of {spec}")
     seconds += time.perf_counter() - start
-    _save(checkpoint, _state(model, optimizer, step, losses, seconds, data))  # the final state: continuable
+    _save(checkpoint, _state(model, optimizer, step, losses, seconds, data, record))  # the final state: continuable
     model.eval()
     with torch.no_grad():
         result = _evaluate_lm(model, config, spec, corpus) if lm else _evaluate_synthetic(model, config, spec, data)
@@ -213,12 +237,13 @@ def train(config, spec: dict, checkpoint: Path, corpus=None, bar=None, budget: l
     }
 
 
-def _state(model, optimizer, step, losses, seconds, data) -> dict:
+def _state(model, optimizer, step, losses, seconds, data, record) -> dict:
     return {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step, "losses": losses,
-            "seconds": seconds, "torch_rng": torch.get_rng_state(), "data_rng": data.generator.get_state()}  # fmt: skip
+            "seconds": seconds, "torch_rng": torch.get_rng_state(), "data_rng": data.generator.get_state(),
+            "config": record}  # fmt: skip
 
 
-def _evaluate_synthetic(model, config: SyntheticConfig, spec: dict, data: _Data) -> dict:
+def _evaluate_synthetic(model, config: SyntheticConfig, spec: dict, data: RunData) -> dict:
     batch = data.eval_set()
     chance = 1 / (tasks.N_VALUES if config.task == "retrieval" else config.max_count + 1)
     correct, losses = [], []
@@ -269,16 +294,6 @@ def _evaluate_lm(model, config: LMConfig, spec: dict, corpus: tasks.Corpus) -> d
             "probe": probe, "swa_field": config.field, **cov}  # fmt: skip
 
 
-def _read_lines(path: Path) -> dict[str, dict]:
-    done = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                done[row["run"]] = row
-    return done
-
-
 def run_experiment(config, out, resume: bool = False, progress: bool | None = None, stop_after: int | None = None,
                    threads: int | None = None, jobs: int = 1, extend_to: int | None = None) -> dict:  # fmt: skip
     """Train every run of ``config`` into ``out`` and return (and write) the summary ``NAME.json``.
@@ -302,7 +317,7 @@ def run_experiment(config, out, resume: bool = False, progress: bool | None = No
     if jobs > 1 and stop_after is not None:
         raise ValueError("stop_after: only with jobs = 1 (it counts the steps of one process)")
     target = extended(config, extend_to) if extend_to is not None else None
-    with _threads(threads if threads is not None else 1):
+    with training_threads(threads if threads is not None else 1):
         if target is not None:
             _check_extension(config, target, prepare_out(out))
             return _run(target, out, True, progress, stop_after, jobs, threads if threads is not None else 1,
@@ -310,59 +325,16 @@ def run_experiment(config, out, resume: bool = False, progress: bool | None = No
         return _run(config, out, resume, progress, stop_after, jobs, threads if threads is not None else 1)
 
 
-def _header(path: Path) -> dict:
-    """A written configuration, with the fields added since it was written at their defaults."""
-    config = json.loads(path.read_text())
-    config.setdefault("decay_steps", None)  # headers written before decay_steps existed: the cosine ended at steps
-    return config
-
-
-def _check_extension(config, target, out: Path) -> None:
-    """``out`` holds runs of ``config`` (possibly extended before, to at most ``target.steps``) on its schedule."""
-    header = out / f"{config.name}.config.json"
-    if not header.exists():
-        raise ValueError(f"extend_to: {header} does not exist; train {config.name} into this folder first")
-    written = _header(header)
-    horizon = written["steps"] if written["decay_steps"] is None else written["decay_steps"]
-    fixed = {k: v for k, v in config.to_dict().items() if k not in ("steps", "decay_steps")}
-    if {k: v for k, v in written.items() if k not in ("steps", "decay_steps")} != fixed or horizon != config.horizon:
-        raise ValueError(f"extend_to: {header} was written with a different configuration or schedule")
-    if written["steps"] > target.steps:
-        raise ValueError(f"extend_to: expected at least the {written['steps']} steps {header} records, "
-                         f"got {target.steps}")  # fmt: skip
-
-
-def _checkpoint_step(checkpoint: Path) -> int:
-    return int(torch.load(checkpoint, weights_only=False)["step"]) if checkpoint.exists() else 0
-
-
-def _continued(row: dict, before: dict, resumed_at: int, checkpoint: Path) -> dict:
-    """``row`` (the run trained on) with a ``continued`` note on what it was before. ``resumed_at``: the step of the
-    checkpoint training started from (``before["steps"]``: the final one; below it: none was kept, so the run was
-    replayed from step 0, and ``replay_curve_max_abs_diff`` is the largest difference between the recorded loss
-    curve and the replayed one over the steps recorded before)."""
-    keep = ("accuracy", "accuracy_reachable", "reachable", "eval_loss", "val_perplexity", "val_loss",
-            "train_loss_last", "train_seconds")  # fmt: skip
-    replay = resumed_at < before["steps"]
-    note = {"from_steps": before["steps"], "to_steps": row["steps"], "resumed_at_step": resumed_at,
-            "how": "replayed from step 0 (no final checkpoint)" if replay else "continued from the final checkpoint",
-            "before": {k: before[k] for k in keep if k in before}}  # fmt: skip
-    if replay:
-        replayed = loss_curve(torch.load(checkpoint, weights_only=False)["losses"][: before["steps"]])
-        recorded = before["loss_curve"]
-        note["replay_curve_max_abs_diff"] = (
-            max(abs(a - b) for a, b in zip(replayed, recorded, strict=True)) if len(replayed) == len(recorded) else None
-        )
-    return {**row, "continued": [*before.get("continued", []), note]}
-
-
 @contextlib.contextmanager
-def _threads(torch_threads: int):
-    """torch on ``torch_threads`` and numba on one thread while training, restored afterwards. Once numba's OpenMP
-    pool has run with two threads its workers keep spinning and steal the core torch trains on (measured: a
-    150-step run took 41 s of CPU instead of 0.8 s); at these sizes one thread computes coverage in milliseconds."""
+def training_threads(threads: int):
+    """``with training_threads(t):`` torch on ``t`` threads and numba on one thread while training, restored
+    afterwards. Once numba's OpenMP pool has run with two threads its workers keep spinning and steal the core torch
+    trains on (measured: a 150-step run took 41 s of CPU instead of 0.8 s); at these sizes one thread computes
+    coverage in milliseconds."""
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 1024:
+        raise ValueError(f"threads: expected an integer in [1, 1024], got {threads!r}")
     before = torch.get_num_threads(), numba.get_num_threads()
-    torch.set_num_threads(torch_threads)
+    torch.set_num_threads(threads)
     numba.set_num_threads(1)
     try:
         yield
@@ -387,21 +359,18 @@ def _train_in_worker(config, spec: dict, checkpoint: Path) -> dict:
     return train(config, spec, checkpoint, corpus)
 
 
-def _train_parallel(config, todo, out, lines, done, jobs, threads, bar, finish) -> None:
+def _train_parallel(config, todo, paths, resumed, lines, done, jobs, threads, bar, finish) -> None:
     """Train ``todo`` in ``jobs`` spawned processes; the parent records each run as it finishes."""
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_init,
                                                 initargs=(threads,)) as pool:  # fmt: skip
         futures = {}
         for spec in todo:
-            checkpoint = out / "checkpoints" / config.name / f"{run_id(config, spec)}.pt"
-            resumed_at = _checkpoint_step(checkpoint)
-            futures[pool.submit(_train_in_worker, config, spec, checkpoint)] = (spec, checkpoint, resumed_at)
+            futures[pool.submit(_train_in_worker, config, spec, paths[run_id(config, spec)])] = spec
         try:
             for future in concurrent.futures.as_completed(futures):
-                spec, checkpoint, resumed_at = futures[future]
-                rid = run_id(config, spec)
-                _record(lines, finish(future.result(), rid, resumed_at, checkpoint), done, rid)
+                rid = run_id(config, futures[future])
+                _record(lines, finish(future.result(), rid, resumed[rid], paths[rid]), done, rid)
                 bar.update(config.steps)
         except BaseException:
             for future in futures:
@@ -421,20 +390,15 @@ def _run(config, out, resume, progress, stop_after, jobs=1, threads=1, extending
     trained on and noted."""
     out = prepare_out(out)
     lines, header = out / f"{config.name}.jsonl", out / f"{config.name}.config.json"
-    if lines.exists() and not resume:
-        raise FileExistsError(f"out: {lines} already holds results; pass --resume to continue or choose another --out")
-    if header.exists() and resume and extending is None and _header(header) != config.to_dict():
-        raise ValueError(f"resume: {header} was written with a different configuration; choose another --out")
-    header.write_text(json.dumps(config.to_dict(), indent=1) + "\n")
+    _check_folder(config, out, resume, extending)
     grid = config.grid()
-    done = _read_lines(lines)
-    recorded = config.steps if extending is None else extending  # the steps of a row that does not say
-    before = {rid: row for rid, row in done.items() if row.get("steps", recorded) < config.steps}
-    for rid, row in before.items():
-        row.setdefault("steps", recorded)
-        del done[rid]
-    corpus = tasks.load_corpus(config.max_chars) if isinstance(config, LMConfig) else None
+    done, before = _read_lines(lines, config, extending)
     todo = [spec for spec in grid if run_id(config, spec) not in done]
+    paths = {run_id(config, spec): out / "checkpoints" / config.name / f"{run_id(config, spec)}.pt" for spec in todo}
+    # every kept checkpoint's configuration is checked before anything is written
+    resumed = {run_id(config, spec): _checkpoint_step(paths[run_id(config, spec)], config, spec) for spec in todo}
+    header.write_text(json.dumps(config.to_dict(), indent=1) + "\n")
+    corpus = tasks.load_corpus(config.max_chars) if isinstance(config, LMConfig) else None
     show = sys.stderr.isatty() if progress is None else progress
     budget = [stop_after] if stop_after is not None else None
 
@@ -447,14 +411,12 @@ def _run(config, out, resume, progress, stop_after, jobs=1, threads=1, extending
     start = time.perf_counter()
     with tqdm(total=len(todo) * config.steps, disable=not show, desc=config.name, unit="step") as bar:
         if jobs > 1 and todo:
-            _train_parallel(config, todo, out, lines, done, jobs, threads, bar, finish)
+            _train_parallel(config, todo, paths, resumed, lines, done, jobs, threads, bar, finish)
         for spec in todo if jobs == 1 else ():
             rid = run_id(config, spec)
             bar.set_description(f"{config.name} {spec['kind']} n={spec['n']} w={spec['w']} L={spec['layers']}")
-            checkpoint = out / "checkpoints" / config.name / f"{rid}.pt"
-            resumed_at = _checkpoint_step(checkpoint)
-            row = train(config, spec, checkpoint, corpus, bar, budget)
-            _record(lines, finish(row, rid, resumed_at, checkpoint), done, rid)
+            row = train(config, spec, paths[rid], corpus, bar, budget)
+            _record(lines, finish(row, rid, resumed[rid], paths[rid]), done, rid)
     summary = {
         "experiment": config.name,
         "config": config.to_dict(),

@@ -28,7 +28,7 @@ from receptive.cli_parser import OneLineErrorParser
 from ..validation import writable_folder
 from .configs import FULL
 from .reach_grid import GRID_KINDS
-from .runner import _Data, _loss, _threads, build_model, learning_rate, versions
+from .runner import RunData, build_model, train_step, training_threads, versions
 
 
 def step_seconds(config, spec: dict, steps: int, warmup: int) -> dict:
@@ -38,19 +38,13 @@ def step_seconds(config, spec: dict, steps: int, warmup: int) -> dict:
             raise ValueError(f"{name}: expected an integer in [{low}, 10000], got {value!r}")
     torch.manual_seed(spec["seed"])
     model = build_model(config, spec)
-    data = _Data(config, spec, None)
+    data = RunData(config, spec, None)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     model.train()
     wall, cpu = [], []
     for step in range(warmup + steps):
         t0, c0 = time.perf_counter(), time.process_time()
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate(config, step)
-        loss = _loss(model, data.train_batch(), False)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
+        train_step(model, optimizer, data, config, step)
         if step >= warmup:
             wall.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
@@ -92,7 +86,7 @@ def main(argv=None) -> int:
         p.error(f"--{exc}")
     rows = []
     load = os.getloadavg()[0]
-    with _threads(args.threads):
+    with training_threads(args.threads):
         for kind in args.kinds:
             spec = {"kind": kind, "n": args.n, "w": args.w, "layers": args.layers, "seed": 0}
             try:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 #: Jin & Sui 2026 (arXiv 2604.00754), WikiText perplexity of their pre-trained models
 PAPER_PERPLEXITY = {"full": 51.3, "sa+swa": 52.0, "swa": 57.1, "sa": 75.8}
 
@@ -21,6 +23,13 @@ PAPER_PERPLEXITY = {"full": 51.3, "sa+swa": 52.0, "swa": 57.1, "sa": 75.8}
 SYNTHETIC_METRICS = ("accuracy", "accuracy_reachable", "reachable", "predicted_accuracy", "keys_per_query",
                      "eval_loss", "train_loss_last", "train_seconds")  # fmt: skip
 LM_METRICS = ("val_perplexity", "val_loss", "keys_per_query", "train_loss_last", "train_seconds")
+
+
+def loss_curve(losses: list[float]) -> list[float]:
+    """The training loss in tenths: means of consecutive chunks of ``max(1, len // 10)`` steps (the last may be
+    shorter)."""
+    tenth = max(1, len(losses) // 10)
+    return [float(np.mean(losses[i : i + tenth])) for i in range(0, len(losses), tenth)]
 
 
 def spread(values) -> dict:
