@@ -8,8 +8,10 @@ import time
 
 import numpy as np
 import pytest
+from scipy.stats import binomtest
 
-from receptive.bound.analysis import PointResult, fit_log_law
+from receptive import theory
+from receptive.bound.analysis import PointResult, analyse_point, binomial_checks, fit_log_law, typical_layer
 from receptive.bound.cli import main
 from receptive.sweep import ResultStore, run_dask, run_local, tasks_for
 
@@ -226,3 +228,89 @@ def test_backward_full_layer_search_equals_layer_by_layer_scan():
             if guess == scan:  # a right guess costs two passes: L* complete, L* - 1 not
                 assert applied == 2 * scan - 1
         assert backward_full_layer(pat.layer_ops, 3000, targets, guess=2, max_layers=scan - 1, causal=causal)[0] is None
+
+
+# ------------------------------------------------------------------ the typical L* and the binomial checks
+
+
+def slow_typical(full_layers, max_layers):
+    """The definition: the first layer (1 .. max_layers) at which the fraction of full seeds is >= 1/2."""
+    for layer in range(1, max_layers + 1):
+        if np.mean([f is not None and f <= layer for f in full_layers]) >= 0.5:
+            return layer
+    return None
+
+
+def slow_checks(full_layers, probabilities):
+    """The definition, layer by layer: ``(layer, #full, k, F(L), p-value)`` where ``0 < #full < k`` or
+    ``0.01 < F(L) < 0.99``, with the two-sided binomial test of ``#full ~ Bin(k, F(L))``."""
+    k, rows = len(full_layers), []
+    for layer, p in enumerate(probabilities, 1):
+        full = sum(1 for f in full_layers if f is not None and f <= layer)
+        if 0 < full < k or 0.01 < p < 0.99:
+            rows.append((layer, full, k, float(p), binomtest(full, k, min(max(p, 1e-12), 1 - 1e-12)).pvalue))
+    return rows
+
+
+def random_full_layers(rng):
+    k = int(rng.integers(1, 16))
+    return [None if rng.random() < 0.2 else int(rng.integers(1, 14)) for _ in range(k)]
+
+
+def test_typical_layer_against_its_definition():
+    rng = np.random.default_rng(0)
+    for _ in range(1000):
+        full, cap = random_full_layers(rng), int(rng.integers(1, 15))
+        assert typical_layer(full, cap) == slow_typical(full, cap), (full, cap)
+        assert typical_layer(full) == slow_typical(full, 14), full  # no cap: every L* here is <= 13
+    # an even number of seeds, exactly half of them full: the half reached is enough
+    assert typical_layer([5, None, 7, None]) == 7 and typical_layer([5, None, 7, None], 6) is None
+    assert typical_layer([None]) is None and typical_layer(np.array([3, 2, 9])) == 3
+
+
+def test_binomial_checks_against_their_definition():
+    rng = np.random.default_rng(1)
+    for case in range(600):
+        full, layers = random_full_layers(rng), int(rng.integers(1, 16))
+        if case % 3 == 0:  # a model CDF, with exact 0s and 1s and values on the 0.01 / 0.99 edges
+            probs = np.sort(rng.choice([0.0, 0.01, 0.3, 0.5, 0.99, 1.0, rng.random()], size=layers))
+        else:
+            probs = rng.random(layers)
+        got = [(c["layer"], c["full"], c["seeds"], c["predicted"], c["p_value"]) for c in binomial_checks(full, probs)]
+        assert got == slow_checks(full, probs), (full, probs)
+
+
+def test_analyse_point_uses_the_shared_rules():
+    seeds = {
+        s: {"method": "exact", "full_layer": f, "coverage": None, "positions": 1024}
+        for s, f in enumerate([4, 5, None, 6])
+    }
+    res = analyse_point(("sa", 1024, 8, False, False), seeds, 12)
+    assert res.typical == typical_layer([4, 5, None, 6], 12) == 5
+    _, probs = theory.predict_full_layer("sa", 1024, 8, False, False, 12)
+    shared = binomial_checks([4, 5, None, 6], probs)
+    assert [(c["layer"], c["measured"] * 4, c["predicted"], c["p_value"]) for c in res.probability_checks] == [
+        (c["layer"], c["full"], c["predicted"], c["p_value"]) for c in shared
+    ]
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: typical_layer([]), "full_layers"),
+        (lambda: typical_layer("45"), "full_layers"),
+        (lambda: typical_layer(7), "full_layers"),
+        (lambda: typical_layer([3, 0]), "full_layers"),
+        (lambda: typical_layer([3, 2.5]), "full_layers"),
+        (lambda: typical_layer([True]), "full_layers"),
+        (lambda: typical_layer([3], 0), "max_layers"),
+        (lambda: typical_layer([3], 2.0), "max_layers"),
+        (lambda: binomial_checks([], [0.5]), "full_layers"),
+        (lambda: binomial_checks([2], [[0.5]]), "probabilities"),
+        (lambda: binomial_checks([2], [0.5, 1.5]), "probabilities"),
+        (lambda: binomial_checks([2], [float("nan")]), "probabilities"),
+    ],
+)
+def test_shared_rules_bad_arguments(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

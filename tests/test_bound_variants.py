@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from receptive.bound.variants import deterministic, initial_guess, main, measure
+from receptive.bound.analysis import typical_layer
+from receptive.bound.variants import deterministic, initial_guess, main, measure, summarise
 
 
 def test_deterministic_patterns_are_the_seed_free_ones():
@@ -38,6 +39,24 @@ def test_initial_guess_from_done_rows():
     assert initial_guess(rows, "sa+swa", True, 512, 8) == 4
     assert initial_guess(rows, "sa+swa", True, 128, 8) is None
     assert initial_guess(rows, "sa+swa", True, 2048, 16) is None
+
+
+def test_summary_typical_is_the_shared_rule():
+    # receptive.bound.analysis.typical_layer: with 4 seeds, 2 full is "at least half" (the old inline rule of this
+    # module asked for 3 of 4); with 5 seeds 3 are needed
+    def row(seed, full, n=256):
+        return {"pattern": "sa", "causal": False, "n": n, "w": 8, "seed": seed, "method": "exact"} | {
+            "full_layer": full,
+            "keys_per_query": 8.0,
+            "seconds": 0.1,
+        }
+
+    rows = [row(s, f) for s, f in enumerate([6, None, 4, None])]
+    rows += [row(s, f, n=512) for s, f in enumerate([5, None, 7, None, 9])]
+    points = {p["n"]: p for p in summarise(rows)}
+    assert points[256]["full_layers"] == [6, None, 4, None] and points[256]["typical"] == 6
+    assert points[512]["typical"] == 9 == typical_layer([5, None, 7, None, 9])
+    assert summarise([row(0, None)])[0]["typical"] is None
 
 
 def test_deterministic_pattern_runs_one_seed_and_runs_are_recorded(tmp_path):

@@ -18,12 +18,12 @@ class PointResult:
     """One grid point (pattern, n, w, causal, circular) over its seeds.
 
     ``mean_coverage``: the seeds' mean coverage per layer (exact points; empty for sampled ones); ``full_layers[s]``:
-    L* of seed ``s`` (``None``: not full within ``max_layers``); ``typical``: the smallest layer
-    at which at least half the seeds are fully covered (the L* most seeds reach); ``predicted``: the sharp model's
-    first layer with ``P(full) >= 1/2``; ``bound``: :func:`receptive.theory.sa_union_bound_layer` (delta = 0.05,
-    bidirectional only) and ``bound_holds`` whether every seed met it; ``probability_checks``: per layer where the
-    outcome is uncertain, the measured fraction of full seeds, the predicted probability and the two-sided binomial
-    p-value of the difference.
+    L* of seed ``s`` (``None``: not full within ``max_layers``); ``typical``: the smallest layer at which at least
+    half the seeds are fully covered (the L* most seeds reach, :func:`typical_layer`); ``predicted``: the sharp
+    model's first layer with ``P(full) >= 1/2``; ``bound``: :func:`receptive.theory.sa_union_bound_layer` (delta =
+    0.05, bidirectional only) and ``bound_holds`` whether every seed met it; ``probability_checks``: per layer where
+    the outcome is uncertain, the measured fraction of full seeds, the predicted probability and the two-sided
+    binomial p-value of the difference (:func:`binomial_checks`).
     """
 
     pattern: str
@@ -91,6 +91,56 @@ def group_results(results: list[dict]) -> dict[tuple, dict[int, dict]]:
     return points
 
 
+def _check_full_layers(full_layers) -> list[int | None]:
+    """``full_layers`` as a list, validated: non-empty, each ``None`` or an integer >= 1."""
+    if isinstance(full_layers, (str, bytes)) or not hasattr(full_layers, "__len__") or len(full_layers) == 0:
+        raise ValueError(f"full_layers: expected a non-empty list of layers (int >= 1 or None), got {full_layers!r}")
+    layers = list(full_layers)
+    if any(f is not None and (isinstance(f, bool) or not isinstance(f, (int, np.integer)) or f < 1) for f in layers):
+        raise ValueError(f"full_layers: expected each layer an integer >= 1 or None, got {layers!r}")
+    return layers
+
+
+def typical_layer(full_layers, max_layers: int | None = None) -> int | None:
+    """The typical L* of a grid point over its ``k`` seeds: the smallest layer ``L`` that at least half the seeds
+    reach, ``min {L : #{s : L*_s <= L} >= k/2}``, i.e. the ``ceil(k/2)``-th smallest L* (the lower median; a seed
+    not full, ``None``, ranks last). ``None`` if fewer than ``ceil(k/2)`` seeds are full within ``max_layers``
+    (``None``: no cap). It is the measured counterpart of the sharp model's prediction, the first ``L`` with
+    ``P(full after L) >= 1/2`` (:func:`receptive.theory.predict_full_layer`; ``docs/theory.md`` Sec. 3 and 5)."""
+    layers = _check_full_layers(full_layers)
+    if max_layers is not None and (
+        isinstance(max_layers, bool) or not isinstance(max_layers, (int, np.integer)) or max_layers < 1
+    ):
+        raise ValueError(f"max_layers: expected an integer >= 1 or None, got {max_layers!r}")
+    need = math.ceil(len(layers) / 2)
+    reached = sorted(f for f in layers if f is not None and (max_layers is None or f <= max_layers))
+    return int(reached[need - 1]) if len(reached) >= need else None
+
+
+def binomial_checks(full_layers, probabilities) -> list[dict]:
+    """The per-layer calibration checks of a model against ``k`` seeds: for each layer ``L = 1 .. len(probabilities)``
+    where the outcome is uncertain (``0 < K_L < k`` or ``0.01 < F(L) < 0.99``), with ``K_L = #{s : L*_s <= L}`` the
+    seeds full after ``L`` and ``F(L) = probabilities[L-1]`` the model's ``P(full after L)``, the two-sided exact
+    binomial test of ``K_L ~ Bin(k, F(L))`` (``scipy.stats.binomtest``; ``F`` clipped to ``[1e-12, 1 - 1e-12]``).
+
+    Returns ``[{"layer": L, "full": K_L, "seeds": k, "predicted": F(L), "p_value": p}, ...]`` in layer order. The
+    test is discrete, so under a calibrated model ``P(p <= a) <= a`` at each layer: at most about 1% of the checks
+    fall below 0.01 (the layers of one point are not independent: ``K_L`` is non-decreasing in ``L``)."""
+    layers = _check_full_layers(full_layers)
+    probs = np.asarray(probabilities, dtype=float)
+    if probs.ndim != 1 or np.any(~((probs >= 0) & (probs <= 1))):
+        raise ValueError("probabilities: expected a 1-d array of probabilities in [0, 1]")
+    k = len(layers)
+    reached = np.array([np.inf if f is None else f for f in layers], dtype=float)
+    counts = np.count_nonzero(reached[None, :] <= np.arange(1, probs.size + 1)[:, None], axis=1)
+    checks = []
+    for layer, (count, p) in enumerate(zip(counts.tolist(), probs.tolist(), strict=True), 1):
+        if 0 < count < k or 0.01 < p < 0.99:
+            pvalue = binomtest(count, k, min(max(p, 1e-12), 1 - 1e-12)).pvalue
+            checks.append({"layer": layer, "full": count, "seeds": k, "predicted": p, "p_value": float(pvalue)})
+    return checks
+
+
 def analyse_point(key: tuple, seeds: dict[int, dict], max_layers: int) -> PointResult:
     """Statistics and predictions of one grid point (sampled points are predicted for their K targets)."""
     pattern, n, w, causal, circular = key
@@ -108,22 +158,16 @@ def analyse_point(key: tuple, seeds: dict[int, dict], max_layers: int) -> PointR
     res.ceil_log_w_n = math.ceil(res.log_w_n - 1e-9)
     res.coupon_collector = theory.sa_full_layer_estimate(n, w)
     res.n_over_w = n / w
-    fractions = [
-        float(np.mean([f is not None and f <= layer for f in full_layers])) for layer in range(1, max_layers + 1)
-    ]
-    res.typical = next((layer for layer, frac in enumerate(fractions, 1) if frac >= 0.5), None)
+    res.typical = typical_layer(full_layers, max_layers)
     res.predicted, probs = theory.predict_full_layer(pattern, n, w, causal, circular, max_layers, targets)
     if not causal:
         res.bound = theory.sa_union_bound_layer(n, w, 0.05)
         res.bound_holds = all(f is not None and f <= res.bound for f in full_layers)
-    for layer in range(1, max_layers + 1):
-        p, frac = float(probs[layer - 1]), fractions[layer - 1]
-        if 0.0 < frac < 1.0 or 0.01 < p < 0.99:
-            k = round(frac * len(order))
-            pvalue = binomtest(k, len(order), min(max(p, 1e-12), 1 - 1e-12)).pvalue
-            res.probability_checks.append(
-                {"layer": layer, "measured": frac, "predicted": p, "seeds": len(order), "p_value": float(pvalue)}
-            )
+    res.probability_checks = [
+        {"layer": c["layer"], "measured": c["full"] / c["seeds"], "predicted": c["predicted"]}
+        | {"seeds": c["seeds"], "p_value": c["p_value"]}
+        for c in binomial_checks(full_layers, probs)
+    ]
     if method == "sampled":
         res.note = "sampled targets: L* = first layer with no sampled target uncovered"
     return res

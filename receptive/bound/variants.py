@@ -40,6 +40,7 @@ from ..coverage.compute import _target_positions
 from ..patterns import PATTERNS, make_pattern
 from ..patterns.causal_variants import DilatedHeads, keys_per_query
 from ..patterns.local import SlidingWindow
+from .analysis import typical_layer
 from .cli import parse_sizes
 
 DEFAULT_PATTERNS = "sa,sa+swa,sa-ms-eq,sa-ms+swa-eq,kleinberg-eq,kleinberg+swa-eq,dilated-eq,dilated+swa-eq"
@@ -127,8 +128,9 @@ def drop_points(rows: list[dict], names, modes, ns, ws) -> list[dict]:
 
 
 def summarise(rows: list[dict]) -> list[dict]:
-    """Per (pattern, causal, n, w): L* per seed, the typical L* (the smallest layer at least half the seeds reach),
-    the method, keys per query and the first row's ``config`` (empty for rows measured before it was recorded)."""
+    """Per (pattern, causal, n, w): L* per seed, the typical L* (the smallest layer at least half the seeds reach:
+    :func:`receptive.bound.analysis.typical_layer`), the method, keys per query and the first row's ``config`` (empty
+    for rows measured before it was recorded)."""
     points: dict[tuple, list[dict]] = {}
     for r in rows:
         points.setdefault((r["pattern"], r["causal"], r["n"], r["w"]), []).append(r)
@@ -136,8 +138,7 @@ def summarise(rows: list[dict]) -> list[dict]:
     for (pattern, causal, n, w), rs in sorted(points.items()):
         rs = sorted(rs, key=lambda r: r["seed"])
         layers = [r["full_layer"] for r in rs]
-        reached = sorted(x for x in layers if x is not None)
-        typical = reached[(len(layers) + 1) // 2 - 1] if len(reached) >= (len(layers) + 1) / 2 else None
+        typical = typical_layer(layers)
         fixed = deterministic(pattern, w, causal)
         sampled = rs[0]["method"] != "exact"
         if fixed and not sampled:
