@@ -5,13 +5,16 @@ law, and the causal SA+SWA model against every committed seed of results/bound a
 import hashlib
 import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from receptive import theory
-from receptive.bound import pooled
+from receptive.bound import analysis, pooled, pooled_cli
 from receptive.bound.pooled import (
     PooledPoint,
     calibrated_exact_probability,
@@ -125,33 +128,43 @@ def test_bad_arguments(tmp_path):
 
 
 def test_cli(hand_made, capsys):
-    assert pooled.main([str(hand_made / "a"), "--csv"]) == 0
+    assert pooled_cli.main([str(hand_made / "a"), "--csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("pattern,causal,circular,n,w,method,targets,seeds,full_layers,typical,predicted")
     assert lines[1].startswith("sa+swa,True,False,1024,8,exact,,0;1;4,7;8;-,8,")
     out = hand_made / "pooled.json"
-    assert pooled.main([str(hand_made / "a"), "--json", "--out", str(out)]) == 0
+    assert pooled_cli.main([str(hand_made / "a"), "--json", "--out", str(out)]) == 0
     assert json.loads(capsys.readouterr().out) == json.loads(out.read_text())
     assert out.with_suffix(".csv").read_text().splitlines() == lines
     with pytest.raises(SystemExit):
-        pooled.main([str(hand_made / "a"), "--out", str(hand_made / "pooled.txt")])
+        pooled_cli.main([str(hand_made / "a"), "--out", str(hand_made / "pooled.txt")])
     assert "--out: expected a path ending in .json" in capsys.readouterr().err
+    table = pooled_cli.format_table(pooled_evaluation([hand_made / "a"])).splitlines()
+    assert table[0].split()[:3] == ["regime", "n", "w"] and table[-1].startswith("sa+swa causal: 2 points, 5 runs")
 
 
-def slow_typical(full_layers, max_layers):
-    """The definition in receptive.bound.analysis: the first layer where the fraction of full seeds is >= 1/2."""
-    for layer in range(1, max_layers + 1):
-        if np.mean([f is not None and f <= layer for f in full_layers]) >= 0.5:
-            return layer
-    return None
+def test_module_entry_point_runs_the_cli(hand_made):
+    # python -m receptive.bound.pooled still works with the command line in pooled_cli
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run(
+        [sys.executable, "-m", "receptive.bound.pooled", str(hand_made / "a"), "--csv"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[1].startswith("sa+swa,True,False,1024,8,exact,,0;1;4,7;8;-,8,")
 
 
-def test_typical_layer_against_its_definition():
-    rng = np.random.default_rng(0)
-    for _ in range(500):
-        k, cap = int(rng.integers(1, 16)), int(rng.integers(1, 12))
-        full = [None if rng.random() < 0.2 else int(rng.integers(1, 14)) for _ in range(k)]
-        assert typical_layer(full, cap) == slow_typical(full, cap), (full, cap)
+def test_pooled_uses_the_shared_rules(hand_made):
+    # one typical-L* rule and one set of binomial checks (receptive.bound.analysis) for every summary
+    assert pooled.typical_layer is analysis.typical_layer
+    points = pooled_evaluation([hand_made / "a", hand_made / "b"]).points
+    for p in points:
+        assert p.typical == analysis.typical_layer(p.full_layers, p.max_layers)
+        assert p.probability_checks == analysis.binomial_checks(p.full_layers, p.probabilities)
+    assert all(p.probability_checks for p in points)  # the comparison above is not vacuous
 
 
 def random_law(rng, layers=12):

@@ -10,23 +10,22 @@ targets be fully covered).
 Per point, with ``k`` seeds and the model's ``F(L) = P(full after L)`` (:func:`receptive.theory.full_probability`;
 ``K`` targets for sampled points):
 
-- typical L* = the smallest layer at least half the seeds reach (``receptive.bound.analysis``);
+- typical L* = the smallest layer at least half the seeds reach (``receptive.bound.analysis.typical_layer``);
 - predicted L* = the first layer with ``F(L) >= 1/2``; *exact* if equal, the model *optimistic* if it predicts
   fewer layers than measured, *pessimistic* if more;
 - per layer where the outcome is uncertain (some seeds full, or ``0.01 < F(L) < 0.99``): the two-sided binomial
-  test of ``#(seeds full after L) ~ Bin(k, F(L))``;
+  test of ``#(seeds full after L) ~ Bin(k, F(L))`` (``receptive.bound.analysis.binomial_checks``);
 - the calibrated exact probability: if the model were the truth, the typical L* of ``k`` draws is the model's median
   with probability ``q = G(pred) - G(pred - 1)``, ``G(L) = P(Bin(k, F(L)) >= ceil(k/2))``. Summed over points, the
   exact count of a calibrated model is Poisson-binomial with mean ``sum q`` and variance ``sum q (1 - q)``
   (``docs/theory.md`` Sec. 5).
+
+The command line (arguments, table, CSV, JSON) is in ``receptive.bound.pooled_cli``.
 """
 
 from __future__ import annotations
 
-import argparse
-import csv
 import functools
-import io
 import json
 import math
 import sys
@@ -35,16 +34,29 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import binom, binomtest
+from scipy.stats import binom
 
-from graphs._atomic import write_text_atomic
+from .. import __version__, theory
+from .analysis import binomial_checks, typical_layer
 
-from .. import PATTERNS, __version__, theory
-from ..cli_parser import OneLineErrorParser, comma_names
+__all__ = [
+    "DEFAULT_DIRS",
+    "MODELLED",
+    "PooledPoint",
+    "PooledResult",
+    "calibrated_exact_probability",
+    "evaluate_point",
+    "find_task_files",
+    "model_probabilities",
+    "pool_seeds",
+    "pooled_evaluation",
+    "summarise",
+    "summary_line",
+    "typical_layer",
+]
 
 DEFAULT_DIRS = ("results/bound", "results/causal")
 MODELLED = ("sa", "sa+swa")
-CAUSAL_CHOICES = {"yes": (True,), "no": (False,), "both": (True, False)}
 
 
 @dataclass
@@ -105,12 +117,25 @@ class PooledResult:
     def __repr__(self) -> str:
         lines = [f"PooledResult({len(self.points)} points from {len(self.files)} tasks.jsonl under {self.dirs})"]
         for regime, s in self.summary.items():
-            lines.append(f"  {regime}: {_summary_line(s)}")
+            lines.append(f"  {regime}: {summary_line(s)}")
         return "\n".join(lines)
 
 
 def _regime(pattern: str, causal: bool, circular: bool) -> str:
     return f"{pattern} {'causal' if causal else 'bidirectional'}{' circular' if circular else ''}"
+
+
+def summary_line(s: dict) -> str:
+    """One line of a regime's summary (:func:`summarise`): exact and calibrated counts, within one, checks."""
+    if s["exact_share_n_ge_1024"] is None:
+        return f"{s['points']} points, {s['runs']} runs, no modelled points with n >= 1024"
+    return (
+        f"{s['points']} points, {s['runs']} runs; exact at {s['exact_n_ge_1024']}/{s['points_n_ge_1024']} with "
+        f"n >= 1024 (a calibrated model expects {s['expected_exact_n_ge_1024']:.1f}, sd {s['expected_exact_sd']:.1f}); "
+        f"within one layer at {s['within_one']}/{s['modelled_points']} (misses: {s['optimistic']} optimistic, "
+        f"{s['pessimistic']} pessimistic); binomial checks rejected at 1%: "
+        f"{s['probability_checks_rejected_at_1pct']}/{s['probability_checks']}"
+    )
 
 
 def find_task_files(dirs) -> list[Path]:
@@ -204,16 +229,6 @@ def _merge(old: tuple, new: tuple, what: str) -> tuple:
     raise ValueError(f"files: {what} measured twice with different L* ({a} at {old[-1]}, {b} at {new[-1]})")
 
 
-def typical_layer(full_layers: list[int | None], max_layers: int) -> int | None:
-    """The smallest layer at least half the seeds reach (``None`` if none within ``max_layers``)."""
-    k = len(full_layers)
-    if k == 0:
-        raise ValueError("full_layers: expected at least one seed")
-    need = math.ceil(k / 2)
-    reached = sorted(x for x in full_layers if x is not None and x <= max_layers)
-    return reached[need - 1] if len(reached) >= need else None
-
-
 def calibrated_exact_probability(probabilities, seeds: int) -> float:
     """``P(typical L* of `seeds` draws = the model's median)`` when the draws follow the model's own law
     ``P(L* <= L) = probabilities[L-1]`` (non-decreasing): ``G(m) - G(m - 1)`` with ``G(L) = P(Bin(seeds, F(L)) >=
@@ -267,15 +282,7 @@ def evaluate_point(point: tuple, entry: dict) -> PooledPoint:
         res.within_one = abs(res.predicted - res.typical) <= 1
         res.direction = "exact" if res.exact else ("optimistic" if res.predicted < res.typical else "pessimistic")
     res.exact_probability = calibrated_exact_probability(probs, len(seeds))
-    k = len(seeds)
-    for layer in range(1, cap + 1):
-        count = sum(f is not None and f <= layer for f in full)
-        p = float(probs[layer - 1])
-        if 0 < count < k or 0.01 < p < 0.99:
-            pvalue = binomtest(count, k, min(max(p, 1e-12), 1 - 1e-12)).pvalue
-            res.probability_checks.append(
-                {"layer": layer, "full": count, "seeds": k, "predicted": p, "p_value": float(pvalue)}
-            )
+    res.probability_checks = binomial_checks(full, probs)
     return res
 
 
@@ -343,122 +350,7 @@ def pooled_evaluation(dirs=DEFAULT_DIRS, patterns=None, causal=(True, False)) ->
     return PooledResult([str(d) for d in dirs], points, summarise(points), [str(f) for f in files])
 
 
-CSV_COLUMNS = [
-    "pattern",
-    "causal",
-    "circular",
-    "n",
-    "w",
-    "method",
-    "targets",
-    "seeds",
-    "full_layers",
-    "typical",
-    "predicted",
-    "exact",
-    "within_one",
-    "direction",
-    "exact_probability",
-    "checks",
-    "min_p_value",
-]
-
-
-def to_csv(result: PooledResult) -> str:
-    """One row per point (seeds and full_layers ``;``-separated; ``checks``: binomial checks at the point)."""
-    buf = io.StringIO()
-    out = csv.writer(buf, lineterminator="\n")
-    out.writerow(CSV_COLUMNS)
-    for p in result.points:
-        d = p.to_dict()
-        d["seeds"] = ";".join(map(str, p.seeds))
-        d["full_layers"] = ";".join("-" if f is None else str(f) for f in p.full_layers)
-        d["checks"] = len(p.probability_checks)
-        d["min_p_value"] = min((c["p_value"] for c in p.probability_checks), default=None)
-        out.writerow([d[c] for c in CSV_COLUMNS])
-    return buf.getvalue()
-
-
-def format_table(result: PooledResult) -> str:
-    lines = [f"{'regime':<26} {'n':>8} {'w':>4} {'method':<8} {'seeds':>5} {'typ':>4} {'pred':>4}  {'':<11} q"]
-    for p in result.points:
-        lines.append(
-            f"{p.regime:<26} {p.n:>8} {p.w:>4} {p.method:<8} {len(p.seeds):>5} {_show(p.typical):>4} "
-            f"{_show(p.predicted):>4}  {_show(p.direction):<11} "
-            + ("-" if p.exact_probability is None else f"{p.exact_probability:.2f}")
-        )
-    lines.append("")
-    for regime, s in result.summary.items():
-        lines.append(f"{regime}: {_summary_line(s)}")
-    return "\n".join(lines)
-
-
-def _summary_line(s: dict) -> str:
-    if s["exact_share_n_ge_1024"] is None:
-        return f"{s['points']} points, {s['runs']} runs, no modelled points with n >= 1024"
-    return (
-        f"{s['points']} points, {s['runs']} runs; exact at {s['exact_n_ge_1024']}/{s['points_n_ge_1024']} with "
-        f"n >= 1024 (a calibrated model expects {s['expected_exact_n_ge_1024']:.1f}, sd {s['expected_exact_sd']:.1f}); "
-        f"within one layer at {s['within_one']}/{s['modelled_points']} (misses: {s['optimistic']} optimistic, "
-        f"{s['pessimistic']} pessimistic); binomial checks rejected at 1%: "
-        f"{s['probability_checks_rejected_at_1pct']}/{s['probability_checks']}"
-    )
-
-
-def _show(x) -> str:
-    return "-" if x is None else str(x)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = OneLineErrorParser(
-        prog="python -m receptive.bound.pooled",
-        description=__doc__.split("\n\n", 1)[1].replace("``", "").replace(":func:", ""),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example:\n  python -m receptive.bound.pooled --out results/causal/pooled.json\n"
-        "  python -m receptive.bound.pooled results/causal --patterns sa+swa --causal yes --csv\n",
-    )
-    p.add_argument(
-        "dirs",
-        nargs="*",
-        default=list(DEFAULT_DIRS),
-        help="directories searched (recursively) for tasks.jsonl (default: results/bound results/causal)",
-    )
-    p.add_argument("--patterns", help="comma-separated patterns to keep (default: all found)")
-    p.add_argument("--causal", choices=sorted(CAUSAL_CHOICES), default="both", help="modes to keep (default both)")
-    p.add_argument("--out", help="write the JSON here and the CSV next to it (same name, .csv)")
-    fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="print the JSON instead of the table")
-    fmt.add_argument("--csv", action="store_true", help="print the CSV instead of the table")
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        if args.out and Path(args.out).suffix != ".json":
-            raise ValueError(f"--out: expected a path ending in .json, got {args.out!r}")
-        patterns = None
-        if args.patterns is not None:
-            patterns = comma_names("--patterns", args.patterns, tuple(PATTERNS))
-        result = pooled_evaluation(args.dirs, patterns, CAUSAL_CHOICES[args.causal])
-        if args.out:
-            out = Path(args.out)
-            write_text_atomic(out, json.dumps(result.to_dict(), indent=1) + "\n", "--out")
-            write_text_atomic(out.with_suffix(".csv"), to_csv(result), "--out")
-    except ValueError as exc:
-        parser.error(str(exc))
-    if args.json:
-        json.dump(result.to_dict(), sys.stdout)
-        sys.stdout.write("\n")
-    elif args.csv:
-        sys.stdout.write(to_csv(result))
-    else:
-        print(format_table(result))
-        if args.out:
-            print(f"\nwrote {out}, {out.with_suffix('.csv')}")
-    return 0
-
-
 if __name__ == "__main__":
+    from .pooled_cli import main
+
     sys.exit(main())
