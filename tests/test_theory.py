@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy import ndimage
-from scipy.stats import binom, binomtest
 
 from graphs.ops import apply_layer
 from receptive import coverage, make_pattern, theory
+from receptive.bound.analysis import binomial_checks, typical_layer
+from receptive.bound.pooled import calibrated_exact_probability
 from receptive.windows import max_window
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,12 +62,9 @@ def test_sharp_model_predicts_typical_full_layer_and_its_probability(name, n, w,
     seeds = 12
     full = measured_full_layers(name, n, w, causal, seeds)
     predicted, probs = theory.predict_full_layer(name, n, w, causal)
-    typical = next(layer for layer in range(1, 65) if np.mean([f <= layer for f in full]) >= 0.5)
-    assert predicted == typical
-    for layer in range(1, max(full) + 1):
-        k = sum(f <= layer for f in full)
-        p = min(max(probs[layer - 1], 1e-9), 1 - 1e-9)
-        assert binomtest(k, seeds, p).pvalue > 0.001, (layer, k, probs[layer - 1])
+    assert predicted == typical_layer(full)
+    for check in binomial_checks(full, probs):
+        assert check["p_value"] > 0.001, check
 
 
 def test_causal_sa_bottleneck_estimate():
@@ -181,13 +179,7 @@ def test_causal_model_exact_share_is_what_its_own_probabilities_expect(causal_pr
     for p, pred, probs in causal_predictions:
         if p["n"] < 1024:
             continue
-        seeds = len(p["full_layers"])
-        need = math.ceil(seeds / 2)
-
-        def at_most(layer, seeds=seeds, need=need, probs=probs):
-            return 0.0 if layer < 1 else float(binom.sf(need - 1, seeds, probs[layer - 1]))
-
-        q = at_most(pred) - at_most(pred - 1)
+        q = calibrated_exact_probability(probs, len(p["full_layers"]))
         expected += q
         variance += q * (1 - q)
         observed += pred == p["typical"]
@@ -200,12 +192,8 @@ def test_causal_model_probabilities_pass_the_binomial_checks(causal_predictions)
     against P(full after L), two-sided binomial test; none below 0.001 and at most 1 in 50 below 0.01."""
     pvalues = []
     for p, _, probs in causal_predictions:
-        seeds = len(p["full_layers"])
-        for layer in range(1, 65):
-            k = sum(f <= layer for f in p["full_layers"])
-            q = float(probs[layer - 1])
-            if 0 < k < seeds or 0.01 < q < 0.99:
-                pvalues.append((binomtest(k, seeds, min(max(q, 1e-12), 1 - 1e-12)).pvalue, p["n"], p["w"], layer))
+        checks = binomial_checks(p["full_layers"], probs)
+        pvalues += [(c["p_value"], p["n"], p["w"], c["layer"]) for c in checks]
     assert len(pvalues) >= 60
     assert min(pvalues)[0] > 0.001, min(pvalues)
     assert sum(pv < 0.01 for pv, *_ in pvalues) <= len(pvalues) / 50
@@ -266,10 +254,6 @@ def holdout_points():
     return rows
 
 
-def typical_layer(full_layers):
-    return next(layer for layer in range(1, 65) if np.mean([f <= layer for f in full_layers]) >= 0.5)
-
-
 #: (n, w, layer) whose binomial check the model fails at 0.1% on the hold-out seeds; the diagnosis (failure clumps
 #: that come in groups, not as independent events) is in docs/theory.md Sec. 5
 KNOWN_REJECTED = {(8192, 16, 6)}
@@ -292,25 +276,16 @@ def test_causal_model_on_holdout_seeds():
     pvalues = []
     for new, pooled, targets in rows:
         predicted, probs = theory.predict_full_layer("sa+swa", new["n"], new["w"], True, targets=targets)
-        seeds = len(new["full_layers"])
         assert abs(new["typical"] - predicted) <= 1, (new["n"], new["w"], new["typical"], predicted)
         combined = typical_layer(pooled)
         assert abs(combined - predicted) <= 1, (new["n"], new["w"], combined, predicted)
-        need = math.ceil(seeds / 2)
-
-        def at_most(layer, seeds=seeds, need=need, probs=probs):
-            return 0.0 if layer < 1 else float(binom.sf(need - 1, seeds, probs[layer - 1]))
-
-        q = at_most(predicted) - at_most(predicted - 1)
+        q = calibrated_exact_probability(probs, len(new["full_layers"]))
         expected += q
         variance += q * (1 - q)
         exact_new += new["typical"] == predicted
         exact_all += combined == predicted
-        for layer in range(1, 65):
-            k = sum(f <= layer for f in new["full_layers"])
-            p = float(probs[layer - 1])
-            if 0 < k < seeds or 0.01 < p < 0.99:
-                pvalues.append((binomtest(k, seeds, min(max(p, 1e-12), 1 - 1e-12)).pvalue, new["n"], new["w"], layer))
+        checks = binomial_checks(new["full_layers"], probs)
+        pvalues += [(c["p_value"], new["n"], new["w"], c["layer"]) for c in checks]
     assert abs(exact_new - expected) < 2.5 * math.sqrt(variance), (exact_new, expected, math.sqrt(variance))
     assert len(rows) >= 42
     assert exact_all >= 0.8 * len(rows), (exact_all, len(rows))
