@@ -14,13 +14,20 @@ for step, and is tested equal to it):
   ``psi_1 - psi_k`` for sampled targets;
 - ``key-root``: ``r_q r_k`` with ``r_k = 1 - psi_k/psi_1`` for exact runs, ``r_k`` for sampled targets;
 - ``far-both-axes``: the profile part of exact runs declumped along both axes, ``(u - u2)^2 / u``;
-- ``cut3``, ``cut12``: the cut between the two models at ``3 L (w - 1)`` or ``12 L (w - 1)`` instead of ``6``.
+- ``cut3``, ``cut12``: the cut between the two models at ``3 L (w - 1)`` or ``12 L (w - 1)`` instead of ``6``;
+- ``lead-cap``: the run-branching tables with every run capped at its nearest child's start (``_CappedRows``: a
+  parent's front reaches its nearest child's start at the child's speed, after which its new tokens are the child's,
+  which the tree counts twice), clumps as in ``model``; ``lead-cap-events``: the same tables with the event
+  declumping of ``events`` in both modes; ``lead-cap-events-exact``: ``f^2`` for exact runs, ``r`` for sampled
+  targets.
 
 Scores (points with ``n >= 1024``): exact share, within one layer (all points), binomial checks below 0.01 and 0.001,
 and the log-likelihood of the seeds' L*, ``sum log(F(L*) - F(L* - 1))`` with the model's ``F(L) = P(full after L)``
 (floored at ``1e-6``).
 
     python -m benchmarks.causal_model_attempts --out benchmarks/results/causal_model_attempts.json
+    python -m benchmarks.causal_model_attempts --variants lead-cap,lead-cap-events,lead-cap-events-exact \
+        --out benchmarks/results/causal_model_attempts.json --append
 """
 
 from __future__ import annotations
@@ -37,7 +44,19 @@ from receptive._occupancy import _band_sizes, _mixed_empty_prob
 from receptive.bound import pooled
 from receptive.windows import window_offsets
 
-VARIANTS = ("model", "events", "events-exact", "euler", "key-root", "far-both-axes", "cut3", "cut12")
+VARIANTS = (
+    "model",
+    "events",
+    "events-exact",
+    "euler",
+    "key-root",
+    "far-both-axes",
+    "cut3",
+    "cut12",
+    "lead-cap",
+    "lead-cap-events",
+    "lead-cap-events-exact",
+)
 
 
 class _Rows(theory_causal._RunMisses):
@@ -66,6 +85,63 @@ class _Rows(theory_causal._RunMisses):
         return row, np.where(beyond, np.exp(-self.p * (total + extra)), 0.0)
 
 
+class _CappedRows(_Rows):
+    """The run-branching rows with every run capped at its nearest child's start (the *lead cap*): the parent's
+    front, growing at the child's speed, reaches the child's start ``b`` and from then on its new tokens are the
+    child's (a child born at ``b >= c_{s+1}`` in layer ``s + 1`` holds ``c_{k-s}`` tokens from ``b`` at layer ``k``,
+    more than the parent's ``c_k - b``), so the parent holds ``min(c_k, b)`` distinct tokens. Decomposing the tree's
+    Poisson children on the nearest one (start ``b``, layer ``s + 1``, density ``p c_s`` times no child before ``b``,
+    ``G(b) = exp(-p sum_k c_k (b - c_{k+1})^+)``), the children beyond ``b`` fire from ``min(c_k, b)`` tokens::
+
+        psi_m(d, t) = tree(d, t) + sum_{b < c_{t-1}} G(b) H(b, d) [exp(-p sum_k min(c_k, b) S_k(b, d))
+                                                                  - exp(-p sum_k c_k S_k(b, d))]
+
+    with ``tree`` the recursion of :func:`receptive.theory.causal_run_miss_table` (on the capped rows),
+    ``H(b, d) = sum_{s: c_{s+1} <= b} p c_s psi_m(d - b, t - s - 1)`` and
+    ``S_k(b, d) = sum_{e = max(b + 1, c_{k+1})}^{d} (1 - psi_m(d - e, t - k - 1))``; ``b >= c_{t-1}`` caps nothing.
+    Siblings overlapping each other are still ignored. Cost ``O(L (a - 1) D)`` per layer and ``k``."""
+
+    def next_pair(self) -> tuple[np.ndarray, None]:
+        return self.next(), None
+
+    def next(self) -> np.ndarray:
+        t = len(self.psi)
+        step, depth, p, d = self.step, self.depth, self.p, self.d
+        total = np.zeros(depth + 1)
+        for k in range(t):
+            c = k * step + 1
+            total += c * self.prefix[t - k - 1][np.clip(d - c - step, -1, depth) + 1]
+        value = np.exp(-p * total)
+        b = np.arange(step + 1, min((t - 1) * step + 1, depth + 1))  # the nearest child's start: c_1 .. c_{t-1} - 1
+        if b.size:
+            c = np.arange(t) * step + 1
+            prefix = np.array([self.prefix[t - k - 1] for k in range(t)])  # row k: the zone sums of layer k's shots
+            psi = np.array([self.psi[t - k - 1] for k in range(t)])
+            # k <= K(b) (c_{k+1} <= b + 1): S_k(b, d) = prefix_k[d - b], the same with and without the cap
+            common = np.cumsum(c[:, None] * prefix, axis=0)
+            born = np.cumsum(self.p * c[:, None] * psi, axis=0)  # H: a child at b, from the layers with c_{k+1} <= b
+            # k > K(b): S_k does not depend on b; the cap takes min(c_k, b) of its c_k tokens, for k >= J(b)
+            ahead = prefix[np.arange(t)[:, None], np.clip(d[None, :] - c[:, None] - step + 1, 0, depth + 1)]
+            suffix = np.zeros((t + 1, depth + 1))
+            suffix_c = np.zeros((t + 1, depth + 1))
+            suffix[:t] = np.cumsum(ahead[::-1], axis=0)[::-1]
+            suffix_c[:t] = np.cumsum((c[:, None] * ahead)[::-1], axis=0)[::-1]
+            last = b // step - 1  # K(b)
+            first_over = (b - 1) // step + 1  # J(b): the first layer whose run is longer than b
+            lag = d[None, :] - b[:, None]
+            e_cap = common[last[:, None], np.clip(lag, 0, depth + 1)]
+            e_cap += suffix_c[last + 1] - suffix_c[first_over] + b[:, None] * suffix[first_over]
+            excess = suffix_c[first_over] - b[:, None] * suffix[first_over]  # sum_k (c_k - b)^+ S_k(b, d)
+            h = np.where(lag >= 0, born[first_over[:, None] - 2, np.clip(lag, 0, depth)], 0.0)
+            log_g = -self.p * np.sum(c[None, :] * np.maximum(b[:, None] - c[None, :] - step, 0), axis=1)
+            gain = -np.expm1(-self.p * excess) * np.exp(-self.p * e_cap)
+            value = value + np.sum(np.exp(log_g)[:, None] * h * gain, axis=0)
+        row = np.where(d > t * step + self.m - 1, np.minimum(value, 1.0), 0.0)
+        self.psi.append(row)
+        self.prefix.append(np.concatenate([[0.0], np.cumsum(1 - row)]))
+        return row
+
+
 def variant_clumps(n: int, w: int, layers: int, targets: int | None, variant: str) -> np.ndarray:
     """``N_L`` for ``L = 1..layers`` of causal SA+SWA (``w_swa = w``, truncated bands) under ``variant``."""
     if variant not in VARIANTS:
@@ -85,7 +161,8 @@ def variant_clumps(n: int, w: int, layers: int, targets: int | None, variant: st
     depth = min(n - 1, cut_factor * layers * (a - 1) + a)
     first_bulk = np.ones(depth + 1)
     first_bulk[1] = 0.0  # the later target is not reached by a shortcut that lands on it in the last layer
-    one, two, bulk = _Rows(p, a, depth, 1), _Rows(p, a, depth, 2), _Rows(p, a, depth, 2, first_bulk)
+    rows = _CappedRows if variant.startswith("lead-cap") else _Rows
+    one, two, bulk = rows(p, a, depth, 1), rows(p, a, depth, 2), rows(p, a, depth, 2, first_bulk)
     share = 1.0 if targets is None else targets / n
     out = []
     for layer in range(1, layers + 1):
@@ -108,6 +185,7 @@ def variant_clumps(n: int, w: int, layers: int, targets: int | None, variant: st
         profile = (n - x) * u * np.maximum(far_axes, 0.0)
         cut = min(n - 1, cut_factor * layer * (a - 1) + a)
         (p1, k1), (p2, k2), (pb, _) = one.next_pair(), two.next_pair(), bulk.next_pair()
+        k1, k2 = (p1 if v is None else v for v in (k1, k2))  # the capped rows have no two-key root
         p1, k1, p2, k2, pb = (v[: cut + 1] for v in (p1, k1, p2, k2, pb))
         with np.errstate(divide="ignore", invalid="ignore"):
             r = np.where(p1 > 0, 1 - p2 / p1, 0.0)
@@ -115,8 +193,8 @@ def variant_clumps(n: int, w: int, layers: int, targets: int | None, variant: st
             r_b = np.where(p1 > 0, np.clip(1 - pb / p1, 0.0, 1.0), 0.0)
             f = np.where(p1 > 0, r_b / np.maximum(1 - r + r_b, 1e-300), 0.0)
         sampled = targets is not None
-        if variant in ("events", "events-exact"):
-            per_pair = (f if variant == "events" else r) if sampled else f * f
+        if "events" in variant:
+            per_pair = (r if variant.endswith("events-exact") else f) if sampled else f * f
         elif variant == "euler":
             per_pair = None
             events = (p1 - k1) if sampled else np.maximum(p1 - p2 - k1 + k2, 0.0)
@@ -172,6 +250,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated, from: " + ", ".join(VARIANTS))
     parser.add_argument("--out", type=Path, required=True, help="JSON file to write")
+    parser.add_argument(
+        "--append",
+        action="store_true",
+        help="keep the other variants' rows of an existing --out (their command stays; this one is listed under "
+        "'appended_commands')",
+    )
     args = parser.parse_args(argv)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = [v for v in variants if v not in VARIANTS]
@@ -190,7 +274,13 @@ def main(argv: list[str] | None = None) -> None:
         )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     command = "python -m benchmarks.causal_model_attempts " + " ".join(argv if argv is not None else sys.argv[1:])
-    args.out.write_text(json.dumps({"command": command, "rows": rows}, indent=1) + "\n")
+    doc = {"command": command, "rows": rows}
+    if args.append and args.out.exists():
+        doc = json.loads(args.out.read_text())
+        kept = {row["variant"]: row for row in doc["rows"]} | {row["variant"]: row for row in rows}
+        doc["rows"] = [kept[v] for v in VARIANTS if v in kept]
+        doc["appended_commands"] = [*doc.get("appended_commands", []), command]
+    args.out.write_text(json.dumps(doc, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -143,3 +143,43 @@ def test_attempt_harness_reproduces_the_model(n, w, layers, targets):
     assert np.all(events <= model * (1 + 1e-12)) and np.any(events < 0.99 * model)  # f <= r: fewer, larger events
     with pytest.raises(ValueError, match="variant"):
         attempts.variant_clumps(n, w, layers, targets, "nope")
+
+
+def slow_capped_psi(p, a, layers, depth, m):
+    """The lead-capped run-branching table (benchmarks/causal_model_attempts.py, ``_CappedRows``) as plain loops:
+    psi(d, t) = [d > t(a-1) + m - 1] (tree(d, t) + sum_{b = c_1}^{c_{t-1} - 1} G(b) H(b, d) (X_cap - X_tree))."""
+    psi = [[0.0 if d < m else 1.0 for d in range(depth + 1)]]
+    for t in range(1, layers + 1):
+        c = [k * (a - 1) + 1 for k in range(t + 1)]
+        row = []
+        for d in range(depth + 1):
+            if d <= t * (a - 1) + m - 1:
+                row.append(0.0)
+                continue
+            total = sum(c[k] * (1 - psi[t - k - 1][d - e]) for k in range(t) for e in range(c[k + 1], d + 1))
+            value = math.exp(-p * total)
+            for b in range(c[1], min(c[t - 1], depth + 1)):
+                g = math.exp(-p * sum(c[k] * max(b - c[k + 1], 0) for k in range(t)))
+                h = sum(p * c[s] * psi[t - s - 1][d - b] for s in range(t) if c[s + 1] <= b and d >= b)
+                x_cap = x_tree = 0.0
+                for k in range(t):
+                    for e in range(max(b + 1, c[k + 1]), d + 1):
+                        x_cap += min(c[k], b) * (1 - psi[t - k - 1][d - e])
+                        x_tree += c[k] * (1 - psi[t - k - 1][d - e])
+                value += g * h * (math.exp(-p * x_cap) - math.exp(-p * x_tree))
+            row.append(min(value, 1.0))
+        psi.append(row)
+    return np.array(psi)
+
+
+@pytest.mark.parametrize(("p", "a", "m"), [(0.01, 4, 1), (0.01, 4, 2), (0.03, 3, 1), (0.005, 6, 2)])
+def test_lead_capped_table_matches_its_formula_and_only_adds_misses(p, a, m):
+    spec = importlib.util.spec_from_file_location("attempts", ROOT / "benchmarks" / "causal_model_attempts.py")
+    attempts = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(attempts)
+    layers, depth = 6, 45
+    table = attempts._CappedRows(p, a, depth, m)
+    fast = np.array([table.psi[0]] + [table.next() for _ in range(layers)])
+    np.testing.assert_allclose(fast, slow_capped_psi(p, a, layers, depth, m), rtol=1e-12, atol=1e-15)
+    tree = theory.causal_run_miss_table(p, a, layers, depth, m)
+    assert np.all(fast >= tree - 1e-15) and np.any(fast > 1.01 * tree)  # capping removes duplicate tokens only
