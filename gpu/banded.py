@@ -1,9 +1,10 @@
 """Banded attention in pure torch: every query attends to the keys ``p-left .. p+right`` of its own order.
 
 Queries are cut into blocks of ``bq``; block ``b`` needs the keys ``b*bq - left .. (b+1)*bq - 1 + right``, a span of
-``bq + left + right`` rows taken from the padded keys with ``unfold`` (a view). Scores are ``(bq, span)`` per block,
-so memory is ``O(n (bq + w))`` per head instead of ``O(n^2)``. Masked scores get the dtype's most negative finite
-value and their probabilities are zeroed, so no row can produce NaN (every row has its own key in any case).
+``bq + left + right`` rows of the padded keys (key block ``b`` and the first ``left + right`` rows of block ``b + 1``,
+joined). Scores are ``(bq, span)`` per block, so memory is ``O(n (bq + w))`` per head instead of ``O(n^2)``.
+Masked scores get the dtype's most negative finite value and their probabilities are zeroed, so no row can produce
+NaN (every row has its own key in any case).
 
 On the CPU the (batch * heads, query block) work runs in chunks of at most :data:`SCORE_BUDGET` score elements
 (:func:`chunk_plan`), so that each chunk's scores, probabilities and masks stay in cache instead of materialising

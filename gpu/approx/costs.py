@@ -54,11 +54,17 @@ def _dense(n, d):
 
 
 def _band(n, d, w, causal):
-    """Keys, FLOPs and memory (numbers) of one banded pass with a window of ``w`` keys."""
+    """Keys, FLOPs and memory (numbers) of one banded pass with a window of ``w`` keys: scores and probabilities
+    (``2 n span``), the padded copies of q, k, v (``(2 (nb + 1) + nb) bq d``) and each query block's key and value
+    span joined from them (``2 nb span d``; :func:`gpu.banded.banded_attention`, bounded per chunk on the CPU only
+    when nothing is kept for a backward pass, so counted whole)."""
     w = min(w, max_window(n, causal, False))
     left, right = window_offsets(w, causal)
-    span = _block_size(n, left, right) + left + right
-    return w, 4 * n * w * d + SOFTMAX * n * w, 2 * n * span
+    bq = _block_size(n, left, right)
+    nb = -(-n // bq)
+    span = bq + left + right
+    copies = (2 * (nb + 1) + nb) * bq * d + 2 * nb * span * d
+    return w, 4 * n * w * d + SOFTMAX * n * w, 2 * n * span + copies
 
 
 def _indexed(n, keys, d):
