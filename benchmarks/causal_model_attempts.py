@@ -210,6 +210,41 @@ def variant_clumps(n: int, w: int, layers: int, targets: int | None, variant: st
     return np.array(out)
 
 
+def missed_pairs(n: int, w: int, layers: int, capped: bool) -> np.ndarray:
+    """Expected missed (key, query) pairs of causal SA+SWA after ``L = 1..layers`` (``w_swa = w``, truncated bands):
+    ``sum_{x <= D} (n - x) psi_1(x, L) + sum_{x > D} (n - x) u_L(x)``, with the run-branching table of the model
+    (``capped=False``) or the lead-capped one, the profile model beyond the cut ``D = 6 L (w - 1) + w``."""
+    n, w, layers = theory_causal._check_model_args(n, w, layers)
+    if w < 2:
+        raise ValueError(f"w: expected >= 2 (the window's runs), got {w}")
+    band, band_freq = _band_sizes(n, *window_offsets(w, False), False)
+    p = float(np.sum(band_freq * (band - 1))) / (n - 1)
+    table = (_CappedRows if capped else _Rows)(p, w, min(n - 1, 6 * layers * (w - 1) + w), 1)
+    x = np.arange(n)
+    u, u2 = np.ones(n), np.ones(n)
+    u[0] = 0.0
+    u2[:2] = 0.0
+    out = []
+    for layer in range(1, layers + 1):
+        before = np.concatenate([[0.0], np.cumsum(1 - u)[:-1]])
+        miss = _mixed_empty_prob(band - 1, band_freq, before, n - 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(u > 0, u2 / u, 0.0)
+        ratio[0] = 1.0
+        log_cum = np.concatenate([[0.0], np.cumsum(np.log(np.maximum(ratio, 1e-300)))])
+        u_new = theory_causal._window_missed(u, log_cum, w) * miss
+        u2_new = theory_causal._window_missed(u, log_cum, w + 1) * miss * np.concatenate([[1.0], miss[:-1]])
+        u_new[0] = 0.0
+        u2_new = np.minimum(u2_new, u_new)
+        u2_new[1:] = np.minimum(u2_new[1:], u_new[:-1])
+        u2_new[0] = 0.0
+        u, u2 = u_new, u2_new
+        cut = min(n - 1, 6 * layer * (w - 1) + w)
+        near = table.next()[: cut + 1]
+        out.append(float(np.sum((n - x[: cut + 1]) * near) + np.sum(((n - x) * u)[cut + 1 :])))
+    return np.array(out)
+
+
 def score(variant: str, dirs=pooled.DEFAULT_DIRS) -> dict:
     """The pooled evaluation of causal SA+SWA with ``variant``'s probabilities (``receptive.bound.pooled``'s code
     path, its model function swapped for the variant's while it runs)."""
