@@ -4,8 +4,9 @@ A pattern turns layer ``l`` into the engine's operators (:mod:`graphs.ops`); a l
 their union. Modules, one family each: :mod:`.base` (the interface, explicit neighbour lists), :mod:`.local`
 (sliding window, full), :mod:`.stochastic` (SA, SA+SWA), :mod:`.global_tokens` (Longformer global tokens,
 StreamingLLM sinks), :mod:`.random_keys`, :mod:`.blocks` (chunked, BigBird), :mod:`.dilated` (dilated window,
-LongNet), :mod:`.sparse_transformer` (strided, fixed), :mod:`.causal_variants` (multi-scale SA, Kleinberg keys,
-dilated heads), :mod:`.stack` (layer stacks), :mod:`.registry` (names, layer and stack specs),
+LongNet), :mod:`.sparse_transformer` (strided, fixed), :mod:`.causal_variants` (the registry of the causal
+variants: :mod:`.multiscale` multi-scale SA, :mod:`.kleinberg` Kleinberg keys, :mod:`.dilated_heads` dilated
+heads), :mod:`.stack` (layer stacks), :mod:`.registry` (names, layer and stack specs),
 :mod:`.hf_config` (Hugging Face configs),
 :mod:`.flex` (FlexAttention mask_mod in and out), :mod:`.content` (top-k, MoBA, LSH routing from q, k).
 """
