@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from receptive import theory_causal
-from receptive._occupancy import _band_sizes, _mixed_empty_prob
+from receptive._occupancy import _band_sizes
 from receptive.bound import pooled
 from receptive.windows import window_offsets
 
@@ -154,9 +154,7 @@ def variant_clumps(n: int, w: int, layers: int, targets: int | None, variant: st
     a, cut_factor = w, {"cut3": 3, "cut12": 12}.get(variant, 6)
     band, band_freq = _band_sizes(n, *window_offsets(w, False), False)
     x = np.arange(n)
-    u, u2 = np.ones(n), np.ones(n)
-    u[0] = 0.0
-    u2[:2] = 0.0
+    u, u2 = theory_causal._profile_start(n)
     p = float(np.sum(band_freq * (band - 1))) / (n - 1)
     depth = min(n - 1, cut_factor * layers * (a - 1) + a)
     first_bulk = np.ones(depth + 1)
@@ -166,19 +164,7 @@ def variant_clumps(n: int, w: int, layers: int, targets: int | None, variant: st
     share = 1.0 if targets is None else targets / n
     out = []
     for layer in range(1, layers + 1):
-        before = np.concatenate([[0.0], np.cumsum(1 - u)[:-1]])
-        miss = _mixed_empty_prob(band - 1, band_freq, before, n - 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(u > 0, u2 / u, 0.0)
-        ratio[0] = 1.0
-        log_cum = np.concatenate([[0.0], np.cumsum(np.log(np.maximum(ratio, 1e-300)))])
-        u_new = theory_causal._window_missed(u, log_cum, a) * miss
-        u2_new = theory_causal._window_missed(u, log_cum, a + 1) * miss * np.concatenate([[1.0], miss[:-1]])
-        u_new[0] = 0.0
-        u2_new = np.minimum(u2_new, u_new)
-        u2_new[1:] = np.minimum(u2_new[1:], u_new[:-1])
-        u2_new[0] = 0.0
-        u, u2 = u_new, u2_new
+        u, u2 = theory_causal._profile_step(u, u2, band, band_freq, a)
         with np.errstate(divide="ignore", invalid="ignore"):
             r_far = np.where(u > 0, 1 - u2 / u, 0.0)
         far_axes = r_far * r_far if variant == "far-both-axes" and targets is None else r_far
@@ -221,24 +207,10 @@ def missed_pairs(n: int, w: int, layers: int, capped: bool) -> np.ndarray:
     p = float(np.sum(band_freq * (band - 1))) / (n - 1)
     table = (_CappedRows if capped else _Rows)(p, w, min(n - 1, 6 * layers * (w - 1) + w), 1)
     x = np.arange(n)
-    u, u2 = np.ones(n), np.ones(n)
-    u[0] = 0.0
-    u2[:2] = 0.0
+    u, u2 = theory_causal._profile_start(n)
     out = []
     for layer in range(1, layers + 1):
-        before = np.concatenate([[0.0], np.cumsum(1 - u)[:-1]])
-        miss = _mixed_empty_prob(band - 1, band_freq, before, n - 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(u > 0, u2 / u, 0.0)
-        ratio[0] = 1.0
-        log_cum = np.concatenate([[0.0], np.cumsum(np.log(np.maximum(ratio, 1e-300)))])
-        u_new = theory_causal._window_missed(u, log_cum, w) * miss
-        u2_new = theory_causal._window_missed(u, log_cum, w + 1) * miss * np.concatenate([[1.0], miss[:-1]])
-        u_new[0] = 0.0
-        u2_new = np.minimum(u2_new, u_new)
-        u2_new[1:] = np.minimum(u2_new[1:], u_new[:-1])
-        u2_new[0] = 0.0
-        u, u2 = u_new, u2_new
+        u, u2 = theory_causal._profile_step(u, u2, band, band_freq, w)
         cut = min(n - 1, 6 * layer * (w - 1) + w)
         near = table.next()[: cut + 1]
         out.append(float(np.sum((n - x[: cut + 1]) * near) + np.sum(((n - x) * u)[cut + 1 :])))

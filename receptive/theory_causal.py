@@ -83,10 +83,7 @@ def causal_failure_clumps(
     a = (w if w_swa is None else check_int("w_swa", w_swa, 1)) if swa else 1
     band, band_freq = _band_sizes(n, *window_offsets(w, False), circular)
     x = np.arange(n)
-    u = np.ones(n)
-    u[0] = 0.0
-    u2 = np.ones(n)
-    u2[:2] = 0.0
+    u, u2 = _profile_start(n)
     share = 1.0 if targets is None else targets / n  # K random targets hold a share K/n of the (key, query) pairs
     branching = None
     if swa and a > 1:
@@ -95,19 +92,7 @@ def causal_failure_clumps(
         branching = (_RunMisses(p, a, depth, 1), _RunMisses(p, a, depth, 2))
     out = []
     for layer in range(1, layers + 1):
-        before = np.concatenate([[0.0], np.cumsum(1 - u)[:-1]])
-        miss = _mixed_empty_prob(band - 1, band_freq, before, n - 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(u > 0, u2 / u, 0.0)
-        ratio[0] = 1.0  # offsets before the key are never reached
-        log_cum = np.concatenate([[0.0], np.cumsum(np.log(np.maximum(ratio, 1e-300)))])
-        u_new = _window_missed(u, log_cum, a) * miss
-        u2_new = _window_missed(u, log_cum, a + 1) * miss * np.concatenate([[1.0], miss[:-1]])
-        u_new[0] = 0.0
-        u2_new = np.minimum(u2_new, u_new)
-        u2_new[1:] = np.minimum(u2_new[1:], u_new[:-1])
-        u2_new[0] = 0.0
-        u, u2 = u_new, u2_new
+        u, u2 = _profile_step(u, u2, band, band_freq, a)
         profile = (n - x) * np.maximum(u - u2, 0.0)
         if branching is not None:
             cut = min(n - 1, 6 * layer * (a - 1) + a)
@@ -173,6 +158,34 @@ class _RunMisses:
         self.psi.append(row)
         self.prefix.append(np.concatenate([[0.0], np.cumsum(1 - row)]))
         return row
+
+
+def _profile_start(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The profile model before the first layer: only offset 0 (the key itself) is reached, ``u(0) = 0``, and no
+    pair of offsets ending at 0 or 1 is missed together."""
+    u, u2 = np.ones(n), np.ones(n)
+    u[0] = 0.0
+    u2[:2] = 0.0
+    return u, u2
+
+
+def _profile_step(u, u2, band, band_freq, a: int) -> tuple[np.ndarray, np.ndarray]:
+    """One layer of the profile model (:func:`causal_failure_clumps`): ``(u, u2) -> (u', u2')`` with a causal window
+    of ``a`` keys and SA bands of sizes ``band`` (frequencies ``band_freq``)."""
+    n = u.size
+    before = np.concatenate([[0.0], np.cumsum(1 - u)[:-1]])
+    miss = _mixed_empty_prob(band - 1, band_freq, before, n - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(u > 0, u2 / u, 0.0)
+    ratio[0] = 1.0  # offsets before the key are never reached
+    log_cum = np.concatenate([[0.0], np.cumsum(np.log(np.maximum(ratio, 1e-300)))])
+    u_new = _window_missed(u, log_cum, a) * miss
+    u2_new = _window_missed(u, log_cum, a + 1) * miss * np.concatenate([[1.0], miss[:-1]])
+    u_new[0] = 0.0
+    u2_new = np.minimum(u2_new, u_new)
+    u2_new[1:] = np.minimum(u2_new[1:], u_new[:-1])
+    u2_new[0] = 0.0
+    return u_new, u2_new
 
 
 def _window_missed(u: np.ndarray, log_cum: np.ndarray, length: int) -> np.ndarray:
