@@ -23,168 +23,40 @@ import os
 import platform
 import statistics
 import sys
-import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
 import receptive
-from receptive import coverage, make_pattern
+from receptive import coverage
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
-from receptive.coverage.compute import DEFAULT_MAX_LAYERS
-from receptive.patterns.causal_variants import DilatedHeads
-from receptive.plotting import save_png_pdf
 from receptive.validation import check_int
 from receptive.windows import max_window
 
-from .attention import full_attention, sa_attention, swa_attention
+# F401 waived below: every name defined here before the split (gpu.bench_paths: what is timed; gpu.bench_patterns:
+# the pairs and coverage of each row; gpu.bench_plot: the figures; gpu.timing: the timers) stays importable from
+# gpu.bench, the private ones included
+from .bench_paths import GATHERED, KINDS, SUFFIX, TIMED_BACKENDS, _paths, _peer, label  # noqa: F401
+from .bench_patterns import _band_pairs, _layer_cap, _pairs, _pattern  # noqa: F401
+from .bench_plot import (  # noqa: F401
+    BACKEND_LINES,
+    BACKEND_NAMES,
+    KIND_COLORS,
+    KIND_LABELS,
+    PAPER_SPEEDUP,
+    _curves,
+    _draw,
+    draw_per_layer,
+    draw_speedup,
+    draw_to_coverage,
+    kind_and_backend,
+    plot_cost,
+)
 from .memory import peak_memory
 from .modules import multiscale_permutations
 from .neighbour_attention import resolved_method
+from .timing import _cuda_timer, _times  # noqa: F401
 from .validation import writable_folder
-from .variants import head_dilations, kleinberg_keys, variant_attention
-
-PAPER_SPEEDUP = {2048: 1.5, 8192: 6.6, 32768: 28.0}
-KINDS = ("full", "swa", "sa", "sa+swa")
-TIMED_BACKENDS = ("torch", "flex", "triton")
-#: the name a backend carries in a row's label (``sa fused``); the torch path keeps the bare kind (``sa``)
-SUFFIX = {"torch": "", "sdpa": "", "flex": " flex", "triton": " fused", "gather": " gather", "dense": " dense"}
-#: the causal variant without a band (issue 13), timed through its gathered key table (``gpu.neighbour_attention``)
-GATHERED = ("kleinberg",)
-#: colours per kind, shared with ``figures.style.COLORS`` (a test keeps them equal); line style per backend
-KIND_COLORS = {"full": "#444444", "swa": "#1f77b4", "sa": "#d62728", "sa+swa": "#2ca02c", "sa-ms": "#8c564b",
-               "kleinberg": "#e377c2", "dilated": "#17becf"}  # fmt: skip
-KIND_LABELS = {"full": "full", "swa": "SWA", "sa": "SA", "sa+swa": "SA+SWA", "sa-ms": "multi-scale SA",
-               "kleinberg": "Kleinberg keys", "dilated": "dilated heads"}  # fmt: skip
-BACKEND_LINES = {"torch": "-", "sdpa": "-", "flex": "--", "triton": ":", "gather": "-.", "dense": (0, (5, 1, 1, 1))}
-BACKEND_NAMES = {"torch": "", "sdpa": "", "flex": " (Flex)", "triton": " (fused)", "gather": " (gathered lists)",
-                 "dense": " (lists as a dense mask)"}  # fmt: skip
-
-
-def label(kind: str, backend: str) -> str:
-    return kind + SUFFIX[backend]
-
-
-def kind_and_backend(row: dict) -> tuple[str, str]:
-    """A row's (kind, backend); rows written before backends were recorded are the torch path (``sa fused``: the
-    Triton kernel)."""
-    if "kind" in row:
-        return row["kind"], row["backend"]
-    name = row["path"]
-    if name.endswith(" fused"):
-        return name[: -len(" fused")], "triton"
-    return name, "sdpa" if name == "full" else "torch"
-
-
-def _cuda_timer(fn, repeats: int) -> float:
-    """Median seconds of ``fn`` on the GPU (CUDA events, ``triton.testing.do_bench``)."""
-    from triton.testing import do_bench
-
-    return do_bench(fn, warmup=5, rep=max(20, repeats), return_mode="median") / 1e3
-
-
-def _times(steps: dict, repeats: int, cuda: bool) -> dict:
-    """``{name: [seconds, ...]}`` for every step. CUDA: one median per step (``do_bench``). CPU: one warm-up run of
-    each, then ``repeats`` rounds that run every step once in turn, so a change in the machine's load during the
-    measurement reaches every path alike (the ratios of one ``n`` compare runs made side by side)."""
-    if cuda:
-        return {name: [_cuda_timer(step, repeats)] for name, step in steps.items()}
-    for step in steps.values():
-        step()
-    runs = {name: [] for name in steps}
-    for _ in range(repeats):
-        for name, step in steps.items():
-            start = time.perf_counter()
-            step()
-            runs[name].append(time.perf_counter() - start)
-    return runs
-
-
-def _paths(q, k, v, w, gate, perm, backends, ms_perm=None, variants=False) -> dict:
-    """``{label: (kind, backend, fn)}``: full through SDPA, each windowed kind through every backend asked for;
-    with ``ms_perm`` (per-head block permutations, ``(heads, n)``) also multi-scale SA, and with ``variants`` dilated
-    heads on every backend and Kleinberg keys (gathered), both through :func:`gpu.variants.variant_attention` with
-    the seeded (eval-mode) keys of seed 0, layer 1, as ``StochasticAttention(variant=...)`` runs them (issue 13)."""
-    paths = {"full": ("full", "sdpa", lambda: full_attention(q, k, v, backend="torch"))}
-    for b in backends:
-
-        def swa(b=b):
-            return swa_attention(q, k, v, w, backend=b)
-
-        def sa(b=b):
-            return sa_attention(q, k, v, w, perm=perm, backend=b, validate=False)
-
-        paths[label("swa", b)] = ("swa", b, swa)
-        paths[label("sa", b)] = ("sa", b, sa)
-        paths[label("sa+swa", b)] = ("sa+swa", b, lambda sa=sa, swa=swa: gate * sa() + (1 - gate) * swa())
-        if ms_perm is not None:
-
-            def sa_ms(b=b):
-                return sa_attention(q, k, v, w, perm=ms_perm, backend=b, validate=False)
-
-            paths[label("sa-ms", b)] = ("sa-ms", b, sa_ms)
-        if variants:
-
-            def dilated(b=b):
-                return variant_attention(q, k, v, w, "dilated", backend=b)
-
-            paths[label("dilated", b)] = ("dilated", b, dilated)
-    if variants:  # the module's path: neighbour_attention's "auto" gathers unless n <= 32 w (then a dense mask)
-        how = resolved_method(q.shape[2], w)
-        paths[label("kleinberg", how)] = ("kleinberg", how, lambda: variant_attention(q, k, v, w, "kleinberg", seed=0))
-    return paths
-
-
-def _band_pairs(n: int, left: int, right: int) -> int:
-    """Pairs of the truncated band ``-left <= key - query <= right`` on ``0..n-1``."""
-    i = np.arange(n)
-    return int((np.minimum(n - 1, i + right) - np.maximum(0, i - left) + 1).sum())
-
-
-def _pairs(kind: str, n: int, w: int, heads: int = 1) -> float:
-    """Allowed (query, key) pairs per head: every pair for full attention, the distinct listed keys for Kleinberg
-    (seed 0), the band for the windowed paths, and for the dilated heads the window per residue class, averaged
-    over the heads (:func:`gpu.variants.head_dilations`)."""
-    if kind == "full":
-        return n * n
-    if kind == "kleinberg":
-        return int((kleinberg_keys(n, w, seed=0) >= 0).sum())
-    left, right = receptive.window_offsets(w, False)
-    if kind == "dilated":
-        total = 0
-        for r in head_dilations(n, heads, w):  # classes c < n mod r hold ceil(n / r) positions, the others floor
-            long_rows, length = n % r, -(-n // r)
-            total += long_rows * _band_pairs(length, left, right)
-            total += (r - long_rows) * _band_pairs(n // r, left, right)
-        return total / heads
-    band = _band_pairs(n, left, right)
-    return 2 * band if kind == "sa+swa" else band
-
-
-def _peer(kind: str, backends) -> str | None:
-    """The row a row of ``kind`` is compared with: SDPA for full, the FlexAttention row of the same kind."""
-    if kind == "full":
-        return "full"
-    if kind in GATHERED:
-        return label("sa", backends[0])
-    return label(kind, "flex") if "flex" in backends else None
-
-
-def _pattern(kind: str, n: int, w: int, heads: int):
-    """The coverage pattern of a row: ``make_pattern``'s, and for dilated heads the dilations the heads run (fewer
-    heads than dilations drop the largest)."""
-    if kind == "dilated":
-        return DilatedHeads(n, w, dilations=sorted(set(head_dilations(n, heads, w))))
-    return make_pattern(kind, n, w, seed=0)
-
-
-def _layer_cap(kind: str, n: int, w: int) -> int:
-    """Layers to compute L* within: SWA's L* is ``ceil((n-1)/h)`` with ``h = floor((w-1)/2)`` its shorter side (the
-    last position must reach the first), which coverage's default of 64 layers cuts off from n = 2048 at w = 64."""
-    if kind == "swa":
-        return max(DEFAULT_MAX_LAYERS, -(-(n - 1) // max((w - 1) // 2, 1)) + 1)
-    return DEFAULT_MAX_LAYERS
 
 
 def run(args) -> dict:
@@ -278,58 +150,6 @@ def run(args) -> dict:
         "rows": rows,
         "cost_to_full_coverage": cost,
     }
-
-
-def _curves(records, value, skip_full: bool = False):
-    """``{(kind, backend): [(n, value), ...]}`` in the order kinds and backends first appear."""
-    curves = {}
-    for r in records:
-        kind, backend = kind_and_backend(r)
-        if (skip_full and kind == "full") or r.get(value) is None:
-            continue
-        curves.setdefault((kind, backend), []).append((r["n"], r[value]))
-    return curves
-
-
-def _draw(ax, curves, colors, labels, scale=1.0):
-    for (kind, backend), points in curves.items():
-        n, y = zip(*points, strict=True)
-        ax.plot(n, [t * scale for t in y], marker="o", ms=3, color=colors[kind], ls=BACKEND_LINES[backend],
-                label=labels[kind] + BACKEND_NAMES[backend])  # fmt: skip
-    ax.set(xscale="log", yscale="log", xlabel="sequence length n")
-    ax.legend(fontsize=7)
-
-
-def draw_per_layer(ax, doc: dict, colors=KIND_COLORS, labels=KIND_LABELS) -> None:
-    """Time per layer [ms] vs n, one line per (kind, backend): colour by kind, line style by backend."""
-    _draw(ax, _curves(doc["rows"], "seconds"), colors, labels, scale=1e3)
-    ax.set(ylabel="time per layer [ms]", title=f"{doc['device']}, w = {doc['parameters']['w']}")
-
-
-def draw_speedup(ax, doc: dict, colors=KIND_COLORS, labels=KIND_LABELS) -> None:
-    """Speedup over full attention vs n, next to the SA paper's (A100)."""
-    _draw(ax, _curves(doc["rows"], "speedup_over_full", skip_full=True), colors, labels)
-    ax.plot(list(PAPER_SPEEDUP), list(PAPER_SPEEDUP.values()), "k*", ms=7, label="SA paper (A100)")
-    ax.set(ylabel="speedup over full attention")
-    ax.legend(fontsize=7)
-
-
-def draw_to_coverage(ax, doc: dict, colors=KIND_COLORS, labels=KIND_LABELS) -> None:
-    """Time to full coverage (L* layers x time per layer) vs n."""
-    _draw(ax, _curves(doc["cost_to_full_coverage"], "seconds_to_full_coverage"), colors, labels)
-    ax.set(ylabel="time to full coverage [s]", title="L* layers x time per layer")
-
-
-def plot_cost(doc: dict, path: str) -> list[str]:
-    """Time per layer and time to full coverage vs n for every path (log-log), saved as PNG and PDF; the same
-    drawing functions ``figures.cost`` uses."""
-    from matplotlib.figure import Figure  # no pyplot: the caller's backend stays as it is
-
-    fig = Figure(figsize=(7, 3), layout="constrained")
-    axes = fig.subplots(1, 2)
-    draw_per_layer(axes[0], doc)
-    draw_to_coverage(axes[1], doc)
-    return save_png_pdf(fig, path)
 
 
 def _parse(p, argv):

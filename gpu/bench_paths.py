@@ -1,0 +1,63 @@
+"""What ``python -m gpu.bench`` times: one callable per (kind, backend) row (:func:`_paths`), the row's label
+(``sa fused``: :func:`label`) and the row it is compared with in the same run (:func:`_peer`)."""
+
+from __future__ import annotations
+
+from .attention import full_attention, sa_attention, swa_attention
+from .neighbour_attention import resolved_method
+from .variants import variant_attention
+
+KINDS = ("full", "swa", "sa", "sa+swa")
+TIMED_BACKENDS = ("torch", "flex", "triton")
+#: the name a backend carries in a row's label (``sa fused``); the torch path keeps the bare kind (``sa``)
+SUFFIX = {"torch": "", "sdpa": "", "flex": " flex", "triton": " fused", "gather": " gather", "dense": " dense"}
+#: the causal variant without a band (issue 13), timed through its gathered key table (``gpu.neighbour_attention``)
+GATHERED = ("kleinberg",)
+
+
+def label(kind: str, backend: str) -> str:
+    return kind + SUFFIX[backend]
+
+
+def _paths(q, k, v, w, gate, perm, backends, ms_perm=None, variants=False) -> dict:
+    """``{label: (kind, backend, fn)}``: full through SDPA, each windowed kind through every backend asked for;
+    with ``ms_perm`` (per-head block permutations, ``(heads, n)``) also multi-scale SA, and with ``variants`` dilated
+    heads on every backend and Kleinberg keys (gathered), both through :func:`gpu.variants.variant_attention` with
+    the seeded (eval-mode) keys of seed 0, layer 1, as ``StochasticAttention(variant=...)`` runs them (issue 13)."""
+    paths = {"full": ("full", "sdpa", lambda: full_attention(q, k, v, backend="torch"))}
+    for b in backends:
+
+        def swa(b=b):
+            return swa_attention(q, k, v, w, backend=b)
+
+        def sa(b=b):
+            return sa_attention(q, k, v, w, perm=perm, backend=b, validate=False)
+
+        paths[label("swa", b)] = ("swa", b, swa)
+        paths[label("sa", b)] = ("sa", b, sa)
+        paths[label("sa+swa", b)] = ("sa+swa", b, lambda sa=sa, swa=swa: gate * sa() + (1 - gate) * swa())
+        if ms_perm is not None:
+
+            def sa_ms(b=b):
+                return sa_attention(q, k, v, w, perm=ms_perm, backend=b, validate=False)
+
+            paths[label("sa-ms", b)] = ("sa-ms", b, sa_ms)
+        if variants:
+
+            def dilated(b=b):
+                return variant_attention(q, k, v, w, "dilated", backend=b)
+
+            paths[label("dilated", b)] = ("dilated", b, dilated)
+    if variants:  # the module's path: neighbour_attention's "auto" gathers unless n <= 32 w (then a dense mask)
+        how = resolved_method(q.shape[2], w)
+        paths[label("kleinberg", how)] = ("kleinberg", how, lambda: variant_attention(q, k, v, w, "kleinberg", seed=0))
+    return paths
+
+
+def _peer(kind: str, backends) -> str | None:
+    """The row a row of ``kind`` is compared with: SDPA for full, the FlexAttention row of the same kind."""
+    if kind == "full":
+        return "full"
+    if kind in GATHERED:
+        return label("sa", backends[0])
+    return label(kind, "flex") if "flex" in backends else None

@@ -1,0 +1,80 @@
+"""The figures of ``python -m gpu.bench`` (``--plot``, ``--replot``) and of ``figures.cost``: time per layer, speedup
+over full attention next to the SA paper's, and time to full coverage, against n (log-log), one line per (kind,
+backend), colour by kind and line style by backend."""
+
+from __future__ import annotations
+
+from receptive.plotting import save_png_pdf
+
+PAPER_SPEEDUP = {2048: 1.5, 8192: 6.6, 32768: 28.0}
+#: colours per kind, shared with ``figures.style.COLORS`` (a test keeps them equal); line style per backend
+KIND_COLORS = {"full": "#444444", "swa": "#1f77b4", "sa": "#d62728", "sa+swa": "#2ca02c", "sa-ms": "#8c564b",
+               "kleinberg": "#e377c2", "dilated": "#17becf"}  # fmt: skip
+KIND_LABELS = {"full": "full", "swa": "SWA", "sa": "SA", "sa+swa": "SA+SWA", "sa-ms": "multi-scale SA",
+               "kleinberg": "Kleinberg keys", "dilated": "dilated heads"}  # fmt: skip
+BACKEND_LINES = {"torch": "-", "sdpa": "-", "flex": "--", "triton": ":", "gather": "-.", "dense": (0, (5, 1, 1, 1))}
+BACKEND_NAMES = {"torch": "", "sdpa": "", "flex": " (Flex)", "triton": " (fused)", "gather": " (gathered lists)",
+                 "dense": " (lists as a dense mask)"}  # fmt: skip
+
+
+def kind_and_backend(row: dict) -> tuple[str, str]:
+    """A row's (kind, backend); rows written before backends were recorded are the torch path (``sa fused``: the
+    Triton kernel)."""
+    if "kind" in row:
+        return row["kind"], row["backend"]
+    name = row["path"]
+    if name.endswith(" fused"):
+        return name[: -len(" fused")], "triton"
+    return name, "sdpa" if name == "full" else "torch"
+
+
+def _curves(records, value, skip_full: bool = False):
+    """``{(kind, backend): [(n, value), ...]}`` in the order kinds and backends first appear."""
+    curves = {}
+    for r in records:
+        kind, backend = kind_and_backend(r)
+        if (skip_full and kind == "full") or r.get(value) is None:
+            continue
+        curves.setdefault((kind, backend), []).append((r["n"], r[value]))
+    return curves
+
+
+def _draw(ax, curves, colors, labels, scale=1.0):
+    for (kind, backend), points in curves.items():
+        n, y = zip(*points, strict=True)
+        ax.plot(n, [t * scale for t in y], marker="o", ms=3, color=colors[kind], ls=BACKEND_LINES[backend],
+                label=labels[kind] + BACKEND_NAMES[backend])  # fmt: skip
+    ax.set(xscale="log", yscale="log", xlabel="sequence length n")
+    ax.legend(fontsize=7)
+
+
+def draw_per_layer(ax, doc: dict, colors=KIND_COLORS, labels=KIND_LABELS) -> None:
+    """Time per layer [ms] vs n, one line per (kind, backend): colour by kind, line style by backend."""
+    _draw(ax, _curves(doc["rows"], "seconds"), colors, labels, scale=1e3)
+    ax.set(ylabel="time per layer [ms]", title=f"{doc['device']}, w = {doc['parameters']['w']}")
+
+
+def draw_speedup(ax, doc: dict, colors=KIND_COLORS, labels=KIND_LABELS) -> None:
+    """Speedup over full attention vs n, next to the SA paper's (A100)."""
+    _draw(ax, _curves(doc["rows"], "speedup_over_full", skip_full=True), colors, labels)
+    ax.plot(list(PAPER_SPEEDUP), list(PAPER_SPEEDUP.values()), "k*", ms=7, label="SA paper (A100)")
+    ax.set(ylabel="speedup over full attention")
+    ax.legend(fontsize=7)
+
+
+def draw_to_coverage(ax, doc: dict, colors=KIND_COLORS, labels=KIND_LABELS) -> None:
+    """Time to full coverage (L* layers x time per layer) vs n."""
+    _draw(ax, _curves(doc["cost_to_full_coverage"], "seconds_to_full_coverage"), colors, labels)
+    ax.set(ylabel="time to full coverage [s]", title="L* layers x time per layer")
+
+
+def plot_cost(doc: dict, path: str) -> list[str]:
+    """Time per layer and time to full coverage vs n for every path (log-log), saved as PNG and PDF; the same
+    drawing functions ``figures.cost`` uses."""
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend stays as it is
+
+    fig = Figure(figsize=(7, 3), layout="constrained")
+    axes = fig.subplots(1, 2)
+    draw_per_layer(axes[0], doc)
+    draw_to_coverage(axes[1], doc)
+    return save_png_pdf(fig, path)
