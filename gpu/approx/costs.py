@@ -12,11 +12,14 @@ Conventions (all per sequence, ``heads`` heads of dimension ``d``, ``element_byt
   algorithm (tested), and shows where the code does more: the banded backend about ``2x`` a window (query blocks
   meet ``b_q + w - 1`` keys), MoBA and top-k a dense masked product, the latent methods their basis (a one-time
   conversion, not counted here). :func:`measured_peak_bytes` records the lab code's allocations with
-  ``torch.profiler``: 0.9-1.8 times the formula at n = 512 (the formula omits short-lived temporaries such as a
-  softmax's output next to its scores; tested within 0.7-2.2).
+  ``torch.profiler``: 0.97-1.8 times the formula at n = 512, d = 32, 4 heads, m = 64 and 0.85-1.96 over m = 16-128
+  (``python -m gpu.approx --costs --measure --n 512``; the formula omits short-lived temporaries such as a softmax's
+  output next to its scores; tested within 0.7-2.2 at n = 256).
 * Peak bytes: the inputs ``q, k, v`` and output (``4 n d``) plus the largest set of intermediates the method holds
   at once, as the functions in :mod:`gpu.approx.families` compute them (the dense reference holds ``n^2`` scores;
-  the windows' banded backend ``2 n (b_q + w)``, :func:`gpu.banded.banded_attention`).
+  the windows' banded backend ``2 n (b_q + w - 1)`` scores and probabilities plus its padded copies of q, k, v and
+  each query block's joined key and value span, :func:`gpu.banded.banded_attention`). :mod:`gpu.approx.refresh_costs`
+  recomputes the cost fields of result files written under an earlier version of these formulas.
 * KV-cache bytes per token: the state a decoder must keep for the method after ``n`` tokens, divided by ``n``:
   ``2 h d`` numbers for a full cache; ``2 h d min(w, n) / n`` for a sliding window (only the last ``w`` tokens);
   MLA ``r``; TPA ``2 R (h + d)``; Performer's prefix state ``h m (d + 1) / n``; Linformer's ``m`` projected keys
