@@ -33,7 +33,6 @@ import concurrent.futures
 import contextlib
 import importlib.metadata
 import json
-import math
 import multiprocessing
 import os
 import platform
@@ -44,7 +43,6 @@ from pathlib import Path
 import numba
 import numpy as np
 import torch
-import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 import receptive
@@ -52,6 +50,10 @@ import receptive
 from ..validation import writable_folder
 from . import tasks
 from .configs import LMConfig, SyntheticConfig, extended
+
+# F401 waived below: the names that lived here before the split (one optimiser step and its schedule, model and
+# data: gpu.train.step; the evaluation of a trained run: gpu.train.evaluate) stay importable from this module
+from .evaluate import _evaluate_lm, _evaluate_synthetic
 from .extend import (
     _check_checkpoint,
     _check_extension,
@@ -61,11 +63,9 @@ from .extend import (
     _read_lines,
     _run_config,
 )
-from .models import TinyTransformer, parameter_counts
-from .reach import coverage_summary, pattern_for, reachable
+from .models import parameter_counts
+from .step import EVAL_SEED_OFFSET, RunData, _loss, build_model, learning_rate, train_step  # noqa: F401
 from .summary import aggregate, compare_with_paper, deviations, loss_curve
-
-EVAL_SEED_OFFSET = 1_000_003
 
 
 class Interrupted(RuntimeError):
@@ -89,85 +89,6 @@ def versions() -> dict:
 def run_id(config, spec: dict) -> str:
     direction = "causal" if getattr(config, "causal", True) else "bidir"
     return f"{config.name}-{direction}-{spec['kind']}-n{spec['n']}-w{spec['w']}-L{spec['layers']}-s{spec['seed']}"
-
-
-def learning_rate(config, step: int) -> float:
-    """Linear warm-up to ``lr`` over ``warmup`` steps, cosine decay to ``lr / 10`` at ``config.horizon``
-    (``decay_steps``, or ``steps`` when that is ``None``), then ``lr / 10``:
-
-    ``lr (t + 1) / warmup`` for ``t < warmup``, else ``lr (0.1 + 0.45 (1 + cos(pi min(1, (t - warmup) /
-    max(1, horizon - warmup)))))``. With ``decay_steps`` set the value at step ``t`` does not depend on ``steps``."""
-    if config.warmup and step < config.warmup:
-        return config.lr * (step + 1) / config.warmup
-    progress = (step - config.warmup) / max(1, config.horizon - config.warmup)
-    return config.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
-
-
-def build_model(config, spec: dict) -> TinyTransformer:
-    if isinstance(config, LMConfig):
-        vocab, classes, causal = tasks.TEXT_VOCAB, None, True
-    else:
-        vocab, causal = tasks.SYNTHETIC_VOCAB, config.causal
-        classes = tasks.N_VALUES if config.task == "retrieval" else config.max_count + 1
-    return TinyTransformer(
-        spec["kind"], vocab, config.d_model, config.n_heads, spec["layers"], spec["w"], causal, spec["seed"], classes
-    )
-
-
-class RunData:
-    """Training batches and the fixed evaluation set of run ``spec`` of ``config``: ``train_batch()`` draws the next
-    batch from a generator seeded with ``spec["seed"]`` (LM: random windows of ``corpus.train``); ``eval_set()`` is
-    the same ``eval_samples`` examples at every call (seed ``spec["seed"] + EVAL_SEED_OFFSET``)."""
-
-    def __init__(self, config, spec: dict, corpus: tasks.Corpus | None):
-        self.config, self.spec, self.corpus = config, spec, corpus
-        self.generator = torch.Generator().manual_seed(spec["seed"])
-
-    def train_batch(self):
-        c, n = self.config, self.spec["n"]
-        if self.corpus is not None:
-            return tasks.lm_batch(self.corpus.train, c.batch, n, self.generator)
-        return self._synthetic(c.batch, self.generator)
-
-    def _synthetic(self, batch: int, generator: torch.Generator) -> tasks.Batch:
-        c, n = self.config, self.spec["n"]
-        if c.task == "retrieval":
-            return tasks.retrieval(batch, n, c.causal, generator)
-        return tasks.counting(batch, n, c.causal, generator, c.max_count)
-
-    def eval_set(self) -> tasks.Batch:
-        generator = torch.Generator().manual_seed(self.spec["seed"] + EVAL_SEED_OFFSET)
-        return self._synthetic(self.config.eval_samples, generator)
-
-
-def _loss(model, batch, lm: bool) -> torch.Tensor:
-    if lm:
-        x, y = batch
-        return F.cross_entropy(model(x).flatten(0, 1), y.flatten())
-    return F.cross_entropy(model(batch.tokens).flatten(0, 1), batch.dense.flatten(), ignore_index=tasks.IGNORE)
-
-
-def train_step(model: TinyTransformer, optimizer: torch.optim.Optimizer, data: RunData, config, step: int) -> float:
-    """One optimiser step of :func:`train` at step index ``step`` (0-based), returning its training loss.
-
-    The learning rate of every parameter group is set to :func:`learning_rate` ``(config, step)``; the loss is the
-    mean cross-entropy of ``model`` on ``data.train_batch()`` over every position with a target (LM: the next
-    character; synthetic tasks: ``batch.dense``, positions marked ``tasks.IGNORE`` left out); gradients are zeroed,
-    computed, their global norm clipped at 1 (``torch.nn.utils.clip_grad_norm_``, Pascanu et al. 2013) and
-    ``optimizer.step()`` applied (AdamW in :func:`train`). ``model`` should be in training mode.
-    """
-    if not isinstance(config, SyntheticConfig | LMConfig):
-        raise ValueError(f"config: expected a SyntheticConfig or LMConfig, got {type(config).__name__}")
-    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-        raise ValueError(f"step: expected an integer >= 0, got {step!r}")
-    for group in optimizer.param_groups:
-        group["lr"] = learning_rate(config, step)
-    loss = _loss(model, data.train_batch(), isinstance(config, LMConfig))
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step()
-    return loss.item()
 
 
 def _save(path: Path, state: dict) -> None:
@@ -241,57 +162,6 @@ def _state(model, optimizer, step, losses, seconds, data, record) -> dict:
     return {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step, "losses": losses,
             "seconds": seconds, "torch_rng": torch.get_rng_state(), "data_rng": data.generator.get_state(),
             "config": record}  # fmt: skip
-
-
-def _evaluate_synthetic(model, config: SyntheticConfig, spec: dict, data: RunData) -> dict:
-    batch = data.eval_set()
-    chance = 1 / (tasks.N_VALUES if config.task == "retrieval" else config.max_count + 1)
-    correct, losses = [], []
-    for lo in range(0, batch.tokens.shape[0], 256):
-        part = slice(lo, lo + 256)
-        tokens, targets, readout = batch.tokens[part], batch.targets[part], batch.readout[part]
-        logits = model(tokens)[torch.arange(tokens.shape[0]), readout]
-        losses.append(F.cross_entropy(logits, targets, reduction="none"))
-        correct.append(logits.argmax(-1) == targets)
-    correct = torch.cat(correct).numpy()
-    n, w, layers, seed = spec["n"], spec["w"], spec["layers"], spec["seed"]
-    pattern = pattern_for(spec["kind"], n, w, config.causal, seed)
-    reach = reachable(pattern, layers, batch.readout.numpy(), batch.sources.numpy())
-    share = float(reach.mean())
-    cov = coverage_summary(spec["kind"], n, w, layers, config.causal, seed, n - 1 if config.causal else None)
-    return {
-        "task": config.task,
-        "causal": config.causal,
-        "accuracy": float(correct.mean()),
-        "eval_loss": float(torch.cat(losses).mean()),
-        "chance": chance,
-        "reachable": share,
-        "predicted_accuracy": share + (1 - share) * chance,
-        "accuracy_reachable": float(correct[reach].mean()) if reach.any() else None,
-        "accuracy_unreachable": float(correct[~reach].mean()) if (~reach).any() else None,
-        "swa_field": layers * (w - 1) + 1 if config.causal else layers * (w // 2) + 1,
-        **cov,
-    }
-
-
-def _evaluate_lm(model, config: LMConfig, spec: dict, corpus: tasks.Corpus) -> dict:
-    x, y = tasks.validation_windows(corpus.validation, config.n, config.eval_windows)
-    per_token = torch.cat(
-        [
-            F.cross_entropy(model(x[lo : lo + 32]).transpose(1, 2), y[lo : lo + 32], reduction="none")
-            for lo in range(0, x.shape[0], 32)
-        ]
-    ).numpy()
-    masks = tasks.copy_probe_mask(x.numpy(), y.numpy(), config.field, config.probe_k)
-    other = ~(masks["far"] | masks["near"])
-    loss = float(per_token.mean())
-    probe = {
-        name: {"tokens": int(m.sum()), "loss": float(per_token[m].mean()) if m.any() else None}
-        for name, m in (("far", masks["far"]), ("near", masks["near"]), ("other", other))
-    }
-    cov = coverage_summary(model.kind, config.n, config.w, config.layers, True, spec["seed"], None)
-    return {"val_loss": loss, "val_perplexity": math.exp(loss), "val_bits_per_char": loss / math.log(2),
-            "probe": probe, "swa_field": config.field, **cov}  # fmt: skip
 
 
 def run_experiment(config, out, resume: bool = False, progress: bool | None = None, stop_after: int | None = None,
