@@ -227,6 +227,55 @@ def test_expected_exact_count_against_monte_carlo(monkeypatch):
     )
 
 
+def test_log_likelihood_check_by_enumeration():
+    # F = (0.2, 0.5, 0.9): outcomes 1, 2, 3 and "not full within 3" with p = 0.2, 0.3, 0.4, 0.1
+    p = np.array([0.2, 0.3, 0.4, 0.1])
+    got = analysis.log_likelihood_check([1, 3, None, 5, 2], [0.2, 0.5, 0.9])
+    assert got["seeds"] == 5
+    assert got["log_likelihood"] == pytest.approx(np.log([0.2, 0.4, 0.1, 0.1, 0.3]).sum())
+    assert got["expected"] == pytest.approx(5 * (p @ np.log(p)))
+    assert got["variance"] == pytest.approx(5 * (p @ np.log(p) ** 2 - (p @ np.log(p)) ** 2))
+    # an outcome the model gives no chance scores log(floor), not minus infinity
+    assert analysis.log_likelihood_check([1], [0.0, 1.0])["log_likelihood"] == pytest.approx(np.log(1e-6))
+
+
+def test_log_likelihood_z_is_standard_normal_for_the_model_and_negative_for_a_shifted_one():
+    rng = np.random.default_rng(11)
+    laws = [random_law(rng) for _ in range(10)]
+    z_true, z_shifted = [], []
+    for _ in range(400):
+        obs = exp = var = 0.0
+        obs_s = exp_s = var_s = 0.0
+        for cdf, pmf in laws:
+            draws = rng.choice(np.arange(1, pmf.size + 1), size=15, p=pmf)
+            full = [int(d) if d < pmf.size else None for d in draws]
+            a = analysis.log_likelihood_check(full, cdf)
+            obs, exp, var = obs + a["log_likelihood"], exp + a["expected"], var + a["variance"]
+            shifted = [None if f is None or f == pmf.size - 1 else f + 1 for f in full]  # one layer later
+            b = analysis.log_likelihood_check(shifted, cdf)
+            obs_s, exp_s, var_s = obs_s + b["log_likelihood"], exp_s + b["expected"], var_s + b["variance"]
+        z_true.append((obs - exp) / math.sqrt(var))
+        z_shifted.append((obs_s - exp_s) / math.sqrt(var_s))
+    assert abs(np.mean(z_true)) < 0.2 and 0.8 < np.std(z_true) < 1.2
+    assert np.mean(z_shifted) < -3
+
+
+@pytest.mark.parametrize(
+    "full, probs, floor",
+    [
+        ([], [0.5], 1e-6),
+        ([0], [0.5], 1e-6),
+        ([1], [], 1e-6),
+        ([1], [0.6, 0.5], 1e-6),
+        ([1], [1.2], 1e-6),
+        ([1], [0.5], 0),
+    ],
+)
+def test_log_likelihood_check_rejects_bad_input(full, probs, floor):
+    with pytest.raises(ValueError, match=r"full_layers|probabilities|floor"):
+        analysis.log_likelihood_check(full, probs, floor)
+
+
 def test_pooled_point_fields():
     p = PooledPoint("sa", False, True, 8, 4, "exact", None, 64, [0], [3])
     assert p.regime == "sa bidirectional circular" and p.to_dict()["full_layers"] == [3]

@@ -141,6 +141,42 @@ def binomial_checks(full_layers, probabilities) -> list[dict]:
     return checks
 
 
+LOG_FLOOR = 1e-6
+
+
+def log_likelihood_check(full_layers, probabilities, floor: float = LOG_FLOOR) -> dict:
+    """The log-likelihood of ``k`` seeds' L* under a model's law ``F(L) = P(L* <= L)``, ``L = 1 .. m``
+    (``m = len(probabilities)``), with its mean and variance if the seeds followed that law: a calibration test of
+    the whole distribution (location and spread), not only of its median.
+
+    Outcomes ``L = 1 .. m`` have ``p_L = F(L) - F(L - 1)`` (``F(0) = 0``); a seed not full within ``m`` (``None`` or
+    ``> m``) has ``p_0 = 1 - F(m)``. Scores are ``log max(p, floor)`` (a seed the model gives no chance would
+    otherwise score minus infinity). Returns ``{"log_likelihood": sum_s log max(p_{L*_s}, floor), "expected":
+    k sum_L p_L log max(p_L, floor), "variance": k Var_p(log max(p, floor)), "seeds": k}``. Summed over points (seeds
+    independent), ``z = (observed - expected) / sqrt(variance)`` is about standard normal for a calibrated model and
+    negative when the seeds fall where the model puts little mass (the logarithmic score, Gneiting & Raftery 2007,
+    J. Am. Stat. Assoc. 102, Sec. 7)."""
+    layers = _check_full_layers(full_layers)
+    probs = np.asarray(probabilities, dtype=float)
+    if probs.ndim != 1 or probs.size == 0 or np.any(~((probs >= 0) & (probs <= 1))) or np.any(np.diff(probs) < -1e-12):
+        raise ValueError("probabilities: expected a non-empty non-decreasing 1-d array of probabilities in [0, 1]")
+    if not (isinstance(floor, (int, float)) and 0 < floor < 1):
+        raise ValueError(f"floor: expected a number in (0, 1), got {floor!r}")
+    pmf = np.diff(np.concatenate([[0.0], probs, [1.0]])).clip(min=0.0)  # L = 1..m, then "not full within m"
+    score = np.log(np.maximum(pmf, floor))
+    mean = float(pmf @ score)
+    variance = float(pmf @ score**2 - mean**2)
+    m = probs.size
+    index = [m if f is None or f > m else f - 1 for f in layers]
+    k = len(layers)
+    return {
+        "log_likelihood": float(score[index].sum()),
+        "expected": k * mean,
+        "variance": k * max(variance, 0.0),
+        "seeds": k,
+    }
+
+
 def analyse_point(key: tuple, seeds: dict[int, dict], max_layers: int) -> PointResult:
     """Statistics and predictions of one grid point (sampled points are predicted for their K targets)."""
     pattern, n, w, causal, circular = key

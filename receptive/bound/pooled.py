@@ -18,7 +18,10 @@ Per point, with ``k`` seeds and the model's ``F(L) = P(full after L)`` (:func:`r
 - the calibrated exact probability: if the model were the truth, the typical L* of ``k`` draws is the model's median
   with probability ``q = G(pred) - G(pred - 1)``, ``G(L) = P(Bin(k, F(L)) >= ceil(k/2))``. Summed over points, the
   exact count of a calibrated model is Poisson-binomial with mean ``sum q`` and variance ``sum q (1 - q)``
-  (``docs/theory.md`` Sec. 5).
+  (``docs/theory.md`` Sec. 5);
+- the log-likelihood of the seeds' L* under the model's law and its mean and variance if the model were the truth
+  (``receptive.bound.analysis.log_likelihood_check``); summed over the points with n >= 1024 into a z-score, a
+  calibration test of the whole L* distribution that does not hinge on medians near a layer boundary.
 
 The command line (arguments, table, CSV, JSON) is in ``receptive.bound.pooled_cli``.
 """
@@ -37,7 +40,7 @@ import numpy as np
 from scipy.stats import binom
 
 from .. import __version__, theory
-from .analysis import binomial_checks, typical_layer
+from .analysis import binomial_checks, log_likelihood_check, typical_layer
 
 __all__ = [
     "DEFAULT_DIRS",
@@ -86,6 +89,7 @@ class PooledPoint:
     direction: str | None = None
     exact_probability: float | None = None
     probability_checks: list[dict] = field(default_factory=list)
+    log_likelihood: dict | None = None
     probabilities: list[float] = field(default_factory=list, repr=False)
 
     @property
@@ -126,7 +130,8 @@ def _regime(pattern: str, causal: bool, circular: bool) -> str:
 
 
 def summary_line(s: dict) -> str:
-    """One line of a regime's summary (:func:`summarise`): exact and calibrated counts, within one, checks."""
+    """One line of a regime's summary (:func:`summarise`): exact and calibrated counts, within one, checks, the
+    log-likelihood z-score."""
     if s["exact_share_n_ge_1024"] is None:
         return f"{s['points']} points, {s['runs']} runs, no modelled points with n >= 1024"
     return (
@@ -134,7 +139,8 @@ def summary_line(s: dict) -> str:
         f"n >= 1024 (a calibrated model expects {s['expected_exact_n_ge_1024']:.1f}, sd {s['expected_exact_sd']:.1f}); "
         f"within one layer at {s['within_one']}/{s['modelled_points']} (misses: {s['optimistic']} optimistic, "
         f"{s['pessimistic']} pessimistic); binomial checks rejected at 1%: "
-        f"{s['probability_checks_rejected_at_1pct']}/{s['probability_checks']}"
+        f"{s['probability_checks_rejected_at_1pct']}/{s['probability_checks']}; log-likelihood z "
+        f"{s['log_likelihood_z']:+.2f}"
     )
 
 
@@ -283,13 +289,15 @@ def evaluate_point(point: tuple, entry: dict) -> PooledPoint:
         res.direction = "exact" if res.exact else ("optimistic" if res.predicted < res.typical else "pessimistic")
     res.exact_probability = calibrated_exact_probability(probs, len(seeds))
     res.probability_checks = binomial_checks(full, probs)
+    res.log_likelihood = log_likelihood_check(full, probs)
     return res
 
 
 def summarise(points: list[PooledPoint]) -> dict:
     """Per regime: exact count and share at n >= 1024, within-one share everywhere, the calibrated expectation of the
     exact count (Poisson-binomial mean and sd of the points' ``exact_probability``), its z-score, the binomial
-    checks rejected at 1%, the misses with their direction, and the runs pooled."""
+    checks rejected at 1%, the log-likelihood of the seeds at n >= 1024 with its calibrated mean, sd and z, the
+    misses with their direction, and the runs pooled."""
     out = {}
     for regime in sorted({p.regime for p in points}):
         group = [p for p in points if p.regime == regime]
@@ -299,6 +307,10 @@ def summarise(points: list[PooledPoint]) -> dict:
         exact = sum(p.exact for p in big)
         checks = [c for p in group for c in p.probability_checks]
         mean, sd = float(q.sum()), float(np.sqrt(np.sum(q * (1 - q))))
+        scores = [p.log_likelihood for p in big]
+        loglik = sum(s["log_likelihood"] for s in scores)
+        loglik_mean = sum(s["expected"] for s in scores)
+        loglik_sd = math.sqrt(sum(s["variance"] for s in scores))
         out[regime] = {
             "points": len(group),
             "runs": sum(len(p.seeds) for p in group),
@@ -320,6 +332,10 @@ def summarise(points: list[PooledPoint]) -> dict:
             "probability_checks_rejected_at_1pct": sum(c["p_value"] < 0.01 for c in checks),
             "expected_rejections_at_1pct_upper": 0.01 * len(checks),
             "min_p_value": min((c["p_value"] for c in checks), default=None),
+            "log_likelihood_n_ge_1024": loglik,
+            "expected_log_likelihood_n_ge_1024": loglik_mean,
+            "expected_log_likelihood_sd": loglik_sd,
+            "log_likelihood_z": (loglik - loglik_mean) / loglik_sd if loglik_sd > 0 else None,
             "optimistic": sum(p.direction == "optimistic" for p in scored),
             "pessimistic": sum(p.direction == "pessimistic" for p in scored),
             "misses": [
