@@ -17,8 +17,9 @@ batch 1, on one torch thread. Rows, all timed in this same run on the same tenso
 
 Each row is timed forward (``torch.no_grad``) and forward + backward (``out.backward(g)`` with a fixed ``g``, the
 gradients of q, k, v). Rows are timed in interleaved rounds (one call of every row per round after one warm-up call
-of each; round ``r`` starts at row ``r``) so that a change in the load of the shared machine reaches them alike; each
-row keeps its median (``seconds``) and its best round (``best_seconds``); ratios compare timings of this run only.
+of each; round ``r`` starts at row ``r``: :func:`gpu.timing.round_robin`) so that a change in the load of the shared
+machine reaches them alike; each row keeps its median (``seconds``) and its best round (``best_seconds``); ratios
+compare timings of this run only.
 The load average before and after is recorded.
 """
 
@@ -31,7 +32,6 @@ import os
 import platform
 import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,6 +43,7 @@ import torch.nn.functional as F  # noqa: E402
 
 from gpu.banded import SCORE_BUDGET, _block_size, banded_attention  # noqa: E402
 from gpu.threads import torch_threads  # noqa: E402
+from gpu.timing import round_robin  # noqa: E402
 from receptive.validation import check_int  # noqa: E402
 from receptive.windows import window_offsets  # noqa: E402
 
@@ -129,16 +130,7 @@ def measure(n: int, w: int, heads: int, dim: int, repeats: int, budgets: list[in
     reference = banded_attention(q, k, v, left, right, budget=ONE_SHOT).detach()
     rows = []
     for backward in (False, True):
-        steps = {name: _step(fn, q, k, v, g, backward) for name, fn in paths.items()}
-        for step in steps.values():  # warm-up
-            step()
-        runs = {name: [] for name in steps}
-        names = list(steps)
-        for round_ in range(repeats):  # round r starts at row r: no row always follows the same one
-            for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
-                start = time.perf_counter()
-                steps[name]()
-                runs[name].append(time.perf_counter() - start)
+        runs = round_robin({name: _step(fn, q, k, v, g, backward) for name, fn in paths.items()}, repeats)
         for name, times in runs.items():
             with torch.no_grad():
                 diff = float((paths[name](q, k, v) - reference).abs().max())

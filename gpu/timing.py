@@ -1,9 +1,51 @@
-"""How ``python -m gpu.bench`` times its paths: CUDA events through ``triton.testing.do_bench`` on a GPU
-(:func:`_cuda_timer`), rounds over every path on the CPU (:func:`_times`)."""
+"""How ``python -m gpu.bench`` and ``benchmarks/bench_banded.py`` time their paths: one round-robin loop on the CPU
+(:func:`round_robin`), CUDA events through ``triton.testing.do_bench`` on a GPU (:func:`_cuda_timer`), and
+``gpu.bench``'s choice between them (:func:`_times`)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
+
+from receptive.validation import check_int
+
+
+def round_robin(
+    steps: Mapping[str, Callable[[], object]], repeats: int, clock: Callable[[], float] = time.perf_counter
+) -> dict[str, list[float]]:
+    """``{name: [seconds of round 0, round 1, ...]}``: one untimed warm-up call of every step (in ``steps``' order),
+    then ``repeats`` rounds that call every step once each; round ``r`` starts at step ``r mod len(steps)`` and
+    goes on in ``steps``' order, wrapping around. Each call is timed alone: ``clock()`` after it minus ``clock()``
+    before it (``time.perf_counter``: wall seconds). The lists are returned whole; the callers keep their median
+    as a step's time (``seconds`` in ``gpu.bench`` and ``bench_banded`` rows, the statistic of the committed result
+    files), ``bench_banded`` also their minimum (``best_seconds``).
+
+    Why rounds: a change in the load of the shared machine during the measurement reaches every step alike, so the
+    ratios of steps timed together compare calls made side by side, not one step's quiet minute with another's busy
+    one. Why the rotation: in a fixed order every step always runs right after the same other step and at the same
+    place in the round, so whatever a step leaves behind (caches and the allocator's free lists filled with its
+    buffers, garbage for the collector, a clock lowered by a heavy kernel) and whatever happens at the round
+    boundary fall on the same step in every round and bias its time the same way each time, which no statistic
+    over the rounds can see or remove; rotating the start moves each step through every position (once per
+    ``len(steps)`` rounds), which turns those position effects into spread among the rounds that the median
+    resists.
+    """
+    if not isinstance(steps, Mapping) or not all(callable(step) for step in steps.values()):
+        raise ValueError(f"steps: expected a mapping of names to callables, got {type(steps).__name__}")
+    check_int("repeats", repeats, 1)
+    if not callable(clock):
+        raise ValueError(f"clock: expected a callable returning seconds, got {type(clock).__name__}")
+    names = list(steps)
+    for name in names:  # warm-up (compilation, caches, first allocations): not timed
+        steps[name]()
+    runs = {name: [] for name in names}
+    for round_ in range(repeats):
+        shift = round_ % len(names) if names else 0
+        for name in names[shift:] + names[:shift]:  # round r starts at step r: no step always follows the same one
+            start = clock()
+            steps[name]()
+            runs[name].append(clock() - start)
+    return runs
 
 
 def _cuda_timer(fn, repeats: int) -> float:
@@ -14,17 +56,10 @@ def _cuda_timer(fn, repeats: int) -> float:
 
 
 def _times(steps: dict, repeats: int, cuda: bool) -> dict:
-    """``{name: [seconds, ...]}`` for every step. CUDA: one median per step (``do_bench``). CPU: one warm-up run of
-    each, then ``repeats`` rounds that run every step once in turn, so a change in the machine's load during the
-    measurement reaches every path alike (the ratios of one ``n`` compare runs made side by side)."""
+    """``{name: [seconds, ...]}`` for every step. CUDA: one median per step (``do_bench``). CPU: :func:`round_robin`
+    (one warm-up run of each, then ``repeats`` rounds that run every step once, each round starting one step
+    later), so a change in the machine's load during the measurement reaches every path alike (the ratios of one
+    ``n`` compare runs made side by side)."""
     if cuda:
         return {name: [_cuda_timer(step, repeats)] for name, step in steps.items()}
-    for step in steps.values():
-        step()
-    runs = {name: [] for name in steps}
-    for _ in range(repeats):
-        for name, step in steps.items():
-            start = time.perf_counter()
-            step()
-            runs[name].append(time.perf_counter() - start)
-    return runs
+    return round_robin(steps, repeats)

@@ -276,9 +276,10 @@ def test_bad_input_is_a_one_line_error_naming_the_argument(call, needle):
 
 
 def test_cpu_bench_times_the_paths_round_robin():
-    """gpu.bench on the CPU: one warm-up run each, then every round runs every path once, in turn."""
+    """gpu.bench on the CPU: one warm-up run each, then every round runs every path once, in turn, each round
+    starting one path later (gpu.timing.round_robin)."""
     from gpu.bench import _times
 
     calls = []
     runs = _times({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 3, cuda=False)
-    assert calls == ["a", "b"] * 4 and [len(r) for r in runs.values()] == [3, 3]
+    assert calls == ["a", "b", "a", "b", "b", "a", "a", "b"] and [len(r) for r in runs.values()] == [3, 3]

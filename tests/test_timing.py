@@ -1,0 +1,150 @@
+"""``gpu.timing.round_robin``: the one timing loop of ``gpu.bench`` (CPU) and ``benchmarks/bench_banded.py``.
+
+A fake clock and steps that record their calls check, against the obvious oracle, that every step is timed
+``repeats`` times, that round ``r`` starts at step ``r``, that the warm-up call is not timed and that each time is
+the step's own call; the two callers keep the median (and ``bench_banded`` the minimum) of those times."""
+
+import importlib.util
+import json
+import random
+import statistics
+from pathlib import Path
+
+import pytest
+
+from gpu.timing import _times, round_robin
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class FakeClock:
+    """``clock()`` returns ``now``; a step advances it by the seconds it is meant to take."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def recording_steps(names, clock, calls, seconds):
+    """Steps that append their name to ``calls`` and advance ``clock`` by ``seconds(name, k)`` on their ``k``-th
+    call (``k = 0``: the warm-up)."""
+    counts = dict.fromkeys(names, 0)
+
+    def make(name):
+        def step():
+            calls.append(name)
+            clock.now += seconds(name, counts[name])
+            counts[name] += 1
+
+        return step
+
+    return {name: make(name) for name in names}
+
+
+def oracle_order(names, repeats):
+    """The warm-up in order, then round ``r`` = ``names`` rotated left by ``r mod len(names)``."""
+    m = len(names)
+    return list(names) + [names[(r + i) % m] for r in range(repeats) for i in range(m)]
+
+
+def test_rounds_rotate_and_the_warm_up_is_not_timed():
+    clock, calls = FakeClock(), []
+    # warm-up calls take 1000 s, the k-th timed call of step j takes j + k / 100 s: every time is traceable
+    names = ["a", "b", "c"]
+    steps = recording_steps(names, clock, calls, lambda name, k: 1000.0 if k == 0 else names.index(name) + k / 100)
+    runs = round_robin(steps, 4, clock=clock)
+    assert calls == ["a", "b", "c", "a", "b", "c", "b", "c", "a", "c", "a", "b", "a", "b", "c"]
+    assert list(runs) == names
+    for j, name in enumerate(names):
+        assert runs[name] == pytest.approx([j + k / 100 for k in range(1, 5)])  # 1000 s (the warm-up) left out
+
+
+def test_random_cases_match_the_oracle():
+    rng = random.Random(0)
+    for _ in range(200):
+        m, repeats = rng.randint(1, 7), rng.randint(1, 9)
+        names = [f"p{i}" for i in rng.sample(range(100), m)]
+        durations = {name: rng.uniform(0.1, 5.0) for name in names}
+        clock, calls = FakeClock(), []
+        steps = recording_steps(names, clock, calls, lambda name, k, d=durations: 99.0 if k == 0 else d[name])
+        runs = round_robin(steps, repeats, clock=clock)
+        assert calls == oracle_order(names, repeats)
+        for name in names:
+            assert len(runs[name]) == repeats and runs[name] == pytest.approx([durations[name]] * repeats)
+        # every step is first in exactly the rounds r with r = its index (mod m)
+        firsts = calls[m::m]
+        assert firsts == [names[r % m] for r in range(repeats)]
+
+
+def test_no_step_always_follows_the_same_one():
+    """Over ``m`` rounds every step runs at every position of a round once (a fixed order would not)."""
+    names = list("abcde")
+    calls = []
+    round_robin({n: (lambda n=n: calls.append(n)) for n in names}, len(names))
+    rounds = [calls[i : i + len(names)] for i in range(len(names), len(calls), len(names))]
+    for position in range(len(names)):
+        assert sorted(r[position] for r in rounds) == names
+
+
+def test_real_clock_and_cpu_times():
+    """The default clock is ``time.perf_counter``; ``gpu.bench``'s CPU path is the same loop."""
+    calls = []
+    runs = _times({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 3, cuda=False)
+    assert calls == ["a", "b", "a", "b", "b", "a", "a", "b"]
+    assert all(len(t) == 3 and min(t) >= 0 for t in runs.values())
+
+
+@pytest.mark.parametrize(
+    ("call", "needle"),
+    [
+        (lambda: round_robin({"a": print}, 0), "repeats"),
+        (lambda: round_robin({"a": print}, True), "repeats"),
+        (lambda: round_robin({"a": print}, 2.0), "repeats"),
+        (lambda: round_robin([print], 2), "steps"),
+        (lambda: round_robin({"a": 3}, 2), "steps"),
+        (lambda: round_robin({"a": print}, 2, clock=0.0), "clock"),
+    ],
+)
+def test_bad_input_is_a_one_line_error_naming_the_argument(call, needle):
+    with pytest.raises(ValueError, match=rf"^{needle}:") as info:
+        call()
+    assert "\n" not in str(info.value)
+
+
+def test_bad_input_calls_nothing():
+    calls = []
+    with pytest.raises(ValueError, match=r"^repeats:"):
+        round_robin({"a": lambda: calls.append("a")}, 0)
+    assert calls == []
+
+
+def test_gpu_bench_keeps_the_median(tmp_path):
+    """``gpu.bench`` rows: ``seconds`` is the median of the ``repeats`` timed calls (``repeat_seconds``)."""
+    pytest.importorskip("torch")
+    from gpu.bench import main
+
+    out = tmp_path / "bench.json"
+    argv = ["--n", "64", "--w", "16", "--heads", "1", "--dim", "8", "--repeats", "4", "--backends", "torch"]
+    assert main([*argv, "--json", str(out), "--plot", str(tmp_path / "cost")]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert rows
+    for row in rows:
+        assert len(row["repeat_seconds"]) == 4 and row["seconds"] == statistics.median(row["repeat_seconds"])
+
+
+def test_bench_banded_keeps_the_median_and_the_best():
+    """``benchmarks/bench_banded.py`` rows: ``seconds`` the median, ``best_seconds`` the minimum of the rounds."""
+    pytest.importorskip("torch")
+    spec = importlib.util.spec_from_file_location("bench_banded", ROOT / "benchmarks" / "bench_banded.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rows = module.measure(32, 5, 2, 4, 3, [10])
+    paths = {"chunked", "one shot", "1-head calls, chunked", "1-head calls, one shot", "previous one shot"}
+    assert {r["path"] for r in rows} == paths | {"chunked 2^10"}
+    assert {r["pass"] for r in rows} == {"forward", "forward+backward"}
+    for row in rows:
+        assert len(row["runs"]) == 3
+        assert row["seconds"] == statistics.median(row["runs"]) and row["best_seconds"] == min(row["runs"])
+        assert row["max_abs_diff_vs_one_shot"] < 1e-5
