@@ -13,14 +13,15 @@ and window w):
   variants   issue 13: causal retrieval at n = 256, w = 16, L = 3 for full, SWA, SA, SA+SWA and the causal
              variants (sa-ms, kleinberg, dilated; each +swa and -eq; dilated+swa is dilated's pattern and is not
              run twice), seeds 0, 1, 2, 1500 steps each; mean and [min, max] over seeds per kind. Not part of
-             `all`: 45 runs (about 2.5 CPU-hours), run them in parallel, e.g.
+             `all`: 45 runs (about 4 CPU-hours: 14,333 s of training in the committed file), in parallel, e.g.
              python -m gpu.train variants --jobs 12 --out benchmarks/results/training/variants
   long_n     issue 13: causal retrieval at n = 1024, w = 8, L = 4 for SA, SA+SWA, sa-ms-eq and sa-ms+swa-eq, seeds
              0, 1, 2, 3000 steps (cosine ending at step 3000, so --extend-to continues it). Defined, not run:
              about 8 CPU-hours (python -m gpu.train.step_time); python -m gpu.train.reach_grid says why this
              configuration and how little it can separate
 
---quick runs a one-minute version; the full one takes about 30 minutes on two CPU cores and writes
+--quick runs a one-minute version; the full one took 78 minutes of training on one thread per run (the
+committed train_seconds_total: 2056 + 2071 + 572 s), so about 40 minutes on two free CPU cores, and writes
 benchmarks/results/training/NAME.json. Runs checkpoint every few steps: after a kill, rerun with --resume (a
 folder with results or checkpoints of the experiment is refused without it; a checkpoint of another configuration
 is refused with it).

@@ -1,6 +1,6 @@
 """One dataclass per experiment, validated on construction, with ``quick`` (tests, about a minute for all three)
-and ``full`` (the committed results; about 30 minutes for all three, run side by side on two shared CPU
-cores) presets.
+and ``full`` (the committed results; 78 minutes of training for all three on one thread per run, the files'
+``train_seconds_total``) presets.
 
 A synthetic experiment trains one model per (attention kind, n, w, L, seed) of the product grid; a seed fixes the
 initial weights, the training data and the evaluation set, so at one seed every kind sees the same data and, where
