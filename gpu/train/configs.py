@@ -7,7 +7,7 @@ initial weights, the training data and the evaluation set, so at one seed every 
 shapes agree, starts from the same weights. ``seeds`` repeats the grid (runs named ``...-s{seed}``). Optimiser: AdamW
 (Loshchilov & Hutter 2019) with linear warm-up over ``warmup`` steps, then cosine decay to ``lr / 10`` at step
 ``decay_steps`` and ``lr / 10`` from there on, gradient norm clipped at 1
-(:func:`gpu.train.runner.learning_rate`). ``decay_steps = None`` means ``steps``, the schedule every run committed
+(:func:`gpu.train.step.learning_rate`). ``decay_steps = None`` means ``steps``, the schedule every run committed
 before ``decay_steps`` existed was trained with; a schedule whose value at step ``t`` does not depend on ``steps``
 is what lets a finished run continue to more steps (:func:`extended`, ``python -m gpu.train ... --extend-to``).
 """
