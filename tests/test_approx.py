@@ -10,14 +10,7 @@ torch = pytest.importorskip("torch")
 from gpu.approx import METHODS, Cost, approximate, exact_cost, method_cost  # noqa: E402
 from gpu.approx.__main__ import budgets_for, main  # noqa: E402
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Small tensors: one thread is several times faster than two on this shared machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def inputs(n=64, d=16, seed=0, heads=3):

@@ -14,14 +14,7 @@ from gpu.approx import METHODS, approximate, exact_attention, relative_error  # 
 from gpu.approx.families import common, kernels, latent, lsh, sampling, tensor  # noqa: E402
 from receptive import make_pattern  # noqa: E402
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Small tensors: one thread is several times faster than two on this shared machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def inputs(n=96, d=16, scale=1.0, seed=0, heads=3, batch=2):

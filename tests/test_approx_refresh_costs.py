@@ -19,12 +19,7 @@ RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 COMMITTED = sorted(RESULTS.glob("approx_*.json"))
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _stale(doc, section):
