@@ -23,9 +23,13 @@ copy is timed as well, and the floor is the faster of the two. Rows, all timed i
   arrays of the full slab, then one combining pass), the 60-line kernel of issue 14.
 * ``previous engine kernel``: the chunk-and-halo kernel this repository used before (kept here for the ratio).
 
-Rows are timed in interleaved rounds (one call of every row per round, after a warm-up call of each) and each row
-keeps its best round, so a change in the load of a shared machine hits all rows alike; ratios compare timings of
-this run only.
+Every row is first called once and its output checked (the engine rows against ``WindowOp.apply``, the copies
+against the input); then the rows are timed by :func:`gpu.timing.round_robin`, the timing loop of ``gpu.bench`` and
+``benchmarks/bench_banded.py``: one untimed warm-up call of each, then ``--repeats`` rounds that call every row once,
+round ``r`` starting at row ``r``, so a change in the load of a shared machine reaches all rows alike and no row
+always follows the same one. Each row keeps its best round (``seconds``, the minimum of ``runs``, the statistic of
+the committed ``sa_layer.json``); ``runs`` holds every round. Ratios compare timings of this run only. The load
+average before and after is recorded.
 """
 
 from __future__ import annotations
@@ -35,7 +39,6 @@ import json
 import os
 import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from a checkout: import this checkout's packages
     sys.path.insert(0, str(ROOT))
 
+from gpu.timing import round_robin  # noqa: E402
 from graphs import kernels, streaming_window  # noqa: E402
 from receptive import make_pattern  # noqa: E402
 
@@ -177,20 +181,15 @@ def previous_window_or(bits, out, perm, left, right, chunk_len, tile):
                 out[dst, w0 + b] = suffix[t, b] | prefix[t + m - 1, b]
 
 
-def best_of_rounds(rows: dict, repeats: int, checks: dict) -> dict:
-    """Best time of each callable in ``rows`` over ``repeats`` interleaved rounds, after one warm-up call of each;
-    ``checks[name]()`` runs right after that row's warm-up (it asserts the row's output)."""
+def checked_rounds(rows: dict, repeats: int, checks: dict) -> dict:
+    """``{name: [seconds of round 0, 1, ...]}`` for every callable in ``rows``: first one call of each row followed
+    by ``checks[name]()`` where given (it asserts that row's output, before the next row overwrites it), then
+    :func:`gpu.timing.round_robin` (one untimed warm-up call of each row, then ``repeats`` rotating rounds)."""
     for name, fn in rows.items():
         fn()
         if name in checks:
             checks[name]()
-    best = dict.fromkeys(rows, float("inf"))
-    for _ in range(repeats):
-        for name, fn in rows.items():
-            start = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
+    return round_robin(rows, repeats)
 
 
 def main(argv=None) -> int:
@@ -249,8 +248,11 @@ def main(argv=None) -> int:
 
     checks = {name: same_as_engine(name) for name in calls if "engine" in name or "reference" in name}
     checks.update({name: copied for name in calls if "copy" in name})
-    rows = best_of_rounds(calls, args.repeats, checks)
+    load_before = os.getloadavg()
+    runs = checked_rounds(calls, args.repeats, checks)
+    load_after = os.getloadavg()
     scratch.clear()
+    rows = {name: min(times) for name, times in runs.items()}  # best round: the committed file's statistic
 
     floor = min(rows["floor: parallel numba copy"], rows["floor: np.copyto"])
     doc = {
@@ -262,7 +264,11 @@ def main(argv=None) -> int:
         "engine_tiling": {"chunk_len": int(chunk), "tile": int(tile)},
         "threads": int(os.environ.get("NUMBA_NUM_THREADS", os.cpu_count() or 1)),
         "machine": f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores".strip(),
+        "load_average_before": list(load_before),
+        "load_average_after": list(load_after),
+        "statistic": "seconds: the best (minimum) of each row's rounds in runs",
         "seconds": rows,
+        "runs": runs,
         "floor": FLOOR,
         "floor_seconds": floor,
         "ratio_to_floor": {k: v / floor for k, v in rows.items()},

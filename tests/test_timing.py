@@ -1,8 +1,10 @@
-"""``gpu.timing.round_robin``: the one timing loop of ``gpu.bench`` (CPU) and ``benchmarks/bench_banded.py``.
+"""``gpu.timing.round_robin``: the one timing loop of ``gpu.bench`` (CPU), ``benchmarks/bench_banded.py`` and
+``benchmarks/bench_sa_layer.py``.
 
 A fake clock and steps that record their calls check, against the obvious oracle, that every step is timed
 ``repeats`` times, that round ``r`` starts at step ``r``, that the warm-up call is not timed and that each time is
-the step's own call; the two callers keep the median (and ``bench_banded`` the minimum) of those times."""
+the step's own call; ``gpu.bench`` and ``bench_banded`` keep the median (``bench_banded`` also the minimum) of those
+times, ``bench_sa_layer`` the minimum, after checking every row's output."""
 
 import importlib.util
 import json
@@ -41,6 +43,14 @@ def recording_steps(names, clock, calls, seconds):
         return step
 
     return {name: make(name) for name in names}
+
+
+def load_benchmark(name):
+    """The module ``benchmarks/<name>.py`` (a script, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def oracle_order(names, repeats):
@@ -137,10 +147,7 @@ def test_gpu_bench_keeps_the_median(tmp_path):
 def test_bench_banded_keeps_the_median_and_the_best():
     """``benchmarks/bench_banded.py`` rows: ``seconds`` the median, ``best_seconds`` the minimum of the rounds."""
     pytest.importorskip("torch")
-    spec = importlib.util.spec_from_file_location("bench_banded", ROOT / "benchmarks" / "bench_banded.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    rows = module.measure(32, 5, 2, 4, 3, [10])
+    rows = load_benchmark("bench_banded").measure(32, 5, 2, 4, 3, [10])
     paths = {"chunked", "one shot", "1-head calls, chunked", "1-head calls, one shot", "previous one shot"}
     assert {r["path"] for r in rows} == paths | {"chunked 2^10"}
     assert {r["pass"] for r in rows} == {"forward", "forward+backward"}
@@ -148,3 +155,69 @@ def test_bench_banded_keeps_the_median_and_the_best():
         assert len(row["runs"]) == 3
         assert row["seconds"] == statistics.median(row["runs"]) and row["best_seconds"] == min(row["runs"])
         assert row["max_abs_diff_vs_one_shot"] < 1e-5
+
+
+SA_ARGV = ["--n", "512", "--w", "8", "--repeats", "3"]
+
+
+@pytest.fixture(scope="module")
+def bench_sa_layer(tmp_path_factory):
+    """``benchmarks/bench_sa_layer.py`` loaded with its numba cache in a temporary folder: a module loaded from a
+    file path is not importable by name, so cache entries written from it would break the script's own cache."""
+    numba_config = pytest.importorskip("numba").config
+    saved = numba_config.CACHE_DIR
+    numba_config.CACHE_DIR = str(tmp_path_factory.mktemp("numba_cache"))
+    try:
+        yield load_benchmark("bench_sa_layer")
+    finally:
+        numba_config.CACHE_DIR = saved
+
+
+def test_bench_sa_layer_checks_every_row_then_keeps_the_best_round(bench_sa_layer, tmp_path, monkeypatch):
+    """``benchmarks/bench_sa_layer.py``: every row is called and checked once, then timed by ``round_robin``;
+    ``seconds`` is the minimum of its rounds (``runs``; the designed rounds make median and mean differ from it)
+    and every ratio is taken from those minima."""
+    module = bench_sa_layer
+    seen = []
+
+    def designed(steps, repeats):
+        seen.append((list(steps), repeats))
+        real = round_robin(steps, repeats)
+        return {name: [3.0 + j, 1.0 + j, 2.5 + j][:repeats] for j, name in enumerate(real)}
+
+    monkeypatch.setattr(module, "round_robin", designed)
+    out = tmp_path / "sa.json"
+    assert module.main([*SA_ARGV, "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    names = list(doc["seconds"])
+    fixed = ["floor: parallel numba copy", "floor: np.copyto", "permuted copy (numba)"]
+    fixed += ["permuted copy, engine's row pass", "engine window_or", "reference van Herk (numba)"]
+    assert seen == [(names, 3)] and names == [*fixed, "previous engine kernel"]  # n = 512: no narrow tiles
+    for j, name in enumerate(names):
+        assert doc["runs"][name] == [3.0 + j, 1.0 + j, 2.5 + j] and doc["seconds"][name] == 1.0 + j
+    floor = min(doc["seconds"]["floor: parallel numba copy"], doc["seconds"]["floor: np.copyto"])
+    assert doc["floor_seconds"] == floor
+    assert doc["engine_over_floor"] == doc["seconds"]["engine window_or"] / floor
+    assert doc["ratio_to_floor"] == {name: sec / floor for name, sec in doc["seconds"].items()}
+    assert len(doc["load_average_before"]) == 3 and len(doc["load_average_after"]) == 3
+
+
+def test_bench_sa_layer_real_rounds_and_a_wrong_row_is_caught(bench_sa_layer, tmp_path, monkeypatch):
+    """With the real loop every row (at n = 8192 also the 64-word tiles, checked against the engine) has
+    ``repeats`` non-negative rounds and keeps their minimum; a row whose kernel is wrong fails its check before
+    any timing."""
+    module = bench_sa_layer
+    out = tmp_path / "sa.json"
+    assert module.main(["--n", "8192", *SA_ARGV[2:], "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert len(doc["runs"]) == 8 and "engine kernel, 64-word tiles" in doc["runs"]
+    for name, times in doc["runs"].items():
+        assert len(times) == 3 and min(times) >= 0 and doc["seconds"][name] == min(times)
+
+    def wrong(bits, out, perm, left, right, g, h):
+        out[:] = bits
+
+    monkeypatch.setattr(module, "reference_van_herk", wrong)
+    with pytest.raises(AssertionError, match="reference van Herk"):
+        module.main([*SA_ARGV, "--json", str(tmp_path / "wrong.json")])
+    assert not (tmp_path / "wrong.json").exists()
