@@ -1,6 +1,6 @@
-"""How ``python -m gpu.bench`` and ``benchmarks/bench_banded.py`` time their paths: one round-robin loop on the CPU
-(:func:`round_robin`), CUDA events through ``triton.testing.do_bench`` on a GPU (:func:`_cuda_timer`), and
-``gpu.bench``'s choice between them (:func:`_times`)."""
+"""How ``python -m gpu.bench``, ``benchmarks/bench_banded.py`` and ``benchmarks/bench_sa_layer.py`` time their paths:
+one round-robin loop on the CPU (:func:`round_robin`), CUDA events through ``triton.testing.do_bench`` on a GPU
+(:func:`_cuda_timer`), and ``gpu.bench``'s choice between them (:func:`_times`)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,10 @@ def round_robin(
     """``{name: [seconds of round 0, round 1, ...]}``: one untimed warm-up call of every step (in ``steps``' order),
     then ``repeats`` rounds that call every step once each; round ``r`` starts at step ``r mod len(steps)`` and
     goes on in ``steps``' order, wrapping around. Each call is timed alone: ``clock()`` after it minus ``clock()``
-    before it (``time.perf_counter``: wall seconds). The lists are returned whole; the callers keep their median
-    as a step's time (``seconds`` in ``gpu.bench`` and ``bench_banded`` rows, the statistic of the committed result
-    files), ``bench_banded`` also their minimum (``best_seconds``).
+    before it (``time.perf_counter``: wall seconds). The lists are returned whole; ``gpu.bench`` and
+    ``bench_banded`` keep their median as a step's time (``seconds`` in their rows, the statistic of their committed
+    result files), ``bench_banded`` also their minimum (``best_seconds``); ``bench_sa_layer`` keeps the minimum
+    (``seconds``, the statistic of its committed ``sa_layer.json``).
 
     Why rounds: a change in the load of the shared machine during the measurement reaches every step alike, so the
     ratios of steps timed together compare calls made side by side, not one step's quiet minute with another's busy
