@@ -1,0 +1,168 @@
+"""Distinct keys per query (``receptive.bound.keys`` and ``causal_variants.keys_per_query``) against a dense
+oracle written from the operators' definitions with plain loops, on many small random cases of every variant."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphs.ops import BlockOp, NeighbourOp, WindowOp
+from receptive.bound.keys import distinct_keys, mean_distinct_keys, memory_bytes
+from receptive.patterns import PATTERNS, make_pattern
+from receptive.patterns.causal_variants import keys_per_query, variant_names
+
+NAMES = ["sa", "sa+swa", "swa", *variant_names()]
+
+
+def window_oracle(op: WindowOp, n: int, mat: np.ndarray) -> None:
+    """Query ``perm[p]`` attends ``perm[x]`` for ``x = p - left .. p + right``: truncated at ``0 .. length - 1``
+    or taken modulo ``length`` (circular), holes (-1) skipped, ``order`` +1 keeps keys <= query, -1 keys >= query."""
+    perm = list(range(n)) if op.perm is None else [int(v) for v in op.perm]
+    length = len(perm)
+    for p in range(length):
+        query = perm[p]
+        if query < 0:
+            continue
+        for t in range(-op.left, op.right + 1):
+            x = p + t
+            if op.circular:
+                x %= length
+            elif not 0 <= x < length:
+                continue
+            key = perm[x]
+            if key < 0 or (op.order > 0 and key > query) or (op.order < 0 and key < query):
+                continue
+            mat[query, key] = True
+
+
+def dense_oracle(pattern, layer: int) -> np.ndarray:
+    """The layer's ``n x n`` boolean matrix (query, key), the union of its operators' edges."""
+    n = pattern.n
+    mat = np.zeros((n, n), dtype=bool)
+    for op in pattern.layer_ops(layer):
+        if isinstance(op, WindowOp):
+            window_oracle(op, n, mat)
+        elif isinstance(op, NeighbourOp):
+            for i in range(n):
+                for j in op.indices[op.indptr[i] : op.indptr[i + 1]]:
+                    mat[i, j] = True
+        else:
+            raise AssertionError(f"no oracle for {type(op).__name__}")
+    return mat
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(NAMES),
+    st.booleans(),
+    st.booleans(),
+    st.integers(8, 120),
+    st.integers(2, 20),
+    st.integers(0, 10_000),
+    st.integers(1, 3),
+)
+def test_keys_per_query_matches_the_dense_oracle(name, causal, circular, n, w, seed, layer):
+    w = min(w, n - 1)
+    if circular and (causal or name.startswith("kleinberg")):
+        circular = False  # causal patterns are not circular; Kleinberg refuses circular
+    pat = make_pattern(name, n, w, causal, circular=circular, seed=seed)
+    mat = dense_oracle(pat, layer)
+    want = mat.sum(axis=1)
+    assert np.all(np.diag(mat)), "every query attends to itself"
+    assert not causal or not np.triu(mat, 1).any(), "a causal key after its query"
+    np.testing.assert_array_equal(distinct_keys(pat, layer), want)
+    assert keys_per_query(pat, layer) == want.sum() / n
+    assert mean_distinct_keys(pat, layer) == want.sum() / n
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("causal", [False, True])
+def test_fast_count_matches_the_adjacency_at_larger_n(name, causal):
+    for n, w, seed in ((4096, 32, 1), (2**14, 8, 7)):
+        pat = make_pattern(name, n, w, causal, seed=seed)
+        np.testing.assert_array_equal(distinct_keys(pat, 1), np.diff(pat.adjacency(1).indptr))
+
+
+class Ops:
+    """A pattern made of given operators (every layer the same)."""
+
+    def __init__(self, n, ops):
+        self.n, self.ops = n, tuple(ops)
+
+    def layer_ops(self, layer):
+        return self.ops
+
+    def adjacency(self, layer):
+        raise AssertionError("the fast path must not build the adjacency")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(2, 40), st.integers(0, 10_000), st.data())
+def test_holes_wrapping_orders_and_several_neighbour_lists(n, seed, data):
+    rng = np.random.default_rng(seed)
+    ops = []
+    for _ in range(data.draw(st.integers(0, 3))):
+        holes = data.draw(st.integers(0, 6))
+        perm = np.concatenate([rng.permutation(n), np.full(holes, -1)])
+        perm = rng.permutation(perm) if data.draw(st.booleans()) else perm
+        ops.append(
+            WindowOp(
+                data.draw(st.integers(0, 5)),
+                data.draw(st.integers(0, 5)),
+                data.draw(st.booleans()),
+                perm if data.draw(st.booleans()) else None,
+                data.draw(st.sampled_from([-1, 0, 1])),
+            )
+        )
+    for _ in range(data.draw(st.integers(0 if ops else 1, 2))):
+        lists = [rng.integers(0, n, rng.integers(0, 6)).tolist() for _ in range(n)]  # repeats allowed
+        ops.append(NeighbourOp.from_lists(lists, n))
+    pat = Ops(n, rng.permutation(np.array(ops, dtype=object)).tolist())
+    want = dense_oracle(pat, 1).sum(axis=1)
+    np.testing.assert_array_equal(distinct_keys(pat, 1), want)
+    assert memory_bytes(pat, 1) >= 16 * n
+
+
+def test_other_operators_and_repeated_indices_fall_back_to_the_adjacency():
+    class WithAdjacency(Ops):
+        def adjacency(self, layer):
+            from receptive.patterns.base import Pattern
+
+            return Pattern.adjacency(self, layer)
+
+        def _check_layer(self, layer):
+            return layer
+
+    n = 12
+    block = BlockOp(np.array([0, 6, 12]), np.array([0, 0, 1]), np.array([0]))
+    twice = WindowOp(1, 1, False, np.array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0]))  # index 0 at two places
+    for ops in ([block, WindowOp(1, 0)], [twice]):
+        pat = WithAdjacency(n, ops)
+        adjacency = pat.adjacency(1).toarray()
+        np.testing.assert_array_equal(distinct_keys(pat, 1), adjacency.sum(axis=1))
+        if ops[0] is twice:
+            mat = np.zeros((n, n), dtype=bool)
+            window_oracle(twice, n, mat)
+            np.testing.assert_array_equal(adjacency, mat)
+
+
+def test_bad_arguments_get_one_line_errors():
+    pat = make_pattern("sa", 64, 8, True)
+    for call, arg in (
+        (lambda: distinct_keys(pat, 0), "layer"),
+        (lambda: distinct_keys(pat, True), "layer"),
+        (lambda: distinct_keys(pat, 1.0), "layer"),
+        (lambda: distinct_keys("sa", 1), "pattern"),
+        (lambda: mean_distinct_keys(object()), "pattern"),
+        (lambda: memory_bytes(pat, -1), "layer"),
+        (lambda: distinct_keys(Ops(4, [WindowOp(1, 1, False, np.array([0, 1, 2, 7]))]), 1), "pattern"),
+        (lambda: distinct_keys(Ops(4, [NeighbourOp(np.array([0, 1, 2, 3, 4]), np.array([0, 1, 2, 4]))]), 1), "pattern"),
+        (lambda: distinct_keys(Ops(4, [NeighbourOp(np.array([0, 1, 2, 4]), np.array([0, 1, 2, 3]))]), 1), "pattern"),
+    ):
+        with pytest.raises(ValueError) as info:
+            call()
+        assert str(info.value).startswith(arg + ":") and "\n" not in str(info.value)
+
+
+def test_registered_names_cover_the_variants():
+    assert set(NAMES) <= set(PATTERNS)
