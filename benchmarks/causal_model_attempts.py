@@ -23,11 +23,14 @@ for step, and is tested equal to it):
 
 Scores (points with ``n >= 1024``): exact share, within one layer (all points), binomial checks below 0.01 and 0.001,
 and the log-likelihood of the seeds' L*, ``sum log(F(L*) - F(L* - 1))`` with the model's ``F(L) = P(full after L)``
-(floored at ``1e-6``).
+(a seed not full within the cap scores ``log(1 - F(cap))``; floored at ``1e-6``), with its z-score against the
+variant's own law (``receptive.bound.analysis.log_likelihood_check``). ``--dirs`` scores on other runs, e.g. only
+the seeds measured after the variants were fixed (hold-out).
 
     python -m benchmarks.causal_model_attempts --out benchmarks/results/causal_model_attempts.json
     python -m benchmarks.causal_model_attempts --variants lead-cap,lead-cap-events,lead-cap-events-exact \
         --out benchmarks/results/causal_model_attempts.json --append
+    python -m benchmarks.causal_model_attempts --dirs results/causal/seeds/s15-39-n2^10-2^15,... --out FILE
 """
 
 from __future__ import annotations
@@ -235,10 +238,7 @@ def score(variant: str, dirs=pooled.DEFAULT_DIRS) -> dict:
         pooled.model_probabilities = original
     big = [p for p in result.points if p.n >= 1024 and p.predicted is not None]
     checks = [c["p_value"] for p in big for c in p.probability_checks]
-    loglik = 0.0
-    for p in big:
-        cdf = np.concatenate([[0.0], p.probabilities])
-        loglik += sum(float(np.log(max(cdf[f] - cdf[f - 1], 1e-6))) for f in p.full_layers if f is not None)
+    summary = result.summary["sa+swa causal"]
     return {
         "variant": variant,
         "points_n_ge_1024": len(big),
@@ -248,7 +248,9 @@ def score(variant: str, dirs=pooled.DEFAULT_DIRS) -> dict:
         "checks_n_ge_1024": len(checks),
         "checks_below_0.01": sum(v < 0.01 for v in checks),
         "checks_below_0.001": sum(v < 0.001 for v in checks),
-        "log_likelihood_n_ge_1024": loglik,
+        "log_likelihood_n_ge_1024": summary["log_likelihood_n_ge_1024"],
+        "expected_log_likelihood_n_ge_1024": summary["expected_log_likelihood_n_ge_1024"],
+        "log_likelihood_z": summary["log_likelihood_z"],
         "misses": [[p.n, p.w, p.method, p.typical, p.predicted] for p in big if not p.exact],
     }
 
@@ -257,6 +259,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated, from: " + ", ".join(VARIANTS))
     parser.add_argument("--out", type=Path, required=True, help="JSON file to write")
+    parser.add_argument(
+        "--dirs",
+        default=",".join(pooled.DEFAULT_DIRS),
+        help="comma-separated directories whose tasks.jsonl are pooled (default: %(default)s)",
+    )
     parser.add_argument(
         "--append",
         action="store_true",
@@ -268,15 +275,19 @@ def main(argv: list[str] | None = None) -> None:
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown or not variants:
         parser.error(f"--variants: expected names from {', '.join(VARIANTS)}, got {args.variants!r}")
+    dirs = [d.strip() for d in args.dirs.split(",") if d.strip()]
+    missing = [d for d in dirs if not Path(d).is_dir()]
+    if missing or not dirs:
+        parser.error(f"--dirs: expected existing directories, got {args.dirs!r}")
     rows = []
     for variant in variants:
-        rows.append(score(variant))
+        rows.append(score(variant, dirs))
         row = rows[-1]
         print(
             f"{variant}: exact {row['exact_n_ge_1024']}/{row['points_n_ge_1024']} (calibrated "
             f"{row['calibrated_expected_exact']:.1f}), within one {row['within_one_all']}, checks < 0.01 / 0.001: "
             f"{row['checks_below_0.01']} / {row['checks_below_0.001']} of {row['checks_n_ge_1024']}, "
-            f"log-likelihood {row['log_likelihood_n_ge_1024']:.1f}",
+            f"log-likelihood {row['log_likelihood_n_ge_1024']:.1f} (z {row['log_likelihood_z']:+.2f})",
             flush=True,
         )
     args.out.parent.mkdir(parents=True, exist_ok=True)

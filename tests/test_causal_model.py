@@ -98,11 +98,16 @@ def test_model_exact_layer_follows_the_law_where_only_samples_are_measured():
     assert base == 25 and abs(np.log(65 / base) / np.log(16) - law_growth) < 0.02
 
 
-def load_clump_script():
-    spec = importlib.util.spec_from_file_location("causal_clumps", ROOT / "benchmarks" / "causal_clumps.py")
+def load_benchmark(name):
+    """The script ``benchmarks/NAME.py`` as a module."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_clump_script():
+    return load_benchmark("causal_clumps")
 
 
 def dense_missed_pairs(n, w, seed, layers):
@@ -148,9 +153,7 @@ def test_clump_script_rejects_bad_points(text):
 def test_attempt_harness_reproduces_the_model(n, w, layers, targets):
     # the variants of docs/theory.md Sec. 5 ("All seeds pooled") change one step each of the model's computation;
     # their harness with no change must be the model itself
-    spec = importlib.util.spec_from_file_location("attempts", ROOT / "benchmarks" / "causal_model_attempts.py")
-    attempts = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(attempts)
+    attempts = load_benchmark("causal_model_attempts")
     model = theory.causal_failure_clumps(n, w, layers, targets=targets)
     np.testing.assert_allclose(attempts.variant_clumps(n, w, layers, targets, "model"), model, rtol=1e-12, atol=1e-300)
     events = attempts.variant_clumps(n, w, layers, targets, "events")
@@ -188,9 +191,7 @@ def slow_capped_psi(p, a, layers, depth, m):
 
 @pytest.mark.parametrize(("p", "a", "m"), [(0.01, 4, 1), (0.01, 4, 2), (0.03, 3, 1), (0.005, 6, 2)])
 def test_lead_capped_table_matches_its_formula_and_only_adds_misses(p, a, m):
-    spec = importlib.util.spec_from_file_location("attempts", ROOT / "benchmarks" / "causal_model_attempts.py")
-    attempts = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(attempts)
+    attempts = load_benchmark("causal_model_attempts")
     layers, depth = 6, 45
     table = attempts._CappedRows(p, a, depth, m)
     fast = np.array([table.psi[0]] + [table.next() for _ in range(layers)])
@@ -203,9 +204,7 @@ def test_lead_cap_moves_the_missed_pairs_toward_the_engine():
     # benchmarks/results/causal_clumps.json: the engine's missed pairs (45 seeds, every pair exact) and failing
     # sampled targets; the tree undercounts them (1.28-2.29x), the lead cap removes part of that (1.08-1.69x: the
     # siblings' overlap is left), and at n = 2^18, w = 16 its failing targets are 0.80-1.18 of the engine's
-    spec = importlib.util.spec_from_file_location("attempts", ROOT / "benchmarks" / "causal_model_attempts.py")
-    attempts = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(attempts)
+    attempts = load_benchmark("causal_model_attempts")
     doc = json.loads((ROOT / "benchmarks" / "results" / "causal_clumps.json").read_text())
     for row in doc["rows"]:
         n, w, layer = row["n"], row["w"], row["layer"]
