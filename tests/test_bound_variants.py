@@ -4,6 +4,7 @@ search's starting guess taken from the rows already measured, and every invocati
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from receptive.bound.analysis import typical_layer
@@ -120,3 +121,92 @@ def test_committed_causal_dilated_rows_are_reproduced():
         got = measure(r["pattern"], r["n"], r["w"], True, r["seed"], max_layers=64, exact_max=2**14, targets=1024)
         assert got.method == r["method"] and got.full_layer == r["full_layer"], r
         assert abs(got.keys_per_query - r["keys_per_query"]) < 1e-9 and got.config == r["config"], r
+
+
+def _log(out):
+    return [json.loads(line) for line in (out / "variants.jsonl").read_text().splitlines()]
+
+
+def test_keys_are_counted_at_the_rows_own_n():
+    from receptive.bound.keys import mean_distinct_keys
+    from receptive.patterns import make_pattern
+    from receptive.patterns.causal_variants import keys_per_query
+
+    for name in ("sa-ms+swa-eq", "kleinberg+swa-eq", "sa+swa"):
+        n = 2**15
+        row = measure(name, n, 8, True, 0, max_layers=64, exact_max=2**14, targets=2)
+        pat = make_pattern(name, n, 8, True, seed=0)
+        assert row.keys_per_query == keys_per_query(pat, 1) == mean_distinct_keys(pat, 1)
+        assert row.keys_per_query != keys_per_query(make_pattern(name, 2**14, 8, True, seed=0), 1)
+
+
+def test_refresh_keys_changes_only_stale_keys_and_is_idempotent(tmp_path, capsys):
+    out = tmp_path / "v"
+    grid = ["--patterns", "sa+swa,sa-ms+swa-eq,kleinberg+swa-eq,dilated-eq", "--n", "128,512", "--w", "8"]
+    assert main([*grid, "--seeds", "2", "--causal", "both", "--out", str(out)]) == 0
+    measured = _log(out)
+    # stale keys as the former KEYS_N guard left them: counted at a smaller n (here 128) for the larger rows
+    small = {(r["pattern"], r["causal"], r["w"], r["seed"]): r["keys_per_query"] for r in measured if r["n"] == 128}
+    stale = [dict(r, keys_per_query=small[r["pattern"], r["causal"], r["w"], r["seed"]]) for r in measured]
+    stale_changed = sum(a != b for a, b in zip(stale, measured, strict=True))
+    assert stale_changed >= 8
+    (out / "variants.jsonl").write_text("".join(json.dumps(r) + "\n" for r in stale))
+    runs_before = json.loads((out / "variants.json").read_text())["runs"]
+    capsys.readouterr()
+    assert main(["--refresh-keys", "--out", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["rows"] == len(measured) and report["rows_changed"] == stale_changed
+    refreshed = _log(out)
+    assert refreshed == measured  # every field, keys included, as the measuring run wrote them; order kept
+    for old, new in zip(stale, refreshed, strict=True):
+        assert {k for k in old if old[k] != new[k]} <= {"keys_per_query"}
+    doc = json.loads((out / "variants.json").read_text())
+    assert doc["points"] == summarise(refreshed)
+    assert doc["runs"][:-1] == runs_before
+    record = doc["runs"][-1]
+    assert record["rows_changed"] == stale_changed and record["refresh_keys"]
+    assert "patterns" not in record and record["peak_rss_bytes"] > 0  # no grid option: a refresh measures no grid
+    assert record["command"] == f"python -m receptive.bound.variants --refresh-keys --out {out} --json"
+    assert record["points_changed"] == len({(c["pattern"], c["causal"], c["n"], c["w"]) for c in report["changes"]})
+    files = {p: p.read_bytes() for p in (out / "variants.jsonl", out / "variants.json")}
+    assert main(["--refresh-keys", "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip().endswith(f"0 of {len(measured)} rows changed, 0 points")
+    assert all(p.read_bytes() == data for p, data in files.items())
+
+
+def test_refresh_keys_rejects_bad_input(tmp_path, capsys):
+    out = tmp_path / "v"
+    assert main(["--patterns", "sa+swa", "--n", "64", "--w", "4", "--seeds", "1", "--out", str(out)]) == 0
+    rows = _log(out)
+    cases = [
+        (["--out", str(tmp_path / "none")], "--out: expected an existing"),
+        (["--out", str(out), "--resume"], "drop --resume"),
+        (["--out", str(out), "--n", "2^10", "--seeds", "2"], "drop --n, --seeds"),
+    ]
+    (out / "variants.jsonl").write_text(json.dumps(dict(rows[0], config="sa+swa w=5")) + "\n")
+    cases.append((["--out", str(out)], "was measured on 'sa+swa w=5'"))
+    before = (out / "variants.jsonl").read_bytes()
+    capsys.readouterr()
+    for argv, message in cases:
+        with pytest.raises(SystemExit) as exc:
+            main(["--refresh-keys", *argv])
+        err = capsys.readouterr().err.strip()
+        assert exc.value.code == 2 and len(err.splitlines()) == 1 and message in err, err
+    assert (out / "variants.jsonl").read_bytes() == before
+
+
+def test_committed_keys_are_counted_at_each_rows_n():
+    """The committed log after ``--refresh-keys``: every row's keys per query is its pattern's at its own n (a
+    seeded sample of the rows up to 2^16 with w <= 64, all patterns and modes)."""
+    from receptive.bound.variants import row_keys
+    from receptive.patterns import make_pattern
+
+    path = Path(__file__).resolve().parent.parent / "results" / "causal" / "variants" / "variants.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    cheap = [r for r in rows if r["n"] <= 2**16 and r["w"] <= 64]
+    picked = [cheap[i] for i in np.random.default_rng(0).choice(len(cheap), 40, replace=False)]
+    picked += [r for r in rows if (r["pattern"], r["n"], r["w"], r["seed"]) == ("sa-ms+swa-eq", 2**16, 8, 0)]
+    assert any(r["n"] > 2**14 and not r["pattern"].startswith("dilated") for r in picked)
+    for r in picked:
+        pat = make_pattern(r["pattern"], r["n"], r["w"], r["causal"], seed=r["seed"])
+        assert r["keys_per_query"] == row_keys(pat), r

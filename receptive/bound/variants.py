@@ -4,13 +4,20 @@ For every (pattern, causal, n, w, seed) it measures L* with the engine: exact (e
 all slabs) while ``n <= --exact-max``, else on ``--targets`` random queries, each exact (backward search from a
 guess: then L* means "no sampled target uncovered"). Each row states the method, the pattern's configuration
 (``config``: ``Pattern.describe()``, e.g. the dilated heads' ``head_w``) and the distinct keys per query of layer 1
-(``receptive.patterns.causal_variants.keys_per_query`` for n <= 2^14, else measured at n = 2^14 with the same w;
-the dilated heads' at the row's own n, in closed form: ``DilatedHeads.mean_keys``), so that every comparison says
-what each pattern pays. Rows are appended to ``OUT/variants.jsonl`` as they finish (``--resume`` skips done ones;
-``--redo`` first drops every row of the invocation's grid, all seeds, from the log, rewriting it whole, and measures
-those points again: how stale rows are replaced after a pattern changes, never kept twice); ``OUT/variants.json``
-holds the summary per point (L* per seed, typical = the L* most seeds reach) and every invocation's parameters
-(``runs``).
+at the row's own n (:func:`row_keys`: ``|union of the layer's key sets of query i|`` averaged over the n queries,
+``nnz(A_1) / n``; counted in O(n) memory by :func:`receptive.bound.keys.mean_distinct_keys`, the dilated heads in
+closed form, ``DilatedHeads.mean_keys``), so that every comparison says what each pattern pays. Rows are appended to
+``OUT/variants.jsonl`` as they finish (``--resume`` skips done ones; ``--redo`` first drops every row of the
+invocation's grid, all seeds, from the log, rewriting it whole, and measures those points again: how stale rows are
+replaced after a pattern changes, never kept twice); ``OUT/variants.json`` holds the summary per point (L* per
+seed, typical = the L* most seeds reach) and every invocation's parameters (``runs``).
+
+``--refresh-keys --out OUT`` recounts ``keys_per_query`` of every row of ``OUT/variants.jsonl`` from its pattern
+(same name, n, w, causal, seed; a row whose recorded ``config`` differs from the rebuilt pattern's is refused: its
+L* belongs to another pattern) without measuring L*, rewrites the changed rows in place (every other field and the
+row order kept), recomputes ``OUT/variants.json``'s points from the log as a measuring run does and appends the
+refresh (command, rows and points changed) to its ``runs``. Rows measured before this fix with n > 2^14 carry keys
+counted at n = 2^14 with the same w and seed; re-running the refresh changes nothing.
 
 Deterministic patterns (SWA and the dilated heads: no random draw, the seed is ignored) are measured with seed 0
 only: one run is exact for every seed. Their points say so (``deterministic``); causal, they are also
@@ -22,6 +29,7 @@ position ``n - 1`` (always among the sampled targets) is the hardest: their samp
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import sys
@@ -38,13 +46,13 @@ from .. import __version__
 from ..cli_parser import OneLineErrorParser, comma_names
 from ..coverage.compute import _target_positions
 from ..patterns import PATTERNS, make_pattern
-from ..patterns.causal_variants import DilatedHeads, keys_per_query
+from ..patterns.causal_variants import DilatedHeads
 from ..patterns.local import SlidingWindow
 from .analysis import typical_layer
 from .cli import parse_sizes
+from .keys import mean_distinct_keys
 
 DEFAULT_PATTERNS = "sa,sa+swa,sa-ms-eq,sa-ms+swa-eq,kleinberg-eq,kleinberg+swa-eq,dilated-eq,dilated+swa-eq"
-KEYS_N = 2**14  # keys per query are measured at min(n, KEYS_N)
 
 
 @dataclass
@@ -96,12 +104,45 @@ def measure(
             causal=causal,
         )
         method = f"sampled {picked.size}"
-    if isinstance(pat, DilatedHeads) and not pat.circular:
-        keys = pat.mean_keys()  # exact at any n
-    else:
-        small = pat if n <= KEYS_N else make_pattern(name, KEYS_N, w, causal, seed=seed)
-        keys = keys_per_query(small, 1)
+    keys = row_keys(pat)
     return Row(name, causal, n, w, seed, method, full, keys, time.perf_counter() - began, pat.describe())
+
+
+def row_keys(pattern) -> float:
+    """Distinct keys per query of layer 1 at the pattern's own n, ``nnz(A_1) / n``: the dilated heads' closed form
+    ``DilatedHeads.mean_keys`` (non-circular), else counted by :func:`receptive.bound.keys.mean_distinct_keys`
+    (``O(n)`` scratch, every query's key sets united; equal to ``causal_variants.keys_per_query``)."""
+    if isinstance(pattern, DilatedHeads) and not pattern.circular:
+        return pattern.mean_keys()  # exact at any n
+    return mean_distinct_keys(pattern, 1)
+
+
+def refresh_keys(rows: list[dict], progress=None) -> tuple[list[dict], list[dict]]:
+    """``rows`` with ``keys_per_query`` recounted by :func:`row_keys` on each row's pattern (``make_pattern(pattern,
+    n, w, causal, seed=seed)``) and every other field as it was, plus one record per changed row (index, point,
+    old and new keys). A row whose non-empty ``config`` differs from the rebuilt pattern's ``describe()`` raises
+    ``ValueError``: its L* was measured on another pattern (remeasure it with ``--resume --redo``)."""
+    fresh, changed = [], []
+    for index, r in enumerate(rows):
+        missing = {"pattern", "causal", "n", "w", "seed", "keys_per_query"} - set(r)
+        if missing:
+            raise ValueError(f"rows: row {index} lacks {', '.join(sorted(missing))}")
+        pat = make_pattern(r["pattern"], r["n"], r["w"], r["causal"], seed=r["seed"])
+        if r.get("config") and pat.describe() != r["config"]:
+            raise ValueError(
+                f"rows: row {index} ({r['pattern']} n={r['n']} w={r['w']} causal={r['causal']} seed={r['seed']}) "
+                f"was measured on {r['config']!r}, the pattern now builds {pat.describe()!r}; remeasure it"
+            )
+        keys = row_keys(pat)
+        del pat
+        gc.collect()  # patterns hold reference cycles: without this, each 2^20 Kleinberg pattern stays (~1 GB)
+        if keys != r["keys_per_query"]:
+            point = {k: r[k] for k in ("pattern", "causal", "n", "w", "seed")}
+            changed.append({"row": index, **point, "old": r["keys_per_query"], "new": keys})
+        fresh.append(dict(r, keys_per_query=keys))
+        if progress is not None:
+            progress(index, r, keys)
+    return fresh, changed
 
 
 def deterministic(name: str, w: int, causal: bool) -> bool:
@@ -190,13 +231,115 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --resume: drop the rows of this grid (every seed) from OUT/variants.jsonl and measure them again",
     )
+    p.add_argument(
+        "--refresh-keys",
+        action="store_true",
+        help="recount keys_per_query of every row of OUT/variants.jsonl at its own n (no L*) and recompute "
+        "OUT/variants.json; no grid option applies",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     return p
 
 
+GRID_OPTIONS = ("patterns", "n", "w", "causal", "seeds", "max_layers", "exact_max", "targets", "resume", "redo")
+
+
+def run_refresh(args, argv: list[str], parser) -> int:
+    """``--refresh-keys``: :func:`refresh_keys` on ``OUT/variants.jsonl``; rewrites the log and ``variants.json``
+    (points from :func:`summarise`, the previous ``parameters`` and ``runs`` plus this refresh) only when a row or
+    a point changed, so that a second refresh leaves both files as they are."""
+    out = Path(args.out)
+    log = out / "variants.jsonl"
+    try:
+        defaults = {name: parser.get_default(name) for name in GRID_OPTIONS}
+        given = [f"--{name.replace('_', '-')}" for name, value in defaults.items() if getattr(args, name) != value]
+        if given:
+            raise ValueError(f"--refresh-keys: refreshes every row of OUT/variants.jsonl; drop {', '.join(given)}")
+        if not log.is_file():
+            raise ValueError(f"--out: expected an existing {log} to refresh")
+        rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    except (ValueError, OSError) as exc:
+        parser.error(str(exc))
+
+    def progress(index, r, keys):
+        if r["n"] > 2**14 or index % 100 == 0:
+            print(
+                f"[{index + 1}/{len(rows)}] {r['pattern']} causal={r['causal']} n={r['n']} w={r['w']} seed={r['seed']}"
+                f": {r['keys_per_query']:.4f} -> {keys:.4f} (peak {(_peak_rss() or 0) / 2**30:.2f} GiB)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    began = time.perf_counter()
+    try:
+        fresh, changed = refresh_keys(rows, progress=progress)
+    except ValueError as exc:
+        parser.error(str(exc).replace("rows:", "--refresh-keys:", 1))
+    summary = out / "variants.json"
+    previous = json.loads(summary.read_text()) if summary.exists() else {}
+    points = summarise(fresh)
+    report = {"rows": len(rows), "rows_changed": len(changed), "changes": changed}
+    if changed or points != previous.get("points"):
+        old_points = {_point_key(p): p["keys_per_query"] for p in summarise(rows)}  # the log before the refresh
+        moved = [p for p in points if old_points.get(_point_key(p)) != p["keys_per_query"]]
+        record = {
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "refresh_keys": True,
+            "out": args.out,
+            "command": " ".join(["python -m receptive.bound.variants", *argv]),
+            "note": "keys_per_query of every row recounted at the row's own n from its pattern (same name, n, w, "
+            "causal, seed; rows with n > 2^14 had been counted at n = 2^14); L* and every other field unchanged",
+            "rows": len(rows),
+            "rows_changed": len(changed),
+            "points_changed": len(moved),
+            "largest_change": max((abs(c["new"] - c["old"]) for c in changed), default=0.0),
+            "seconds": time.perf_counter() - began,
+            "peak_rss_bytes": _peak_rss(),
+        }
+        if changed:
+            write_atomic(log, "".join(json.dumps(r) + "\n" for r in fresh), option="--out")
+        doc = {
+            "version": __version__,
+            "parameters": previous.get("parameters", vars(args)),
+            "runs": [*previous.get("runs", []), record],
+            "points": points,
+        }
+        write_atomic(summary, json.dumps(doc, indent=1) + "\n", option="--out")
+        report["points_changed"] = len(moved)
+    else:
+        report["points_changed"] = 0
+    if args.json:
+        json.dump(report, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        for c in changed:
+            print(
+                f"{c['pattern']:<18} {'causal' if c['causal'] else 'bidir':<6} n={c['n']:<8} w={c['w']:<4} "
+                f"seed {c['seed']}  keys/query {c['old']:8.4f} -> {c['new']:8.4f}"
+            )
+        print(f"{len(changed)} of {len(rows)} rows changed, {report['points_changed']} points")
+    return 0
+
+
+def _peak_rss() -> int | None:
+    """Peak resident memory of this process in bytes (``ru_maxrss``: kilobytes on Linux), ``None`` where unknown."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return None
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * (1 if sys.platform == "darwin" else 1024)
+
+
+def _point_key(p: dict) -> tuple:
+    return p["pattern"], p["causal"], p["n"], p["w"]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
+    if args.refresh_keys:
+        return run_refresh(args, argv, parser)
     try:
         names = comma_names("--patterns", args.patterns, tuple(PATTERNS))
         ns, ws = parse_sizes(args.n, "--n"), parse_sizes(args.w, "--w")
