@@ -23,13 +23,15 @@ copy is timed as well, and the floor is the faster of the two. Rows, all timed i
   arrays of the full slab, then one combining pass), the 60-line kernel of issue 14.
 * ``previous engine kernel``: the chunk-and-halo kernel this repository used before (kept here for the ratio).
 
-Every row is first called once and its output checked (the engine rows against ``WindowOp.apply``, the copies
-against the input); then the rows are timed by :func:`gpu.timing.round_robin`, the timing loop of ``gpu.bench`` and
+Every row is first called once and its output checked (the engine rows against ``WindowOp.apply``, the copies against
+the input); then the rows are timed by :func:`gpu.timing.round_robin`, the timing loop of ``gpu.bench`` and
 ``benchmarks/bench_banded.py``: one untimed warm-up call of each, then ``--repeats`` rounds that call every row once,
-round ``r`` starting at row ``r``, so a change in the load of a shared machine reaches all rows alike and no row
-always follows the same one. Each row keeps its best round (``seconds``, the minimum of ``runs``, the statistic of
-the committed ``sa_layer.json``); ``runs`` holds every round. Ratios compare timings of this run only. The load
-average before and after is recorded.
+round ``r`` starting at row ``r``, so a change in the load of a shared machine reaches all rows alike and each row moves
+through the positions of a round (every one once per ``len(rows)`` rounds). Only the position rotates: each row runs
+right after the same other row in every round but those where it runs first, so carry-over from the previous row (its
+caches, buffers, garbage) is not balanced. Each row keeps its best round (``seconds``, the minimum of ``runs``, the
+statistic of the committed ``sa_layer.json``); ``runs`` holds every round. Ratios compare timings of this run only. The
+load average before and after is recorded.
 """
 
 from __future__ import annotations

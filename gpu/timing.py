@@ -23,13 +23,17 @@ def round_robin(
 
     Why rounds: a change in the load of the shared machine during the measurement reaches every step alike, so the
     ratios of steps timed together compare calls made side by side, not one step's quiet minute with another's busy
-    one. Why the rotation: in a fixed order every step always runs right after the same other step and at the same
-    place in the round, so whatever a step leaves behind (caches and the allocator's free lists filled with its
-    buffers, garbage for the collector, a clock lowered by a heavy kernel) and whatever happens at the round
-    boundary fall on the same step in every round and bias its time the same way each time, which no statistic
-    over the rounds can see or remove; rotating the start moves each step through every position (once per
-    ``len(steps)`` rounds), which turns those position effects into spread among the rounds that the median
-    resists.
+    one. What the rotation does: in a fixed order every step sits at the same place in every round, so whatever
+    happens at the round boundary (the first call after the loop's bookkeeping, the last before it) falls on the
+    same step each time; rotating the start moves each step through every position (once per ``len(steps)``
+    rounds), which turns those position effects into spread among the rounds that the median resists. What it does
+    not do: balance carry-over from the previous call. With ``m = len(steps)`` and steps numbered ``0 .. m - 1`` in
+    ``steps``' order, step ``i`` runs right after step ``i - 1 (mod m)`` in every round except the rounds
+    ``r >= 1`` with ``r = i (mod m)``, where it runs first and follows the last step of round ``r - 1``, step
+    ``i - 2 (mod m)`` (5 steps, 20 rounds: step 1 follows step 0 in 16 of the 20). So whatever a step leaves behind
+    (caches and the allocator's free lists filled with its buffers, garbage for the collector, a clock lowered by a
+    heavy kernel) falls on the same next step in all but about one round in ``m``, and biases its time nearly as
+    in a fixed order; no statistic over the rounds can see or remove that bias.
     """
     if not isinstance(steps, Mapping) or not all(callable(step) for step in steps.values()):
         raise ValueError(f"steps: expected a mapping of names to callables, got {type(steps).__name__}")
@@ -42,7 +46,7 @@ def round_robin(
     runs = {name: [] for name in names}
     for round_ in range(repeats):
         shift = round_ % len(names) if names else 0
-        for name in names[shift:] + names[:shift]:  # round r starts at step r: no step always follows the same one
+        for name in names[shift:] + names[:shift]:  # round r starts at step r mod len(names)
             start = clock()
             steps[name]()
             runs[name].append(clock() - start)
