@@ -236,7 +236,25 @@ def test_log_likelihood_check_by_enumeration():
     assert got["expected"] == pytest.approx(5 * (p @ np.log(p)))
     assert got["variance"] == pytest.approx(5 * (p @ np.log(p) ** 2 - (p @ np.log(p)) ** 2))
     # an outcome the model gives no chance scores log(floor), not minus infinity
-    assert analysis.log_likelihood_check([1], [0.0, 1.0])["log_likelihood"] == pytest.approx(np.log(1e-6))
+    at_floor = analysis.log_likelihood_check([1], [0.0, 1.0])
+    assert at_floor["log_likelihood"] == pytest.approx(np.log(1e-6)) and at_floor["at_floor"] == 1
+    assert got["at_floor"] == 0
+
+
+def test_summary_line_without_a_log_likelihood_z(monkeypatch):
+    # every point's law is 0/1 (zero variance): z is None and the line says n/a; a seed the law gives no chance is
+    # counted as scored at the floor
+    laws = {1024: (0.0, 1.0, 1.0), 2048: (0.0, 0.0, 1.0)}
+    monkeypatch.setattr(pooled, "model_probabilities", lambda p, n, *args: laws[n])
+    points = [
+        (("sa+swa", True, False, 1024, 8, "exact", None), {"seeds": {0: (2, 3, 0.0, ""), 1: (2, 3, 0.0, "")}}),
+        (("sa+swa", True, False, 2048, 8, "exact", None), {"seeds": {0: (3, 3, 0.0, ""), 1: (2, 3, 0.0, "")}}),
+    ]
+    evaluated = [evaluate_point(k, e | {"incomplete": set(), "sources": set()}) for k, e in points]
+    s = summarise(evaluated)["sa+swa causal"]
+    assert s["log_likelihood_z"] is None and s["seeds_at_floor"] == 1
+    line = pooled.summary_line(s)
+    assert "log-likelihood z n/a (1 seeds scored at the floor)" in line
 
 
 def test_log_likelihood_z_is_standard_normal_for_the_model_and_negative_for_a_shifted_one():

@@ -152,10 +152,12 @@ def log_likelihood_check(full_layers, probabilities, floor: float = LOG_FLOOR) -
     Outcomes ``L = 1 .. m`` have ``p_L = F(L) - F(L - 1)`` (``F(0) = 0``); a seed not full within ``m`` (``None`` or
     ``> m``) has ``p_0 = 1 - F(m)``. Scores are ``log max(p, floor)`` (a seed the model gives no chance would
     otherwise score minus infinity). Returns ``{"log_likelihood": sum_s log max(p_{L*_s}, floor), "expected":
-    k sum_L p_L log max(p_L, floor), "variance": k Var_p(log max(p, floor)), "seeds": k}``. Summed over points (seeds
-    independent), ``z = (observed - expected) / sqrt(variance)`` is about standard normal for a calibrated model and
-    negative when the seeds fall where the model puts little mass (the logarithmic score, Gneiting & Raftery 2007,
-    J. Am. Stat. Assoc. 102, Sec. 7)."""
+    k sum_L p_L log max(p_L, floor), "variance": k Var_p(log max(p, floor)), "seeds": k, "at_floor": #(seeds whose
+    outcome has p < floor)}``. Summed over points (seeds independent), ``z = (observed - expected) /
+    sqrt(variance)`` is about standard normal for a calibrated model and negative when the seeds fall where the model
+    puts little mass (the logarithmic score, Gneiting & Raftery 2007, J. Am. Stat. Assoc. 102, Sec. 7). A seed scored
+    at the floor means the model gave its outcome almost no chance: z is then set by the floor, not normal, and says
+    only that the model is overconfident there."""
     layers = _check_full_layers(full_layers)
     probs = np.asarray(probabilities, dtype=float)
     if probs.ndim != 1 or probs.size == 0 or np.any(~((probs >= 0) & (probs <= 1))) or np.any(np.diff(probs) < -1e-12):
@@ -174,6 +176,7 @@ def log_likelihood_check(full_layers, probabilities, floor: float = LOG_FLOOR) -
         "expected": k * mean,
         "variance": k * max(variance, 0.0),
         "seeds": k,
+        "at_floor": int(np.sum(pmf[index] < floor)),
     }
 
 

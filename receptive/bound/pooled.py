@@ -140,7 +140,8 @@ def summary_line(s: dict) -> str:
         f"within one layer at {s['within_one']}/{s['modelled_points']} (misses: {s['optimistic']} optimistic, "
         f"{s['pessimistic']} pessimistic); binomial checks rejected at 1%: "
         f"{s['probability_checks_rejected_at_1pct']}/{s['probability_checks']}; log-likelihood z "
-        f"{s['log_likelihood_z']:+.2f}"
+        + ("n/a" if s["log_likelihood_z"] is None else f"{s['log_likelihood_z']:+.2f}")
+        + (f" ({s['seeds_at_floor']} seeds scored at the floor)" if s["seeds_at_floor"] else "")
     )
 
 
@@ -307,7 +308,8 @@ def summarise(points: list[PooledPoint]) -> dict:
         exact = sum(p.exact for p in big)
         checks = [c for p in group for c in p.probability_checks]
         mean, sd = float(q.sum()), float(np.sqrt(np.sum(q * (1 - q))))
-        scores = [p.log_likelihood for p in big]
+        # every point with n >= 1024 and a law, also those whose typical L* is beyond the cap (not in `big`)
+        scores = [p.log_likelihood for p in group if p.n >= 1024 and p.log_likelihood is not None]
         loglik = sum(s["log_likelihood"] for s in scores)
         loglik_mean = sum(s["expected"] for s in scores)
         loglik_sd = math.sqrt(sum(s["variance"] for s in scores))
@@ -336,6 +338,7 @@ def summarise(points: list[PooledPoint]) -> dict:
             "expected_log_likelihood_n_ge_1024": loglik_mean,
             "expected_log_likelihood_sd": loglik_sd,
             "log_likelihood_z": (loglik - loglik_mean) / loglik_sd if loglik_sd > 0 else None,
+            "seeds_at_floor": sum(s["at_floor"] for s in scores),
             "optimistic": sum(p.direction == "optimistic" for p in scored),
             "pessimistic": sum(p.direction == "pessimistic" for p in scored),
             "misses": [
