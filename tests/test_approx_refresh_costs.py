@@ -158,3 +158,31 @@ def test_bad_arguments(tmp_path, capsys):
         err = capsys.readouterr().err.strip().splitlines()
         assert match in err[-1], argv
     assert other.read_text() == json.dumps({"rows": []})
+
+
+@pytest.mark.parametrize("second", ["missing", "not json", "not a lab result", "row without method"])
+def test_a_bad_later_file_leaves_the_earlier_files_untouched(tmp_path, capsys, second):
+    """Every file is read and refreshed before any is written: a stale first file stays as it was when the second
+    one fails; with two good files both are refreshed."""
+    stale = _stale(_decoder_doc(), "rows")
+    first = tmp_path / "first.json"
+    first.write_text(json.dumps(stale, indent=1) + "\n")
+    text = first.read_text()
+    bad = tmp_path / "second.json"
+    if second == "not json":
+        bad.write_text("{not json")
+    elif second == "not a lab result":
+        bad.write_text(json.dumps({"rows": []}))
+    elif second == "row without method":
+        bad.write_text(json.dumps({"config": asdict(DecoderConfig()), "parameters": {}, "rows": [{"ppl": 1.0}]}))
+    with pytest.raises(SystemExit) as info:
+        rc.main([str(first), str(bad), "--note", "test"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "FILE: " in err and str(bad) in err
+    assert first.read_text() == text
+    good = tmp_path / "good.json"
+    good.write_text(text)
+    assert rc.main([str(first), str(good)]) == 0
+    for path in (first, good):
+        assert json.loads(path.read_text())["rows"] == _decoder_doc()["rows"]

@@ -18,8 +18,10 @@ layers, causal flag), computed as the command that wrote the file computes them:
 Everything else (errors, perplexities, seconds, measured bytes and FLOPs, parameters) is left as it is. A file
 whose cost fields already equal the model's is not rewritten; one that changes gets an entry appended to its
 top-level ``costs_refreshed`` list: the command, the fields and methods changed, the number of rows, and the
-``--note`` given (the old values are in the file's git history). ``--check`` writes nothing and exits 1 if a file
-is out of date."""
+``--note`` given (the old values are in the file's git history). Every file is read, checked and refreshed before
+any is written, so a bad file among several leaves all of them untouched (a failure of the write itself, e.g. a full
+disk, can still leave the files before it written, each whole). ``--check`` writes nothing and exits 1 if a file is
+out of date."""
 
 from __future__ import annotations
 
@@ -146,9 +148,9 @@ def refresh(doc, command: str, note: str | None = None) -> tuple[dict, list[tupl
     return new, changes
 
 
-def refresh_file(path, command: str, note: str | None = None, check: bool = False) -> list[tuple]:
-    """:func:`refresh` the JSON file ``path`` in place (written as ``json.dumps(doc, indent=1)``, the lab's format,
-    only if something changed; never with ``check``); the changes."""
+def _load_and_refresh(path, command: str, note: str | None) -> tuple[Path, dict, list[tuple]]:
+    """Read the JSON file ``path`` and :func:`refresh` it (nothing written): ``(path, refreshed doc, changes)``; a
+    ``ValueError`` naming ``FILE`` and the path for a missing file, bad JSON or a document that is not a lab result."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"FILE: no such file {str(path)!r}")
@@ -160,8 +162,19 @@ def refresh_file(path, command: str, note: str | None = None, check: bool = Fals
         new, changes = refresh(doc, command, note)
     except ValueError as exc:
         raise ValueError(f"FILE: {path}: {exc}") from None
+    return path, new, changes
+
+
+def _write(path: Path, new: dict) -> None:
+    write_atomic(path, json.dumps(new, indent=1) + "\n", option="FILE")
+
+
+def refresh_file(path, command: str, note: str | None = None, check: bool = False) -> list[tuple]:
+    """:func:`refresh` the JSON file ``path`` in place (written as ``json.dumps(doc, indent=1)``, the lab's format,
+    only if something changed; never with ``check``); the changes."""
+    path, new, changes = _load_and_refresh(path, command, note)
     if changes and not check:
-        write_atomic(path, json.dumps(new, indent=1) + "\n", option="FILE")
+        _write(path, new)
     return changes
 
 
@@ -176,22 +189,29 @@ def main(argv=None) -> int:
         p.error("--note: expected a non-empty text")
     words = sys.argv[1:] if argv is None else list(argv)
     command = " ".join(["python -m gpu.approx.refresh_costs", *(shlex.quote(w) for w in words)])
-    stale = False
-    for name in args.files:
+    refreshed = []
+    for name in args.files:  # every file read, validated and refreshed before any is written
         try:
-            changes = refresh_file(name, command, args.note, args.check)
+            refreshed.append((name, *_load_and_refresh(name, command, args.note)))
         except ValueError as exc:
             p.error(str(exc))
+    stale = False
+    for name, path, new, changes in refreshed:
         stale = stale or bool(changes)
         if not changes:
             print(f"{name}: cost fields up to date")
             continue
+        if not args.check:
+            try:
+                _write(path, new)
+            except ValueError as exc:
+                p.error(str(exc))
         fields = sorted({c[3] for c in changes})
         methods = list(dict.fromkeys(c[1] for c in changes))
         print(f"{name}: {'would change' if args.check else 'changed'} {len(changes)} values in "
               f"{len({c[0] for c in changes})} rows ({', '.join(fields)}; {', '.join(methods)})")  # fmt: skip
-        for _, method, budget, field, old, new in changes:
-            print(f"  {method:<10}{budget:>6}  {field}: {old} -> {new}")
+        for _, method, budget, field, old, new_value in changes:
+            print(f"  {method:<10}{budget:>6}  {field}: {old} -> {new_value}")
     return 1 if args.check and stale else 0
 
 
