@@ -1,3 +1,4 @@
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -5,6 +6,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
+ROOT = Path(__file__).resolve().parent.parent
 
 settings.register_profile(
     "default", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
@@ -21,3 +23,12 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+def load_benchmark(name):
+    """The script ``benchmarks/<name>.py`` as a module (a script, not a package: loaded from its file path, so it
+    is not importable by name; test modules import this with ``from conftest import load_benchmark``)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

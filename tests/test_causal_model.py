@@ -1,13 +1,13 @@
 """The causal SA+SWA model: the run-branching recursion against its formula written as plain loops, its missed
 pairs against the engine, and its predicted L* against the committed measurements of results/bound."""
 
-import importlib.util
 import json
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_benchmark
 from scipy import ndimage
 
 from graphs import forward_counts
@@ -96,14 +96,6 @@ def test_model_exact_layer_follows_the_law_where_only_samples_are_measured():
     base = theory.predict_full_layer("sa+swa", 65536, 8, True, False, 128, None)[0]
     law_growth = np.log(theory.causal_swa_scaling_law(2**20, 8) / theory.causal_swa_scaling_law(2**16, 8)) / np.log(16)
     assert base == 25 and abs(np.log(65 / base) / np.log(16) - law_growth) < 0.02
-
-
-def load_benchmark(name):
-    """The script ``benchmarks/NAME.py`` as a module."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def load_clump_script():

@@ -7,17 +7,14 @@ predecessor stays the same in every round but those where it runs first), that t
 each time is the step's own call; ``gpu.bench`` and ``bench_banded`` keep the median (``bench_banded`` also the minimum)
 of those times, ``bench_sa_layer`` the minimum, after checking every row's output."""
 
-import importlib.util
 import json
 import random
 import statistics
-from pathlib import Path
 
 import pytest
+from conftest import load_benchmark
 
 from gpu.timing import _times, round_robin
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 class FakeClock:
@@ -44,14 +41,6 @@ def recording_steps(names, clock, calls, seconds):
         return step
 
     return {name: make(name) for name in names}
-
-
-def load_benchmark(name):
-    """The module ``benchmarks/<name>.py`` (a script, not a package)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def oracle_order(names, repeats):
