@@ -1,13 +1,16 @@
 """Distinct keys per query (``receptive.bound.keys`` and ``causal_variants.keys_per_query``) against a dense
 oracle written from the operators' definitions with plain loops, on many small random cases of every variant."""
 
+import tracemalloc
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 from graphs.ops import BlockOp, NeighbourOp, WindowOp
-from receptive.bound.keys import distinct_keys, mean_distinct_keys, memory_bytes
+from receptive.bound.keys import SMALL_BYTES, SMALL_BYTES_PER_OP, distinct_keys, mean_distinct_keys, memory_bytes
 from receptive.patterns import PATTERNS, make_pattern
 from receptive.patterns.causal_variants import keys_per_query, variant_names
 
@@ -120,7 +123,64 @@ def test_holes_wrapping_orders_and_several_neighbour_lists(n, seed, data):
     pat = Ops(n, rng.permutation(np.array(ops, dtype=object)).tolist())
     want = dense_oracle(pat, 1).sum(axis=1)
     np.testing.assert_array_equal(distinct_keys(pat, 1), want)
-    assert memory_bytes(pat, 1) >= 16 * n
+
+
+@njit
+def _allocate(m):
+    return np.full(m, -1, dtype=np.int64).sum()
+
+
+def traced_peak(call) -> int:
+    """``tracemalloc``'s peak traced bytes during ``call()``, after one warm-up call (compilation, lazy caches)."""
+    call()
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def hidden_kernel_bytes(n: int) -> int:
+    """The kernel's stamp array (``8 n``) when numba allocates outside ``tracemalloc``'s view, else 0."""
+    m = 2**16
+    return 0 if traced_peak(lambda: _allocate(m)) >= 8 * m else 8 * n
+
+
+def check_peak(pat) -> None:
+    """Traced peak (plus the stamp array if untraced) of one call of each public counter within
+    ``memory_bytes``, and above its large arrays alone (``memory_bytes`` less the small-object allowance), so that
+    the estimate is neither low nor loose."""
+    bound = memory_bytes(pat, 1)
+    large = bound - SMALL_BYTES - SMALL_BYTES_PER_OP * len(pat.layer_ops(1))
+    for call in (lambda: distinct_keys(pat, 1), lambda: mean_distinct_keys(pat, 1)):
+        peak = traced_peak(call) + hidden_kernel_bytes(pat.n)
+        assert large <= peak <= bound, (peak, large, bound)
+
+
+@pytest.mark.parametrize("name", ["sa", "sa+swa", "swa", "sa-ms+swa-eq", "kleinberg+swa-eq", "dilated+swa-eq"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_memory_bytes_bounds_the_traced_peak(name, causal):
+    pat = make_pattern(name, 2**14, 8, causal, seed=3)
+    check_peak(pat)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_memory_bytes_counts_the_copies_of_other_dtypes_and_identities(seed):
+    rng = np.random.default_rng(seed)
+    n = 3000
+    ops = []
+    for _ in range(rng.integers(1, 4)):
+        perm = np.concatenate([rng.permutation(n), np.full(rng.integers(0, 50), -1)])
+        perm = rng.permutation(perm).astype(rng.choice([np.int32, np.int64]))
+        ops.append(WindowOp(int(rng.integers(0, 4)), int(rng.integers(0, 4)), False, perm if seed % 3 else None))
+    for _ in range(rng.integers(0 if seed % 2 else 1, 3)):
+        nb = NeighbourOp.from_lists([rng.integers(0, n, rng.integers(0, 5)).tolist() for _ in range(n)], n)
+        dtype = rng.choice([np.int32, np.int64])
+        ops.append(NeighbourOp(nb.indptr.astype(dtype), nb.indices.astype(dtype)))
+    pat = Ops(n, ops)
+    np.testing.assert_array_equal(distinct_keys(pat, 1), dense_oracle(pat, 1).sum(axis=1))
+    check_peak(pat)
 
 
 def test_other_operators_and_repeated_indices_fall_back_to_the_adjacency():
