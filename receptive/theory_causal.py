@@ -71,10 +71,10 @@ def causal_failure_clumps(
     seeds 1.2 to 3.7 times the mean): one failure event is split into several clumps by pairs that their own query's
     last-layer band rescues, so ``exp(-clumps)`` underestimates ``P(full)``; with the undercounted per-pair misses of
     the run-branching table this partly cancels in exact runs, while sampled runs, which only see the per-pair
-    undercount, are optimistic at depth (``benchmarks/causal_clumps.py``). Both errors grow with n: on every committed
-    seed pooled (40 where the model is least sure) it is exact at 52 of 60 points with n >= 1024 where a calibrated
-    model would be at 56.9 (sd 1.5), within one layer everywhere, a layer optimistic on sampled targets at
-    n >= 2^18 and pessimistic on exact runs at n >= 32768 with w = 4, 16 (``results/causal/pooled.json``).
+    undercount, are optimistic at depth (``benchmarks/causal_clumps.py``). The misses appear only from n = 32768 on:
+    on every committed seed pooled (40 where the model is least sure) it is exact at 52 of 60 points with n >= 1024
+    where a calibrated model would be at 56.9 (sd 1.5), within one layer everywhere, a layer optimistic on sampled
+    targets at n = 2^18 and 2^20 and pessimistic on exact runs at n = 32768, 65536 (``results/causal/pooled.json``).
 
     ``K`` sampled targets (queries): ``K/n`` of the pairs, declumped along the keys only (``r`` instead of ``r^2``).
 
