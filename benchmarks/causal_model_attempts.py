@@ -238,6 +238,8 @@ def score(variant: str, dirs=pooled.DEFAULT_DIRS) -> dict:
         pooled.model_probabilities = original
     big = [p for p in result.points if p.n >= 1024 and p.predicted is not None]
     checks = [c["p_value"] for p in big for c in p.probability_checks]
+    if "sa+swa causal" not in result.summary:
+        raise ValueError(f"dirs: no causal SA+SWA runs under {', '.join(map(str, dirs))}")
     summary = result.summary["sa+swa causal"]
     return {
         "variant": variant,
@@ -281,7 +283,10 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--dirs: expected existing directories, got {args.dirs!r}")
     rows = []
     for variant in variants:
-        rows.append(score(variant, dirs))
+        try:
+            rows.append(score(variant, dirs))
+        except ValueError as err:
+            parser.error(str(err))
         row = rows[-1]
         print(
             f"{variant}: exact {row['exact_n_ge_1024']}/{row['points_n_ge_1024']} (calibrated "
