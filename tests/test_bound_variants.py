@@ -2,6 +2,8 @@
 search's starting guess taken from the rows already measured, and every invocation recorded."""
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -210,3 +212,29 @@ def test_committed_keys_are_counted_at_each_rows_n():
     for r in picked:
         pat = make_pattern(r["pattern"], r["n"], r["w"], r["causal"], seed=r["seed"])
         assert r["keys_per_query"] == row_keys(pat), r
+
+
+@pytest.mark.parametrize("first", ["receptive.bound.variants", "receptive.bound.refresh_keys"])
+def test_refresh_path_lives_in_refresh_keys_and_is_re_exported(first):
+    """Either module imported first (a fresh interpreter each), the names moved to ``refresh_keys.py`` are the same
+    objects from ``variants``; an unknown name still raises ``AttributeError``."""
+    code = (
+        f"import {first}\n"
+        "from receptive.bound import refresh_keys as r, variants as v\n"
+        "from receptive.bound.variants import GRID_OPTIONS, _peak_rss, refresh_keys, run_refresh\n"
+        "assert (refresh_keys, run_refresh, _peak_rss, GRID_OPTIONS) == "
+        "(r.refresh_keys, r.run_refresh, r._peak_rss, r.GRID_OPTIONS)\n"
+        "assert refresh_keys.__module__ == run_refresh.__module__ == 'receptive.bound.refresh_keys'\n"
+        "assert not hasattr(v, 'no_such_name')\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_refresh_keys_through_python_m(tmp_path):
+    root = Path(__file__).resolve().parent.parent
+    argv = [sys.executable, "-m", "receptive.bound.variants", "--refresh-keys", "--out", str(tmp_path / "none")]
+    done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "--out: expected an existing" in done.stderr, done.stderr
+    assert "--refresh-keys" in subprocess.run([*argv[:3], "--help"], cwd=root, capture_output=True, text=True).stdout
