@@ -11,10 +11,15 @@ A variance above the mean (over-dispersion) with a full share above ``exp(-mean)
 
 ``--sampled-point n:w:L0-L1`` (any ``n``): ``--targets K`` stratified target queries per seed (the engine's sampled
 method, each exact), the number of targets with a missed key after each layer, against the model's count for ``K``
-targets (``causal_failure_clumps(..., targets=K)``, the expected number of key runs at the targets).
+targets (``causal_failure_clumps(..., targets=K)``, the expected number of key runs at the targets), and the missed
+(key, target) pairs against the model's expected missed pairs for ``K`` targets (``K/n`` of
+``benchmarks.causal_model_attempts.missed_pairs``): missed pairs per failing target far above the model's pairs per
+clump say the failures come grouped by target (a target with a thin backward set misses keys at scattered offsets).
 
     python -m benchmarks.causal_clumps --point 8192:16:6 --point 4096:16:5 --seeds 45 \
         --sampled-point 262144:16:15-18 --targets 8192 --sampled-seeds 3 --out benchmarks/results/causal_clumps.json
+    python -m benchmarks.causal_clumps --sampled-point 1048576:256:2-3 --targets 8192 --sampled-seeds 10 \
+        --out benchmarks/results/causal_clumps_far.json
 """
 
 from __future__ import annotations
@@ -106,13 +111,18 @@ def summarise(n: int, w: int, layers: list[int], seeds: list[int]) -> list[dict]
 
 def sampled_rows(n: int, w: int, layers: list[int], seeds: list[int], targets: int) -> list[dict]:
     """Targets (of ``targets`` stratified ones, drawn with the seed) with a missed key after each layer, per seed."""
-    failing = []
+    from benchmarks.causal_model_attempts import missed_pairs  # the model's expected missed pairs (tested there)
+
+    failing, pairs = [], []
     for s in seeds:
         result = coverage(
             make_pattern("sa+swa", n, w, True, seed=s), max(layers), method="sampled", targets=targets, seed=s
         )
-        failing.append((result.sizes != (result.positions + 1)[None, :]).sum(axis=1))
+        missed = (result.positions + 1)[None, :] - result.sizes  # missed keys per target after each layer
+        failing.append((missed > 0).sum(axis=1))
+        pairs.append(missed.sum(axis=1))
     model = theory.causal_failure_clumps(n, w, max(layers), targets=targets)
+    model_pairs = missed_pairs(n, w, max(layers), capped=False) * targets / n
     return [
         {
             "n": n,
@@ -123,6 +133,9 @@ def sampled_rows(n: int, w: int, layers: list[int], seeds: list[int], targets: i
             "failing_targets": [int(f[layer - 1]) for f in failing],
             "mean_failing_targets": float(np.mean([f[layer - 1] for f in failing])),
             "model_failing_targets": float(model[layer - 1]),
+            "missed_pairs": [int(p[layer - 1]) for p in pairs],
+            "mean_missed_pairs": float(np.mean([p[layer - 1] for p in pairs])),
+            "model_missed_pairs": float(model_pairs[layer - 1]),
         }
         for layer in layers
     ]
@@ -168,7 +181,8 @@ def main(argv: list[str] | None = None) -> None:
         for row in sampled_out[-len(layers) :]:
             print(
                 f"sampled n={n} w={w} L={row['layer']}: failing targets of {args.targets} "
-                f"{row['mean_failing_targets']:.2f} (model {row['model_failing_targets']:.2f}; "
+                f"{row['mean_failing_targets']:.2f} (model {row['model_failing_targets']:.2f}), missed pairs "
+                f"{row['mean_missed_pairs']:.2f} (model {row['model_missed_pairs']:.2f}; "
                 f"{time.perf_counter() - start:.0f} s)",
                 flush=True,
             )
