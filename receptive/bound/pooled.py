@@ -45,11 +45,13 @@ from .analysis import binomial_checks, log_likelihood_check, typical_layer
 __all__ = [
     "DEFAULT_DIRS",
     "MODELLED",
+    "MODELS",
     "PooledPoint",
     "PooledResult",
     "calibrated_exact_probability",
     "evaluate_point",
     "find_task_files",
+    "interval_probabilities",
     "model_probabilities",
     "pool_seeds",
     "pooled_evaluation",
@@ -60,6 +62,7 @@ __all__ = [
 
 DEFAULT_DIRS = ("results/bound", "results/causal")
 MODELLED = ("sa", "sa+swa")
+MODELS = ("analytic", "interval")
 
 
 @dataclass
@@ -108,10 +111,12 @@ class PooledResult:
     points: list[PooledPoint]
     summary: dict
     files: list[str]
+    model: str = "analytic"
 
     def to_dict(self) -> dict:
         return {
             "version": __version__,
+            "model": self.model,
             "dirs": self.dirs,
             "files": self.files,
             "summary": self.summary,
@@ -266,8 +271,32 @@ def model_probabilities(
     return tuple(float(p) for p in probs)
 
 
-def evaluate_point(point: tuple, entry: dict) -> PooledPoint:
-    """Typical and predicted L*, the binomial checks and the calibrated exact probability of one pooled point."""
+def interval_probabilities(n: int, w: int, max_layers: int, targets: int | None, path=None) -> tuple[float, ...]:
+    """``P(full after L)`` of causal SA+SWA from the interval Monte Carlo model: read from its committed result file
+    (``python -m receptive.bound.interval_model``; ``path`` defaults to ``results/causal/interval_model.json`` in the
+    repository), which holds the committed points, else computed live with the same seed and number of events
+    (seconds; the simulation is deterministic, so the file is a cache)."""
+    from .interval_model import DEFAULT_OUT, point_model
+
+    path = Path(path) if path is not None else Path(__file__).resolve().parents[2] / DEFAULT_OUT
+    table = _interval_table(str(path), path.stat().st_mtime_ns) if path.is_file() else {}
+    key = (n, w, targets, max_layers)
+    if key not in table:
+        return tuple(point_model(n, w, max_layers, targets)["full_probability"])
+    return tuple(table[key])
+
+
+@functools.lru_cache(maxsize=8)
+def _interval_table(path: str, mtime_ns: int) -> dict:
+    from .interval_model import load
+
+    return load(path)
+
+
+def evaluate_point(point: tuple, entry: dict, model: str = "analytic") -> PooledPoint:
+    """Typical and predicted L*, the binomial checks and the calibrated exact probability of one pooled point;
+    ``model='interval'`` takes causal SA+SWA's probabilities from the interval model (:func:`interval_probabilities`),
+    every other point keeps the analytic model."""
     pattern, causal, circular, n, w, method, targets = point
     seeds = sorted(entry["seeds"])
     cap = min(entry["seeds"][s][1] for s in seeds)
@@ -280,7 +309,10 @@ def evaluate_point(point: tuple, entry: dict) -> PooledPoint:
     res.typical = typical_layer(full, cap)
     if pattern not in MODELLED:
         return res
-    probs = np.array(model_probabilities(pattern, n, w, causal, circular, cap, targets))
+    if model == "interval" and pattern == "sa+swa" and causal and not circular:
+        probs = np.array(interval_probabilities(n, w, cap, targets))
+    else:
+        probs = np.array(model_probabilities(pattern, n, w, causal, circular, cap, targets))
     res.probabilities = probs.tolist()
     hits = np.flatnonzero(probs >= 0.5)
     res.predicted = int(hits[0]) + 1 if hits.size else None
@@ -351,9 +383,13 @@ def summarise(points: list[PooledPoint]) -> dict:
     return out
 
 
-def pooled_evaluation(dirs=DEFAULT_DIRS, patterns=None, causal=(True, False)) -> PooledResult:
+def pooled_evaluation(dirs=DEFAULT_DIRS, patterns=None, causal=(True, False), model: str = "analytic") -> PooledResult:
     """Pool every ``tasks.jsonl`` under ``dirs`` (:func:`pool_seeds`), keep the points of ``patterns`` (``None``:
-    all) and ``causal`` modes, and evaluate each against the live model (:func:`evaluate_point`)."""
+    all) and ``causal`` modes, and evaluate each against the model (:func:`evaluate_point`): ``'analytic'``
+    (:func:`receptive.theory.full_probability`, live) or ``'interval'`` (causal SA+SWA from the interval Monte Carlo,
+    :func:`interval_probabilities`; the rest analytic)."""
+    if model not in MODELS:
+        raise ValueError(f"model: expected one of {', '.join(MODELS)}, got {model!r}")
     if patterns is not None and (isinstance(patterns, str) or not patterns):
         raise ValueError(f"patterns: expected a non-empty list of pattern names or None, got {patterns!r}")
     if not causal or any(c not in (True, False) for c in causal):
@@ -365,8 +401,8 @@ def pooled_evaluation(dirs=DEFAULT_DIRS, patterns=None, causal=(True, False)) ->
         for k in sorted(pooled, key=lambda k: (k[0], not k[1], k[2], k[3], k[4], k[5]))
         if (patterns is None or k[0] in patterns) and k[1] in causal and pooled[k]["seeds"]
     ]
-    points = [evaluate_point(k, pooled[k]) for k in keep]
-    return PooledResult([str(d) for d in dirs], points, summarise(points), [str(f) for f in files])
+    points = [evaluate_point(k, pooled[k], model) for k in keep]
+    return PooledResult([str(d) for d in dirs], points, summarise(points), [str(f) for f in files], model)
 
 
 if __name__ == "__main__":

@@ -88,6 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--patterns", help="comma-separated patterns to keep (default: all found)")
     p.add_argument("--causal", choices=sorted(CAUSAL_CHOICES), default="both", help="modes to keep (default both)")
+    p.add_argument(
+        "--model",
+        choices=pooled.MODELS,
+        default="interval",
+        help="causal SA+SWA's model: the interval Monte Carlo (default; its committed file, results/causal/"
+        "interval_model.json) or the analytic run-branching/profile model (receptive.theory)",
+    )
     p.add_argument("--out", help="write the JSON here and the CSV next to it (same name, .csv)")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the JSON instead of the table")
@@ -104,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         patterns = None
         if args.patterns is not None:
             patterns = comma_names("--patterns", args.patterns, tuple(PATTERNS))
-        result = pooled.pooled_evaluation(args.dirs, patterns, CAUSAL_CHOICES[args.causal])
+        result = pooled.pooled_evaluation(args.dirs, patterns, CAUSAL_CHOICES[args.causal], args.model)
         if args.out:
             out = Path(args.out)
             write_text_atomic(out, json.dumps(result.to_dict(), indent=1) + "\n", "--out")

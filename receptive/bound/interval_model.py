@@ -1,0 +1,120 @@
+"""``python -m receptive.bound.interval_model``: the interval Monte Carlo model of causal SA+SWA
+(:func:`receptive.theory_causal_interval.causal_interval_clumps`) at every committed causal SA+SWA point, written to
+a result file that the pooled evaluation (``python -m receptive.bound.pooled --model interval``) reads.
+
+The Monte Carlo costs seconds to a minute per point (about 10 CPU-minutes for the committed grid), so its
+probabilities are computed once, with a fixed seed, and committed; the file records the command, the seed and the
+number of events, and every point can be recomputed bit for bit (``tests/test_causal_interval.py`` does so at the
+cheap points). Where the simulation would cost more than ``--max-cost`` word operations (large windows at
+n <= 65536, where the near interval spans most of the sequence and L* <= 3) the point keeps the analytic model
+(:func:`receptive.theory.causal_failure_clumps`), marked ``"method": "analytic"``.
+
+    python -m receptive.bound.interval_model --out results/causal/interval_model.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from graphs._atomic import write_text_atomic
+
+from .. import __version__, theory
+from ..cli_parser import OneLineErrorParser
+from ..theory_causal_interval import IntervalCostError, causal_interval_clumps
+from . import pooled
+
+DEFAULT_OUT = "results/causal/interval_model.json"
+EVENTS = 300
+SEED = 0
+MAX_COST = 2e11
+
+
+def point_model(
+    n: int, w: int, layers: int, targets: int | None, events: int = EVENTS, seed: int = SEED, max_cost: float = MAX_COST
+) -> dict:
+    """The interval model's ``P(full after L)``, ``L = 1..layers``, at one point, or the analytic model's where the
+    simulation would cost more than ``max_cost``."""
+    start = time.perf_counter()
+    try:
+        res = causal_interval_clumps(n, w, layers, targets, events=events, seed=seed, max_cost=max_cost)
+        row = {
+            "method": "interval",
+            "clumps": res["clumps"].tolist(),
+            "full_probability": res["full_probability"].tolist(),
+            "samples": res["samples"],
+            "simulated_layers": res["simulated_layers"],
+        }
+    except IntervalCostError as exc:
+        clumps = theory.causal_failure_clumps(n, w, layers, targets=targets)
+        row = {
+            "method": "analytic",
+            "why": str(exc),
+            "clumps": clumps.tolist(),
+            "full_probability": np.maximum.accumulate(np.exp(-clumps)).tolist(),
+        }
+    row.update(n=n, w=w, targets=targets, max_layers=layers, seconds=round(time.perf_counter() - start, 2))
+    return row
+
+
+def committed_points(dirs=pooled.DEFAULT_DIRS) -> list[tuple[int, int, int | None, int]]:
+    """``(n, w, targets, max_layers)`` of every pooled causal SA+SWA point under ``dirs``."""
+    seeds = pooled.pool_seeds(pooled.find_task_files(dirs))
+    out = set()
+    for (pattern, causal, circular, n, w, _method, targets), entry in seeds.items():
+        if pattern == "sa+swa" and causal and not circular and entry["seeds"]:
+            out.add((n, w, targets, min(v[1] for v in entry["seeds"].values())))
+    return sorted(out, key=lambda p: (p[0], p[1], p[2] or 0))
+
+
+def load(path: str | Path = DEFAULT_OUT) -> dict[tuple, list[float]]:
+    """``{(n, w, targets, max_layers): P(full after L)}`` from a file written by this module."""
+    doc = json.loads(Path(path).read_text())
+    return {(r["n"], r["w"], r["targets"], r["max_layers"]): r["full_probability"] for r in doc["points"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = OneLineErrorParser(
+        prog="python -m receptive.bound.interval_model",
+        description=__doc__.split("\n\n")[0] + "\n\n" + __doc__.split("\n\n")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("dirs", nargs="*", default=list(pooled.DEFAULT_DIRS), help="where the committed runs are")
+    parser.add_argument("--out", default=DEFAULT_OUT, help=f"the JSON written (default {DEFAULT_OUT})")
+    parser.add_argument("--events", type=int, default=EVENTS, help=f"events sampled where N_L = 1 (default {EVENTS})")
+    parser.add_argument("--seed", type=int, default=SEED, help=f"the Monte Carlo's seed (default {SEED})")
+    parser.add_argument("--max-cost", type=float, default=MAX_COST, help="word operations per point, at most")
+    args = parser.parse_args(argv)
+    if args.events < 1:
+        parser.error(f"--events: expected an integer >= 1, got {args.events}")
+    if not str(args.out).endswith(".json"):
+        parser.error(f"--out: expected a path ending in .json, got {args.out!r}")
+    try:
+        points = committed_points(args.dirs)
+    except ValueError as exc:
+        parser.error(str(exc))
+    rows = []
+    for n, w, targets, layers in points:
+        rows.append(point_model(n, w, layers, targets, args.events, args.seed, args.max_cost))
+        r = rows[-1]
+        print(f"n={n:>8} w={w:>4} targets={targets} {r['method']:<8} {r['seconds']:>6.1f} s", flush=True)
+    doc = {
+        "command": "python -m receptive.bound.interval_model " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "version": __version__,
+        "events": args.events,
+        "seed": args.seed,
+        "max_cost": args.max_cost,
+        "points": rows,
+    }
+    write_text_atomic(Path(args.out), json.dumps(doc, indent=1) + "\n", "--out")
+    print(f"wrote {args.out}: {len(rows)} points")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

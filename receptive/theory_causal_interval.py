@@ -1,0 +1,390 @@
+"""Monte Carlo of the causal interval process: failure events of causal SA+SWA counted by key and by target.
+
+A causal path from key ``j`` to query ``i`` never leaves ``[j, i]``, so whether ``j`` reaches every query in
+``[j, j + D]`` is decided by the edges inside that interval alone (``docs/theory.md`` Sec. 5). Inside it causal
+SA+SWA is a causal window of ``a`` keys (offsets ``0 .. a-1``) plus one SA edge per unordered pair with probability
+``p = E[w_s - 1]/(n - 1)`` per layer, independently (the permutation's own constraint is ``O(w/n)``), and the law does
+not depend on where the interval sits. This module simulates that process for a strip of ``K`` consecutive keys at
+once (one bit per key and position, ``K/64`` words per position), layer by layer, and records for every key its first
+missed offset ``x_min`` (``inf`` once it reaches every position of the interval). From it:
+
+* ``q_L(h) = P(x_min <= h)``: a key with ``h`` queries after it fails by layer ``L`` (by the time-reversal symmetry of
+  the causal pattern, also the probability that a target with ``h`` keys before it has a missed key);
+* ``s_L(h) = P(key k fails with horizon h, and none of the g keys before it fails with theirs)``: key ``k - i`` has
+  horizon ``h + i`` and fails iff ``x_min(k - i) <= h + i``, so ``k`` starts an event for ``h`` in
+  ``[x_min(k), min_i (x_min(k - i) - i) - 1]``.
+
+Failures of neighbouring keys are one event (a thin stretch of forward sets), and events ``g`` keys apart are
+independent; any ``g`` with ``g q << 1`` counts each event once (Aldous' Poisson clumping heuristic), and the count
+does not depend on ``g`` once ``g`` exceeds the events' extent along the keys, which :func:`interval_event_rates`
+reports for several ``g`` so that this can be checked.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ._occupancy import _band_sizes, _check_model_args
+from .theory_causal import _profile_start, _profile_step, causal_failure_clumps
+from .validation import check_int
+from .windows import window_offsets
+
+
+class IntervalCostError(RuntimeError):
+    """The interval Monte Carlo would cost more than its ``max_cost`` word operations."""
+
+
+#: layers simulated past the first at which the profile model's expected clump count is below 1e-4
+SIMULATION_MARGIN = 3
+#: failing keys per event along the keys (10-18 measured), for the number of strips of sampled targets
+KEYS_PER_EVENT = 16
+#: an estimate of a layer's event count rests on at least this many sampled event starts; beyond the last layer that
+#: has them, the count is extrapolated geometrically from the last two layers that do
+MIN_STARTS = 20
+#: ``x_min`` of a key that reaches every position of its interval
+_FULL = np.iinfo(np.int64).max // 4
+
+
+@njit(cache=True, inline="always")
+def _next(state):
+    """xorshift64* step; ``state`` is a one-element uint64 array (one stream per sample)."""
+    x = state[0]
+    x ^= x >> np.uint64(12)
+    x ^= x << np.uint64(25)
+    x ^= x >> np.uint64(27)
+    state[0] = x
+    return x * np.uint64(2685821657736338717)
+
+
+@njit(cache=True, inline="always")
+def _uniform(state):
+    return float(_next(state) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True)
+def _seed_state(seed, sample):
+    """splitmix64 of ``(seed, sample)``: independent, reproducible streams whatever the thread layout."""
+    z = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(sample + 1) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    state = np.empty(1, dtype=np.uint64)
+    state[0] = z if z != 0 else np.uint64(1)
+    return state
+
+
+@njit(cache=True)
+def _poisson(state, lam):
+    """Poisson(``lam``) by Knuth's product method, in chunks of mean <= 20 (sums of Poissons are Poisson)."""
+    total = 0
+    while lam > 0.0:
+        chunk = min(lam, 20.0)
+        lam -= chunk
+        limit = math.exp(-chunk)
+        prod = _uniform(state)
+        while prod > limit:
+            total += 1
+            prod *= _uniform(state)
+    return total
+
+
+@njit(cache=True)
+def _window_or(old, new, a, g, h):
+    """``new[y] = OR_{d=0..a-1} old[y - d]`` (van Herk / Gil-Werman: blocks of ``a``, prefix and suffix ORs)."""
+    length, words = old.shape
+    for start in range(0, length, a):
+        stop = min(start + a, length)
+        for wd in range(words):
+            acc = np.uint64(0)
+            for y in range(start, stop):
+                acc |= old[y, wd]
+                g[y, wd] = acc
+            acc = np.uint64(0)
+            for y in range(stop - 1, start - 1, -1):
+                acc |= old[y, wd]
+                h[y, wd] = acc
+    for y in range(length):
+        lo = y - a + 1
+        for wd in range(words):
+            new[y, wd] = g[y, wd] if lo <= 0 else (h[lo, wd] | g[y, wd])
+
+
+@njit(cache=True)
+def _first_missed(masks, keys, xmin):
+    """``xmin[k]`` = first offset ``y - k`` that key ``k`` (at position ``k``) misses, ``_FULL`` if none; returns
+    the number of keys that miss something."""
+    length, words = masks.shape
+    for k in range(keys):
+        xmin[k] = _FULL
+    found = np.zeros(words, dtype=np.uint64)
+    failing = 0
+    all_ones = ~np.uint64(0)
+    for y in range(length):
+        for wd in range(words):
+            base = wd * 64
+            if y < base:
+                continue
+            upto = y - base  # keys base .. min(y, base + 63) precede or sit at y
+            valid = all_ones if upto >= 63 else (np.uint64(1) << np.uint64(upto + 1)) - np.uint64(1)
+            miss = ~masks[y, wd] & valid & ~found[wd]
+            if miss == 0:
+                continue
+            found[wd] |= miss
+            while miss != 0:
+                low = miss & (~miss + np.uint64(1))
+                bit = 0
+                probe = low
+                while probe > np.uint64(1):
+                    probe >>= np.uint64(1)
+                    bit += 1
+                k = base + bit
+                xmin[k] = y - k
+                failing += 1
+                miss ^= low
+    return failing
+
+
+@njit(cache=True, parallel=True)
+def _simulate(p, a, layers, cuts, keys, gaps, samples, seed, chunks):
+    """Aggregate over ``samples`` strips: ``fails[L, x]`` keys with ``x_min == x`` (``x <= cuts[L]``), and for each
+    gap ``g`` the difference array ``starts[gi, L, h]`` of event starts by horizon (see the module docstring)."""
+    words = keys // 64
+    cut_max = cuts.max()
+    length = keys + cut_max + 1
+    lam = p * length * (length - 1) / 2.0
+    fails = np.zeros((chunks, layers, cut_max + 2))
+    starts = np.zeros((chunks, gaps.size, layers, cut_max + 2))
+    per_chunk = (samples + chunks - 1) // chunks
+    for c in prange(chunks):
+        old = np.zeros((length, words), dtype=np.uint64)
+        new = np.zeros((length, words), dtype=np.uint64)
+        g = np.zeros((length, words), dtype=np.uint64)
+        h = np.zeros((length, words), dtype=np.uint64)
+        xmin = np.empty(keys, dtype=np.int64)
+        for s in range(c * per_chunk, min(samples, (c + 1) * per_chunk)):
+            state = _seed_state(seed, s)
+            old[:, :] = 0
+            for k in range(keys):
+                old[k, k // 64] = np.uint64(1) << np.uint64(k % 64)
+            for layer in range(layers):
+                _window_or(old, new, a, g, h)
+                for _ in range(_poisson(state, lam)):
+                    u = int(_uniform(state) * length)
+                    v = int(_uniform(state) * (length - 1))
+                    if v >= u:
+                        v += 1
+                    if u > v:
+                        u, v = v, u
+                    for wd in range(words):
+                        new[v, wd] |= old[u, wd]
+                old, new = new, old
+                if _first_missed(old, keys, xmin) == 0:
+                    break  # every key reaches its whole interval: nothing fails from here on
+                cut = cuts[layer]
+                for k in range(keys):
+                    lo = xmin[k]
+                    if lo > cut:
+                        continue
+                    fails[c, layer, lo] += 1
+                    for gi in range(gaps.size):
+                        gap = gaps[gi]
+                        if k < gap:
+                            continue
+                        hi = cut
+                        for i in range(1, gap + 1):
+                            prev = xmin[k - i]
+                            if prev != _FULL and prev - i - 1 < hi:
+                                hi = prev - i - 1
+                        if hi >= lo:
+                            starts[c, gi, layer, lo] += 1
+                            starts[c, gi, layer, hi + 1] -= 1
+    return fails.sum(axis=0), starts.sum(axis=0)
+
+
+def interval_event_rates(
+    p: float,
+    a: int,
+    layers: int,
+    samples: int,
+    keys: int = 256,
+    gaps: tuple[int, ...] = (8, 32, 96),
+    seed: int = 0,
+    cut_factor: int = 6,
+    max_cut: int | None = None,
+) -> dict:
+    """Monte Carlo of the causal interval process (module docstring): for ``L = 1..layers`` and horizons
+    ``h = 0..cut`` (``cut = min(cut_factor * layers * (a - 1) + a, max_cut)``, the same for every layer: the near
+    part of the causal model), the probability
+    ``fail[L-1, h]`` that a key with ``h`` queries after it fails, and ``start[g][L-1, h]`` that it starts an event
+    with declumping gap ``g`` (per key). ``samples`` strips of ``keys`` consecutive keys (a multiple of 64);
+    ``fail`` uses all keys of a strip, ``start[g]`` the ``keys - g`` that have ``g`` keys before them.
+    Reproducible for a given ``seed`` whatever the number of threads."""
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"p: expected an edge probability in (0, 1), got {p!r}")
+    a = check_int("a", a, 1)
+    layers = check_int("layers", layers, 1, 4096)
+    samples = check_int("samples", samples, 1)
+    keys = check_int("keys", keys, 64, 4096)
+    if keys % 64:
+        raise ValueError(f"keys: expected a multiple of 64, got {keys}")
+    gaps = tuple(check_int("gaps", g, 0, keys - 1) for g in gaps)
+    cut_factor = check_int("cut_factor", cut_factor, 1, 100)
+    # every layer counts offsets up to the last layer's cut: the strip holds them anyway, and a cut that grew with the
+    # layer would hand the offsets between two cuts to the far part's profile model at the earlier layer
+    cut = cut_factor * layers * (a - 1) + a
+    if max_cut is not None:
+        cut = min(cut, check_int("max_cut", max_cut, 1))
+    cuts = np.full(layers, cut, dtype=np.int64)
+    words = keys // 64
+    length = keys + int(cuts.max()) + 1
+    if length * words * 8 * 4 > 2**28:
+        raise ValueError(f"interval: {length} positions x {keys} keys needs over 256 MiB per thread; fewer layers")
+    chunks = max(1, min(samples, 64))
+    fails, starts = _simulate(
+        float(p), a, layers, cuts, keys, np.array(gaps, dtype=np.int64), samples, int(seed), chunks
+    )
+    fail = np.cumsum(fails[:, :-1], axis=1) / (samples * keys)
+    start = {g: np.cumsum(starts[i][:, :-1], axis=1) / (samples * (keys - g)) for i, g in enumerate(gaps)}
+    for layer, cut in enumerate(cuts):  # horizons beyond the cut are the cut's (the far part counts the rest)
+        fail[layer, cut + 1 :] = fail[layer, cut]
+        for g in gaps:
+            start[g][layer, cut + 1 :] = start[g][layer, cut]
+    # event starts sampled at the cut (the horizon of almost every key), per layer and gap
+    starts_seen = np.stack([start[g][np.arange(layers), cuts] * samples * (keys - g) for g in gaps], axis=1)
+    return {
+        "fail": fail,
+        "start": start,
+        "starts_seen": starts_seen,
+        "cuts": cuts,
+        "samples": samples,
+        "keys": keys,
+        "gaps": gaps,
+        "p": p,
+        "a": a,
+    }
+
+
+def interval_cost(p: float, a: int, layers: int, samples: int, keys: int, max_cut: int, cut_factor: int = 6) -> float:
+    """Word operations of :func:`interval_event_rates` at most: per strip and layer, the window and the scan over
+    ``length x keys/64`` words plus one update per shortcut (``p length^2 / 2`` of them)."""
+    length = keys + min(cut_factor * layers * (a - 1) + a, max_cut) + 1
+    return float(samples) * layers * (length * (keys // 64) * 3 + p * length * length / 2 * (keys // 64 + 4))
+
+
+def _extrapolate_tail(counts: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Once the sampled event starts fall below ``MIN_STARTS`` after their peak, continue ``N_L`` geometrically
+    from the last two layers that had enough of them, with their ratio (at most 0.9): a heavier tail than the
+    faster-than-geometric decay of the counts, and not the zeros of a finite sample. Left as sampled where fewer than
+    two such layers precede the drop (failure goes from certain to rare in one layer)."""
+    counts = counts.copy()
+    peak = int(np.argmax(starts))
+    low = np.flatnonzero(starts[peak:] < MIN_STARTS)
+    if low.size == 0:
+        return counts
+    drop = peak + int(low[0])
+    if drop - 2 < peak or counts[drop - 2] <= 0:
+        return counts
+    ratio = min(counts[drop - 1] / counts[drop - 2], 0.9)
+    tail = counts[drop - 1] * ratio ** np.arange(1, counts.size - drop + 1)
+    counts[drop:] = np.where(tail < 1e-12, 0.0, tail)
+    return counts
+
+
+def _far_clumps(n: int, w: int, layers: int, a: int, cuts: np.ndarray) -> np.ndarray:
+    """The profile model's clumps beyond the cut, ``sum_{x > cut} (n - x) (u_L(x) - u2_L(x))`` (as in
+    :func:`receptive.theory.causal_failure_clumps`)."""
+    band, band_freq = _band_sizes(n, *window_offsets(w, False), False)
+    x = np.arange(n)
+    u, u2 = _profile_start(n)
+    out = np.zeros(layers)
+    for layer in range(layers):
+        u, u2 = _profile_step(u, u2, band, band_freq, a)
+        out[layer] = float(np.sum(((n - x) * np.maximum(u - u2, 0.0))[cuts[layer] + 1 :]))
+        if out[layer] < 1e-12:
+            break
+    return out
+
+
+def causal_interval_clumps(
+    n: int,
+    w: int,
+    layers: int,
+    targets: int | None = None,
+    events: int = 200,
+    gap: int = 32,
+    seed: int = 0,
+    keys: int = 256,
+    max_cost: float = 2e11,
+) -> dict:
+    """Expected number of failure events of causal SA+SWA (window ``a = w``) after ``L = 1..layers``, from the
+    interval Monte Carlo (near part, offsets up to ``cut``) and the profile model (beyond):
+
+    * all pairs (``targets=None``): events are runs of failing keys,
+      ``N_L = q_L(cut) + sum_{h=0}^{n-2} s_L(min(h, cut))`` (key ``j`` has ``h = n - 1 - j`` queries after it; key 0,
+      with nothing before it, starts an event whenever it fails) plus the profile's clumps beyond the cut;
+    * ``K`` sampled targets: every failing target is one event, ``N_L = (K/n) sum_{h=0}^{n-1} q_L(min(h, cut))``
+      (a target with ``h`` keys before it fails with the probability that a key with ``h`` queries after it does,
+      by time reversal) plus ``K/n`` of the profile's clumps beyond the cut.
+
+    ``P(full after L) = min(exp(-N_L), 1 - q_L(cut))`` with ``N_L`` replaced by its non-increasing envelope, and
+    past the layers where the sample holds ``MIN_STARTS`` event starts, ``N_L`` continued geometrically
+    (:func:`_extrapolate_tail`). The number of strips is chosen so that about ``events`` independent events are
+    sampled where ``N_L = 1``: ``events * n / keys`` strips for all pairs, ``events * K * KEYS_PER_EVENT / keys`` for
+    sampled targets. Layers are simulated up to ``SIMULATION_MARGIN`` past the first at which the analytic model's
+    count (:func:`receptive.theory.causal_failure_clumps`) falls below 1e-4; the rest is the extrapolated tail.
+    Refused with :class:`IntervalCostError` (before simulating) where that would take more than ``max_cost`` word
+    operations (:func:`interval_cost`)."""
+    n, w, layers = _check_model_args(n, w, layers)
+    if targets is not None:
+        targets = check_int("targets", targets, 1, n)
+    events = check_int("events", events, 1)
+    band, band_freq = _band_sizes(n, *window_offsets(w, False), False)
+    p = float(np.sum(band_freq * (band - 1))) / (n - 1)
+    # an event fails about 10-18 neighbouring keys (measured at n = 2^18, 2^20): sampled targets count failing keys,
+    # so they need KEYS_PER_EVENT times the strips for the same number of independent events
+    scale = n if targets is None else targets * KEYS_PER_EVENT
+    samples = max(1, math.ceil(events * scale / keys))
+    # the simulation's cost grows with the square of the cut: stop SIMULATION_MARGIN layers after the analytic
+    # model's clump count falls below 1e-4
+    model = causal_failure_clumps(n, w, layers, targets=targets)
+    settled = np.flatnonzero(model < 1e-4)
+    simulated = layers if settled.size == 0 else min(layers, int(settled[0]) + 1 + SIMULATION_MARGIN)
+    cost = interval_cost(p, w, simulated, samples, keys, n - 1)
+    if cost > max_cost:
+        raise IntervalCostError(
+            f"interval Monte Carlo: about {cost:.2g} word operations at n = {n}, w = {w} (max_cost {max_cost:.2g})"
+        )
+    rates = interval_event_rates(p, w, simulated, samples, keys, (gap,), seed, max_cut=n - 1)
+    cuts = rates["cuts"]
+    horizon = np.minimum(np.arange(n), cuts[:, None])  # [L, h]: every key's horizon, capped at the cut
+    fail = np.take_along_axis(rates["fail"], horizon, axis=1)
+    if targets is not None:
+        near = fail.sum(axis=1)
+    else:  # key 0 starts an event whenever it fails (nothing before it); keys 1 .. n-1 by the gap rule
+        near = fail[:, -1] + np.take_along_axis(rates["start"][gap], horizon[:, :-1], axis=1).sum(axis=1)
+    far = _far_clumps(n, w, simulated, w, cuts)
+    share = 1.0 if targets is None else targets / n
+    total = np.concatenate([share * (near + far), np.zeros(layers - simulated)])
+    seen = np.concatenate([rates["starts_seen"][:, 0], np.zeros(layers - simulated)])
+    total = _extrapolate_tail(total, seen)
+    # one key (all pairs) or one target (sampled) fails with probability q_L(n - 1): a bound on P(full) that holds
+    # where failures are so common that the clumping count (one huge event) says little
+    single = np.concatenate([fail[:, -1], np.zeros(layers - simulated)])
+    # failures are nested (a pair missed after L + 1 layers is missed after L), but the number of runs is not: where
+    # nearly every key fails, the runs merge into a few long ones and N_L drops below N_{L+1}; the count used is the
+    # non-increasing envelope, N_L = max over L' >= L of N_L'
+    envelope = np.maximum.accumulate(total[::-1])[::-1]
+    full = np.minimum(np.exp(-envelope), 1.0 - single)
+    return {
+        "full_probability": np.maximum.accumulate(full),
+        "clumps": total,
+        "near": share * near,
+        "far": share * far,
+        "simulated_layers": simulated,
+        "samples": samples,
+        "p": p,
+        "cuts": cuts,
+    }
