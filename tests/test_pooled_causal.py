@@ -451,3 +451,35 @@ def test_interval_model_file_is_a_cache(tmp_path):
     np.testing.assert_allclose(live, row["full_probability"], rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match="model: expected one of"):
         pooled_evaluation([ROOT / "results" / "causal"], model="fitted")
+
+
+def test_interval_file_option(tmp_path):
+    """--interval-file: another result file of the interval model is read instead of the committed one."""
+    doc = json.loads((ROOT / "results" / "causal" / "interval_model.json").read_text())
+    for row in doc["points"]:
+        if (row["n"], row["w"]) == (1024, 8):
+            row["full_probability"] = [0.0] * 9 + [1.0] * (row["max_layers"] - 9)  # L* = 10 instead of 7
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(doc))
+    dirs = [ROOT / d for d in pooled.DEFAULT_DIRS]
+    res = pooled_evaluation(dirs, ["sa+swa"], (True,), model="interval", interval_file=other)
+    (point,) = [p for p in res.points if (p.n, p.w) == (1024, 8)]
+    assert point.predicted == 10 and point.typical == 7
+    out = tmp_path / "pooled.json"
+    assert (
+        pooled_cli.main(
+            [
+                *map(str, dirs),
+                "--patterns",
+                "sa+swa",
+                "--causal",
+                "yes",
+                "--interval-file",
+                str(other),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    assert json.loads(out.read_text())["model"] == "interval"

@@ -293,7 +293,7 @@ def _interval_table(path: str, mtime_ns: int) -> dict:
     return load(path)
 
 
-def evaluate_point(point: tuple, entry: dict, model: str = "analytic") -> PooledPoint:
+def evaluate_point(point: tuple, entry: dict, model: str = "analytic", interval_file=None) -> PooledPoint:
     """Typical and predicted L*, the binomial checks and the calibrated exact probability of one pooled point;
     ``model='interval'`` takes causal SA+SWA's probabilities from the interval model (:func:`interval_probabilities`),
     every other point keeps the analytic model."""
@@ -310,7 +310,7 @@ def evaluate_point(point: tuple, entry: dict, model: str = "analytic") -> Pooled
     if pattern not in MODELLED:
         return res
     if model == "interval" and pattern == "sa+swa" and causal and not circular:
-        probs = np.array(interval_probabilities(n, w, cap, targets))
+        probs = np.array(interval_probabilities(n, w, cap, targets, interval_file))
     else:
         probs = np.array(model_probabilities(pattern, n, w, causal, circular, cap, targets))
     res.probabilities = probs.tolist()
@@ -383,11 +383,13 @@ def summarise(points: list[PooledPoint]) -> dict:
     return out
 
 
-def pooled_evaluation(dirs=DEFAULT_DIRS, patterns=None, causal=(True, False), model: str = "analytic") -> PooledResult:
+def pooled_evaluation(
+    dirs=DEFAULT_DIRS, patterns=None, causal=(True, False), model: str = "analytic", interval_file=None
+) -> PooledResult:
     """Pool every ``tasks.jsonl`` under ``dirs`` (:func:`pool_seeds`), keep the points of ``patterns`` (``None``:
     all) and ``causal`` modes, and evaluate each against the model (:func:`evaluate_point`): ``'analytic'``
     (:func:`receptive.theory.full_probability`, live) or ``'interval'`` (causal SA+SWA from the interval Monte Carlo,
-    :func:`interval_probabilities`; the rest analytic)."""
+    :func:`interval_probabilities`, from ``interval_file`` if given; the rest analytic)."""
     if model not in MODELS:
         raise ValueError(f"model: expected one of {', '.join(MODELS)}, got {model!r}")
     if patterns is not None and (isinstance(patterns, str) or not patterns):
@@ -401,7 +403,7 @@ def pooled_evaluation(dirs=DEFAULT_DIRS, patterns=None, causal=(True, False), mo
         for k in sorted(pooled, key=lambda k: (k[0], not k[1], k[2], k[3], k[4], k[5]))
         if (patterns is None or k[0] in patterns) and k[1] in causal and pooled[k]["seeds"]
     ]
-    points = [evaluate_point(k, pooled[k], model) for k in keep]
+    points = [evaluate_point(k, pooled[k], model, interval_file) for k in keep]
     return PooledResult([str(d) for d in dirs], points, summarise(points), [str(f) for f in files], model)
 
 

@@ -95,6 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="causal SA+SWA's model: the interval Monte Carlo (default; its committed file, results/causal/"
         "interval_model.json) or the analytic run-branching/profile model (receptive.theory)",
     )
+    p.add_argument(
+        "--interval-file",
+        help="the interval model's result file (default results/causal/interval_model.json; points it lacks are "
+        "computed live)",
+    )
     p.add_argument("--out", help="write the JSON here and the CSV next to it (same name, .csv)")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the JSON instead of the table")
@@ -111,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
         patterns = None
         if args.patterns is not None:
             patterns = comma_names("--patterns", args.patterns, tuple(PATTERNS))
-        result = pooled.pooled_evaluation(args.dirs, patterns, CAUSAL_CHOICES[args.causal], args.model)
+        result = pooled.pooled_evaluation(
+            args.dirs, patterns, CAUSAL_CHOICES[args.causal], args.model, args.interval_file
+        )
         if args.out:
             out = Path(args.out)
             write_text_atomic(out, json.dumps(result.to_dict(), indent=1) + "\n", "--out")

@@ -1,0 +1,105 @@
+"""The interval Monte Carlo model of causal SA+SWA against the engine's own failure counts, beside the analytic model.
+
+Reads the engine's measurements in ``benchmarks/results/causal_clumps.json`` (``python -m benchmarks.causal_clumps``:
+every pair exact, 45 seeds per exact point; 3 seeds x 8192 stratified targets at n = 2^18, w = 16) and
+``benchmarks/results/causal_clumps_far.json`` (10 seeds x 8192 targets at n = 2^20, w = 256), and writes per row:
+
+- exact points: the share of seeds full after the layer against ``P(full after L)`` of the interval model
+  (:func:`receptive.theory_causal_interval.causal_interval_clumps`) and of the analytic model
+  (:func:`receptive.theory.causal_full_probability`);
+- sampled points: the mean number of failing targets (a missed key) per seed against each model's expected number of
+  failing events for the same ``K`` targets;
+- the gap rule of exact runs: the interval model's event count at the deciding layers of three exact points with the
+  declumping gap ``g`` = 8, 32 (the model's) and 96 keys.
+
+    python -m benchmarks.causal_interval_check --out benchmarks/results/causal_interval_check.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from graphs._atomic import write_text_atomic
+from receptive import theory
+from receptive.theory_causal_interval import causal_interval_clumps
+
+ROOT = Path(__file__).resolve().parents[1]
+GAPS = (8, 32, 96)
+SOURCES = ("benchmarks/results/causal_clumps.json", "benchmarks/results/causal_clumps_far.json")
+
+
+def rows(events: int, seed: int) -> list[dict]:
+    out = []
+    for source in SOURCES:
+        doc = json.loads((ROOT / source).read_text())
+        for r in doc.get("rows", []):
+            n, w, layer = r["n"], r["w"], r["layer"]
+            interval = causal_interval_clumps(n, w, layer + 2, events=events, seed=seed)["full_probability"]
+            analytic = theory.causal_full_probability(n, w, layer)
+            out.append(
+                {"source": source, "kind": "exact", "n": n, "w": w, "layer": layer, "seeds": len(r.get("seeds", []))}
+                | {"engine_full_share": r["full_share"], "interval_full_probability": float(interval[layer - 1])}
+                | {"analytic_full_probability": float(analytic[layer - 1])}
+            )
+        for r in doc.get("sampled_rows", []):
+            n, w, layer, k = r["n"], r["w"], r["layer"], r["targets"]
+            interval = causal_interval_clumps(n, w, layer + 2, targets=k, events=events, seed=seed)["clumps"]
+            analytic = theory.causal_failure_clumps(n, w, layer, targets=k)
+            out.append(
+                {"source": source, "kind": "sampled", "n": n, "w": w, "layer": layer, "targets": k}
+                | {"engine_failing_targets": r["mean_failing_targets"]}
+                | {"interval_failing_targets": float(interval[layer - 1])}
+                | {"analytic_clumps": float(analytic[layer - 1])}
+            )
+    return out
+
+
+GAP_POINTS = ((8192, 4, 26), (8192, 16, 6), (32768, 4, 43))
+
+
+def gap_rows(events: int, seed: int) -> list[dict]:
+    out = []
+    for n, w, layer in GAP_POINTS:
+        counts = {g: causal_interval_clumps(n, w, layer + 2, events=events, gap=g, seed=seed)["clumps"] for g in GAPS}
+        out.append({"n": n, "w": w, "layer": layer} | {f"events_gap_{g}": float(counts[g][layer - 1]) for g in GAPS})
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.causal_interval_check", description=__doc__)
+    parser.add_argument("--events", type=int, default=300, help="the interval model's events (default 300)")
+    parser.add_argument("--seed", type=int, default=0, help="the interval model's seed (default 0)")
+    parser.add_argument("--out", help="write the JSON here")
+    args = parser.parse_args(argv)
+    if args.events < 1:
+        parser.error(f"--events: expected an integer >= 1, got {args.events}")
+    table = rows(args.events, args.seed)
+    print(f"{'kind':<8} {'n':>8} {'w':>4} {'L':>3}  {'engine':>8} {'interval':>9} {'analytic':>9}")
+    for r in table:
+        if r["kind"] == "exact":
+            vals = r["engine_full_share"], r["interval_full_probability"], r["analytic_full_probability"]
+        else:
+            vals = r["engine_failing_targets"], r["interval_failing_targets"], r["analytic_clumps"]
+        print(f"{r['kind']:<8} {r['n']:>8} {r['w']:>4} {r['layer']:>3}  " + " ".join(f"{v:>9.3f}" for v in vals))
+    gaps = gap_rows(args.events, args.seed)
+    for r in gaps:
+        print(
+            f"gap      {r['n']:>8} {r['w']:>4} {r['layer']:>3}  "
+            + " ".join(f"g={g}: {r[f'events_gap_{g}']:.3f}" for g in GAPS)
+        )
+    if args.out:
+        doc = {"command": "python -m benchmarks.causal_interval_check " + " ".join(argv or sys.argv[1:])}
+        doc |= {"events": args.events, "seed": args.seed, "sources": list(SOURCES), "rows": table, "gaps": gaps}
+        write_text_atomic(Path(args.out), json.dumps(doc, indent=1) + "\n", "--out")
+        print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    sys.exit(main())
