@@ -93,7 +93,10 @@ def main(argv: list[str] | None = None) -> int:
             + " ".join(f"g={g}: {r[f'events_gap_{g}']:.3f}" for g in GAPS)
         )
     if args.out:
-        doc = {"command": "python -m benchmarks.causal_interval_check " + " ".join(argv or sys.argv[1:])}
+        doc = {
+            "command": "python -m benchmarks.causal_interval_check "
+            + " ".join(argv if argv is not None else sys.argv[1:])
+        }
         doc |= {"events": args.events, "seed": args.seed, "sources": list(SOURCES), "rows": table, "gaps": gaps}
         write_text_atomic(Path(args.out), json.dumps(doc, indent=1) + "\n", "--out")
         print(f"wrote {args.out}")

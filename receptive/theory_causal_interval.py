@@ -1,12 +1,15 @@
 """Monte Carlo of the causal interval process: failure events of causal SA+SWA counted by key and by target.
 
 A causal path from key ``j`` to query ``i`` never leaves ``[j, i]``, so whether ``j`` reaches every query in
-``[j, j + D]`` is decided by the edges inside that interval alone (``docs/theory.md`` Sec. 5). Inside it causal
-SA+SWA is a causal window of ``a`` keys (offsets ``0 .. a-1``) plus one SA edge per unordered pair with probability
-``p = E[w_s - 1]/(n - 1)`` per layer, independently (the permutation's own constraint is ``O(w/n)``), and the law does
-not depend on where the interval sits. This module simulates that process for a strip of ``K`` consecutive keys at
-once (one bit per key and position, ``K/64`` words per position), layer by layer, and records for every key its first
-missed offset ``x_min`` (``inf`` once it reaches every position of the interval). From it:
+``[j,j+D]`` is decided by the edges inside that interval alone (``docs/theory.md`` Sec. 5). Inside it causal SA+SWA is
+a causal window of ``a`` keys (offsets ``0 .. a-1``) plus one SA edge per unordered pair with probability
+``p=E[w_s-1]/(n-1)`` per layer, independently (the permutation's own constraint is ``O(w/n)``), and the law does not
+depend on where the interval sits. The simulation draws a Poisson(``p*pairs``) number of uniform pairs, so a pair is
+present with probability ``1-exp(-p)``: ``p(1-p/2)``, Bernoulli(``p``) up to ``O(p^2)`` (19% fewer edges at ``w=n/2``,
+where L* <= 2; ``p/2`` is at most 0.8% at n >= 4096 with w <= 64). This module simulates that process for a strip of
+``K`` consecutive keys at once (one bit per key and position, ``K/64`` words per position), layer by layer, and
+records for every key its first missed offset ``x_min`` (``inf`` once it reaches every position of the interval). From
+it:
 
 * ``q_L(h) = P(x_min <= h)``: a key with ``h`` queries after it fails by layer ``L`` (by the time-reversal symmetry of
   the causal pattern, also the probability that a target with ``h`` keys before it has a missed key);
@@ -230,8 +233,11 @@ def interval_event_rates(
     keys = check_int("keys", keys, 64, 4096)
     if keys % 64:
         raise ValueError(f"keys: expected a multiple of 64, got {keys}")
+    if not gaps:
+        raise ValueError("gaps: expected a non-empty tuple of declumping gaps")
     gaps = tuple(check_int("gaps", g, 0, keys - 1) for g in gaps)
     cut_factor = check_int("cut_factor", cut_factor, 1, 100)
+    seed = check_int("seed", seed, 0, 2**63 - 1)
     # every layer counts offsets up to the last layer's cut: the strip holds them anyway, and a cut that grew with the
     # layer would hand the offsets between two cuts to the far part's profile model at the earlier layer
     cut = cut_factor * layers * (a - 1) + a
@@ -248,10 +254,6 @@ def interval_event_rates(
     )
     fail = np.cumsum(fails[:, :-1], axis=1) / (samples * keys)
     start = {g: np.cumsum(starts[i][:, :-1], axis=1) / (samples * (keys - g)) for i, g in enumerate(gaps)}
-    for layer, cut in enumerate(cuts):  # horizons beyond the cut are the cut's (the far part counts the rest)
-        fail[layer, cut + 1 :] = fail[layer, cut]
-        for g in gaps:
-            start[g][layer, cut + 1 :] = start[g][layer, cut]
     # event starts sampled at the cut (the horizon of almost every key), per layer and gap
     starts_seen = np.stack([start[g][np.arange(layers), cuts] * samples * (keys - g) for g in gaps], axis=1)
     return {
@@ -341,6 +343,10 @@ def causal_interval_clumps(
     if targets is not None:
         targets = check_int("targets", targets, 1, n)
     events = check_int("events", events, 1)
+    keys = check_int("keys", keys, 64, 4096)
+    gap = check_int("gap", gap, 0, keys - 1)
+    if not max_cost > 0:
+        raise ValueError(f"max_cost: expected a positive number of word operations, got {max_cost!r}")
     band, band_freq = _band_sizes(n, *window_offsets(w, False), False)
     p = float(np.sum(band_freq * (band - 1))) / (n - 1)
     # an event fails about 10-18 neighbouring keys (measured at n = 2^18, 2^20): sampled targets count failing keys,
@@ -359,20 +365,21 @@ def causal_interval_clumps(
         )
     rates = interval_event_rates(p, w, simulated, samples, keys, (gap,), seed, max_cut=n - 1)
     cuts = rates["cuts"]
-    horizon = np.minimum(np.arange(n), cuts[:, None])  # [L, h]: every key's horizon, capped at the cut
-    fail = np.take_along_axis(rates["fail"], horizon, axis=1)
-    if targets is not None:
-        near = fail.sum(axis=1)
+    cut = int(cuts[0])  # <= n - 1; horizons beyond it count as the cut (the far part counts the rest)
+    fail, start = rates["fail"], rates["start"][gap]
+    if targets is not None:  # sum_{h=0}^{n-1} q(min(h, cut))
+        near = fail.sum(axis=1) + (n - 1 - cut) * fail[:, cut]
     else:  # key 0 starts an event whenever it fails (nothing before it); keys 1 .. n-1 by the gap rule
-        near = fail[:, -1] + np.take_along_axis(rates["start"][gap], horizon[:, :-1], axis=1).sum(axis=1)
+        last = min(cut, n - 2)
+        near = fail[:, cut] + start[:, : last + 1].sum(axis=1) + (n - 2 - last) * start[:, cut]
     far = _far_clumps(n, w, simulated, w, cuts)
     share = 1.0 if targets is None else targets / n
     total = np.concatenate([share * (near + far), np.zeros(layers - simulated)])
     seen = np.concatenate([rates["starts_seen"][:, 0], np.zeros(layers - simulated)])
     total = _extrapolate_tail(total, seen)
-    # one key (all pairs) or one target (sampled) fails with probability q_L(n - 1): a bound on P(full) that holds
-    # where failures are so common that the clumping count (one huge event) says little
-    single = np.concatenate([fail[:, -1], np.zeros(layers - simulated)])
+    # key 0 (all pairs) fails with probability q_L(cut), and so does any target with cut keys before it (sampled):
+    # a bound on P(full) that holds where failures are so common that the clumping count (one huge event) says little
+    single = np.concatenate([fail[:, cut], np.zeros(layers - simulated)])
     # failures are nested (a pair missed after L + 1 layers is missed after L), but the number of runs is not: where
     # nearly every key fails, the runs merge into a few long ones and N_L drops below N_{L+1}; the count used is the
     # non-increasing envelope, N_L = max over L' >= L of N_L'

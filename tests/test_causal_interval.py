@@ -104,8 +104,10 @@ def test_reproducible_whatever_the_threads():
     "kwargs, message",
     [
         (dict(p=0.0, a=4, layers=3, samples=10), "p: expected"),
-        (dict(p=0.1, a=0, layers=3, samples=10), "a"),
-        (dict(p=0.1, a=4, layers=0, samples=10), "layers"),
+        (dict(p=0.1, a=0, layers=3, samples=10), r"^a: "),
+        (dict(p=0.1, a=4, layers=0, samples=10), r"^layers: "),
+        (dict(p=0.1, a=4, layers=3, samples=10, seed=-1), r"^seed: "),
+        (dict(p=0.1, a=4, layers=3, samples=10, gaps=()), "gaps: expected a non-empty"),
         (dict(p=0.1, a=4, layers=3, samples=10, keys=100), "keys: expected a multiple of 64"),
         (dict(p=0.1, a=4, layers=3, samples=10, keys=64, gaps=(64,)), "gaps"),
     ],
@@ -118,6 +120,10 @@ def test_bad_input(kwargs, message):
 def test_too_costly_is_refused_before_running():
     with pytest.raises(IntervalCostError, match="max_cost"):
         causal_interval_clumps(65536, 4, 60, events=300, max_cost=1e6)
+    with pytest.raises(ValueError, match=r"^gap: "):
+        causal_interval_clumps(1024, 8, 8, gap=256)
+    with pytest.raises(ValueError, match=r"^max_cost: "):
+        causal_interval_clumps(1024, 8, 8, max_cost=float("nan"))
 
 
 def _pooled_point(n, w):

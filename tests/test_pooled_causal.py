@@ -444,10 +444,12 @@ def test_interval_model_file_is_reproducible():
 
 
 def test_interval_model_file_is_a_cache(tmp_path):
-    """Points missing from the file (or without a file) are computed live, to the same numbers."""
+    """Points missing from the file are computed live, with its settings, to the same numbers."""
     doc = json.loads((ROOT / "results" / "causal" / "interval_model.json").read_text())
     (row,) = [r for r in doc["points"] if (r["n"], r["w"]) == (1024, 8)]
-    live = pooled.interval_probabilities(1024, 8, row["max_layers"], None, path=tmp_path / "missing.json")
+    other = tmp_path / "other.json"  # a file without the point: computed live with the file's settings
+    other.write_text(json.dumps(doc | {"points": [r for r in doc["points"] if r is not row]}))
+    live = pooled.interval_probabilities(1024, 8, row["max_layers"], None, path=other)
     np.testing.assert_allclose(live, row["full_probability"], rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match="model: expected one of"):
         pooled_evaluation([ROOT / "results" / "causal"], model="fitted")
@@ -482,4 +484,11 @@ def test_interval_file_option(tmp_path):
         )
         == 0
     )
-    assert json.loads(out.read_text())["model"] == "interval"
+    written = json.loads(out.read_text())
+    assert written["model"] == "interval"
+    (row,) = [p for p in written["points"] if (p["n"], p["w"]) == (1024, 8)]
+    assert row["predicted"] == 10
+    with pytest.raises(ValueError, match="interval_file: no such file"):
+        pooled_evaluation(dirs, ["sa+swa"], (True,), model="interval", interval_file=tmp_path / "typo.json")
+    with pytest.raises(ValueError, match="interval_file: only read with model='interval'"):
+        pooled_evaluation(dirs, ["sa+swa"], (True,), model="analytic", interval_file=other)

@@ -2,10 +2,10 @@
 (:func:`receptive.theory_causal_interval.causal_interval_clumps`) at every committed causal SA+SWA point, written to
 a result file that the pooled evaluation (``python -m receptive.bound.pooled --model interval``) reads.
 
-The Monte Carlo costs seconds to a minute per point (about 10 CPU-minutes for the committed grid), so its
-probabilities are computed once, with a fixed seed, and committed; the file records the command, the seed and the
-number of events, and every point can be recomputed bit for bit (``tests/test_causal_interval.py`` does so at the
-cheap points). Where the simulation would cost more than ``--max-cost`` word operations (large windows at
+The Monte Carlo costs seconds to a minute per point (8 minutes on 2 cores, 14.5 CPU-minutes, for the committed
+grid), so its probabilities are computed once, with a fixed seed, and committed; the file records the command, the
+seed and the number of events, and every point can be recomputed bit for bit (``tests/test_pooled_causal.py`` does
+so at the cheap points). Where the simulation would cost more than ``--max-cost`` word operations (large windows at
 n <= 65536, where the near interval spans most of the sequence and L* <= 3) the point keeps the analytic model
 (:func:`receptive.theory.causal_failure_clumps`), marked ``"method": "analytic"``.
 
@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from graphs._atomic import write_text_atomic
 
@@ -72,16 +73,18 @@ def committed_points(dirs=pooled.DEFAULT_DIRS) -> list[tuple[int, int, int | Non
     return sorted(out, key=lambda p: (p[0], p[1], p[2] or 0))
 
 
-def load(path: str | Path = DEFAULT_OUT) -> dict[tuple, list[float]]:
-    """``{(n, w, targets, max_layers): P(full after L)}`` from a file written by this module."""
+def load(path: str | Path = DEFAULT_OUT) -> tuple[dict[tuple, list[float]], dict]:
+    """``{(n, w, targets, max_layers): P(full after L)}`` from a file written by this module, and its settings
+    (``events``, ``seed``, ``max_cost``), with which points it lacks are computed."""
     doc = json.loads(Path(path).read_text())
-    return {(r["n"], r["w"], r["targets"], r["max_layers"]): r["full_probability"] for r in doc["points"]}
+    table = {(r["n"], r["w"], r["targets"], r["max_layers"]): r["full_probability"] for r in doc["points"]}
+    return table, {k: doc[k] for k in ("events", "seed", "max_cost")}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineErrorParser(
         prog="python -m receptive.bound.interval_model",
-        description=__doc__.split("\n\n")[0] + "\n\n" + __doc__.split("\n\n")[1],
+        description="\n\n".join(__doc__.split("\n\n")[:2]).replace("``", "").replace(":func:", ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("dirs", nargs="*", default=list(pooled.DEFAULT_DIRS), help="where the committed runs are")
@@ -92,6 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.events < 1:
         parser.error(f"--events: expected an integer >= 1, got {args.events}")
+    if args.seed < 0:
+        parser.error(f"--seed: expected an integer >= 0, got {args.seed}")
+    if not args.max_cost > 0:
+        parser.error(f"--max-cost: expected a positive number of word operations, got {args.max_cost}")
     if not str(args.out).endswith(".json"):
         parser.error(f"--out: expected a path ending in .json, got {args.out!r}")
     try:
@@ -99,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     rows = []
-    for n, w, targets, layers in points:
+    for n, w, targets, layers in tqdm(points, desc="interval model", unit="point", disable=not sys.stderr.isatty()):
         rows.append(point_model(n, w, layers, targets, args.events, args.seed, args.max_cost))
         r = rows[-1]
         print(f"n={n:>8} w={w:>4} targets={targets} {r['method']:<8} {r['seconds']:>6.1f} s", flush=True)

@@ -272,22 +272,35 @@ def model_probabilities(
 
 
 def interval_probabilities(n: int, w: int, max_layers: int, targets: int | None, path=None) -> tuple[float, ...]:
-    """``P(full after L)`` of causal SA+SWA from the interval Monte Carlo model: read from its committed result file
-    (``python -m receptive.bound.interval_model``; ``path`` defaults to ``results/causal/interval_model.json`` in the
-    repository), which holds the committed points, else computed live with the same seed and number of events
-    (seconds; the simulation is deterministic, so the file is a cache)."""
-    from .interval_model import DEFAULT_OUT, point_model
+    """``P(full after L)`` of causal SA+SWA from the interval Monte Carlo model: read from its result file
+    (``python -m receptive.bound.interval_model``; ``path`` defaults to the committed
+    ``results/causal/interval_model.json``, which may be absent outside the repository), else computed live with the
+    file's seed, events and cost limit (the defaults without a file; seconds per point, deterministic: the file is a
+    cache). A ``path`` given explicitly must exist."""
+    from .interval_model import DEFAULT_OUT, EVENTS, MAX_COST, SEED, point_model
 
-    path = Path(path) if path is not None else Path(__file__).resolve().parents[2] / DEFAULT_OUT
-    table = _interval_table(str(path), path.stat().st_mtime_ns) if path.is_file() else {}
+    given = path is not None
+    path = Path(path) if given else Path(__file__).resolve().parents[2] / DEFAULT_OUT
+    if given and not path.is_file():
+        raise ValueError(f"interval_file: no such file: {path}")
+    table, settings = _interval_table(str(path), path.stat().st_mtime_ns) if path.is_file() else ({}, {})
     key = (n, w, targets, max_layers)
-    if key not in table:
-        return tuple(point_model(n, w, max_layers, targets)["full_probability"])
-    return tuple(table[key])
+    if key in table:
+        return tuple(table[key])
+    live = point_model(
+        n,
+        w,
+        max_layers,
+        targets,
+        settings.get("events", EVENTS),
+        settings.get("seed", SEED),
+        settings.get("max_cost", MAX_COST),
+    )
+    return tuple(live["full_probability"])
 
 
 @functools.lru_cache(maxsize=8)
-def _interval_table(path: str, mtime_ns: int) -> dict:
+def _interval_table(path: str, mtime_ns: int) -> tuple[dict, dict]:
     from .interval_model import load
 
     return load(path)
@@ -297,6 +310,8 @@ def evaluate_point(point: tuple, entry: dict, model: str = "analytic", interval_
     """Typical and predicted L*, the binomial checks and the calibrated exact probability of one pooled point;
     ``model='interval'`` takes causal SA+SWA's probabilities from the interval model (:func:`interval_probabilities`),
     every other point keeps the analytic model."""
+    if model not in MODELS:
+        raise ValueError(f"model: expected one of {', '.join(MODELS)}, got {model!r}")
     pattern, causal, circular, n, w, method, targets = point
     seeds = sorted(entry["seeds"])
     cap = min(entry["seeds"][s][1] for s in seeds)
@@ -392,6 +407,8 @@ def pooled_evaluation(
     :func:`interval_probabilities`, from ``interval_file`` if given; the rest analytic)."""
     if model not in MODELS:
         raise ValueError(f"model: expected one of {', '.join(MODELS)}, got {model!r}")
+    if interval_file is not None and model != "interval":
+        raise ValueError(f"interval_file: only read with model='interval', got model={model!r}")
     if patterns is not None and (isinstance(patterns, str) or not patterns):
         raise ValueError(f"patterns: expected a non-empty list of pattern names or None, got {patterns!r}")
     if not causal or any(c not in (True, False) for c in causal):
