@@ -4,12 +4,11 @@ A causal path from key ``j`` to query ``i`` never leaves ``[j, i]``, so whether 
 ``[j,j+D]`` is decided by the edges inside that interval alone (``docs/theory.md`` Sec. 5). Inside it causal SA+SWA is
 a causal window of ``a`` keys (offsets ``0 .. a-1``) plus one SA edge per unordered pair with probability
 ``p=E[w_s-1]/(n-1)`` per layer, independently (the permutation's own constraint is ``O(w/n)``), and the law does not
-depend on where the interval sits. The simulation draws a Poisson(``p*pairs``) number of uniform pairs, so a pair is
-present with probability ``1-exp(-p)``: ``p(1-p/2)``, Bernoulli(``p``) up to ``O(p^2)`` (19% fewer edges at ``w=n/2``,
-where L* <= 2; ``p/2`` is at most 0.8% at n >= 4096 with w <= 64). This module simulates that process for a strip of
-``K`` consecutive keys at once (one bit per key and position, ``K/64`` words per position), layer by layer, and
-records for every key its first missed offset ``x_min`` (``inf`` once it reaches every position of the interval). From
-it:
+depend on where the interval sits. The simulation draws a Poisson number of uniform pairs with mean ``-ln(1-p)`` per
+pair, so that a given pair holds at least one draw with probability exactly ``p``. This module simulates that process
+for a strip of ``K`` consecutive keys at once (one bit per key and position, ``K/64`` words per position), layer by
+layer, and records for every key its first missed offset ``x_min`` (``inf`` once it reaches every position of the
+interval). From it:
 
 * ``q_L(h) = P(x_min <= h)``: a key with ``h`` queries after it fails by layer ``L`` (by the time-reversal symmetry of
   the causal pattern, also the probability that a target with ``h`` keys before it has a missed key);
@@ -157,7 +156,8 @@ def _simulate(p, a, layers, cuts, keys, gaps, samples, seed, chunks):
     words = keys // 64
     cut_max = cuts.max()
     length = keys + cut_max + 1
-    lam = p * length * (length - 1) / 2.0
+    # a Poisson number of uniform pairs, with the mean that puts at least one draw on a given pair with probability p
+    lam = -math.log1p(-p) * length * (length - 1) / 2.0
     fails = np.zeros((chunks, layers, cut_max + 2))
     starts = np.zeros((chunks, gaps.size, layers, cut_max + 2))
     per_chunk = (samples + chunks - 1) // chunks
@@ -331,14 +331,15 @@ def causal_interval_clumps(
       (a target with ``h`` keys before it fails with the probability that a key with ``h`` queries after it does,
       by time reversal) plus ``K/n`` of the profile's clumps beyond the cut.
 
-    ``P(full after L) = min(exp(-N_L), 1 - q_L(cut))`` with ``N_L`` replaced by its non-increasing envelope, and
-    past the layers where the sample holds ``MIN_STARTS`` event starts, ``N_L`` continued geometrically
-    (:func:`_extrapolate_tail`). The number of strips is chosen so that about ``events`` independent events are
-    sampled where ``N_L = 1``: ``events * n / keys`` strips for all pairs, ``events * K * KEYS_PER_EVENT / keys`` for
-    sampled targets. Layers are simulated up to ``SIMULATION_MARGIN`` past the first at which the analytic model's
-    count (:func:`receptive.theory.causal_failure_clumps`) falls below 1e-4; the rest is the extrapolated tail.
-    Refused with :class:`IntervalCostError` (before simulating) where that would take more than ``max_cost`` word
-    operations (:func:`interval_cost`)."""
+    ``P(full after L) = min(exp(-N_L), B_L)`` with ``B_L = min_b (1 - q_L(b - 1))^floor(n/b)`` (all pairs: keys
+    ``b`` apart fail independently within ``b - 1``) or ``1 - q_L(cut)`` (sampled), with ``N_L`` replaced by its
+    non-increasing envelope, and past the layers where the sample holds ``MIN_STARTS`` event starts, ``N_L``
+    continued geometrically (:func:`_extrapolate_tail`). The number of strips is chosen so that about ``events``
+    independent events are sampled where ``N_L = 1``: ``events * n / keys`` strips for all pairs, ``events * K *
+    KEYS_PER_EVENT / keys`` for sampled targets. Layers are simulated up to ``SIMULATION_MARGIN`` past the first at
+    which the analytic model's count (:func:`receptive.theory.causal_failure_clumps`) falls below 1e-4; the rest is
+    the extrapolated tail. Refused with :class:`IntervalCostError` (before simulating) where that would take more
+    than ``max_cost`` word operations (:func:`interval_cost`)."""
     n, w, layers = _check_model_args(n, w, layers)
     if targets is not None:
         targets = check_int("targets", targets, 1, n)
@@ -377,14 +378,22 @@ def causal_interval_clumps(
     total = np.concatenate([share * (near + far), np.zeros(layers - simulated)])
     seen = np.concatenate([rates["starts_seen"][:, 0], np.zeros(layers - simulated)])
     total = _extrapolate_tail(total, seen)
-    # key 0 (all pairs) fails with probability q_L(cut), and so does any target with cut keys before it (sampled):
-    # a bound on P(full) that holds where failures are so common that the clumping count (one huge event) says little
-    single = np.concatenate([fail[:, cut], np.zeros(layers - simulated)])
+    # where failures are so common that the clumping count (a few huge events) says little: keys 0, b, 2b, ... fail
+    # within horizon b - 1 independently (disjoint intervals), so P(full) <= (1 - q_L(b - 1))^floor(n/b) for every
+    # b <= cut + 1 (all pairs); a sampled run is bounded by one target with cut keys before it, 1 - q_L(cut)
+    if targets is None:
+        blocks = np.arange(1, cut + 2)
+        with np.errstate(divide="ignore"):
+            log_bound = np.min((n // blocks) * np.log1p(-np.minimum(fail[:, blocks - 1], 1.0)), axis=1)
+        bound = np.exp(log_bound)
+    else:
+        bound = 1.0 - fail[:, cut]
+    bound = np.concatenate([bound, np.ones(layers - simulated)])
     # failures are nested (a pair missed after L + 1 layers is missed after L), but the number of runs is not: where
     # nearly every key fails, the runs merge into a few long ones and N_L drops below N_{L+1}; the count used is the
     # non-increasing envelope, N_L = max over L' >= L of N_L'
     envelope = np.maximum.accumulate(total[::-1])[::-1]
-    full = np.minimum(np.exp(-envelope), 1.0 - single)
+    full = np.minimum(np.exp(-envelope), bound)
     return {
         "full_probability": np.maximum.accumulate(full),
         "clumps": total,
