@@ -150,16 +150,15 @@ def _first_missed(masks, keys, xmin):
 
 
 @njit(cache=True, parallel=True)
-def _simulate(p, a, layers, cuts, keys, gaps, samples, seed, chunks):
-    """Aggregate over ``samples`` strips: ``fails[L, x]`` keys with ``x_min == x`` (``x <= cuts[L]``), and for each
+def _simulate(p, a, layers, cut, keys, gaps, samples, seed, chunks):
+    """Aggregate over ``samples`` strips: ``fails[L, x]`` keys with ``x_min == x`` (``x <= cut``), and for each
     gap ``g`` the difference array ``starts[gi, L, h]`` of event starts by horizon (see the module docstring)."""
     words = keys // 64
-    cut_max = cuts.max()
-    length = keys + cut_max + 1
+    length = keys + cut + 1
     # a Poisson number of uniform pairs, with the mean that puts at least one draw on a given pair with probability p
     lam = -math.log1p(-p) * length * (length - 1) / 2.0
-    fails = np.zeros((chunks, layers, cut_max + 2))
-    starts = np.zeros((chunks, gaps.size, layers, cut_max + 2))
+    fails = np.zeros((chunks, layers, cut + 2))
+    starts = np.zeros((chunks, gaps.size, layers, cut + 2))
     per_chunk = (samples + chunks - 1) // chunks
     for c in prange(chunks):
         old = np.zeros((length, words), dtype=np.uint64)
@@ -186,7 +185,6 @@ def _simulate(p, a, layers, cuts, keys, gaps, samples, seed, chunks):
                 old, new = new, old
                 if _first_missed(old, keys, xmin) == 0:
                     break  # every key reaches its whole interval: nothing fails from here on
-                cut = cuts[layer]
                 for k in range(keys):
                     lo = xmin[k]
                     if lo > cut:
@@ -199,7 +197,7 @@ def _simulate(p, a, layers, cuts, keys, gaps, samples, seed, chunks):
                         hi = cut
                         for i in range(1, gap + 1):
                             prev = xmin[k - i]
-                            if prev != _FULL and prev - i - 1 < hi:
+                            if prev - i - 1 < hi:  # a key that never fails has x_min = _FULL
                                 hi = prev - i - 1
                         if hi >= lo:
                             starts[c, gi, layer, lo] += 1
@@ -238,29 +236,26 @@ def interval_event_rates(
     gaps = tuple(check_int("gaps", g, 0, keys - 1) for g in gaps)
     cut_factor = check_int("cut_factor", cut_factor, 1, 100)
     seed = check_int("seed", seed, 0, 2**63 - 1)
-    # every layer counts offsets up to the last layer's cut: the strip holds them anyway, and a cut that grew with the
-    # layer would hand the offsets between two cuts to the far part's profile model at the earlier layer
-    cut = cut_factor * layers * (a - 1) + a
     if max_cut is not None:
-        cut = min(cut, check_int("max_cut", max_cut, 1))
-    cuts = np.full(layers, cut, dtype=np.int64)
+        max_cut = check_int("max_cut", max_cut, 1)
+    cut = _cut(a, layers, cut_factor, max_cut)
     words = keys // 64
-    length = keys + int(cuts.max()) + 1
+    length = keys + cut + 1
     if length * words * 8 * 4 > 2**28:
         raise ValueError(f"interval: {length} positions x {keys} keys needs over 256 MiB per thread; fewer layers")
     chunks = max(1, min(samples, 64))
     fails, starts = _simulate(
-        float(p), a, layers, cuts, keys, np.array(gaps, dtype=np.int64), samples, int(seed), chunks
+        float(p), a, layers, cut, keys, np.array(gaps, dtype=np.int64), samples, int(seed), chunks
     )
     fail = np.cumsum(fails[:, :-1], axis=1) / (samples * keys)
     start = {g: np.cumsum(starts[i][:, :-1], axis=1) / (samples * (keys - g)) for i, g in enumerate(gaps)}
     # event starts sampled at the cut (the horizon of almost every key), per layer and gap
-    starts_seen = np.stack([start[g][np.arange(layers), cuts] * samples * (keys - g) for g in gaps], axis=1)
+    starts_seen = np.stack([start[g][:, cut] * samples * (keys - g) for g in gaps], axis=1)
     return {
         "fail": fail,
         "start": start,
         "starts_seen": starts_seen,
-        "cuts": cuts,
+        "cut": cut,
         "samples": samples,
         "keys": keys,
         "gaps": gaps,
@@ -269,10 +264,18 @@ def interval_event_rates(
     }
 
 
+def _cut(a: int, layers: int, cut_factor: int, max_cut: int | None) -> int:
+    """The near part's last offset, the same for every layer: ``cut_factor * layers * (a - 1) + a`` (at most
+    ``max_cut``). A cut that grew with the layer would hand the offsets between two cuts to the far part's profile
+    model at the earlier layer; the strip holds them anyway."""
+    cut = cut_factor * layers * (a - 1) + a
+    return cut if max_cut is None else min(cut, max_cut)
+
+
 def interval_cost(p: float, a: int, layers: int, samples: int, keys: int, max_cut: int, cut_factor: int = 6) -> float:
     """Word operations of :func:`interval_event_rates` at most: per strip and layer, the window and the scan over
     ``length x keys/64`` words plus one update per shortcut (``p length^2 / 2`` of them)."""
-    length = keys + min(cut_factor * layers * (a - 1) + a, max_cut) + 1
+    length = keys + _cut(a, layers, cut_factor, max_cut) + 1
     return float(samples) * layers * (length * (keys // 64) * 3 + p * length * length / 2 * (keys // 64 + 4))
 
 
@@ -295,16 +298,15 @@ def _extrapolate_tail(counts: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return counts
 
 
-def _far_clumps(n: int, w: int, layers: int, a: int, cuts: np.ndarray) -> np.ndarray:
+def _far_clumps(n: int, band, band_freq, a: int, layers: int, cut: int) -> np.ndarray:
     """The profile model's clumps beyond the cut, ``sum_{x > cut} (n - x) (u_L(x) - u2_L(x))`` (as in
-    :func:`receptive.theory.causal_failure_clumps`)."""
-    band, band_freq = _band_sizes(n, *window_offsets(w, False), False)
+    :func:`receptive.theory.causal_failure_clumps`; SA bands of sizes ``band``, window ``a``)."""
     x = np.arange(n)
     u, u2 = _profile_start(n)
     out = np.zeros(layers)
     for layer in range(layers):
         u, u2 = _profile_step(u, u2, band, band_freq, a)
-        out[layer] = float(np.sum(((n - x) * np.maximum(u - u2, 0.0))[cuts[layer] + 1 :]))
+        out[layer] = float(np.sum(((n - x) * np.maximum(u - u2, 0.0))[cut + 1 :]))
         if out[layer] < 1e-12:
             break
     return out
@@ -365,15 +367,14 @@ def causal_interval_clumps(
             f"interval Monte Carlo: about {cost:.2g} word operations at n = {n}, w = {w} (max_cost {max_cost:.2g})"
         )
     rates = interval_event_rates(p, w, simulated, samples, keys, (gap,), seed, max_cut=n - 1)
-    cuts = rates["cuts"]
-    cut = int(cuts[0])  # <= n - 1; horizons beyond it count as the cut (the far part counts the rest)
+    cut = rates["cut"]  # <= n - 1; horizons beyond it count as the cut (the far part counts the rest)
     fail, start = rates["fail"], rates["start"][gap]
     if targets is not None:  # sum_{h=0}^{n-1} q(min(h, cut))
         near = fail.sum(axis=1) + (n - 1 - cut) * fail[:, cut]
     else:  # key 0 starts an event whenever it fails (nothing before it); keys 1 .. n-1 by the gap rule
         last = min(cut, n - 2)
         near = fail[:, cut] + start[:, : last + 1].sum(axis=1) + (n - 2 - last) * start[:, cut]
-    far = _far_clumps(n, w, simulated, w, cuts)
+    far = _far_clumps(n, band, band_freq, w, simulated, cut)
     share = 1.0 if targets is None else targets / n
     total = np.concatenate([share * (near + far), np.zeros(layers - simulated)])
     seen = np.concatenate([rates["starts_seen"][:, 0], np.zeros(layers - simulated)])
@@ -402,5 +403,5 @@ def causal_interval_clumps(
         "simulated_layers": simulated,
         "samples": samples,
         "p": p,
-        "cuts": cuts,
+        "cut": cut,
     }

@@ -20,11 +20,11 @@ from receptive.theory_causal_interval import (
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def oracle_first_missed(p, a, layers, keys, cuts, samples, rng):
+def oracle_first_missed(p, a, layers, keys, cut, samples, rng):
     """``x_min`` per sample, layer and key by dense boolean matrices: ``reach[k, y]`` = key ``k`` (at position ``k``)
     reaches position ``y``; each layer ORs the causal window (offsets 0..a-1) and one Bernoulli(p) edge per
     unordered pair, used from the lower position to the higher."""
-    length = keys + int(cuts.max()) + 1
+    length = keys + cut + 1
     big = np.iinfo(np.int64).max
     out = np.full((samples, layers, keys), big, dtype=np.int64)
     pos = np.arange(length)
@@ -66,16 +66,16 @@ def test_against_the_dense_oracle(p, a, layers):
     (p = 0.3: where a pair present with probability 1 - exp(-p) = 0.26 instead of p would show)."""
     keys = 64
     fast = interval_event_rates(p, a, layers, samples=6000, keys=keys, gaps=(4,), seed=3)
-    cuts = fast["cuts"]
-    xmin = oracle_first_missed(p, a, layers, keys, cuts, 400, np.random.default_rng(0))
+    cut = fast["cut"]
+    xmin = oracle_first_missed(p, a, layers, keys, cut, 400, np.random.default_rng(0))
     for layer in range(layers):
-        for h in np.unique(np.linspace(0, cuts[layer], 9).astype(int)):
+        for h in np.unique(np.linspace(0, cut, 9).astype(int)):
             q_oracle = float(np.mean(xmin[:, layer, :] <= h))
             q_fast = fast["fail"][layer, h]
             se = np.sqrt(max(q_fast * (1 - q_fast), 1e-4) / (400 * keys / 8))  # keys of a strip are correlated
             assert abs(q_fast - q_oracle) < 4.5 * se + 1e-9, (layer, h, q_fast, q_oracle)
         # event starts with gap 4 at the cut: key k fails and keys k-1..k-4 do not, with their longer horizons
-        h = cuts[layer]
+        h = cut
         fails = xmin[:, layer, :] <= h
         ok = np.ones_like(fails[:, 4:])
         for i in range(1, 5):
