@@ -362,6 +362,17 @@ def test_committed_causal_sa_swa_within_one_layer_everywhere(committed):
     assert all(p.seeds == list(range(5)) for p in points if p.n == 2**22)
 
 
+def assert_stored_summary(name: str, model: str, live: dict) -> None:
+    """results/causal/NAME was written by the given model and holds the live causal SA+SWA summary."""
+    stored = json.loads((ROOT / "results" / "causal" / name).read_text())
+    assert stored["model"] == model
+    stored = stored["summary"]["sa+swa causal"]
+    for key in ("exact_n_ge_1024", "within_one", "probability_checks_rejected_at_1pct", "runs"):
+        assert stored[key] == live[key], key
+    for key in ("expected_exact_n_ge_1024", "log_likelihood_z"):
+        assert stored[key] == pytest.approx(live[key], rel=1e-9), key
+
+
 def test_committed_exact_count_and_calibration_as_documented(committed):
     """What docs/theory.md Sec. 5 and the README say of the analytic model against every committed seed: exact at 52
     of the 60 points with n >= 1024, within one layer everywhere, and, with 40 seeds where it was unsure, NOT
@@ -377,13 +388,7 @@ def test_committed_exact_count_and_calibration_as_documented(committed):
     assert s["exact_z"] < -3
     assert -3 < s["log_likelihood_z"] < -2
     assert (s["probability_checks_rejected_at_1pct"], s["probability_checks"]) == (6, 102)
-    stored = json.loads((ROOT / "results" / "causal" / "pooled_analytic.json").read_text())
-    assert stored["model"] == "analytic"
-    stored = stored["summary"]["sa+swa causal"]
-    for key in ("exact_n_ge_1024", "within_one", "probability_checks_rejected_at_1pct", "runs"):
-        assert stored[key] == s[key], key
-    for key in ("expected_exact_n_ge_1024", "log_likelihood_z"):
-        assert stored[key] == pytest.approx(s[key], rel=1e-9), key
+    assert_stored_summary("pooled_analytic.json", "analytic", s)
 
 
 def test_committed_pooled_file_holds_the_committed_seeds(committed):
@@ -421,13 +426,7 @@ def test_interval_model_as_documented(interval):
     assert (s["probability_checks_rejected_at_1pct"], s["probability_checks"]) == (3, 124)
     misses = {(m["n"], m["w"]) for m in s["misses"] if m["n"] >= 1024}
     assert misses == {(32768, 4), (262144, 32), (1048576, 256), (4194304, 128)}
-    stored = json.loads((ROOT / "results" / "causal" / "pooled.json").read_text())
-    assert stored["model"] == "interval"
-    stored = stored["summary"]["sa+swa causal"]
-    for key in ("exact_n_ge_1024", "within_one", "probability_checks_rejected_at_1pct", "runs"):
-        assert stored[key] == s[key], key
-    for key in ("expected_exact_n_ge_1024", "log_likelihood_z"):
-        assert stored[key] == pytest.approx(s[key], rel=1e-9), key
+    assert_stored_summary("pooled.json", "interval", s)
 
 
 def test_interval_model_file_is_reproducible():
