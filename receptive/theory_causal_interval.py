@@ -46,6 +46,17 @@ KEYS_PER_EVENT = 16
 #: an estimate of a layer's event count rests on at least this many sampled event starts; beyond the last layer that
 #: has them, the count is extrapolated geometrically from the last two layers that do
 MIN_STARTS = 20
+#: events the profile model may count beyond the cut at a deciding layer; the cut grows (by CUT_GROWTH) until it does,
+#: as far as ``max_cost`` allows: the profile counts clumps of missed keys along the offsets, where the engine's far
+#: failures group by target (at n = 2^20, w = 256, layer 3: about 7 per 8192 targets beyond the first cut, where the
+#: engine has 2.4 failing targets in all; ``docs/theory.md`` Sec. 5)
+FAR_TOLERANCE = 0.02
+#: layers whose analytic count is at most this decide L* (P(full) >= e^-20); the far tolerance applies to them
+DECIDING_CLUMPS = 20.0
+#: ratio of successive candidate cuts
+CUT_GROWTH = 1.25
+#: memory of a thread's four strip arrays (``length x keys/64`` words each), at most
+_MAX_STRIP_BYTES = 2**28
 #: ``x_min`` of a key that reaches every position of its interval
 _FULL = np.iinfo(np.int64).max // 4
 
@@ -213,12 +224,11 @@ def interval_event_rates(
     keys: int = 256,
     gaps: tuple[int, ...] = (8, 32, 96),
     seed: int = 0,
-    cut_factor: int = 6,
-    max_cut: int | None = None,
+    cut: int | None = None,
 ) -> dict:
     """Monte Carlo of the causal interval process (module docstring): for ``L = 1..layers`` and horizons
-    ``h = 0..cut`` (``cut = min(cut_factor * layers * (a - 1) + a, max_cut)``, the same for every layer: the near
-    part of the causal model), the probability
+    ``h = 0..cut`` (default ``6 layers (a - 1) + a``, the same for every layer: the near part of the causal model),
+    the probability
     ``fail[L-1, h]`` that a key with ``h`` queries after it fails, and ``start[g][L-1, h]`` that it starts an event
     with declumping gap ``g`` (per key). ``samples`` strips of ``keys`` consecutive keys (a multiple of 64);
     ``fail`` uses all keys of a strip, ``start[g]`` the ``keys - g`` that have ``g`` keys before them.
@@ -234,14 +244,11 @@ def interval_event_rates(
     if not gaps:
         raise ValueError("gaps: expected a non-empty tuple of declumping gaps")
     gaps = tuple(check_int("gaps", g, 0, keys - 1) for g in gaps)
-    cut_factor = check_int("cut_factor", cut_factor, 1, 100)
     seed = check_int("seed", seed, 0, 2**63 - 1)
-    if max_cut is not None:
-        max_cut = check_int("max_cut", max_cut, 1)
-    cut = _cut(a, layers, cut_factor, max_cut)
+    cut = _cut(a, layers) if cut is None else check_int("cut", cut, 1)
     words = keys // 64
     length = keys + cut + 1
-    if length * words * 8 * 4 > 2**28:
+    if length * words * 8 * 4 > _MAX_STRIP_BYTES:
         raise ValueError(f"interval: {length} positions x {keys} keys needs over 256 MiB per thread; fewer layers")
     chunks = max(1, min(samples, 64))
     fails, starts = _simulate(
@@ -264,19 +271,20 @@ def interval_event_rates(
     }
 
 
-def _cut(a: int, layers: int, cut_factor: int, max_cut: int | None) -> int:
-    """The near part's last offset, the same for every layer: ``cut_factor * layers * (a - 1) + a`` (at most
-    ``max_cut``). A cut that grew with the layer would hand the offsets between two cuts to the far part's profile
-    model at the earlier layer; the strip holds them anyway."""
-    cut = cut_factor * layers * (a - 1) + a
-    return cut if max_cut is None else min(cut, max_cut)
+def _cut(a: int, layers: int) -> int:
+    """The near part's shortest last offset, the same for every layer: ``6 layers (a - 1) + a``, where the
+    run-branching model's misses have died out (``docs/theory.md`` Sec. 5). A cut that grew with the layer would hand
+    the offsets between two cuts to the far part's profile model at the earlier layer; the strip holds them anyway."""
+    return 6 * layers * (a - 1) + a
 
 
-def interval_cost(p: float, a: int, layers: int, samples: int, keys: int, max_cut: int, cut_factor: int = 6) -> float:
-    """Word operations of :func:`interval_event_rates` at most: per strip and layer, the window and the scan over
-    ``length x keys/64`` words plus one update per shortcut (``p length^2 / 2`` of them)."""
-    length = keys + _cut(a, layers, cut_factor, max_cut) + 1
-    return float(samples) * layers * (length * (keys // 64) * 3 + p * length * length / 2 * (keys // 64 + 4))
+def interval_cost(p: float, a: int, samples: int, keys: int, cut: int, alive) -> float:
+    """Word operations of :func:`interval_event_rates` (an estimate): per strip and layer, the window and the scan
+    over ``length x keys/64`` words plus one update per shortcut (``p length^2 / 2`` of them), times ``alive[L]``, the
+    share of strips that still have a failing key when layer ``L`` starts (a strip stops once none fails)."""
+    length = keys + cut + 1
+    per_layer = float(samples) * (length * (keys // 64) * 3 + p * length * length / 2 * (keys // 64 + 4))
+    return per_layer * float(np.sum(alive))
 
 
 def _extrapolate_tail(counts: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -298,18 +306,29 @@ def _extrapolate_tail(counts: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return counts
 
 
-def _far_clumps(n: int, band, band_freq, a: int, layers: int, cut: int) -> np.ndarray:
-    """The profile model's clumps beyond the cut, ``sum_{x > cut} (n - x) (u_L(x) - u2_L(x))`` (as in
-    :func:`receptive.theory.causal_failure_clumps`; SA bands of sizes ``band``, window ``a``)."""
+def _far_clumps(n: int, band, band_freq, a: int, layers: int, cuts: np.ndarray) -> np.ndarray:
+    """The profile model's clumps beyond each of ``cuts``, ``far[L-1, c] = sum_{x > cuts[c]} (n - x) (u_L(x) -
+    u2_L(x))`` (as in :func:`receptive.theory.causal_failure_clumps`; SA bands of sizes ``band``, window ``a``)."""
     x = np.arange(n)
     u, u2 = _profile_start(n)
-    out = np.zeros(layers)
+    out = np.zeros((layers, cuts.size))
     for layer in range(layers):
         u, u2 = _profile_step(u, u2, band, band_freq, a)
-        out[layer] = float(np.sum(((n - x) * np.maximum(u - u2, 0.0))[cut + 1 :]))
-        if out[layer] < 1e-12:
+        beyond = np.concatenate([np.cumsum(((n - x) * np.maximum(u - u2, 0.0))[::-1])[::-1], [0.0]])
+        out[layer] = beyond[cuts + 1]
+        if out[layer, 0] < 1e-12:
             break
     return out
+
+
+def _choose_cut(far: np.ndarray, deciding: np.ndarray, affordable: np.ndarray) -> tuple[int, int]:
+    """``(wanted, chosen)`` indices into increasing candidate cuts: ``wanted`` the first beyond which the profile
+    leaves at most ``FAR_TOLERANCE`` clumps (``far[L-1, c]``) at every deciding layer, ``chosen`` the same or the last
+    affordable one before it (the first where none is)."""
+    ok = np.all(far[deciding] <= FAR_TOLERANCE, axis=0)
+    wanted = int(np.argmax(ok)) if ok.any() else far.shape[1] - 1
+    last = np.flatnonzero(affordable)
+    return wanted, min(wanted, int(last[-1])) if last.size else 0
 
 
 def causal_interval_clumps(
@@ -324,7 +343,10 @@ def causal_interval_clumps(
     max_cost: float = 2e11,
 ) -> dict:
     """Expected number of failure events of causal SA+SWA (window ``a = w``) after ``L = 1..layers``, from the
-    interval Monte Carlo (near part, offsets up to ``cut``) and the profile model (beyond):
+    interval Monte Carlo (near part, offsets up to ``cut``) and the profile model (beyond). The cut is at least
+    ``6 L_s (w - 1) + w`` (``L_s`` the last simulated layer), and grows by factors of ``CUT_GROWTH`` until the profile
+    model leaves at most ``FAR_TOLERANCE`` events beyond it at every layer whose analytic count is at most
+    ``DECIDING_CLUMPS``, as far as ``max_cost`` allows (``cut_wanted`` in the result says where it would have stopped):
 
     * all pairs (``targets=None``): events are runs of failing keys,
       ``N_L = q_L(cut) + sum_{h=0}^{n-2} s_L(min(h, cut))`` (key ``j`` has ``h = n - 1 - j`` queries after it; key 0,
@@ -341,7 +363,8 @@ def causal_interval_clumps(
     KEYS_PER_EVENT / keys`` for sampled targets. Layers are simulated up to ``SIMULATION_MARGIN`` past the first at
     which the analytic model's count (:func:`receptive.theory.causal_failure_clumps`) falls below 1e-4; the rest is
     the extrapolated tail. Refused with :class:`IntervalCostError` (before simulating) where that would take more
-    than ``max_cost`` word operations (:func:`interval_cost`)."""
+    than ``max_cost`` word operations (:func:`interval_cost`, with the share of strips still failing at each layer
+    from the analytic model) at the shortest cut."""
     n, w, layers = _check_model_args(n, w, layers)
     if targets is not None:
         targets = check_int("targets", targets, 1, n)
@@ -361,21 +384,32 @@ def causal_interval_clumps(
     model = causal_failure_clumps(n, w, layers, targets=targets)
     settled = np.flatnonzero(model < 1e-4)
     simulated = layers if settled.size == 0 else min(layers, int(settled[0]) + 1 + SIMULATION_MARGIN)
-    cost = interval_cost(p, w, simulated, samples, keys, n - 1)
-    if cost > max_cost:
+    model = model[:simulated]
+    share = 1.0 if targets is None else targets / n
+    # candidate cuts from the run-branching reach up to n - 1, and the profile's clumps beyond each
+    base = min(_cut(w, simulated), n - 1)
+    steps = math.ceil(math.log((n - 1) / base) / math.log(CUT_GROWTH)) if base < n - 1 else 0
+    cuts = np.unique(np.minimum(np.round(base * CUT_GROWTH ** np.arange(steps + 1)), n - 1).astype(np.int64))
+    far = _far_clumps(n, band, band_freq, w, simulated, cuts)
+    # strips still simulating when a layer starts: a key fails with about N_L / K (sampled) or N_L KEYS_PER_EVENT / n
+    per_key = model / targets if targets is not None else model * KEYS_PER_EVENT / n
+    alive = np.concatenate([[1.0], np.minimum(1.0, keys * per_key[:-1])])
+    costs = np.array([interval_cost(p, w, samples, keys, int(c), alive) for c in cuts])
+    if costs[0] > max_cost:
         raise IntervalCostError(
-            f"interval Monte Carlo: about {cost:.2g} word operations at n = {n}, w = {w} (max_cost {max_cost:.2g})"
+            f"interval Monte Carlo: about {costs[0]:.2g} word operations at n = {n}, w = {w} (max_cost {max_cost:.2g})"
         )
-    rates = interval_event_rates(p, w, simulated, samples, keys, (gap,), seed, max_cut=n - 1)
-    cut = rates["cut"]  # <= n - 1; horizons beyond it count as the cut (the far part counts the rest)
+    affordable = (costs <= max_cost) & ((keys + cuts + 1) * (keys // 64) * 32 <= _MAX_STRIP_BYTES)
+    wanted, chosen = _choose_cut(share * far, model <= DECIDING_CLUMPS, affordable)
+    cut = int(cuts[chosen])  # horizons beyond it count as the cut (the far part counts the rest)
+    rates = interval_event_rates(p, w, simulated, samples, keys, (gap,), seed, cut=cut)
     fail, start = rates["fail"], rates["start"][gap]
     if targets is not None:  # sum_{h=0}^{n-1} q(min(h, cut))
         near = fail.sum(axis=1) + (n - 1 - cut) * fail[:, cut]
     else:  # key 0 starts an event whenever it fails (nothing before it); keys 1 .. n-1 by the gap rule
         last = min(cut, n - 2)
         near = fail[:, cut] + start[:, : last + 1].sum(axis=1) + (n - 2 - last) * start[:, cut]
-    far = _far_clumps(n, band, band_freq, w, simulated, cut)
-    share = 1.0 if targets is None else targets / n
+    far = far[:, chosen]
     total = np.concatenate([share * (near + far), np.zeros(layers - simulated)])
     seen = np.concatenate([rates["starts_seen"][:, 0], np.zeros(layers - simulated)])
     total = _extrapolate_tail(total, seen)
@@ -404,4 +438,6 @@ def causal_interval_clumps(
         "samples": samples,
         "p": p,
         "cut": cut,
+        "cut_wanted": int(cuts[wanted]),
+        "cost": float(costs[chosen]),
     }

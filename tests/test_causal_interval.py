@@ -4,6 +4,7 @@ process, against the exact no-shortcut case, and against the engine's committed 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numba
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
+from receptive import theory_causal_interval as tci
 from receptive.theory_causal_interval import (
     IntervalCostError,
     causal_interval_clumps,
@@ -126,6 +128,22 @@ def test_too_costly_is_refused_before_running():
         causal_interval_clumps(1024, 8, 8, gap=256)
     with pytest.raises(ValueError, match=r"^max_cost: "):
         causal_interval_clumps(1024, 8, 8, max_cost=float("nan"))
+
+
+def test_the_cut_grows_until_the_profile_leaves_little_beyond_it(monkeypatch):
+    """The cut starts at 6 L_s (w - 1) + w and grows until the profile model's events beyond it are at most
+    FAR_TOLERANCE at the deciding layers, as far as max_cost allows; the far part left to the profile shrinks with
+    it."""
+    base = tci.causal_interval_clumps(16384, 64, 8, events=10)
+    assert base["cut"] == base["cut_wanted"] == tci._cut(64, base["simulated_layers"])
+    monkeypatch.setattr(tci, "FAR_TOLERANCE", 1e-9)
+    wide = tci.causal_interval_clumps(16384, 64, 8, events=10)
+    assert wide["cut"] == wide["cut_wanted"] > base["cut"]
+    assert np.all(wide["far"] <= base["far"])
+    capped = tci.causal_interval_clumps(16384, 64, 8, events=10, max_cost=math.sqrt(base["cost"] * wide["cost"]))
+    assert base["cut"] < capped["cut"] < capped["cut_wanted"] == wide["cut_wanted"]
+    assert capped["cost"] <= math.sqrt(base["cost"] * wide["cost"])
+    assert np.all(wide["far"] <= capped["far"]) and np.all(capped["far"] <= base["far"])
 
 
 def _pooled_point(n, w):

@@ -2,11 +2,12 @@
 (:func:`receptive.theory_causal_interval.causal_interval_clumps`) at every committed causal SA+SWA point, written to
 a result file that the pooled evaluation (``python -m receptive.bound.pooled --model interval``) reads.
 
-The Monte Carlo costs seconds to a minute per point (8 minutes on 2 cores, 14.5 CPU-minutes, for the committed
-grid), so its probabilities are computed once, with a fixed seed, and committed; the file records the command, the
-seed and the number of events, and every point can be recomputed bit for bit (``tests/test_pooled_causal.py`` does
-so at the cheap points). Where the simulation would cost more than ``--max-cost`` word operations (large windows at
-n <= 65536, where the near interval spans most of the sequence and L* <= 3) the point keeps the analytic model
+The Monte Carlo costs seconds to two minutes per point (11 minutes on 2 cores for the committed grid), so its
+probabilities are computed once, with a fixed seed, and committed; the file records the command, the seed, the number
+of events and each point's cut (``cut``, and ``cut_wanted`` where ``--max-cost`` kept it shorter), and every point can
+be recomputed bit for bit (``tests/test_pooled_causal.py`` does so at the cheap points). Where the simulation would
+cost more than ``--max-cost`` word operations even at the shortest cut (w >= 256 at n = 16384 and 65536, where the
+near interval spans most of the sequence and L* <= 3) the point keeps the analytic model
 (:func:`receptive.theory.causal_failure_clumps`), marked ``"method": "analytic"``.
 
     python -m receptive.bound.interval_model --out results/causal/interval_model.json
@@ -50,6 +51,8 @@ def point_model(
             "full_probability": res["full_probability"].tolist(),
             "samples": res["samples"],
             "simulated_layers": res["simulated_layers"],
+            "cut": res["cut"],
+            "cut_wanted": res["cut_wanted"],
         }
     except IntervalCostError as exc:
         clumps = theory.causal_failure_clumps(n, w, layers, targets=targets)
