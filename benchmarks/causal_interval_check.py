@@ -8,7 +8,9 @@ every pair exact, 45 seeds per exact point; 3 seeds x 8192 stratified targets at
   (:func:`receptive.theory_causal_interval.causal_interval_clumps`) and of the analytic model
   (:func:`receptive.theory.causal_full_probability`);
 - sampled points: the mean number of failing targets (a missed key) per seed against each model's expected number of
-  failing events for the same ``K`` targets;
+  failing events for the same ``K`` targets (the interval model with ``events x 1024 / K`` events and 64 layers: the
+  strips, and so the cut that ``max_cost`` allows, of the committed 1024-target runs), with the interval model's cut
+  and the part of its count that the profile model adds beyond the cut;
 - the gap rule of exact runs: the interval model's event count at the deciding layers of three exact points with the
   declumping gap ``g`` = 8, 32 (the model's) and 96 keys.
 
@@ -30,6 +32,8 @@ from receptive.theory_causal_interval import causal_interval_clumps
 
 ROOT = Path(__file__).resolve().parents[1]
 GAPS = (8, 32, 96)
+#: targets and layers of the committed sampled runs (``results/causal``)
+POOLED_TARGETS, POOLED_LAYERS = 1024, 64
 SOURCES = ("benchmarks/results/causal_clumps.json", "benchmarks/results/causal_clumps_far.json")
 
 
@@ -48,12 +52,16 @@ def rows(events: int, seed: int) -> list[dict]:
             )
         for r in doc.get("sampled_rows", []):
             n, w, layer, k = r["n"], r["w"], r["layer"], r["targets"]
-            interval = causal_interval_clumps(n, w, layer + 2, targets=k, events=events, seed=seed)["clumps"]
+            # the strips and layers of the committed runs (POOLED_TARGETS targets, POOLED_LAYERS layers), so that the
+            # model is the pooled evaluation's, scaled to K targets
+            scaled = max(1, round(events * POOLED_TARGETS / k))
+            res = causal_interval_clumps(n, w, POOLED_LAYERS, targets=k, events=scaled, seed=seed)
             analytic = theory.causal_failure_clumps(n, w, layer, targets=k)
             out.append(
                 {"source": source, "kind": "sampled", "n": n, "w": w, "layer": layer, "targets": k}
                 | {"engine_failing_targets": r["mean_failing_targets"]}
-                | {"interval_failing_targets": float(interval[layer - 1])}
+                | {"interval_failing_targets": float(res["clumps"][layer - 1])}
+                | {"interval_far_part": float(res["far"][layer - 1]), "interval_cut": res["cut"]}
                 | {"analytic_clumps": float(analytic[layer - 1])}
             )
     return out

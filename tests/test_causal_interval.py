@@ -173,3 +173,18 @@ def test_failing_targets_against_the_engine():
     model = causal_interval_clumps(262144, 16, 17, targets=8192, events=40)["clumps"]
     for layer in (15, 16):
         assert 0.8 < model[layer - 1] / engine[layer] < 1.2, (layer, model[layer - 1], engine[layer])
+
+
+@pytest.mark.parametrize("n, w, layers, seed", [(64, 4, 2, 0), (200, 8, 3, 1), (256, 16, 2, 2)])
+def test_far_offsets_backward_sets_against_dense_reachability(n, w, layers, seed):
+    """benchmarks/causal_far_offsets.py traces failing targets' backward sets from the pattern's edges; every target's
+    set equals the dense product of the layers' adjacency matrices (query i attends key j), first layer last."""
+    from benchmarks.causal_far_offsets import backward_set
+    from receptive import make_pattern
+
+    pattern = make_pattern("sa+swa", n, w, True, seed=seed)
+    reach = np.eye(n, dtype=bool)  # reach[i, j]: key j reaches query i
+    for layer in range(1, layers + 1):
+        reach = (pattern.adjacency(layer).toarray().astype(np.int64) @ reach.astype(np.int64)) > 0
+    for target in range(n):
+        assert np.array_equal(backward_set(pattern, target, layers), reach[target]), target
