@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BOUND = ROOT / "results" / "bound" / "bound.json"
 BOUND_22 = ROOT / "results" / "causal" / "n2^22" / "bound.json"
 VARIANTS = ROOT / "results" / "causal" / "variants" / "variants.json"
+POOLED = ROOT / "results" / "causal" / "pooled.json"
 VARIANT_STYLE = {
     "sa-ms+swa-eq": ("#ff7f0e", "s", "SA-MS+SWA (equal keys)"),
     "kleinberg+swa-eq": ("#9467bd", "^", "Kleinberg+SWA (equal keys)"),
@@ -45,11 +46,22 @@ def causal_points(bound: dict, pattern: str, w: int) -> list[tuple[int, int]]:
     )
 
 
+def interval_predictions(pooled: dict, w: int) -> list[tuple[int, int]]:
+    """(n, predicted typical L*) of causal SA+SWA at window ``w`` in pooled.json (the interval model, each point's
+    own method: sampled targets from n = 2^18)."""
+    return sorted(
+        (p["n"], p["predicted"])
+        for p in pooled["points"]
+        if p["pattern"] == "sa+swa" and p["causal"] and p["w"] == w and p["predicted"] is not None
+    )
+
+
 @styled
 def make(out, quick: bool = False):
     bound = load_results(BOUND, "python -m receptive.bound --out results/bound")
     extra = load_results(BOUND_22, "python -m receptive.bound --n 2^22 ... --out results/causal/n2^22")
     variants = load_results(VARIANTS, "python -m receptive.bound.variants --out results/causal/variants")
+    pooled = load_results(POOLED, "python -m receptive.bound.pooled --out results/causal/pooled.json")
     ws = (8, 64, 256)
     fig, axes = figure(WIDE, 3.0, ncols=len(ws))
     top = 2**16 if quick else 2**22
@@ -60,7 +72,10 @@ def make(out, quick: bool = False):
         sharp = [
             (n, theory.predict_full_layer("sa+swa", n, w, True)[0]) for n in ns if n <= (2**16 if quick else 2**20)
         ]
-        ax.plot(*zip(*sharp, strict=True), "-", color=COLORS["sa+swa"], lw=0.8, label="SA+SWA model")
+        ax.plot(*zip(*sharp, strict=True), "-", color=COLORS["sa+swa"], lw=0.8, label="SA+SWA analytic model")
+        interval = [pt for pt in interval_predictions(pooled, w) if pt[0] <= top]
+        if interval:
+            ax.plot(*zip(*interval, strict=True), "x", color="k", ms=3.5, mew=0.7, label="SA+SWA interval model")
         law = [(n, theory.causal_swa_scaling_law(n, w)) for n in ns if w**3 < n]
         if law:
             ax.plot(*zip(*law, strict=True), "--", color=COLORS["sa+swa"], lw=0.8, label="(6 n ln)^(1/3)/(w-1)")

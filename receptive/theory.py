@@ -15,7 +15,7 @@ coverage is full at ``L`` iff every ``F_L(j)`` is everything admissible. Derivat
 * Causal SA+SWA by Monte Carlo of the interval process, counting failing targets and runs of failing keys
   (:mod:`receptive.theory_causal_interval`, :func:`~receptive.theory_causal_interval.causal_interval_clumps`; seconds
   to a minute per point, so not used by :func:`predict_full_layer`): the model of the pooled evaluation
-  (``python -m receptive.bound.pooled``), exact at 56 of 60 committed points with n >= 1024 against the analytic
+  (``python -m receptive.bound.pooled``), exact at 57 of 60 committed points with n >= 1024 against the analytic
   model's 52 (``docs/theory.md`` Sec. 5).
 """
 

@@ -77,7 +77,7 @@ def causal_failure_clumps(
     targets at n = 2^18 and 2^20 and pessimistic on exact runs at n = 32768, 65536
     (``results/causal/pooled_analytic.json``). The interval Monte Carlo model
     (:func:`receptive.theory_causal_interval.causal_interval_clumps`), which counts failing targets and runs of
-    failing keys instead, is exact at 56 of the 60 and consistent with calibration (``results/causal/pooled.json``).
+    failing keys instead, is exact at 57 of the 60 and consistent with calibration (``results/causal/pooled.json``).
 
     ``K`` sampled targets (queries): ``K/n`` of the pairs, declumped along the keys only (``r`` instead of ``r^2``).
 
