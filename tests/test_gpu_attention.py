@@ -8,6 +8,7 @@ torch = pytest.importorskip("torch")
 from attention_oracle import dense_reference, mask_of  # noqa: E402
 
 from gpu import full_attention, permute_sequence, sa_attention, swa_attention  # noqa: E402
+from gpu.attention import inverse_permutation  # noqa: E402
 from receptive import StochasticAttention, make_pattern  # noqa: E402
 from receptive.permutations import layer_permutation  # noqa: E402
 from receptive.windows import max_window  # noqa: E402
@@ -88,6 +89,20 @@ def test_gradients():
     assert torch.autograd.gradcheck(lambda a, b, c: sa_attention(a, b, c, 3, perm=perm, causal=True), (q, k, v))
     x = torch.randn(1, 1, 9, 2, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda a: permute_sequence(a, perm), (x,))
+    heads = torch.stack([perm, perm.flip(0)])  # per-head permutations
+    x = torch.randn(1, 2, 9, 2, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda a: permute_sequence(a, heads), (x,))
+
+
+@pytest.mark.parametrize("shape", [(1,), (7,), (1000,), (4, 257)])
+def test_inverse_permutation_is_argsort(shape):
+    """The O(n) scatter inverse equals argsort's, shared (n,) and per head (heads, n), and undoes the permutation."""
+    gen = torch.Generator().manual_seed(shape[-1])
+    perm = torch.stack([torch.randperm(shape[-1], generator=gen) for _ in range(shape[0] if len(shape) > 1 else 1)])
+    perm = perm.reshape(shape)
+    inverse = inverse_permutation(perm)
+    assert torch.equal(inverse, torch.argsort(perm, dim=-1))
+    assert torch.equal(torch.gather(perm, -1, inverse), torch.arange(shape[-1]).expand(shape))
 
 
 @pytest.mark.parametrize(
