@@ -73,7 +73,7 @@ def causal_failure_clumps(
     the run-branching table this partly cancels in exact runs, while sampled runs, which only see the per-pair
     undercount, are optimistic at depth (``benchmarks/causal_clumps.py``). The misses appear only from n = 32768 on:
     on every committed seed pooled (40 where the model is least sure) it is exact at 52 of 60 points with n >= 1024
-    where a calibrated model would be at 56.9 (sd 1.5), within one layer everywhere, a layer optimistic on sampled
+    where a calibrated model would be at 57.1 (sd 1.5), within one layer everywhere, a layer optimistic on sampled
     targets at n = 2^18 and 2^20 and pessimistic on exact runs at n = 32768, 65536
     (``results/causal/pooled_analytic.json``). The interval Monte Carlo model
     (:func:`receptive.theory_causal_interval.causal_interval_clumps`), which counts failing targets and runs of

@@ -352,14 +352,15 @@ def test_committed_causal_sa_swa_within_one_layer_everywhere(committed):
     want = {(p["n"], p["w"]) for p in grid if p["pattern"] == "sa+swa" and p["causal"] and p["n"] >= 1024}
     have = {(p.n, p.w): len(p.seeds) for p in points}
     assert want <= set(have) and min(have[k] for k in want) >= 5
-    # issue 13: 15 seeds (0-14) at every point n = 2^10 .. 2^20 (incl. 8192, 32768), 5 (0-4) at n = 2^22, and 40
+    # issue 13: 15 seeds (0-14) at every point n = 2^10 .. 2^22 (incl. 8192, 32768; 2^22: seeds 5-14 run after the
+    # interval model was frozen, results/causal/seeds/n2^22-s5-14), and 40
     # (0-39) where the rule of docs/theory.md Sec. 5 extended them: a calibrated model < 95% sure to be exact at 15
     extended = {
         (p.n, p.w) for p in points if 1024 <= p.n <= 2**20 and calibrated_exact_probability(p.probabilities, 15) < 0.95
     }
     assert len(extended) == 16
     assert all(p.seeds == list(range(40 if (p.n, p.w) in extended else 15)) for p in points if 1024 <= p.n <= 2**20)
-    assert all(p.seeds == list(range(5)) for p in points if p.n == 2**22)
+    assert all(p.seeds == list(range(15)) for p in points if p.n == 2**22)
 
 
 def assert_stored_summary(name: str, model: str, live: dict) -> None:
@@ -376,7 +377,7 @@ def assert_stored_summary(name: str, model: str, live: dict) -> None:
 def test_committed_exact_count_and_calibration_as_documented(committed):
     """What docs/theory.md Sec. 5 and the README say of the analytic model against every committed seed: exact at 52
     of the 60 points with n >= 1024, within one layer everywhere, and, with 40 seeds where it was unsure, NOT
-    calibrated: the exact count is about 3 sd below what a calibrated model expects (56.9, sd 1.5), the seeds'
+    calibrated: the exact count is about 3 sd below what a calibrated model expects (57.1, sd 1.5), the seeds'
     log-likelihood z is about -2.6, and 6 of 102 binomial checks fall below 0.01 (a calibrated model: about 1). A
     model change that moves these numbers must update the text (and this test); the committed pooled_analytic.json
     (python -m receptive.bound.pooled --model analytic --out results/causal/pooled_analytic.json) must hold the same
@@ -384,7 +385,7 @@ def test_committed_exact_count_and_calibration_as_documented(committed):
     s = committed.summary["sa+swa causal"]
     assert s["points_n_ge_1024"] == 60 and s["within_one"] == s["modelled_points"] == 66
     assert s["exact_n_ge_1024"] == 52, s["misses"]
-    assert s["expected_exact_n_ge_1024"] == pytest.approx(56.9, abs=0.05)
+    assert s["expected_exact_n_ge_1024"] == pytest.approx(57.1, abs=0.05)
     assert s["exact_z"] < -3
     assert -3 < s["log_likelihood_z"] < -2
     assert (s["probability_checks_rejected_at_1pct"], s["probability_checks"]) == (6, 102)
@@ -415,14 +416,14 @@ def test_interval_model_as_documented(interval):
     """What docs/theory.md Sec. 5 (*The interval Monte Carlo model*) and the README say of the interval model
     (results/causal/interval_model.json, MC seed 0) against every committed seed: exact at 57 of the 60 points with
     n >= 1024 (95%), within one layer at all 66, and consistent with calibration: the exact count within 1 sd of a
-    calibrated model's expectation (56.4), the log-likelihood z within 2, 2 of 124 binomial checks below 0.01, none
+    calibrated model's expectation (56.5), the log-likelihood z within 2, 2 of 124 binomial checks below 0.01, none
     below 0.001. At n = 2^20, w = 256 the cut grew to 41832 offsets (102129 wanted, max_cost): P(full after 3) 0.63,
     28 of 40 seeds full. The committed pooled.json (python -m receptive.bound.pooled --out results/causal/pooled.json)
     holds this evaluation."""
     s = interval.summary["sa+swa causal"]
     assert s["points_n_ge_1024"] == 60 and s["within_one"] == s["modelled_points"] == 66
     assert s["exact_n_ge_1024"] == 57, s["misses"]
-    assert s["expected_exact_n_ge_1024"] == pytest.approx(56.4, abs=0.05)
+    assert s["expected_exact_n_ge_1024"] == pytest.approx(56.5, abs=0.05)
     assert abs(s["exact_z"]) < 1
     assert abs(s["log_likelihood_z"]) < 2
     assert (s["probability_checks_rejected_at_1pct"], s["probability_checks"]) == (2, 124)
