@@ -14,7 +14,8 @@ coverage is full at ``L`` iff every ``F_L(j)`` is everything admissible. Derivat
   :func:`predict_full_layer` picks one and returns the first layer at which full coverage is more likely than not.
 * Causal SA+SWA by Monte Carlo of the interval process, counting failing targets and runs of failing keys
   (:mod:`receptive.theory_causal_interval`, :func:`~receptive.theory_causal_interval.causal_interval_clumps`; seconds
-  to a minute per point, so not used by :func:`predict_full_layer`): the model of the pooled evaluation
+  to two minutes per point, so :func:`predict_full_layer` uses it only when asked, ``model="interval"``): the model
+  of the pooled evaluation
   (``python -m receptive.bound.pooled``), exact at 57 of 60 committed points with n >= 1024 against the analytic
   model's 52 (``docs/theory.md`` Sec. 5).
 """
@@ -271,14 +272,32 @@ def full_probability(
     causal: bool = False,
     circular: bool = False,
     targets: int | None = None,
+    model: str = "analytic",
 ) -> np.ndarray:
     """``P(full after L)`` for ``L = 1..layers`` from the sharp model of ``name`` (``sa`` or ``sa+swa``); with
     ``targets = K``, the probability that ``K`` random targets are all fully covered (what a sampled run measures).
+
+    ``model="interval"`` (causal, non-circular SA+SWA only): the interval Monte Carlo model
+    (:func:`receptive.theory_causal_interval.causal_interval_clumps` with the committed evaluation's settings, 300
+    events, seed 0; seconds to two minutes per call, :class:`~receptive.theory_causal_interval.IntervalCostError`
+    where it would cost more than 2e11 word operations), the better calibrated of the two on the committed seeds
+    (``docs/theory.md`` Sec. 5); the default ``"analytic"`` is the closed-form model, milliseconds per call.
 
     Receptive fields only grow, so the probability is made non-decreasing (running maximum): the clumping
     heuristics are built for rare failures and can dip where failure is all but certain anyway."""
     if targets is not None:
         targets = check_int("targets", targets, 1, n)
+    if model not in ("analytic", "interval"):
+        raise ValueError(f"model: expected 'analytic' or 'interval', got {model!r}")
+    if model == "interval":
+        if name != "sa+swa" or not causal or circular:
+            raise ValueError(
+                f"model: 'interval' covers causal, non-circular 'sa+swa' only, got {name!r} causal={causal} "
+                f"circular={circular}"
+            )
+        from .theory_causal_interval import EVALUATION_EVENTS, causal_interval_clumps
+
+        return causal_interval_clumps(n, w, layers, targets, events=EVALUATION_EVENTS, seed=0)["full_probability"]
     if name == "sa" and not causal:
         probs = sa_full_probability(n, w, layers, circular, targets)
     elif name == "sa+swa" and not causal:
@@ -298,10 +317,11 @@ def predict_full_layer(
     circular: bool = False,
     max_layers: int = 64,
     targets: int | None = None,
+    model: str = "analytic",
 ) -> tuple[int | None, np.ndarray]:
     """The sharp prediction of L*: the first layer at which full coverage (of all positions, or of ``targets``
     random ones) is more likely than not, the L* most seeds reach, and the per-layer probabilities. ``None`` if not
-    reached within ``max_layers``."""
-    probs = full_probability(name, n, w, max_layers, causal, circular, targets)
+    reached within ``max_layers``. ``model``: as in :func:`full_probability`."""
+    probs = full_probability(name, n, w, max_layers, causal, circular, targets, model)
     hits = np.flatnonzero(probs >= 0.5)
     return (int(hits[0]) + 1 if hits.size else None), probs

@@ -39,6 +39,9 @@ class IntervalCostError(RuntimeError):
     """The interval Monte Carlo would cost more than its ``max_cost`` word operations."""
 
 
+#: events sampled where N_L = 1 in the committed evaluation (``results/causal/interval_model.json``) and in
+#: ``receptive.theory.full_probability(..., model="interval")``
+EVALUATION_EVENTS = 300
 #: layers simulated past the first at which the profile model's expected clump count is below 1e-4
 SIMULATION_MARGIN = 3
 #: failing keys per event along the keys (10-18 measured), for the number of strips of sampled targets

@@ -188,3 +188,35 @@ def test_far_offsets_backward_sets_against_dense_reachability(n, w, layers, seed
         reach = (pattern.adjacency(layer).toarray().astype(np.int64) @ reach.astype(np.int64)) > 0
     for target in range(n):
         assert np.array_equal(backward_set(pattern, target, layers), reach[target]), target
+
+
+def test_predict_full_layer_with_the_interval_model():
+    """theory.predict_full_layer(..., model="interval") is the committed evaluation's interval model (300 events,
+    seed 0): the same probabilities as results/causal/interval_model.json at a cheap point, and its median L*."""
+    from receptive import theory
+
+    doc = json.loads((ROOT / "results/causal/interval_model.json").read_text())
+    (row,) = [r for r in doc["points"] if (r["n"], r["w"]) == (4096, 16)]
+    predicted, probs = theory.predict_full_layer(
+        "sa+swa", 4096, 16, True, max_layers=row["max_layers"], model="interval"
+    )
+    np.testing.assert_allclose(probs, row["full_probability"], rtol=1e-9, atol=1e-12)
+    assert predicted == 1 + int(np.argmax(np.array(row["full_probability"]) >= 0.5))
+    analytic, _ = theory.predict_full_layer("sa+swa", 4096, 16, True)
+    assert abs(predicted - analytic) <= 1
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(name="sa", causal=True, model="interval"), "model: 'interval' covers causal, non-circular 'sa\\+swa'"),
+        (dict(name="sa+swa", causal=False, model="interval"), "model: 'interval' covers"),
+        (dict(name="sa+swa", causal=True, circular=True, model="interval"), "model: 'interval' covers"),
+        (dict(name="sa+swa", causal=True, model="fitted"), "model: expected 'analytic' or 'interval'"),
+    ],
+)
+def test_interval_model_option_bad_input(kwargs, message):
+    from receptive import theory
+
+    with pytest.raises(ValueError, match=message):
+        theory.full_probability(n=1024, w=8, layers=8, **kwargs)

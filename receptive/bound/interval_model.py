@@ -28,11 +28,11 @@ from graphs._atomic import write_text_atomic
 
 from .. import __version__, theory
 from ..cli_parser import OneLineErrorParser
-from ..theory_causal_interval import IntervalCostError, causal_interval_clumps
+from ..theory_causal_interval import EVALUATION_EVENTS, IntervalCostError, causal_interval_clumps
 from . import pooled
 
 DEFAULT_OUT = "results/causal/interval_model.json"
-EVENTS = 300
+EVENTS = EVALUATION_EVENTS
 SEED = 0
 MAX_COST = 2e11
 
