@@ -46,25 +46,26 @@ class _Permute(torch.autograd.Function):
 
 def _gather(x: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
     """``x[:, head, perm[head]]`` for every head (a shared ``(n,)`` perm broadcast over the heads) by one index_select
-    over the flattened (head, position) axis, which moves whole rows of d values: about 1.4x faster than
-    torch.gather's element-wise index, and up to 3x faster than index_select along the sequence axis of the 4-d
-    tensor (n = 4096, 4 heads of 64, CPU). Shared and per-head permutations (multi-scale SA) run the same code."""
+    over the flattened (head, position) axis, which moves whole rows of d values: faster on the CPU than
+    torch.gather's element-wise index and, at small n, than index_select along the sequence axis of the 4-d tensor
+    (the timings are in the messages of the commits that chose them). Shared and per-head permutations (multi-scale
+    SA) run the same code."""
     b, h, n, d = x.shape
     rows = perm.expand(h, n) if perm.dim() == 1 else perm
     flat = (rows + torch.arange(h, device=perm.device)[:, None] * n).reshape(-1)
     return x.reshape(b, h * n, d).index_select(1, flat).view(b, h, n, d)
 
 
-def permute_sequence(x: torch.Tensor, perm: torch.Tensor, inverse: torch.Tensor | None = None) -> torch.Tensor:
+def permute_sequence(x: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
     """``x[:, :, perm]`` (shared ``perm`` of shape ``(n,)`` or per-head ``(heads, n)``) with an exact inverse
-    backward; ``inverse`` (:func:`inverse_permutation` of ``perm``) saves computing it again."""
-    return _Permute.apply(x, perm, inverse_permutation(perm) if inverse is None else inverse)
+    backward."""
+    return _Permute.apply(x, perm, inverse_permutation(perm))
 
 
 def inverse_permutation(perm: torch.Tensor) -> torch.Tensor:
     """``inv`` with ``inv[..., perm[..., i]] = i`` along the last axis: one scatter, ``O(n)`` (``argsort`` sorts).
     Positions that an unchecked non-permutation (``validate=False``) never hits stay 0, a valid index."""
-    positions = torch.arange(perm.shape[-1], device=perm.device).expand_as(perm)
+    positions = torch.arange(perm.shape[-1], dtype=perm.dtype, device=perm.device).expand_as(perm)
     return torch.zeros_like(perm).scatter_(-1, perm, positions)
 
 
@@ -241,9 +242,9 @@ def _torch_sa(q, k, v, perm, left, right, causal):
                 return ko[:, None, :] <= qo[:, :, None]
             return (ko[:, :, None, :] <= qo[:, :, :, None])[None]
 
-    inverse = inverse_permutation(perm)
-    qp, kp, vp = (permute_sequence(t, perm, inverse) for t in (q, k, v))
-    return permute_sequence(banded_attention(qp, kp, vp, left, right, extra), inverse, perm)
+    inverse = inverse_permutation(perm)  # once per call; _Permute.apply(x, perm, inverse) is permute_sequence(x, perm)
+    qp, kp, vp = (_Permute.apply(t, perm, inverse) for t in (q, k, v))
+    return _Permute.apply(banded_attention(qp, kp, vp, left, right, extra), inverse, perm)
 
 
 def _flex_sa(q, k, v, perm, left, right, causal):
@@ -263,5 +264,5 @@ def _flex_sa(q, k, v, perm, left, right, causal):
     else:
         block_mask = _static_block_mask("band", n, left, right, q.device)
     inverse = inverse_permutation(perm)
-    qp, kp, vp = (permute_sequence(t, perm, inverse) for t in (q, k, v))
-    return permute_sequence(_flex(qp, kp, vp, block_mask), inverse, perm)
+    qp, kp, vp = (_Permute.apply(t, perm, inverse) for t in (q, k, v))
+    return _Permute.apply(_flex(qp, kp, vp, block_mask), inverse, perm)

@@ -252,7 +252,9 @@ def interval_event_rates(
     words = keys // 64
     length = keys + cut + 1
     if length * words * 8 * 4 > _MAX_STRIP_BYTES:
-        raise ValueError(f"interval: {length} positions x {keys} keys needs over 256 MiB per thread; fewer layers")
+        raise ValueError(
+            f"interval: {length} positions x {keys} keys needs over 256 MiB per thread; fewer layers or a shorter cut"
+        )
     chunks = max(1, min(samples, 64))
     fails, starts = _simulate(
         float(p), a, layers, cut, keys, np.array(gaps, dtype=np.int64), samples, int(seed), chunks
@@ -281,7 +283,7 @@ def _cut(a: int, layers: int) -> int:
     return 6 * layers * (a - 1) + a
 
 
-def interval_cost(p: float, a: int, samples: int, keys: int, cut: int, alive) -> float:
+def interval_cost(p: float, samples: int, keys: int, cut: int, alive) -> float:
     """Word operations of :func:`interval_event_rates` (an estimate): per strip and layer, the window and the scan
     over ``length x keys/64`` words plus one update per shortcut (``p length^2 / 2`` of them), times ``alive[L]``, the
     share of strips that still have a failing key when layer ``L`` starts (a strip stops once none fails)."""
@@ -347,9 +349,10 @@ def causal_interval_clumps(
 ) -> dict:
     """Expected number of failure events of causal SA+SWA (window ``a = w``) after ``L = 1..layers``, from the
     interval Monte Carlo (near part, offsets up to ``cut``) and the profile model (beyond). The cut is at least
-    ``6 L_s (w - 1) + w`` (``L_s`` the last simulated layer), and grows by factors of ``CUT_GROWTH`` until the profile
-    model leaves at most ``FAR_TOLERANCE`` events beyond it at every layer whose analytic count is at most
-    ``DECIDING_CLUMPS``, as far as ``max_cost`` allows (``cut_wanted`` in the result says where it would have stopped):
+    ``min(6 L_s (w - 1) + w, n - 1)`` (``L_s`` the last simulated layer), and grows by factors of ``CUT_GROWTH``
+    until the profile model leaves at most ``FAR_TOLERANCE`` events beyond it at every layer whose analytic count is
+    at most ``DECIDING_CLUMPS``, as far as ``max_cost`` allows (``cut_wanted`` in the result says where it would have
+    stopped):
 
     * all pairs (``targets=None``): events are runs of failing keys,
       ``N_L = q_L(cut) + sum_{h=0}^{n-2} s_L(min(h, cut))`` (key ``j`` has ``h = n - 1 - j`` queries after it; key 0,
@@ -393,15 +396,15 @@ def causal_interval_clumps(
     base = min(_cut(w, simulated), n - 1)
     steps = math.ceil(math.log((n - 1) / base) / math.log(CUT_GROWTH)) if base < n - 1 else 0
     cuts = np.unique(np.minimum(np.round(base * CUT_GROWTH ** np.arange(steps + 1)), n - 1).astype(np.int64))
-    far = _far_clumps(n, band, band_freq, w, simulated, cuts)
     # strips still simulating when a layer starts: a key fails with about N_L / K (sampled) or N_L KEYS_PER_EVENT / n
     per_key = model / targets if targets is not None else model * KEYS_PER_EVENT / n
     alive = np.concatenate([[1.0], np.minimum(1.0, keys * per_key[:-1])])
-    costs = np.array([interval_cost(p, w, samples, keys, int(c), alive) for c in cuts])
+    costs = np.array([interval_cost(p, samples, keys, int(c), alive) for c in cuts])
     if costs[0] > max_cost:
         raise IntervalCostError(
             f"interval Monte Carlo: about {costs[0]:.2g} word operations at n = {n}, w = {w} (max_cost {max_cost:.2g})"
         )
+    far = _far_clumps(n, band, band_freq, w, simulated, cuts)
     affordable = (costs <= max_cost) & ((keys + cuts + 1) * (keys // 64) * 32 <= _MAX_STRIP_BYTES)
     wanted, chosen = _choose_cut(share * far, model <= DECIDING_CLUMPS, affordable)
     cut = int(cuts[chosen])  # horizons beyond it count as the cut (the far part counts the rest)

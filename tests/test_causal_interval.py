@@ -146,6 +146,27 @@ def test_the_cut_grows_until_the_profile_leaves_little_beyond_it(monkeypatch):
     assert np.all(wide["far"] <= capped["far"]) and np.all(capped["far"] <= base["far"])
 
 
+def test_far_clumps_are_the_profile_sums_beyond_each_cut():
+    """_far_clumps(..., cuts)[L-1, c] = sum over x > cuts[c] of (n - x)(u_L(x) - u2_L(x)), the profile model's clumps
+    beyond the cut, computed here by a direct sum per layer and cut."""
+    from receptive._occupancy import _band_sizes
+    from receptive.theory_causal import _profile_start, _profile_step
+    from receptive.windows import window_offsets
+
+    n, w, layers = 4096, 16, 4
+    band, freq = _band_sizes(n, *window_offsets(w, False), False)
+    cuts = np.array([0, 100, 1000, n - 2, n - 1])
+    far = tci._far_clumps(n, band, freq, w, layers, cuts)
+    u, u2 = _profile_start(n)
+    x = np.arange(n)
+    for layer in range(layers):
+        u, u2 = _profile_step(u, u2, band, freq, w)
+        clumps = (n - x) * np.maximum(u - u2, 0.0)
+        direct = [clumps[c + 1 :].sum() for c in cuts]
+        np.testing.assert_allclose(far[layer], direct, rtol=1e-9, atol=1e-12)
+    assert far[0, -1] == 0.0 and far[0, 0] > far[0, 2] > 0
+
+
 def _pooled_point(n, w):
     doc = json.loads((ROOT / "results/causal/pooled.json").read_text())
     (point,) = [p for p in doc["points"] if p["pattern"] == "sa+swa" and p["causal"] and p["n"] == n and p["w"] == w]

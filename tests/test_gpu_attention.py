@@ -94,15 +94,19 @@ def test_gradients():
     assert torch.autograd.gradcheck(lambda a: permute_sequence(a, heads), (x,))
 
 
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
 @pytest.mark.parametrize("shape", [(1,), (7,), (1000,), (4, 257)])
-def test_inverse_permutation_is_argsort(shape):
-    """The O(n) scatter inverse equals argsort's, shared (n,) and per head (heads, n), and undoes the permutation."""
+def test_inverse_permutation_is_argsort(shape, dtype):
+    """The O(n) scatter inverse equals argsort's, shared (n,) and per head (heads, n), int64 and int32, undoes the
+    permutation, and permute_sequence accepts either dtype."""
     gen = torch.Generator().manual_seed(shape[-1])
     perm = torch.stack([torch.randperm(shape[-1], generator=gen) for _ in range(shape[0] if len(shape) > 1 else 1)])
-    perm = perm.reshape(shape)
+    perm = perm.reshape(shape).to(dtype)
     inverse = inverse_permutation(perm)
-    assert torch.equal(inverse, torch.argsort(perm, dim=-1))
-    assert torch.equal(torch.gather(perm, -1, inverse), torch.arange(shape[-1]).expand(shape))
+    assert inverse.dtype == dtype and torch.equal(inverse, torch.argsort(perm, dim=-1).to(dtype))
+    assert torch.equal(torch.gather(perm, -1, inverse.long()), torch.arange(shape[-1], dtype=dtype).expand(shape))
+    x = torch.randn(1, shape[0] if len(shape) > 1 else 2, shape[-1], 3)
+    torch.testing.assert_close(permute_sequence(x, perm), permute_sequence(x, perm.long()))
 
 
 @pytest.mark.parametrize(
