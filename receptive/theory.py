@@ -264,6 +264,10 @@ MODELS = {
 }
 
 
+#: the models of causal SA+SWA that :func:`full_probability` offers (``receptive.bound.pooled`` scores both)
+CAUSAL_SA_SWA_MODELS = ("analytic", "interval")
+
+
 def full_probability(
     name: str,
     n: int,
@@ -287,8 +291,8 @@ def full_probability(
     heuristics are built for rare failures and can dip where failure is all but certain anyway."""
     if targets is not None:
         targets = check_int("targets", targets, 1, n)
-    if model not in ("analytic", "interval"):
-        raise ValueError(f"model: expected 'analytic' or 'interval', got {model!r}")
+    if model not in CAUSAL_SA_SWA_MODELS:
+        raise ValueError(f"model: expected one of {', '.join(CAUSAL_SA_SWA_MODELS)}, got {model!r}")
     if model == "interval":
         if name != "sa+swa" or not causal or circular:
             raise ValueError(

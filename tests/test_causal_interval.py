@@ -233,7 +233,7 @@ def test_predict_full_layer_with_the_interval_model():
         (dict(name="sa", causal=True, model="interval"), "model: 'interval' covers causal, non-circular 'sa\\+swa'"),
         (dict(name="sa+swa", causal=False, model="interval"), "model: 'interval' covers"),
         (dict(name="sa+swa", causal=True, circular=True, model="interval"), "model: 'interval' covers"),
-        (dict(name="sa+swa", causal=True, model="fitted"), "model: expected 'analytic' or 'interval'"),
+        (dict(name="sa+swa", causal=True, model="fitted"), "model: expected one of analytic, interval, got 'fitted'"),
     ],
 )
 def test_interval_model_option_bad_input(kwargs, message):

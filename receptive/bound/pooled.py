@@ -62,7 +62,7 @@ __all__ = [
 
 DEFAULT_DIRS = ("results/bound", "results/causal")
 MODELLED = ("sa", "sa+swa")
-MODELS = ("analytic", "interval")
+MODELS = theory.CAUSAL_SA_SWA_MODELS
 
 
 @dataclass
