@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -520,3 +521,39 @@ def test_interval_file_option(tmp_path):
         pooled_evaluation(dirs, ["sa+swa"], (True,), model="interval", interval_file=tmp_path / "typo.json")
     with pytest.raises(ValueError, match="interval_file: only read with model='interval'"):
         pooled_evaluation(dirs, ["sa+swa"], (True,), model="analytic", interval_file=other)
+
+
+def test_interval_model_predicts_at_new_points(tmp_path, capsys):
+    """--points: predictions at points without runs (the hold-out's pre-registration) are the committed model's
+    (same settings, the same probabilities at a committed point), with the predicted L* and the calibrated exact
+    probability for --seeds seeds; exact or sampled as python -m receptive.bound chooses."""
+    from receptive.bound import interval_model
+
+    out = tmp_path / "pred.json"
+    assert interval_model.main(["--points", "1024:8,2^17:64", "--seeds", "15", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    committed = json.loads((ROOT / "results" / "causal" / "interval_model.json").read_text())
+    (stored,) = [r for r in committed["points"] if (r["n"], r["w"]) == (1024, 8)]
+    small, large = doc["points"]
+    assert (small["n"], small["targets"], large["n"], large["targets"]) == (1024, None, 2**17, 1024)
+    np.testing.assert_allclose(small["full_probability"], stored["full_probability"], rtol=1e-9, atol=1e-12)
+    assert small["predicted"] == 7 and small["seeds"] == 15
+    assert small["exact_probability"] == pytest.approx(calibrated_exact_probability(stored["full_probability"], 15))
+    q = np.array([small["exact_probability"], large["exact_probability"]])
+    assert doc["expected_exact"]["mean"] == pytest.approx(q.sum())
+    assert "calibrated model is exact at" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "points, message",
+    [("1024", "N:W pairs"), ("1024:1024", "1 <= w < n"), ("x:8", "--points \\(n\\)"), ("1024:0", "1 <= w < n")],
+)
+def test_interval_model_points_bad_input(tmp_path, capsys, points, message):
+    from receptive.bound import interval_model
+
+    with pytest.raises(SystemExit):
+        interval_model.main(["--points", points, "--out", str(tmp_path / "p.json")])
+    err = capsys.readouterr().err
+    assert "--points" in err and len(err.strip().splitlines()) == 1
+    assert re.search(message, err)
+    assert not (tmp_path / "p.json").exists()

@@ -11,12 +11,21 @@ near interval spans most of the sequence and L* <= 3) the point keeps the analyt
 (:func:`receptive.theory.causal_failure_clumps`), marked ``"method": "analytic"``.
 
     python -m receptive.bound.interval_model --out results/causal/interval_model.json
+
+With ``--points`` it predicts at those points instead, before any run exists (exact points while
+``n * ceil(n/64) <= --exact-limit`` words, else ``--targets`` sampled targets, as ``python -m receptive.bound``
+chooses), and records per point the predicted L* (the first layer with ``P(full) >= 1/2``) and the probability that
+the typical L* of ``--seeds`` seeds equals it if the model is right: a prediction committed before its runs is a
+hold-out test (``docs/theory.md`` Sec. 5, *The hold-out*).
+
+    python -m receptive.bound.interval_model --points 2048:6,2048:12,2^19:96 --seeds 15 --out predictions.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -30,6 +39,7 @@ from .. import __version__, theory
 from ..cli_parser import OneLineErrorParser
 from ..theory_causal_interval import EVALUATION_EVENTS, IntervalCostError, causal_interval_clumps
 from . import pooled
+from .cli import parse_sizes
 
 DEFAULT_OUT = "results/causal/interval_model.json"
 EVENTS = EVALUATION_EVENTS
@@ -66,6 +76,33 @@ def point_model(
     return row
 
 
+def parse_points(text: str, targets: int, exact_limit: int, max_layers: int) -> list[tuple[int, int, int | None, int]]:
+    """``"2048:6,2^19:96"`` -> ``(n, w, targets, max_layers)`` per point, exact (``targets`` None) or sampled as
+    ``python -m receptive.bound`` chooses."""
+    points = []
+    for part in text.split(","):
+        n_text, sep, w_text = part.strip().partition(":")
+        if not sep:
+            raise ValueError(f"--points: expected comma-separated N:W pairs, got {part.strip()!r}")
+        n, w = parse_sizes(n_text, "--points (n)")[0], parse_sizes(w_text, "--points (w)")[0]
+        if not 1 <= w < n:
+            raise ValueError(f"--points: expected 1 <= w < n, got n {n}, w {w}")
+        points.append((n, w, None if n * math.ceil(n / 64) <= exact_limit else min(targets, n), max_layers))
+    return sorted(set(points), key=lambda p: (p[0], p[1]))
+
+
+def prediction(row: dict, seeds: int) -> dict:
+    """The predicted L* of one point's row (``None``: ``P(full)`` stays below 1/2) and the calibrated probability
+    that ``seeds`` seeds' typical L* equals it (:func:`receptive.bound.pooled.calibrated_exact_probability`)."""
+    probs = np.asarray(row["full_probability"])
+    hits = np.flatnonzero(probs >= 0.5)
+    return {
+        "predicted": int(hits[0]) + 1 if hits.size else None,
+        "seeds": seeds,
+        "exact_probability": pooled.calibrated_exact_probability(probs, seeds),
+    }
+
+
 def committed_points(dirs=pooled.DEFAULT_DIRS) -> list[tuple[int, int, int | None, int]]:
     """``(n, w, targets, max_layers)`` of every pooled causal SA+SWA point under ``dirs``."""
     seeds = pooled.pool_seeds(pooled.find_task_files(dirs))
@@ -95,6 +132,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=EVENTS, help=f"events sampled where N_L = 1 (default {EVENTS})")
     parser.add_argument("--seed", type=int, default=SEED, help=f"the Monte Carlo's seed (default {SEED})")
     parser.add_argument("--max-cost", type=float, default=MAX_COST, help="word operations per point, at most")
+    grid = parser.add_argument_group("predictions at new points (instead of the committed ones)")
+    grid.add_argument("--points", help="N:W pairs, comma-separated, e.g. 2048:6,2^19:96")
+    grid.add_argument("--targets", type=int, default=1024, help="sampled targets beyond --exact-limit (default 1024)")
+    grid.add_argument("--exact-limit", default="2^26", help="exact while n * ceil(n/64) <= this (default 2^26)")
+    grid.add_argument("--max-layers", type=int, default=64, help="layers per prediction (default 64)")
+    grid.add_argument("--seeds", type=int, default=15, help="seeds per point, for the exact probability")
     args = parser.parse_args(argv)
     if args.events < 1:
         parser.error(f"--events: expected an integer >= 1, got {args.events}")
@@ -104,15 +147,25 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--max-cost: expected a positive number of word operations, got {args.max_cost}")
     if not str(args.out).endswith(".json"):
         parser.error(f"--out: expected a path ending in .json, got {args.out!r}")
+    for name, value in (("--targets", args.targets), ("--max-layers", args.max_layers), ("--seeds", args.seeds)):
+        if value < 1:
+            parser.error(f"{name}: expected an integer >= 1, got {value}")
     try:
-        points = committed_points(args.dirs)
+        if args.points is None:
+            points = committed_points(args.dirs)
+        else:
+            exact_limit = parse_sizes(args.exact_limit, "--exact-limit")[0]
+            points = parse_points(args.points, args.targets, exact_limit, args.max_layers)
     except ValueError as exc:
         parser.error(str(exc))
     rows = []
     for n, w, targets, layers in tqdm(points, desc="interval model", unit="point", disable=not sys.stderr.isatty()):
         rows.append(point_model(n, w, layers, targets, args.events, args.seed, args.max_cost))
         r = rows[-1]
-        print(f"n={n:>8} w={w:>4} targets={targets} {r['method']:<8} {r['seconds']:>6.1f} s", flush=True)
+        if args.points is not None:
+            r.update(prediction(r, args.seeds))
+        shown = f" predicted L* {r['predicted']} (q {r['exact_probability']:.2f})" if args.points is not None else ""
+        print(f"n={n:>8} w={w:>4} targets={targets} {r['method']:<8} {r['seconds']:>6.1f} s{shown}", flush=True)
     doc = {
         "command": "python -m receptive.bound.interval_model " + " ".join(argv if argv is not None else sys.argv[1:]),
         "version": __version__,
@@ -121,8 +174,14 @@ def main(argv: list[str] | None = None) -> int:
         "max_cost": args.max_cost,
         "points": rows,
     }
+    if args.points is not None:
+        q = np.array([r["exact_probability"] for r in rows])
+        doc["expected_exact"] = {"mean": float(q.sum()), "sd": float(np.sqrt((q * (1 - q)).sum()))}
     write_text_atomic(Path(args.out), json.dumps(doc, indent=1) + "\n", "--out")
     print(f"wrote {args.out}: {len(rows)} points")
+    if args.points is not None:
+        e = doc["expected_exact"]
+        print(f"a calibrated model is exact at {e['mean']:.1f} of {len(rows)} points (sd {e['sd']:.1f})")
     return 0
 
 
