@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from receptive.bound.analysis import PointResult, analyse_point, binomial_checks
 from receptive.bound.cli import main
 from receptive.sweep import ResultStore, run_dask, run_local, tasks_for
 
+ROOT = Path(__file__).resolve().parent.parent
 SMALL = ["--n", "256,1024", "--w", "8,64", "--seeds", "5", "--no-progress"]
 
 
@@ -195,6 +197,7 @@ def test_dask_local_cluster_equals_local_run(tmp_path):
         (["--exact-limit", "lots"], "--exact-limit"),
         (["--max-memory", "1KiB"], "max_memory"),
         (["--dask", "--scheduler", "tcp://x:1"], "--scheduler"),
+        (["--model", "fitted"], "--model"),
     ],
 )
 def test_bad_input(argv, name, tmp_path, capsys):
@@ -292,6 +295,25 @@ def test_analyse_point_uses_the_shared_rules():
     assert [(c["layer"], c["measured"] * 4, c["predicted"], c["p_value"]) for c in res.probability_checks] == [
         (c["layer"], c["full"], c["predicted"], c["p_value"]) for c in shared
     ]
+
+
+def test_interval_model_option(tmp_path, capsys):
+    """--model interval: causal SA+SWA is predicted by the interval model (here read from its committed file, where
+    n = 1024, w = 8 has L* 7), every other point by the analytic model; the choice is recorded in the parameters."""
+    committed = json.loads((ROOT / "results" / "causal" / "interval_model.json").read_text())
+    (row,) = [r for r in committed["points"] if (r["n"], r["w"]) == (1024, 8)]
+    argv = ["--n", "1024", "--w", "8", "--patterns", "sa+swa", "--seeds", "2", "--json", "--no-progress"]
+    assert main([*argv, "--model", "interval", "--out", str(tmp_path / "i")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["parameters"]["model"] == "interval"
+    points = {p["causal"]: p for p in doc["points"]}
+    assert points[True]["predicted"] == 7 and row["full_probability"][6] >= 0.5 > row["full_probability"][5]
+    assert points[False]["predicted"] == theory.predict_full_layer("sa+swa", 1024, 8, False)[0]
+    checked = {c["layer"]: c["predicted"] for c in points[True]["probability_checks"]}
+    assert all(checked[layer] == pytest.approx(row["full_probability"][layer - 1]) for layer in checked)
+    seeds = {s: {"method": "exact", "full_layer": 7, "coverage": None, "positions": 1024} for s in range(2)}
+    with pytest.raises(ValueError, match="model: expected one of"):
+        analyse_point(("sa+swa", 1024, 8, True, False), seeds, 64, model="fitted")
 
 
 @pytest.mark.parametrize(

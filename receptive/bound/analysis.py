@@ -180,8 +180,13 @@ def log_likelihood_check(full_layers, probabilities, floor: float = LOG_FLOOR) -
     }
 
 
-def analyse_point(key: tuple, seeds: dict[int, dict], max_layers: int) -> PointResult:
-    """Statistics and predictions of one grid point (sampled points are predicted for their K targets)."""
+def analyse_point(key: tuple, seeds: dict[int, dict], max_layers: int, model: str = "analytic") -> PointResult:
+    """Statistics and predictions of one grid point (sampled points are predicted for their K targets). ``model``:
+    causal SA+SWA's sharp model (:data:`receptive.theory.CAUSAL_SA_SWA_MODELS`; ``"interval"`` reads the committed
+    interval model's file and simulates the points it lacks, :func:`receptive.bound.pooled.interval_probabilities`);
+    every other pattern and mode has the analytic model only."""
+    if model not in theory.CAUSAL_SA_SWA_MODELS:
+        raise ValueError(f"model: expected one of {', '.join(theory.CAUSAL_SA_SWA_MODELS)}, got {model!r}")
     pattern, n, w, causal, circular = key
     order = sorted(seeds)
     full_layers = [seeds[s]["full_layer"] for s in order]
@@ -198,7 +203,14 @@ def analyse_point(key: tuple, seeds: dict[int, dict], max_layers: int) -> PointR
     res.coupon_collector = theory.sa_full_layer_estimate(n, w)
     res.n_over_w = n / w
     res.typical = typical_layer(full_layers, max_layers)
-    res.predicted, probs = theory.predict_full_layer(pattern, n, w, causal, circular, max_layers, targets)
+    if model == "interval" and pattern == "sa+swa" and causal and not circular:
+        from .pooled import interval_probabilities
+
+        probs = np.asarray(interval_probabilities(n, w, max_layers, targets))
+        hits = np.flatnonzero(probs >= 0.5)
+        res.predicted = int(hits[0]) + 1 if hits.size else None
+    else:
+        res.predicted, probs = theory.predict_full_layer(pattern, n, w, causal, circular, max_layers, targets)
     if not causal:
         res.bound = theory.sa_union_bound_layer(n, w, 0.05)
         res.bound_holds = all(f is not None and f <= res.bound for f in full_layers)

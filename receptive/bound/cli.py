@@ -26,7 +26,9 @@ Measure L*, the first layer at which every token sees every (admissible) token, 
 n, windows w, patterns (sa, sa+swa), causal and bidirectional, and seeds, and set it against the theory:
 ceil(log_w n), the coupon-collector estimate ceil(log_w(2 n ln n)), n/w, the union bound with delta = 0.05 and
 the sharp model of receptive.theory, which predicts P(full after L) per layer and L* as the first layer where
-that probability reaches 1/2 (the L* most seeds reach).
+that probability reaches 1/2 (the L* most seeds reach); for causal SA+SWA, --model interval uses the interval
+Monte Carlo model instead of the analytic one (docs/theory.md Sec. 5; seconds to minutes per point not in its
+committed file).
 
 L* is exact (every receptive field) while n * n/64 <= --exact-limit words, else measured on --targets sampled
 target positions (then L* means "no sampled target uncovered"). Points whose predicted L* exceeds --max-layers
@@ -83,6 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="exact coverage while n * ceil(n/64) <= this many words (default 2^26: n <= 65536)",
     )
     p.add_argument("--targets", type=int, default=1024, help="sampled targets beyond the exact limit (default 1024)")
+    p.add_argument(
+        "--model",
+        choices=theory.CAUSAL_SA_SWA_MODELS,
+        default="analytic",
+        help="causal SA+SWA's sharp model in the table (default analytic; interval: the better calibrated Monte Carlo, "
+        "read from results/causal/interval_model.json where it has the point); other patterns: analytic",
+    )
     p.add_argument("--max-memory", default="3GiB", help="memory per task (slabs are sized to fit; default 3GiB)")
     p.add_argument("--slab-size", type=int, help="sources per slab (default: as many as --max-memory allows)")
     p.add_argument("--out", default="bound-results", help="directory for tasks.jsonl, bound.csv, bound.json")
@@ -159,6 +168,7 @@ def plan(args) -> tuple[list, list[dict], dict]:
         "exact_limit_words": exact_limit,
         "targets": args.targets,
         "max_memory": max_memory,
+        "model": args.model,
     }
     return tasks, skipped, params
 
@@ -180,7 +190,9 @@ def summarise(store: ResultStore, params: dict, skipped: list[dict], failed: lis
     grouped = group_results(store.results())
     wanted = set(params["seeds"])
     points = [
-        analyse_point(key, {s: v for s, v in seeds.items() if s in wanted}, params["max_layers"])
+        analyse_point(
+            key, {s: v for s, v in seeds.items() if s in wanted}, params["max_layers"], params.get("model", "analytic")
+        )
         for key, seeds in sorted(grouped.items())
         if wanted & set(seeds)
     ]
