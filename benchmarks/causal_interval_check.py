@@ -5,8 +5,9 @@ every pair exact, 45 seeds per exact point; 3 seeds x 8192 stratified targets at
 ``benchmarks/results/causal_clumps_far.json`` (10 seeds x 8192 targets at n = 2^20, w = 256), and writes per row:
 
 - exact points: the share of seeds full after the layer against ``P(full after L)`` of the interval model
-  (:func:`receptive.theory_causal_interval.causal_interval_clumps`) and of the analytic model
-  (:func:`receptive.theory.causal_full_probability`);
+  (:func:`receptive.theory_causal_interval.causal_interval_clumps` with the pooled evaluation's 64 layers and cost
+  limit: with the default events and seed, the committed ``results/causal/interval_model.json``) and of the
+  analytic model (:func:`receptive.theory.causal_full_probability`);
 - sampled points: the mean number of failing targets (a missed key) per seed against each model's expected number of
   failing events for the same ``K`` targets (the interval model with ``events x 1024 / K`` events and 64 layers: the
   strips, and so the cut that ``max_cost`` allows, of the committed 1024-target runs), with the interval model's cut
@@ -28,11 +29,12 @@ import numpy as np
 
 from graphs._atomic import write_text_atomic
 from receptive import theory
+from receptive.bound.interval_model import MAX_COST
 from receptive.theory_causal_interval import causal_interval_clumps
 
 ROOT = Path(__file__).resolve().parents[1]
 GAPS = (8, 32, 96)
-#: targets and layers of the committed sampled runs (``results/causal``)
+#: targets and layers of the committed runs (``results/causal``)
 POOLED_TARGETS, POOLED_LAYERS = 1024, 64
 SOURCES = ("benchmarks/results/causal_clumps.json", "benchmarks/results/causal_clumps_far.json")
 
@@ -43,7 +45,9 @@ def rows(events: int, seed: int) -> list[dict]:
         doc = json.loads((ROOT / source).read_text())
         for r in doc.get("rows", []):
             n, w, layer = r["n"], r["w"], r["layer"]
-            interval = causal_interval_clumps(n, w, layer + 2, events=events, seed=seed)["full_probability"]
+            interval = causal_interval_clumps(n, w, POOLED_LAYERS, events=events, seed=seed, max_cost=MAX_COST)[
+                "full_probability"
+            ]
             analytic = theory.causal_full_probability(n, w, layer)
             out.append(
                 {"source": source, "kind": "exact", "n": n, "w": w, "layer": layer, "seeds": len(r.get("seeds", []))}
@@ -55,7 +59,7 @@ def rows(events: int, seed: int) -> list[dict]:
             # the strips and layers of the committed runs (POOLED_TARGETS targets, POOLED_LAYERS layers), so that the
             # model is the pooled evaluation's, scaled to K targets
             scaled = max(1, round(events * POOLED_TARGETS / k))
-            res = causal_interval_clumps(n, w, POOLED_LAYERS, targets=k, events=scaled, seed=seed)
+            res = causal_interval_clumps(n, w, POOLED_LAYERS, targets=k, events=scaled, seed=seed, max_cost=MAX_COST)
             analytic = theory.causal_failure_clumps(n, w, layer, targets=k)
             out.append(
                 {"source": source, "kind": "sampled", "n": n, "w": w, "layer": layer, "targets": k}
