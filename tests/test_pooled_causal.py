@@ -560,46 +560,74 @@ def test_interval_model_points_bad_input(tmp_path, capsys, points, message):
 
 
 HOLDOUT = ROOT / "results" / "holdout"
+HOLDOUT2 = ROOT / "results" / "holdout2"
+#: the documented hold-out scores: (runs dir, model, file) -> (points, runs, exact, within one, misses, checks,
+#: checks below 0.01, calibrated exact count, log-likelihood z)
+HOLDOUT_SCORES = {
+    (HOLDOUT, "interval", "pooled.json"): (24, 360, 23, 24, {(12288, 24)}, 29, 0, 22.78, -1.06),
+    (HOLDOUT, "analytic", "pooled_analytic.json"): (24, 360, 23, 24, {(12288, 24)}, 23, 3, 22.83, -5.58),
+    (HOLDOUT2, "interval", "pooled.json"): (
+        20,
+        300,
+        13,
+        20,
+        {(3072, 5), (3072, 20), (24576, 10), (131072, 6), (131072, 20), (524288, 6), (1048576, 12)},
+        56,
+        0,
+        16.73,
+        -0.84,
+    ),
+    (HOLDOUT2, "analytic", "pooled_analytic.json"): (
+        20,
+        300,
+        14,
+        19,
+        {(3072, 5), (3072, 20), (24576, 10), (131072, 10), (524288, 6), (1048576, 12)},
+        56,
+        2,
+        16.76,
+        -3.70,
+    ),
+}
 
 
-@pytest.mark.parametrize(
-    "model, name, checks, rejected",
-    [("interval", "pooled.json", 29, 0), ("analytic", "pooled_analytic.json", 23, 3)],
-)
-def test_holdout_as_documented(model, name, checks, rejected):
-    """The pre-registered hold-out (docs/theory.md Sec. 5, *The hold-out*): 360 runs at 24 points off the grid,
-    scored against the predictions committed before them (results/holdout/predictions.json). The interval model
-    passes the rule fixed with them (within one layer at all 24, exact at >= 21, |log-likelihood z| < 2, no check
-    below 0.001): 23 of 24 exact (calibrated 22.8), the miss n = 12288, w = 24. The analytic model is exact at 23 too
-    but fails the calibration parts (log-likelihood z -5.6, a check at 8e-8)."""
-    predictions = HOLDOUT / "predictions.json" if model == "interval" else None
-    res = pooled_evaluation([HOLDOUT], ["sa+swa"], (True,), model=model, interval_file=predictions)
+@pytest.mark.parametrize("where, model, name", list(HOLDOUT_SCORES), ids=lambda x: getattr(x, "name", x))
+def test_holdout_as_documented(where, model, name):
+    """The pre-registered hold-out (docs/theory.md Sec. 5, *The hold-out*), scored against the predictions committed
+    before the runs (WHERE/predictions.json). Round 1 (24 points): the interval model passes its rule (within one
+    layer everywhere, exact at >= 21, |log-likelihood z| < 2, no check below 0.001) with 23 exact. Round 2 (20 points
+    where it is less sure): it fails the exact-count part (13 where 14 were asked; calibrated 16.7) and passes the
+    rest. The analytic model fails the calibration parts of both."""
+    points, runs, exact, within, misses, checks, rejected, expected, z = HOLDOUT_SCORES[where, model, name]
+    predictions = where / "predictions.json" if model == "interval" else None
+    res = pooled_evaluation([where], ["sa+swa"], (True,), model=model, interval_file=predictions)
     s = res.summary["sa+swa causal"]
-    assert (s["points_n_ge_1024"], s["runs"], s["within_one"], s["exact_n_ge_1024"]) == (24, 360, 24, 23)
-    assert {(m["n"], m["w"]) for m in s["misses"]} == {(12288, 24)}
+    assert (s["points_n_ge_1024"], s["runs"], s["exact_n_ge_1024"], s["within_one"]) == (points, runs, exact, within)
+    assert {(m["n"], m["w"]) for m in s["misses"]} == misses
     assert (s["probability_checks"], s["probability_checks_rejected_at_1pct"]) == (checks, rejected)
+    assert s["expected_exact_n_ge_1024"] == pytest.approx(expected, abs=0.01)
+    assert s["log_likelihood_z"] == pytest.approx(z, abs=0.01)
     if model == "interval":
-        assert s["expected_exact_n_ge_1024"] == pytest.approx(22.78, abs=0.01)
-        assert s["log_likelihood_z"] == pytest.approx(-1.06, abs=0.01) and s["min_p_value"] > 0.001
-    else:
-        assert s["log_likelihood_z"] == pytest.approx(-5.58, abs=0.01) and s["min_p_value"] < 1e-7
-    assert_stored_summary(name, model, s, where="results/holdout")
+        assert s["min_p_value"] > 0.001 and abs(s["log_likelihood_z"]) < 2
+    assert_stored_summary(name, model, s, where=str(where.relative_to(ROOT)))
 
 
-def test_holdout_predictions_are_the_frozen_model():
+@pytest.mark.parametrize("where, count", [(HOLDOUT, 24), (HOLDOUT2, 20)], ids=["round1", "round2"])
+def test_holdout_predictions_are_the_frozen_model(where, count):
     """The committed predictions are the interval model with the grid's settings (MC seed 0, 300 events, cost limit
     2e11), recomputed at the cheap points; they cover exactly the points that were run, none of them on the grid."""
     from receptive.bound import interval_model
 
-    doc = json.loads((HOLDOUT / "predictions.json").read_text())
+    doc = json.loads((where / "predictions.json").read_text())
     grid = json.loads((ROOT / "results" / "causal" / "interval_model.json").read_text())
     assert {k: doc[k] for k in ("events", "seed", "max_cost")} == {k: grid[k] for k in ("events", "seed", "max_cost")}
     predicted = {(r["n"], r["w"], r["targets"]) for r in doc["points"]}
-    run = {(n, w, targets) for (_, _, _, n, w, _, targets) in pool_seeds(pooled.find_task_files([HOLDOUT]))}
-    assert predicted == run and len(run) == 24
+    run = {(n, w, targets) for (_, _, _, n, w, _, targets) in pool_seeds(pooled.find_task_files([where]))}
+    assert predicted == run and len(run) == count
     assert not {(r["n"], r["w"]) for r in grid["points"]} & {(n, w) for n, w, _ in predicted}
     assert doc["expected_exact"]["mean"] == pytest.approx(sum(r["exact_probability"] for r in doc["points"]))
-    for r in doc["points"]:
-        if r["n"] <= 2048 and r["w"] <= 24:
-            live = interval_model.point_model(r["n"], r["w"], r["max_layers"], r["targets"], doc["events"], doc["seed"])
-            np.testing.assert_allclose(live["full_probability"], r["full_probability"], rtol=1e-9, atol=1e-12)
+    cheap = [r for r in doc["points"] if r["n"] <= 3072 and r["w"] <= 24]
+    assert cheap
+    for r in cheap:
+        live = interval_model.point_model(r["n"], r["w"], r["max_layers"], r["targets"], doc["events"], doc["seed"])
+        np.testing.assert_allclose(live["full_probability"], r["full_probability"], rtol=1e-9, atol=1e-12)
