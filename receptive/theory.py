@@ -313,6 +313,13 @@ def full_probability(
     return np.maximum.accumulate(probs)
 
 
+def median_layer(probabilities) -> int | None:
+    """The first layer ``L`` (1-based) with ``P(full after L) = probabilities[L-1] >= 1/2``: the median L* of a model
+    whose probabilities are non-decreasing, the L* most seeds reach; ``None`` if it is never reached."""
+    hits = np.flatnonzero(np.asarray(probabilities) >= 0.5)
+    return int(hits[0]) + 1 if hits.size else None
+
+
 def predict_full_layer(
     name: str,
     n: int,
@@ -327,5 +334,4 @@ def predict_full_layer(
     random ones) is more likely than not, the L* most seeds reach, and the per-layer probabilities. ``None`` if not
     reached within ``max_layers``. ``model``: as in :func:`full_probability`."""
     probs = full_probability(name, n, w, max_layers, causal, circular, targets, model)
-    hits = np.flatnonzero(probs >= 0.5)
-    return (int(hits[0]) + 1 if hits.size else None), probs
+    return median_layer(probs), probs

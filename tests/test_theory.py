@@ -351,3 +351,12 @@ def test_pair_miss_probability_engine_interval_process_and_branching_model():
             assert tree <= 1.05 * mc, (layer, lo, hi, tree, mc)
             if k == 0:
                 assert tree > 0.75 * mc, (layer, lo, hi, tree, mc)
+
+
+def test_median_layer():
+    """The first layer with P(full) >= 1/2, 1-based; None if never reached; what predict_full_layer returns."""
+    assert theory.median_layer([0.0, 0.2, 0.5, 0.9]) == 3
+    assert theory.median_layer([0.6]) == 1
+    assert theory.median_layer([0.1, 0.49]) is None
+    predicted, probs = theory.predict_full_layer("sa+swa", 4096, 16, causal=True)
+    assert theory.median_layer(probs) == predicted

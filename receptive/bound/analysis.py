@@ -207,8 +207,7 @@ def analyse_point(key: tuple, seeds: dict[int, dict], max_layers: int, model: st
         from .pooled import interval_probabilities
 
         probs = np.asarray(interval_probabilities(n, w, max_layers, targets))
-        hits = np.flatnonzero(probs >= 0.5)
-        res.predicted = int(hits[0]) + 1 if hits.size else None
+        res.predicted = theory.median_layer(probs)
     else:
         res.predicted, probs = theory.predict_full_layer(pattern, n, w, causal, circular, max_layers, targets)
     if not causal:

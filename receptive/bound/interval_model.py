@@ -94,10 +94,9 @@ def parse_points(text: str, targets: int, exact_limit: int, max_layers: int) -> 
 def prediction(row: dict, seeds: int) -> dict:
     """The predicted L* of one point's row (``None``: ``P(full)`` stays below 1/2) and the calibrated probability
     that ``seeds`` seeds' typical L* equals it (:func:`receptive.bound.pooled.calibrated_exact_probability`)."""
-    probs = np.asarray(row["full_probability"])
-    hits = np.flatnonzero(probs >= 0.5)
+    probs = row["full_probability"]
     return {
-        "predicted": int(hits[0]) + 1 if hits.size else None,
+        "predicted": theory.median_layer(probs),
         "seeds": seeds,
         "exact_probability": pooled.calibrated_exact_probability(probs, seeds),
     }

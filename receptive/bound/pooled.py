@@ -250,10 +250,9 @@ def calibrated_exact_probability(probabilities, seeds: int) -> float:
         raise ValueError("probabilities: expected a non-empty non-decreasing 1-d array in [0, 1]")
     if not isinstance(seeds, (int, np.integer)) or seeds < 1:
         raise ValueError(f"seeds: expected an integer >= 1, got {seeds!r}")
-    hits = np.flatnonzero(probs >= 0.5)
-    if hits.size == 0:
+    m, need = theory.median_layer(probs), math.ceil(seeds / 2)
+    if m is None:
         return 0.0
-    m, need = int(hits[0]) + 1, math.ceil(seeds / 2)
 
     def at_most(layer: int) -> float:
         return 0.0 if layer < 1 else float(binom.sf(need - 1, seeds, probs[layer - 1]))
@@ -329,8 +328,7 @@ def evaluate_point(point: tuple, entry: dict, model: str = "analytic", interval_
     else:
         probs = np.array(model_probabilities(pattern, n, w, causal, circular, cap, targets))
     res.probabilities = probs.tolist()
-    hits = np.flatnonzero(probs >= 0.5)
-    res.predicted = int(hits[0]) + 1 if hits.size else None
+    res.predicted = theory.median_layer(probs)
     if res.predicted is not None and res.typical is not None:
         res.exact = res.predicted == res.typical
         res.within_one = abs(res.predicted - res.typical) <= 1
