@@ -316,7 +316,10 @@ def full_probability(
 def median_layer(probabilities) -> int | None:
     """The first layer ``L`` (1-based) with ``P(full after L) = probabilities[L-1] >= 1/2``: the median L* of a model
     whose probabilities are non-decreasing, the L* most seeds reach; ``None`` if it is never reached."""
-    hits = np.flatnonzero(np.asarray(probabilities) >= 0.5)
+    probs = np.asarray(probabilities, dtype=float)
+    if probs.ndim != 1:
+        raise ValueError(f"probabilities: expected a 1-d array (one per layer), got shape {probs.shape}")
+    hits = np.flatnonzero(probs >= 0.5)
     return int(hits[0]) + 1 if hits.size else None
 
 

@@ -546,16 +546,26 @@ def test_interval_model_predicts_at_new_points(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     "points, message",
-    [("1024", "N:W pairs"), ("1024:1024", "1 <= w < n"), ("x:8", "--points \\(n\\)"), ("1024:0", "1 <= w < n")],
+    [
+        (["--points", "1024"], "--points: expected comma-separated N:W"),
+        (["--points", "1024:1024"], "2 <= w < n"),
+        (["--points", "x:8"], "--points \\(n\\)"),
+        (["--points", "1024:0"], "2 <= w < n"),
+        (["--points", "1024:1"], "2 <= w < n"),
+        (["--points", "1024:8", "--seeds", "0"], "--seeds: expected an integer >= 1"),
+        (["--points", "1024:8", "results/causal"], "dirs: the committed runs are not read with --points"),
+        (["--seeds", "15"], "--seeds: only with --points"),
+        (["--targets", "64", "--max-layers", "8"], "--targets, --max-layers: only with --points"),
+    ],
 )
 def test_interval_model_points_bad_input(tmp_path, capsys, points, message):
     from receptive.bound import interval_model
 
     with pytest.raises(SystemExit):
-        interval_model.main(["--points", points, "--out", str(tmp_path / "p.json")])
+        interval_model.main([*points, "--out", str(tmp_path / "p.json")])
     err = capsys.readouterr().err
-    assert "--points" in err and len(err.strip().splitlines()) == 1
-    assert re.search(message, err)
+    assert len(err.strip().splitlines()) == 1
+    assert re.search(message, err), err
     assert not (tmp_path / "p.json").exists()
 
 
@@ -626,6 +636,9 @@ def test_holdout_predictions_are_the_frozen_model(where, count):
     assert predicted == run and len(run) == count
     assert not {(r["n"], r["w"]) for r in grid["points"]} & {(n, w) for n, w, _ in predicted}
     assert doc["expected_exact"]["mean"] == pytest.approx(sum(r["exact_probability"] for r in doc["points"]))
+    for r in doc["points"]:
+        assert r["predicted"] == theory.median_layer(r["full_probability"]) and r["seeds"] == 15
+        assert r["exact_probability"] == pytest.approx(calibrated_exact_probability(r["full_probability"], 15))
     cheap = [r for r in doc["points"] if r["n"] <= 3072 and r["w"] <= 24]
     assert cheap
     for r in cheap:

@@ -358,5 +358,7 @@ def test_median_layer():
     assert theory.median_layer([0.0, 0.2, 0.5, 0.9]) == 3
     assert theory.median_layer([0.6]) == 1
     assert theory.median_layer([0.1, 0.49]) is None
+    with pytest.raises(ValueError, match="probabilities: expected a 1-d array"):
+        theory.median_layer([[0.2, 0.7]])
     predicted, probs = theory.predict_full_layer("sa+swa", 4096, 16, causal=True)
     assert theory.median_layer(probs) == predicted

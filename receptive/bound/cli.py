@@ -32,7 +32,8 @@ committed file).
 
 L* is exact (every receptive field) while n * n/64 <= --exact-limit words, else measured on --targets sampled
 target positions (then L* means "no sampled target uncovered"). Points whose predicted L* exceeds --max-layers
-(pure causal SA needs about (n/w) ln n layers) are skipped and listed with the prediction.
+(pure causal SA needs about (n/w) ln n layers; the analytic model's prediction, whatever --model) are skipped and
+listed with the prediction.
 
 Each (grid point, seed, slab) is an independent task. Tasks run here (numba uses every core) or on Dask
 (--dask for a LocalCluster, --scheduler tcp://host:8786 for a running one); each result is appended to

@@ -85,8 +85,8 @@ def parse_points(text: str, targets: int, exact_limit: int, max_layers: int) -> 
         if not sep:
             raise ValueError(f"--points: expected comma-separated N:W pairs, got {part.strip()!r}")
         n, w = parse_sizes(n_text, "--points (n)")[0], parse_sizes(w_text, "--points (w)")[0]
-        if not 1 <= w < n:
-            raise ValueError(f"--points: expected 1 <= w < n, got n {n}, w {w}")
+        if not 2 <= w < n:
+            raise ValueError(f"--points: expected 2 <= w < n, got n {n}, w {w}")
         points.append((n, w, None if n * math.ceil(n / 64) <= exact_limit else min(targets, n), max_layers))
     return sorted(set(points), key=lambda p: (p[0], p[1]))
 
@@ -126,18 +126,32 @@ def main(argv: list[str] | None = None) -> int:
         description="\n\n".join(__doc__.split("\n\n")[:2]).replace("``", "").replace(":func:", ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("dirs", nargs="*", default=list(pooled.DEFAULT_DIRS), help="where the committed runs are")
+    default_dirs = " ".join(pooled.DEFAULT_DIRS)
+    parser.add_argument("dirs", nargs="*", help=f"the committed runs (default: {default_dirs}; not with --points)")
     parser.add_argument("--out", default=DEFAULT_OUT, help=f"the JSON written (default {DEFAULT_OUT})")
     parser.add_argument("--events", type=int, default=EVENTS, help=f"events sampled where N_L = 1 (default {EVENTS})")
     parser.add_argument("--seed", type=int, default=SEED, help=f"the Monte Carlo's seed (default {SEED})")
     parser.add_argument("--max-cost", type=float, default=MAX_COST, help="word operations per point, at most")
     grid = parser.add_argument_group("predictions at new points (instead of the committed ones)")
     grid.add_argument("--points", help="N:W pairs, comma-separated, e.g. 2048:6,2^19:96")
-    grid.add_argument("--targets", type=int, default=1024, help="sampled targets beyond --exact-limit (default 1024)")
-    grid.add_argument("--exact-limit", default="2^26", help="exact while n * ceil(n/64) <= this (default 2^26)")
-    grid.add_argument("--max-layers", type=int, default=64, help="layers per prediction (default 64)")
-    grid.add_argument("--seeds", type=int, default=15, help="seeds per point, for the exact probability")
+    grid.add_argument("--targets", type=int, help="sampled targets beyond --exact-limit (default 1024)")
+    grid.add_argument("--exact-limit", help="exact while n * ceil(n/64) <= this (default 2^26)")
+    grid.add_argument("--max-layers", type=int, help="layers per prediction (default 64)")
+    grid.add_argument("--seeds", type=int, help="seeds per point, for the exact probability (default 15)")
     args = parser.parse_args(argv)
+    point_options = {"--targets": args.targets, "--exact-limit": args.exact_limit, "--max-layers": args.max_layers}
+    point_options["--seeds"] = args.seeds
+    if args.points is None:
+        given = [name for name, value in point_options.items() if value is not None]
+        if given:
+            parser.error(f"{', '.join(given)}: only with --points (the committed points have their own)")
+        args.dirs = args.dirs or list(pooled.DEFAULT_DIRS)
+    elif args.dirs:
+        parser.error("dirs: the committed runs are not read with --points; give one or the other")
+    args.targets = 1024 if args.targets is None else args.targets
+    args.exact_limit = "2^26" if args.exact_limit is None else args.exact_limit
+    args.max_layers = 64 if args.max_layers is None else args.max_layers
+    args.seeds = 15 if args.seeds is None else args.seeds
     if args.events < 1:
         parser.error(f"--events: expected an integer >= 1, got {args.events}")
     if args.seed < 0:
