@@ -203,13 +203,10 @@ def analyse_point(key: tuple, seeds: dict[int, dict], max_layers: int, model: st
     res.coupon_collector = theory.sa_full_layer_estimate(n, w)
     res.n_over_w = n / w
     res.typical = typical_layer(full_layers, max_layers)
-    if model == "interval" and pattern == "sa+swa" and causal and not circular:
-        from .pooled import interval_probabilities
+    from .pooled import point_probabilities  # pooled imports this module
 
-        probs = np.asarray(interval_probabilities(n, w, max_layers, targets))
-        res.predicted = theory.median_layer(probs)
-    else:
-        res.predicted, probs = theory.predict_full_layer(pattern, n, w, causal, circular, max_layers, targets)
+    probs = point_probabilities(pattern, n, w, causal, circular, max_layers, targets, model)
+    res.predicted = theory.median_layer(probs)
     if not causal:
         res.bound = theory.sa_union_bound_layer(n, w, 0.05)
         res.bound_holds = all(f is not None and f <= res.bound for f in full_layers)

@@ -53,6 +53,7 @@ __all__ = [
     "find_task_files",
     "interval_probabilities",
     "model_probabilities",
+    "point_probabilities",
     "pool_seeds",
     "pooled_evaluation",
     "summarise",
@@ -305,6 +306,25 @@ def _interval_table(path: str, mtime_ns: int) -> tuple[dict, dict]:
     return load(path)
 
 
+def point_probabilities(
+    pattern: str,
+    n: int,
+    w: int,
+    causal: bool,
+    circular: bool,
+    max_layers: int,
+    targets: int | None,
+    model: str = "analytic",
+    interval_file=None,
+) -> np.ndarray:
+    """``P(full after L)``, ``L = 1..max_layers``, of one point: causal, non-circular SA+SWA from the interval model
+    if ``model='interval'`` (:func:`interval_probabilities`), every other point (and ``'analytic'``) from the
+    analytic model (:func:`model_probabilities`)."""
+    if model == "interval" and pattern == "sa+swa" and causal and not circular:
+        return np.array(interval_probabilities(n, w, max_layers, targets, interval_file))
+    return np.array(model_probabilities(pattern, n, w, causal, circular, max_layers, targets))
+
+
 def evaluate_point(point: tuple, entry: dict, model: str = "analytic", interval_file=None) -> PooledPoint:
     """Typical and predicted L*, the binomial checks and the calibrated exact probability of one pooled point;
     ``model='interval'`` takes causal SA+SWA's probabilities from the interval model (:func:`interval_probabilities`),
@@ -323,10 +343,7 @@ def evaluate_point(point: tuple, entry: dict, model: str = "analytic", interval_
     res.typical = typical_layer(full, cap)
     if pattern not in MODELLED:
         return res
-    if model == "interval" and pattern == "sa+swa" and causal and not circular:
-        probs = np.array(interval_probabilities(n, w, cap, targets, interval_file))
-    else:
-        probs = np.array(model_probabilities(pattern, n, w, causal, circular, cap, targets))
+    probs = point_probabilities(pattern, n, w, causal, circular, cap, targets, model, interval_file)
     res.probabilities = probs.tolist()
     res.predicted = theory.median_layer(probs)
     if res.predicted is not None and res.typical is not None:
