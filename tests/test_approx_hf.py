@@ -10,7 +10,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from gpu.approx import METHODS, approximate, hf  # noqa: E402
+from gpu import hf  # noqa: E402
+from gpu.approx import METHODS, approximate  # noqa: E402
 from gpu.approx.minilm import HEAD_DIM, HEADS, LAYERS, MiniLM, model_dir  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

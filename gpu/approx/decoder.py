@@ -6,7 +6,7 @@ vocabulary, trained by next-byte prediction on CPython's stdlib sources (:func:`
 ``.py`` files, every tenth held out) with AdamW, linear warm-up and cosine decay; every draw comes from ``seed``, so
 the run is reproducible from its configuration (no checkpoint is kept). The trained model is then evaluated on
 validation windows (:func:`gpu.train.tasks.validation_windows`) with each method registered as a transformers
-attention implementation (:func:`gpu.approx.hf.register`), the decoder analogue of the training-free substitution
+attention implementation (:func:`gpu.hf.register`), the decoder analogue of the training-free substitution
 of Jin & Sui (2026, arXiv 2604.00754, Qwen3) and of the lab's MiniLM study.
 
 Perplexity ``exp(-(1/T) sum_t log p(x_{t+1} | x_{<=t}))`` over all ``T`` predicted bytes, and over the second half
@@ -38,7 +38,7 @@ from graphs.cli_common import write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
 from ..threads import torch_threads
-from .hf import calibration_options, capture_keys_values, register
+from gpu.hf import calibration_options, capture_keys_values, register
 from .methods import METHODS
 
 CALIBRATION_WINDOWS = 8  # training-text windows whose keys and values fit Loki's PCA and the latent projections

@@ -5,7 +5,7 @@ The model is BERT (Devlin et al. 2019) with 6 layers, 12 heads of 32 dimensions;
 of the last hidden states over the valid (unpadded) tokens, L2-normalised (Reimers & Gurevych 2019, the
 sentence-transformers recipe of this checkpoint). The lab does not keep a model of its own: the checkpoint runs in
 ``transformers.BertModel`` with the attention implementation ``receptive-lab``, registered through
-:mod:`gpu.approx.hf` like every other toolkit attention. That implementation calls the ``attention`` callable
+:mod:`gpu.hf` like every other toolkit attention. That implementation calls the ``attention`` callable
 given to :meth:`MiniLM.encode` (``attention(q, k, v, layer)``, default exact softmax) and appends each layer's
 ``(q, k, v)`` to ``capture``; it is how the lab captures q, k, v and swaps every layer's attention, with no hooks.
 The callable is held in a context variable for the duration of one ``encode`` call.
@@ -61,7 +61,7 @@ def _lab_attend(q, k, v, causal, layer, layers):
 
 def register_lab() -> str:
     """Register the ``receptive-lab`` implementation (idempotent); returns its name."""
-    from .hf import register_function
+    from gpu.hf import register_function
 
     return register_function(LAB_IMPLEMENTATION, _lab_attend)
 
@@ -107,7 +107,7 @@ class MiniLM:
         0 on padding (default: no padding).
 
         ``attention`` replaces softmax attention in every layer; it sees each sequence's valid tokens only
-        (:func:`gpu.approx.hf.padded`). ``capture`` (a list) receives the ``(q, k, v)`` the attention receives,
+        (:func:`gpu.hf.padded`). ``capture`` (a list) receives the ``(q, k, v)`` the attention receives,
         layer by layer (with padding, one entry per group of equal-length sequences)."""
         if ids.dim() != 2 or not 1 <= ids.shape[1] <= MAX_POSITIONS:
             raise ValueError(f"ids: expected (batch, n) with 1 <= n <= {MAX_POSITIONS}, got {tuple(ids.shape)}")

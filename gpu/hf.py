@@ -5,7 +5,7 @@
 ``ALL_ATTENTION_FUNCTIONS`` (BERT, Llama, Qwen2, ...) runs it::
 
     from transformers import AutoModel
-    from gpu.approx.hf import register
+    from gpu.hf import register
 
     name = register("sa", 128)  # "receptive-sa-128"
     model = AutoModel.from_pretrained(path, attn_implementation=name)
@@ -41,7 +41,7 @@ from collections.abc import Callable
 
 import torch
 
-from .methods import METHODS, approximate
+from gpu.approx.methods import METHODS, approximate
 
 PREFIX = "receptive"
 
@@ -173,7 +173,7 @@ def capture_keys_values(model, input_ids: torch.Tensor, **inputs) -> list[tuple[
     """Every layer's ``(k, v)`` (``(batch, heads, n, d)``, key heads repeated for grouped-query attention, after
     RoPE where the model applies it) under exact attention on ``input_ids``: calibration data for the methods
     whose projections are fitted offline."""
-    from .methods import exact_attention
+    from gpu.approx.methods import exact_attention
 
     captured: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
 
