@@ -41,7 +41,7 @@ from scipy.sparse.csgraph import shortest_path
 
 import receptive
 from graphs.cli_common import OneLineErrorParser, write_atomic
-from graphs.clustering import average_clustering
+from graphs.clustering_measures import average_clustering
 from graphs.io import load_edge_list
 from graphs.paths import giant_component, path_lengths
 from graphs.smallworld import connectome_model

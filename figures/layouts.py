@@ -14,8 +14,8 @@ import matplotlib
 
 from .style import COLORS, COLUMN, figure, load_results, save
 
-DEFAULT_JSON = Path("results/layouts/layouts.json")
-COMMAND = "python -m receptive.layouts --n 131072 --json results/layouts/layouts.json"
+DEFAULT_JSON = Path("analysis/layouts/results/layouts.json")
+COMMAND = "python -m receptive.layouts --n 131072 --json analysis/layouts/results/layouts.json"
 
 
 def _star(summary: dict) -> tuple[float, bool]:

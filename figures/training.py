@@ -1,5 +1,6 @@
-"""Figure 7: trained models next to what coverage predicts, from the committed results of ``python -m gpu.train``
-(``benchmarks/results/training/{retrieval,counting,lm}.json``).
+"""Figure 7: trained models next to what coverage predicts, from the committed results of ``python -m
+analysis.training``
+(``analysis/training/results/{retrieval,counting,lm}.json``).
 
 Left: retrieval accuracy against depth at the longest sequence, each kind's measured accuracy (solid) over the
 accuracy a model that uses its whole receptive field would reach, ``reach + (1 - reach) / 16`` (dotted), with
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from .style import COLORS, LABELS, WIDE, figure, save, styled
 
-DEFAULT_DIR = Path("benchmarks/results/training")
+DEFAULT_DIR = Path("analysis/training/results")
 KINDS = ("full", "swa", "sa", "sa+swa")
 
 
@@ -28,7 +29,9 @@ def load(results=DEFAULT_DIR) -> dict:
         if path.exists():
             docs[name] = json.loads(path.read_text())
     if not docs:
-        raise FileNotFoundError(f"--results: no training results in {results}; run `python -m gpu.train all` first")
+        raise FileNotFoundError(
+            f"--results: no training results in {results}; run `python -m analysis.training all` first"
+        )
     return docs
 
 

@@ -59,10 +59,10 @@ def _gather(x: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
 def permute_sequence(x: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
     """``x[:, :, perm]`` (shared ``perm`` of shape ``(n,)`` or per-head ``(heads, n)``) with an exact inverse
     backward."""
-    return _Permute.apply(x, perm, inverse_permutation(perm))
+    return _Permute.apply(x, perm, _inverse_permutation(perm))
 
 
-def inverse_permutation(perm: torch.Tensor) -> torch.Tensor:
+def _inverse_permutation(perm: torch.Tensor) -> torch.Tensor:
     """``inv`` with ``inv[..., perm[..., i]] = i`` along the last axis: one scatter, ``O(n)`` (``argsort`` sorts).
     Positions that an unchecked non-permutation (``validate=False``) never hits stay 0, a valid index."""
     positions = torch.arange(perm.shape[-1], dtype=perm.dtype, device=perm.device).expand_as(perm)
@@ -242,7 +242,7 @@ def _torch_sa(q, k, v, perm, left, right, causal):
                 return ko[:, None, :] <= qo[:, :, None]
             return (ko[:, :, None, :] <= qo[:, :, :, None])[None]
 
-    inverse = inverse_permutation(perm)  # once per call; _Permute.apply(x, perm, inverse) is permute_sequence(x, perm)
+    inverse = _inverse_permutation(perm)  # once per call; _Permute.apply(x, perm, inverse) is permute_sequence(x, perm)
     qp, kp, vp = (_Permute.apply(t, perm, inverse) for t in (q, k, v))
     return _Permute.apply(banded_attention(qp, kp, vp, left, right, extra), inverse, perm)
 
@@ -263,6 +263,6 @@ def _flex_sa(q, k, v, perm, left, right, causal):
         block_mask = _block_mask(mask_mod, n, None if shared else q.shape[1], q.device)
     else:
         block_mask = _static_block_mask("band", n, left, right, q.device)
-    inverse = inverse_permutation(perm)
+    inverse = _inverse_permutation(perm)
     qp, kp, vp = (_Permute.apply(t, perm, inverse) for t in (q, k, v))
     return _Permute.apply(_flex(qp, kp, vp, block_mask), inverse, perm)

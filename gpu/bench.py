@@ -8,11 +8,11 @@ next to the SA paper's (1.5x at 2k, 6.6x at 8k, 28x at 32k on an A100) and SA's 
 path is timed once per backend (``torch``: the banded torch path; ``flex``: FlexAttention, compiled on CUDA;
 ``triton``: the fused kernel) as its own row, and each row names its peer in the same run: full attention is
 ``scaled_dot_product_attention`` (FlashAttention-2 on CUDA), a windowed row's peer is the FlexAttention row of the
-same kind. ``--variants`` adds the causal variants of issue 13 as the modules run them (:mod:`gpu.variants`):
+same kind. ``--variants`` adds the causal variants as the layers run them (:mod:`gpu.variants`):
 multi-scale SA and dilated heads on every banded backend (per-head block permutations; a window per residue
 class), Kleinberg keys through their gathered key table (``kleinberg gather``: no band runs them). Then it relates
 coverage to cost: with L*(n, w) from ``receptive``, reaching full coverage costs L* x the
-time of a layer.
+time of a layer. The rows go to ``--json`` and the figure to ``--plot`` only when they are given.
 """
 
 from __future__ import annotations
@@ -28,38 +28,45 @@ from pathlib import Path
 import torch
 
 import receptive
+from graphs._atomic import check_writable
+from graphs.cli_common import write_atomic
 from receptive import coverage
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
-from receptive.validation import check_int
 from receptive.windows import max_window
 
-# F401 waived below: every name defined here before the split (gpu.bench_paths: what is timed; gpu.bench_patterns:
-# the pairs and coverage of each row; gpu.bench_plot: the figures; gpu.timing: the timers) stays importable from
-# gpu.bench, the private ones included
-from .bench_paths import GATHERED, KINDS, SUFFIX, TIMED_BACKENDS, _paths, _peer, label  # noqa: F401
-from .bench_patterns import _band_pairs, _layer_cap, _pairs, _pattern  # noqa: F401
-from .bench_plot import (  # noqa: F401
-    BACKEND_LINES,
-    BACKEND_NAMES,
-    KIND_COLORS,
-    KIND_LABELS,
-    PAPER_SPEEDUP,
-    _curves,
-    _draw,
-    draw_per_layer,
-    draw_speedup,
-    draw_to_coverage,
-    kind_and_backend,
-    plot_cost,
-)
+from .bench_paths import GATHERED, TIMED_BACKENDS, _paths, _peer, label
+from .bench_patterns import _layer_cap, _pairs, _pattern
+from .bench_plot import PAPER_SPEEDUP, plot_cost
 from .memory import peak_memory
-from .modules import multiscale_permutations
 from .neighbour_attention import resolved_method
-from .timing import _cuda_timer, _times  # noqa: F401
-from .validation import writable_folder
+from .timing import _times
+from .validation import check_int
+from .variants import multiscale_permutations
+
+__all__ = ["main", "run"]
+
+EXAMPLES = """examples:
+  python -m gpu.bench --n 256,512 --repeats 1                 # a quick look, printed only
+  python -m gpu.bench --json bench.json --plot cost.png       # the full CPU (or GPU) run, saved
+  python -m gpu.bench --backward --n 1024,4096 --json bw.json # forward + backward
+  python -m gpu.bench --replot bench.json --plot cost.png     # redraw a saved run, no timing
+"""
 
 
 def run(args) -> dict:
+    """Time every path of ``args`` and relate it to coverage.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed flags of :func:`main` (``n`` a list of lengths, ``backends`` a list of names).
+
+    Returns
+    -------
+    dict
+        ``{"version", "device", "torch", "parameters", "rows", "cost_to_full_coverage"}``: one row per (n, path)
+        with its median seconds, TFLOP/s and ratios, and per row ``L*`` and ``L*`` times the seconds.
+    """
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
     dtype = getattr(torch, args.dtype)
@@ -153,29 +160,29 @@ def run(args) -> dict:
 
 
 def _parse(p, argv):
-    p.add_argument("--n", default="1024,2048,4096,8192,16384,32768", help="sequence lengths")
-    p.add_argument("--w", type=int, default=64, help="window (keys per query, default 64)")
-    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--n", default="1024,2048,4096,8192,16384,32768", help="sequence lengths, comma-separated")
+    p.add_argument("--w", type=int, default=64, help="window (keys per query)")
+    p.add_argument("--heads", type=int, default=4, help="query heads")
     p.add_argument("--dim", type=int, default=64, help="head dimension")
-    p.add_argument("--batch", type=int, default=1)
-    p.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], default="float32")
+    p.add_argument("--batch", type=int, default=1, help="batch size")
+    p.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], default="float32", help="dtype of q, k, v")
     p.add_argument("--backward", action="store_true", help="time forward + backward")
-    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--repeats", type=int, default=3, help="timed runs per path (the median is kept)")
     p.add_argument(
         "--variants",
         action="store_true",
-        help="also time the causal variants as the modules run them: multi-scale SA (per-head block permutations) "
+        help="also time the causal variants as the layers run them: multi-scale SA (per-head block permutations) "
         "and dilated heads (a window per residue class) on every backend, Kleinberg keys (gathered key table)",
     )
     p.add_argument(
         "--backends",
         default=None,
-        help=f"windowed backends to time, from {', '.join(TIMED_BACKENDS)} (default: all three on CUDA, torch on "
+        help=f"windowed backends to time, from {', '.join(TIMED_BACKENDS)} (None: all three on CUDA, torch on "
         "the CPU, where FlexAttention runs eagerly with O(n^2) scores and the Triton kernel needs the interpreter)",
     )
-    p.add_argument("--json", default="benchmarks/results/gpu_bench.json")
+    p.add_argument("--json", default=None, metavar="PATH", help="write the result rows to PATH (its folder must exist)")
     p.add_argument("--replot", default=None, metavar="JSON", help="only redraw --plot from a result JSON (no timing)")
-    p.add_argument("--plot", default="benchmarks/results/cost_to_coverage.png", help="figure (PNG and PDF)")
+    p.add_argument("--plot", default=None, metavar="PATH", help="draw the cost figure to PATH as PNG and PDF")
     args = p.parse_args(argv)
     cuda = torch.cuda.is_available()
     try:
@@ -184,8 +191,10 @@ def _parse(p, argv):
             check_int(f"--{name}", getattr(args, name), 1)
         default = ",".join(TIMED_BACKENDS) if cuda else "torch"
         args.backends = comma_names("--backends", args.backends or default, TIMED_BACKENDS)
-    except ValueError as exc:
+    except (TypeError, ValueError) as exc:
         p.error(str(exc))
+    if args.replot is not None and args.plot is None:
+        p.error("--replot: needs --plot, the figure to draw")
     if args.w > max_window(min(args.n), False, False):
         p.error(f"--w: expected at most {max_window(min(args.n), False, False)} for n = {min(args.n)}, got {args.w}")
     if args.variants and args.w > min(args.n):
@@ -194,18 +203,41 @@ def _parse(p, argv):
         p.error("--backends: triton needs a CUDA GPU (tests run the kernel on the interpreter instead)")
     if not cuda and "flex" in args.backends and args.backward:
         p.error("--backends: flex has no backward on the CPU; drop --backward or flex")
-    try:  # before minutes of timing, not after
-        writable_folder("--json", Path(args.json).parent)
-        writable_folder("--plot", Path(args.plot).parent)
+    try:  # before minutes of timing, not after; the same rule as receptive.coverage's --csv and --plot
+        if args.json is not None:
+            check_writable(args.json, "--json")
+        if args.plot is not None:
+            check_writable(args.plot, "--plot", make_parents=True)
     except ValueError as exc:
         p.error(str(exc))
     return args
 
 
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults in the help, the description and examples as written."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = OneLineErrorParser(
-        prog="python -m gpu.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    """Run ``python -m gpu.bench`` with ``argv`` (default ``sys.argv[1:]``).
+
+    Parameters
+    ----------
+    argv : list of str or None, default None
+        The flags; ``--help`` lists them with their defaults.
+
+    Returns
+    -------
+    int
+        0 on success; a bad flag exits with status 2 and one line naming it.
+
+    Examples
+    --------
+    >>> main(["--n", "64", "--w", "200"])
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
+    p = OneLineErrorParser(prog="python -m gpu.bench", description=__doc__, epilog=EXAMPLES, formatter_class=_Formatter)
     args = _parse(p, argv)
     if args.replot is not None:
         try:
@@ -222,8 +254,13 @@ def main(argv: list[str] | None = None) -> int:
     doc["command"] = "python -m gpu.bench " + " ".join(sys.argv[1:] if argv is None else argv)
     doc["torch_threads"] = torch.get_num_threads()
     doc["load_average_before"], doc["load_average_after"] = list(load_before), list(os.getloadavg())
-    Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"wrote {args.json}, " + ", ".join(plot_cost(doc, args.plot)))
+    written = []
+    if args.json is not None:
+        written.append(write_atomic(args.json, json.dumps(doc, indent=1) + "\n", option="--json"))
+    if args.plot is not None:
+        written += plot_cost(doc, args.plot)
+    if written:
+        print("wrote " + ", ".join(map(str, written)))
     return 0
 
 

@@ -41,7 +41,8 @@ from collections.abc import Callable
 
 import torch
 
-from gpu.approx.methods import METHODS, approximate
+from gpu.approx.methods import METHODS, approximate, exact_attention
+from graphs.validation import check_int
 
 PREFIX = "receptive"
 
@@ -63,7 +64,45 @@ def _keep_mask(attention_mask: torch.Tensor, shape: tuple[int, int, int]) -> tor
 
 
 def padded(attend: Attend, q, k, v, attention_mask, causal: bool, layer: int, layers: int) -> torch.Tensor:
-    """``attend`` on the valid tokens of each sequence (see the module docstring); ``(batch, heads, n, d_v)``."""
+    """``attend`` on the valid tokens of each sequence, padded query rows set to zero.
+
+    Parameters
+    ----------
+    attend : callable
+        ``attend(q, k, v, causal, layer, layers)`` on unpadded ``(batch, heads, n, d)`` tensors.
+    q, k, v : torch.Tensor
+        ``(batch, heads, n, d)``.
+    attention_mask : torch.Tensor or None
+        A boolean (``True``: attend) or additive 4-d mask ``(batch, 1 or heads, n, n)``; ``None``: no padding.
+    causal : bool
+        Whether the model is causal.
+    layer, layers : int
+        The layer's index and the model's number of layers.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Raises
+    ------
+    ValueError
+        If the mask is not key padding (with the causal mask of a causal model), or differs between heads.
+
+    Examples
+    --------
+    >>> import torch
+    >>> q = torch.ones(1, 1, 3, 2)
+    >>> keep = torch.tensor([True, True, False])
+    >>> mask = (keep[None, :] & keep[:, None])[None, None]
+    >>> padded(lambda q, k, v, causal, layer, layers: q, q, q, q, mask, False, 0, 1)[0, 0, :, 0]
+    tensor([1., 1., 0.])
+
+    References
+    ----------
+    Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757. Wolf et al. (2020).
+    Transformers: state-of-the-art natural language processing. EMNLP (system demonstrations).
+    """
     b, _, n, _ = q.shape
     if attention_mask is None:
         return attend(q, k, v, causal, layer, layers)
@@ -96,7 +135,35 @@ def padded(attend: Attend, q, k, v, attention_mask, causal: bool, layer: int, la
 
 
 def hf_attention(attend: Attend, name: str = "receptive") -> Callable:
-    """A transformers attention function around ``attend(q, k, v, causal, layer)``."""
+    """A transformers attention function around ``attend(q, k, v, causal, layer, layers)``.
+
+    Parameters
+    ----------
+    attend : callable
+        ``attend(q, k, v, causal, layer, layers)`` on unpadded ``(batch, heads, n, d)`` tensors.
+    name : str, default "receptive"
+        The implementation's name, used in error messages.
+
+    Returns
+    -------
+    callable
+        ``forward(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None, **kwargs)``
+        returning ``(output (batch, n, heads, d), None)``; it raises ``ValueError`` on dropout, on a KV cache
+        (fewer queries than keys) and on ``position_bias`` or ``softcap``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> forward = hf_attention(lambda q, k, v, causal, layer, layers: v, "identity")
+    >>> x = torch.zeros(1, 2, 5, 4)  # (batch, heads, n, d)
+    >>> forward(None, x, x, x, None)[0].shape
+    torch.Size([1, 5, 2, 4])
+
+    References
+    ----------
+    Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757. Wolf et al. (2020).
+    Transformers: state-of-the-art natural language processing. EMNLP (system demonstrations).
+    """
 
     def forward(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, is_causal=None,
                 **kwargs):  # fmt: skip
@@ -126,7 +193,36 @@ def hf_attention(attend: Attend, name: str = "receptive") -> Callable:
 
 
 def register_function(name: str, attend: Attend) -> str:
-    """Register ``attend`` under ``name`` with transformers' attention and mask interfaces; returns ``name``."""
+    """Register ``attend`` under ``name`` with transformers' attention and mask interfaces.
+
+    Parameters
+    ----------
+    name : str
+        The implementation's name (no ``/``: transformers reads that as a hub kernel).
+    attend : callable
+        ``attend(q, k, v, causal, layer, layers)``.
+
+    Returns
+    -------
+    str
+        ``name``, to pass as ``attn_implementation``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is empty, not a string or contains ``/``.
+
+    Examples
+    --------
+    >>> from gpu.approx import exact_attention
+    >>> register_function("receptive-doc-exact", lambda q, k, v, causal, *_: exact_attention(q, k, v, causal))
+    'receptive-doc-exact'
+
+    References
+    ----------
+    Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757. Wolf et al. (2020).
+    Transformers: state-of-the-art natural language processing. EMNLP (system demonstrations).
+    """
     from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
@@ -138,7 +234,27 @@ def register_function(name: str, attend: Attend) -> str:
 
 
 def implementation_name(method: str, budget: int, seed: int = 0) -> str:
-    """``receptive-<method>-<budget>`` (``-s<seed>`` appended when ``seed != 0``)."""
+    """The registered name of ``method`` at ``budget``: ``receptive-<method>-<budget>`` (``-s<seed>`` if ``seed``).
+
+    Parameters
+    ----------
+    method : str
+        A name of :data:`gpu.approx.METHODS`.
+    budget : int
+        The budget.
+    seed : int, default 0
+        The seed.
+
+    Returns
+    -------
+    str
+        The name.
+
+    Examples
+    --------
+    >>> implementation_name("sa", 128), implementation_name("sa", 128, seed=2)
+    ('receptive-sa-128', 'receptive-sa-128-s2')
+    """
     return f"{PREFIX}-{method}-{budget}" + (f"-s{seed}" if seed else "")
 
 
@@ -149,8 +265,45 @@ def _layer_options(layer_options, layer: int) -> dict:
 
 
 def method_attend(method: str, budget: int, seed: int = 0, layer_options=None) -> Attend:
-    """``attend`` running ``approximate(method, ..., budget, seed=seed * layers + layer, causal=causal, **options)``
-    with the options of ``layer_options`` (a list of dicts, one per layer, or ``layer -> dict``)."""
+    """An ``attend`` running ``approximate(method, ..., budget, seed=seed * layers + layer, causal=causal, **options)``.
+
+    Parameters
+    ----------
+    method : str
+        A name of :data:`gpu.approx.METHODS`.
+    budget : int
+        The method's budget, at least 1.
+    seed : int, default 0
+        The model's seed; layer ``l`` of ``L`` draws with ``seed * L + l``.
+    layer_options : list of dict or callable, optional
+        The method's options per layer (a list indexed by layer, or ``layer -> dict``).
+
+    Returns
+    -------
+    callable
+        ``attend(q, k, v, causal, layer, layers)``.
+
+    Raises
+    ------
+    TypeError
+        If ``method`` is not a string or ``budget``, ``seed`` are not integers.
+    ValueError
+        If ``method`` is unknown, ``budget < 1`` or ``seed < 0``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> attend = method_attend("top-k", 8)
+    >>> q = torch.randn(1, 2, 8, 4)
+    >>> from gpu.approx import exact_attention
+    >>> torch.allclose(attend(q, q, q, False, 0, 1), exact_attention(q, q, q), atol=1e-6)
+    True
+
+    References
+    ----------
+    Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757. Wolf et al. (2020).
+    Transformers: state-of-the-art natural language processing. EMNLP (system demonstrations).
+    """
     _validate(method, budget, seed)
 
     def attend(q, k, v, causal, layer, layers):
@@ -161,20 +314,81 @@ def method_attend(method: str, budget: int, seed: int = 0, layer_options=None) -
 
 
 def register(method: str, budget: int, seed: int = 0, layer_options=None) -> str:
-    """Register ``method`` of :data:`gpu.approx.METHODS` at ``budget`` (one-line ``ValueError`` on a bad method,
-    budget or seed); returns the name to pass as ``attn_implementation``. ``layer_options``: the method's options
-    per layer (a list of dicts or ``layer -> dict``), e.g. :func:`calibration_options` for the latent methods and
-    Loki, whose projections are computed offline from other text."""
+    """Register ``method`` of :data:`gpu.approx.METHODS` at ``budget`` as a transformers attention implementation.
+
+    Parameters
+    ----------
+    method : str
+        A name of :data:`gpu.approx.METHODS`.
+    budget : int
+        The method's budget, at least 1.
+    seed : int, default 0
+        The model's seed (layer ``l`` of ``L`` draws with ``seed * L + l``).
+    layer_options : list of dict or callable, optional
+        The method's options per layer, e.g. :func:`calibration_options` for the latent methods and Loki, whose
+        projections are computed offline from other text.
+
+    Returns
+    -------
+    str
+        The name to pass as ``attn_implementation`` (:func:`implementation_name`).
+
+    Raises
+    ------
+    TypeError
+        If ``method`` is not a string or ``budget``, ``seed`` are not integers.
+    ValueError
+        If ``method`` is unknown, ``budget < 1`` or ``seed < 0``.
+
+    Examples
+    --------
+    >>> register("sa", 64)
+    'receptive-sa-64'
+
+    References
+    ----------
+    Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757. Wolf et al. (2020).
+    Transformers: state-of-the-art natural language processing. EMNLP (system demonstrations).
+    """
     attend = method_attend(method, budget, seed, layer_options)
     return register_function(implementation_name(method, budget, seed), attend)
 
 
 def capture_keys_values(model, input_ids: torch.Tensor, **inputs) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Every layer's ``(k, v)`` (``(batch, heads, n, d)``, key heads repeated for grouped-query attention, after
-    RoPE where the model applies it) under exact attention on ``input_ids``: calibration data for the methods
-    whose projections are fitted offline."""
-    from gpu.approx.methods import exact_attention
+    """Every layer's ``(k, v)`` under exact attention on ``input_ids``: calibration data for the methods whose
+    projections are fitted offline.
 
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        A model whose attention dispatches through ``ALL_ATTENTION_FUNCTIONS``; its implementation is restored.
+    input_ids : torch.Tensor
+        ``(batch, n)`` token ids.
+    **inputs
+        Further model inputs (e.g. ``attention_mask``).
+
+    Returns
+    -------
+    list of (torch.Tensor, torch.Tensor)
+        Per layer, ``(batch, heads, n, d)`` keys and values (key heads repeated for grouped-query attention, after
+        RoPE where the model applies it).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from transformers import LlamaConfig, LlamaForCausalLM
+    >>> config = LlamaConfig(vocab_size=16, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+    ...                      num_attention_heads=2, num_key_value_heads=1, attn_implementation="eager")
+    >>> torch.manual_seed(0) and None
+    >>> captured = capture_keys_values(LlamaForCausalLM(config), torch.arange(6)[None])
+    >>> len(captured), tuple(captured[0][0].shape)
+    (2, (1, 2, 6, 8))
+
+    References
+    ----------
+    Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757. Wolf et al. (2020).
+    Transformers: state-of-the-art natural language processing. EMNLP (system demonstrations).
+    """
     captured: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
 
     def attend(q, k, v, causal, layer, layers):
@@ -192,22 +406,80 @@ def capture_keys_values(model, input_ids: torch.Tensor, **inputs) -> list[tuple[
 
 
 def calibration_options(method: str, captured: list[tuple[torch.Tensor, torch.Tensor]]) -> list[dict] | None:
-    """``layer_options`` for :func:`register`: ``calibration`` from :func:`capture_keys_values` for the methods
-    that take it (Loki: the keys; MLA, TransMLA: keys and values); ``None`` for the others."""
+    """``layer_options`` for :func:`register` from :func:`capture_keys_values`.
+
+    Parameters
+    ----------
+    method : str
+        A name of :data:`gpu.approx.METHODS`.
+    captured : list of (torch.Tensor, torch.Tensor)
+        Per layer, keys and values.
+
+    Returns
+    -------
+    list of dict or None
+        ``[{"calibration": ...}, ...]`` for the methods that take it (Loki: the keys; MLA, TransMLA: keys and
+        values); ``None`` for the others.
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown.
+
+    Examples
+    --------
+    >>> import torch
+    >>> k = v = torch.zeros(1, 1, 4, 2)
+    >>> calibration_options("sa", [(k, v)]) is None, list(calibration_options("mla", [(k, v)])[0])
+    (True, ['calibration'])
+    """
+    if method not in METHODS:
+        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
     if "calibration" not in METHODS[method].options:
         return None
     return [{"calibration": k if method == "loki" else (k, v)} for k, v in captured]
 
 
 def _validate(method: str, budget: int, seed: int) -> None:
+    """Raise on a bad method, budget or seed."""
+    if not isinstance(method, str):
+        raise TypeError(f"method: expected a string, got {type(method).__name__}")
     if method not in METHODS:
         raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-        raise ValueError(f"budget: expected a positive integer (keys per query), got {budget!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
+    check_int("budget", budget, 1)
+    check_int("seed", seed, 0)
 
 
 def register_all(budgets=(16, 32, 64, 128), methods=None, seed: int = 0) -> list[str]:
-    """Every method (default: all of :data:`METHODS`) at every budget; the registered names."""
+    """Register every method (default: all of :data:`gpu.approx.METHODS`) at every budget.
+
+    Parameters
+    ----------
+    budgets : sequence of int, default (16, 32, 64, 128)
+        The budgets.
+    methods : sequence of str, optional
+        The methods; all by default.
+    seed : int, default 0
+        The seed.
+
+    Returns
+    -------
+    list of str
+        The registered names.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`register`.
+
+    Examples
+    --------
+    >>> register_all([8, 16], ["swa"])
+    ['receptive-swa-8', 'receptive-swa-16']
+
+    References
+    ----------
+    Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757. Wolf et al. (2020).
+    Transformers: state-of-the-art natural language processing. EMNLP (system demonstrations).
+    """
     return [register(m, b, seed) for m in (methods or METHODS) for b in budgets]

@@ -23,10 +23,9 @@ import numpy as np
 import torch
 
 from receptive.patterns.causal_variants import make_variant, variant_names
-from receptive.validation import check_int
 
 from .projections import AttentionProjections
-from .validation import check_qkv
+from .validation import check_int, check_qkv
 
 __all__ = ["PatternAttention", "neighbour_attention", "pattern_keys", "resolved_method"]
 
@@ -184,9 +183,9 @@ def _seeded_keys(variant: str, n: int, w: int, causal: bool, seed: int, layer: i
     return pattern_keys(make_variant(variant, n, w, causal, seed=seed), layer, device)
 
 
-def variant_window(window: int, n: int) -> int:
-    """The window a variant uses at length ``n``: ``min(window, n)`` (the patterns take ``w <= n``)."""
-    return min(window, n)
+def variant_window(w: int, n: int) -> int:
+    """The window a variant uses at length ``n``: ``min(w, n)`` (the patterns take ``w <= n``)."""
+    return min(w, n)
 
 
 class PatternAttention(AttentionProjections):
@@ -200,8 +199,8 @@ class PatternAttention(AttentionProjections):
     draws fresh permutations (``dilated`` is deterministic and draws nothing). ``last_keys`` holds the table used.
     """
 
-    def __init__(self, d_model, n_heads, window, *, variant, n_kv_heads=None, causal=True, rope=True, seed=0, layer=1):
-        super().__init__(d_model, n_heads, n_kv_heads, window, causal, rope)
+    def __init__(self, d_model, heads, w, *, variant, kv_heads=None, causal=False, rope=True, seed=0, layer=1):
+        super().__init__(d_model, heads, kv_heads, w, causal, rope)
         if variant not in variant_names():
             raise ValueError(f"variant: expected one of {', '.join(variant_names())}, got {variant!r}")
         self.variant = variant
@@ -210,7 +209,7 @@ class PatternAttention(AttentionProjections):
         self.last_keys: torch.Tensor | None = None
 
     def keys_for(self, n: int, device) -> torch.Tensor:
-        w = variant_window(self.window, n)
+        w = variant_window(self.w, n)
         seed = self.seed
         if self.training and self.random:
             seed = int(torch.randint(0, 2**31 - 1, (1,)).item())

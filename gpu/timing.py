@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 
-from receptive.validation import check_int
+from .validation import check_int
 
 
 def round_robin(
@@ -34,12 +34,44 @@ def round_robin(
     (caches and the allocator's free lists filled with its buffers, garbage for the collector, a clock lowered by a
     heavy kernel) falls on the same next step in all but about one round in ``m``, and biases its time nearly as
     in a fixed order; no statistic over the rounds can see or remove that bias.
+
+    Parameters
+    ----------
+    steps : Mapping of str to callable
+        The steps to time, each called without arguments.
+    repeats : int
+        Rounds, at least 1.
+    clock : callable, default time.perf_counter
+        Returns seconds.
+
+    Returns
+    -------
+    dict of str to list of float
+        Every step's seconds, one per round.
+
+    Raises
+    ------
+    TypeError
+        If ``steps`` is not a mapping of callables, ``repeats`` not an integer or ``clock`` not callable.
+    ValueError
+        If ``repeats`` is below 1.
+
+    Examples
+    --------
+    >>> ticks = iter(range(100))
+    >>> calls = []
+    >>> runs = round_robin({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 2,
+    ...                    clock=lambda: next(ticks))
+    >>> calls  # warm-up a, b; round 0 a, b; round 1 b, a
+    ['a', 'b', 'a', 'b', 'b', 'a']
+    >>> runs
+    {'a': [1, 1], 'b': [1, 1]}
     """
     if not isinstance(steps, Mapping) or not all(callable(step) for step in steps.values()):
-        raise ValueError(f"steps: expected a mapping of names to callables, got {type(steps).__name__}")
+        raise TypeError(f"steps: expected a mapping of names to callables, got {type(steps).__name__}")
     check_int("repeats", repeats, 1)
     if not callable(clock):
-        raise ValueError(f"clock: expected a callable returning seconds, got {type(clock).__name__}")
+        raise TypeError(f"clock: expected a callable returning seconds, got {type(clock).__name__}")
     names = list(steps)
     for name in names:  # warm-up (compilation, caches, first allocations): not timed
         steps[name]()

@@ -1,7 +1,8 @@
-"""Argument checks of the attention backend, in the one style of the toolkit: a ``ValueError`` whose message starts
-with the argument's name and says what is allowed (``receptive.validation`` for plain integers and windows).
+"""Argument checks of the attention backend, in the one style of the toolkit.
 
-None of them reads a device tensor back to the host except :func:`check_perm` with ``validate=True`` on a
+A wrong type raises ``TypeError`` and a bad value ``ValueError``, each with a one-line message that starts with the
+argument's name and says what is allowed (:func:`check_int` and :func:`check_real` are :mod:`graphs.validation`'s).
+None of the checks reads a device tensor back to the host except :func:`check_perm` with ``validate=True`` on a
 permutation that already lives on the GPU (documented there): the per-call checks are on shapes and dtypes only.
 """
 
@@ -14,21 +15,164 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from graphs.validation import check_int, check_real
+
+__all__ = [
+    "BACKENDS",
+    "check_backend",
+    "check_causal",
+    "check_int",
+    "check_perm",
+    "check_qkv",
+    "check_real",
+    "check_tensor",
+    "writable_folder",
+]
+
+#: the values of every ``backend=`` argument
 BACKENDS = ("auto", "torch", "flex", "triton")
 
 
 def check_backend(backend) -> str:
+    """Check a ``backend=`` argument.
+
+    Parameters
+    ----------
+    backend : str
+        One of :data:`BACKENDS`.
+
+    Returns
+    -------
+    str
+        ``backend``.
+
+    Raises
+    ------
+    TypeError
+        If ``backend`` is not a string.
+    ValueError
+        If ``backend`` is not one of :data:`BACKENDS`.
+
+    Examples
+    --------
+    >>> check_backend("torch")
+    'torch'
+    >>> check_backend("cuda")
+    Traceback (most recent call last):
+    ...
+    ValueError: backend: expected one of auto, torch, flex, triton, got 'cuda'
+    """
+    if not isinstance(backend, str):
+        raise TypeError(f"backend: expected a string, got {type(backend).__name__}")
     if backend not in BACKENDS:
         raise ValueError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
     return backend
 
 
+def check_causal(causal) -> bool:
+    """Check a ``causal=`` flag: it must be a bool, since ``"yes"`` or ``1`` would silently mean something.
+
+    Parameters
+    ----------
+    causal : bool
+        The flag (a numpy bool is accepted).
+
+    Returns
+    -------
+    bool
+        ``causal`` as a Python bool.
+
+    Raises
+    ------
+    TypeError
+        If ``causal`` is not a bool.
+
+    Examples
+    --------
+    >>> check_causal(False)
+    False
+    >>> check_causal(1)
+    Traceback (most recent call last):
+    ...
+    TypeError: causal: expected True or False, got 1 (int)
+    """
+    if not isinstance(causal, bool | np.bool_):
+        raise TypeError(f"causal: expected True or False, got {causal!r} ({type(causal).__name__})")
+    return bool(causal)
+
+
+def check_tensor(name: str, value, dim: int | None = None) -> torch.Tensor:
+    """Check that ``value`` is a tensor, of ``dim`` dimensions when given.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name (the first word of an error message).
+    value : torch.Tensor
+        The tensor.
+    dim : int or None, default None
+        The number of dimensions required.
+
+    Returns
+    -------
+    torch.Tensor
+        ``value``.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a tensor.
+    ValueError
+        If it has not ``dim`` dimensions.
+
+    Examples
+    --------
+    >>> import torch
+    >>> check_tensor("q", torch.zeros(1, 1, 2, 2), dim=4).shape
+    torch.Size([1, 1, 2, 2])
+    >>> check_tensor("q", [1.0])
+    Traceback (most recent call last):
+    ...
+    TypeError: q: expected a torch.Tensor, got list
+    """
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
+    if dim is not None and value.dim() != dim:
+        raise ValueError(f"{name}: expected a {dim}-d tensor, got shape {tuple(value.shape)}")
+    return value
+
+
 def check_qkv(q, k, v) -> None:
-    """``q``: ``(batch, heads, seq, head_dim)``; ``k, v``: the same with ``kv_heads`` dividing ``heads`` (GQA); one
-    floating dtype; at least one position."""
+    """Check the q, k, v of an attention call.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        ``(batch, heads, seq, head_dim)``, floating, at least one position.
+    k, v : torch.Tensor
+        ``(batch, kv_heads, seq, head_dim)`` with ``kv_heads`` dividing ``heads`` (GQA); q's dtype and device.
+
+    Raises
+    ------
+    TypeError
+        If one of them is not a tensor.
+    ValueError
+        If the shapes, dtypes or devices do not match as above.
+
+    Examples
+    --------
+    >>> import torch
+    >>> q = torch.zeros(1, 2, 4, 8)
+    >>> check_qkv(q, q[:, :1], q[:, :1])  # GQA: one kv head for two query heads
+    >>> check_qkv(q, q.double(), q.double())
+    Traceback (most recent call last):
+    ...
+    ValueError: q, k, v: expected one floating dtype, got torch.float32, torch.float64, torch.float64
+    """
     for name, t in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(t, torch.Tensor) or t.dim() != 4:
-            raise ValueError(f"{name}: expected a (batch, heads, seq, head_dim) tensor")
+        check_tensor(name, t)
+        if t.dim() != 4:
+            raise ValueError(f"{name}: expected a (batch, heads, seq, head_dim) tensor, got shape {tuple(t.shape)}")
     if k.shape != v.shape or q.shape[0] != k.shape[0] or q.shape[2:] != k.shape[2:]:
         raise ValueError(
             f"k, v: expected shape (batch, kv_heads, seq, head_dim) matching q {tuple(q.shape)}, "
@@ -45,22 +189,56 @@ def check_qkv(q, k, v) -> None:
 
 
 def check_perm(perm, n: int, heads: int, device, validate: bool = True) -> torch.Tensor:
-    """``perm`` (``(n,)`` shared by the heads or ``(heads, n)``, ``perm[p]`` = original position at permuted
-    position ``p``) as an int64 tensor on ``device``.
+    """Check a permutation of the sequence and return it as an int64 tensor on ``device``.
 
     Shape and dtype are always checked (free). With ``validate`` the values are checked to be a permutation of
-    ``0..n-1`` per row: on the host, before the copy, when ``perm`` is a numpy array, a list or a CPU tensor (no
+    ``0 .. n - 1`` per row: on the host, before the copy, when ``perm`` is a numpy array, a list or a CPU tensor (no
     device work); on the device when it already lives there, which reads one boolean back and so synchronises
     with the GPU: pass ``validate=False`` in a training loop once the permutation is known to be valid (a
     non-permutation then gives wrong rows, not an error).
+
+    Parameters
+    ----------
+    perm : array_like or torch.Tensor
+        ``(n,)`` shared by the heads or ``(heads, n)``; ``perm[p]`` is the original position at permuted position
+        ``p``.
+    n : int
+        Sequence length.
+    heads : int
+        Query heads.
+    device : torch.device or str
+        Where the result lives.
+    validate : bool, default True
+        Whether to check the values.
+
+    Returns
+    -------
+    torch.Tensor
+        ``perm`` as int64 on ``device``.
+
+    Raises
+    ------
+    TypeError
+        If ``perm`` does not hold integers.
+    ValueError
+        If its shape is wrong, or (``validate``) a row is not a permutation.
+
+    Examples
+    --------
+    >>> check_perm([2, 0, 1], 3, 4, "cpu").tolist()
+    [2, 0, 1]
+    >>> check_perm([0, 0, 1], 3, 4, "cpu")
+    Traceback (most recent call last):
+    ...
+    ValueError: perm: expected a permutation of 0..2 (each position once per row)
     """
     if not isinstance(perm, torch.Tensor):
         arr = np.asarray(perm)
         if not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError(f"perm: expected integer positions, got dtype {arr.dtype}")
+            raise TypeError(f"perm: expected integer positions, got dtype {arr.dtype}")
         perm = torch.from_numpy(arr.astype(np.int64, copy=False))
     if perm.dtype.is_floating_point or perm.dtype.is_complex or perm.dtype == torch.bool:
-        raise ValueError(f"perm: expected integer positions, got dtype {perm.dtype}")
+        raise TypeError(f"perm: expected integer positions, got dtype {perm.dtype}")
     if tuple(perm.shape) not in ((n,), (heads, n)):
         raise ValueError(f"perm: expected shape ({n},) or ({heads}, {n}), got {tuple(perm.shape)}")
     if validate:
@@ -71,8 +249,36 @@ def check_perm(perm, n: int, heads: int, device, validate: bool = True) -> torch
 
 
 def writable_folder(name: str, folder) -> Path:
-    """``folder`` created if missing and probed with a temporary file; a ``ValueError`` naming ``name`` if this
-    process cannot write there, after removing the folders it created (a failed check leaves nothing behind)."""
+    """Create ``folder`` if missing and check that this process can write there.
+
+    For commands whose output is a folder of their own (a training run); a command writing one file into an
+    existing folder checks that folder with :func:`graphs._atomic.check_writable` instead, which refuses a missing
+    one. A failed check removes the folders it created, so it leaves nothing behind.
+
+    Parameters
+    ----------
+    name : str
+        The argument or flag that named ``folder`` (the first word of an error message).
+    folder : str or os.PathLike
+        The folder.
+
+    Returns
+    -------
+    pathlib.Path
+        ``folder``.
+
+    Raises
+    ------
+    ValueError
+        If the folder cannot be created or written to.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     writable_folder("--out", pathlib.Path(tmp) / "run").is_dir()
+    True
+    """
     folder = Path(folder)
     missing = [p for p in (folder, *folder.parents) if not p.exists()]
     try:
@@ -86,10 +292,3 @@ def writable_folder(name: str, folder) -> Path:
                 created.rmdir()
         raise ValueError(f"{name}: cannot write to {str(folder)!r} ({exc.strerror or type(exc).__name__})") from None
     return folder
-
-
-def check_causal(causal) -> bool:
-    """``causal`` must be a bool (``"yes"`` or ``1`` would silently mean something)."""
-    if not isinstance(causal, bool | np.bool_):
-        raise ValueError(f"causal: expected True or False, got {causal!r}")
-    return bool(causal)

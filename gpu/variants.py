@@ -46,12 +46,11 @@ from receptive.patterns.causal_variants import (
     check_blocks,
     default_blocks,
 )
-from receptive.validation import check_int
 from receptive.windows import check_window, max_window
 
 from .attention import _expand_kv, sa_attention, swa_attention
 from .neighbour_attention import neighbour_attention
-from .validation import check_backend, check_causal, check_qkv
+from .validation import check_backend, check_causal, check_int, check_qkv
 
 __all__ = [
     "VARIANTS",
@@ -91,23 +90,23 @@ def check_blocks_option(blocks, variant: str):
     return tuple(int(b) for b in blocks)  # that they divide n is checked once n is known (check_blocks)
 
 
-def head_blocks(n: int, heads: int, window: int, blocks=None) -> list[int]:
+def head_blocks(n: int, heads: int, w: int, blocks=None) -> list[int]:
     """Block size of every head of multi-scale SA: ``blocks`` (default
     :func:`receptive.patterns.causal_variants.default_blocks`: ``w, w^2, ..., n``) assigned to the heads in turn,
     the largest scale first (with fewer heads than scales, the smallest scales are dropped)."""
     heads = check_int("heads", heads, 1)
-    scales = check_blocks(default_blocks(n, window) if blocks is None else blocks, n)[::-1]
+    scales = check_blocks(default_blocks(n, w) if blocks is None else blocks, n)[::-1]
     return [scales[h % len(scales)] for h in range(heads)]
 
 
-def multiscale_permutations(n, heads, window, *, blocks=None, seed=None, layer=1, generator=None, device=None):
+def multiscale_permutations(n, heads, w, *, blocks=None, seed=None, layer=1, generator=None, device=None):
     """Per-head permutations ``(heads, n)`` of multi-scale SA (``sa-ms``): head ``h`` permutes uniformly within
     blocks of :func:`head_blocks`'s size. ``seed`` gives :func:`receptive.patterns.causal_variants.block_permutation`'s
     (the ones the coverage engine analyses); otherwise they are drawn on ``device`` (q's) with ``generator``: the
     block index plus a uniform tie-break, argsorted, so no host round trip."""
     if check_int("n", n, 1) == 1:  # one token: nothing to permute (the patterns start at n = 2)
         return torch.zeros((check_int("heads", heads, 1), 1), dtype=torch.int64, device=device)
-    sizes = head_blocks(n, heads, window, blocks)
+    sizes = head_blocks(n, heads, w, blocks)
     if seed is not None:
         return _seeded_multiscale(n, tuple(sizes), seed, layer, torch.device(device) if device else torch.device("cpu"))
     where = device if generator is None else generator.device
@@ -134,13 +133,13 @@ def _pattern_dilations(n: int, w: int) -> tuple[int, ...]:
     return (1,) if n == 1 else tuple(DilatedHeads(n, w).dilations)  # one token: the window is the token itself
 
 
-def head_dilations(n: int, heads: int, window: int) -> list[int]:
+def head_dilations(n: int, heads: int, w: int) -> list[int]:
     """Dilation of every head of ``dilated``: the default dilations of
-    :class:`receptive.patterns.causal_variants.DilatedHeads` ``(n, window)`` (``1, w, w^2, ...`` below ``n``; only
+    :class:`receptive.patterns.causal_variants.DilatedHeads` ``(n, w)`` (``1, w, w^2, ...`` below ``n``; only
     ``1`` for ``w = 1``), smallest first, assigned to the heads in turn (with fewer heads than dilations the largest
     are dropped: ``r = 1`` is the window that reaches the nearest keys)."""
     n, heads = check_int("n", n, 1), check_int("heads", heads, 1)
-    scales = _pattern_dilations(n, check_int("w", window, 1, n))
+    scales = _pattern_dilations(n, check_int("w", w, 1, n))
     return [scales[h % len(scales)] for h in range(heads)]
 
 

@@ -1,5 +1,20 @@
-"""Graph-analysis core of ``receptive``: bit-parallel reachability through layered and static graphs, path
-lengths, clustering, small-world measures (:mod:`graphs.smallworld`) and the connectome model."""
+"""Graph-analysis core of ``receptive``.
+
+Bit-parallel reachability through layered graphs (:mod:`graphs.reachability`), static graphs in CSR form
+(:class:`Graph`), path lengths (:mod:`graphs.paths`), clustering coefficients (:mod:`graphs.clustering_measures`),
+reference random graphs (:mod:`graphs.generators`), edge-list loaders (:mod:`graphs.io`), small-world measures and
+the connectome model (:mod:`graphs.smallworld`).
+
+No submodule shares a name with a function exported here: ``graphs.clustering`` is always the function
+:func:`graphs.clustering_measures.clustering`.
+
+Examples
+--------
+>>> import graphs
+>>> g = graphs.Graph.from_edges(3, [0, 1, 2], [1, 2, 0], directed=False)
+>>> graphs.clustering(g).average
+1.0
+"""
 
 from .memory import DEFAULT_MAX_MEMORY, parse_bytes
 from .ops import NeighbourOp, WindowOp, apply_layer
@@ -16,15 +31,15 @@ from .reachability import (
     slab_ranges,
 )
 
-#: names imported on first use (PEP 562): the coverage engine starts without scipy.sparse.csgraph and the static
-#: graph kernels (``python -X importtime -m receptive.coverage``)
+#: names imported on first use (PEP 562), so that ``import graphs`` (and the coverage engine) does not load
+#: scipy.sparse.csgraph or compile the static-graph kernels
 _LAZY = {
-    "ClusteringResult": "clustering",
-    "average_clustering": "clustering",
-    "clustering": "clustering",
-    "local_clustering": "clustering",
-    "transitivity": "clustering",
-    "triangles": "clustering",
+    "ClusteringResult": "clustering_measures",
+    "average_clustering": "clustering_measures",
+    "clustering": "clustering_measures",
+    "local_clustering": "clustering_measures",
+    "transitivity": "clustering_measures",
+    "triangles": "clustering_measures",
     "Graph": "graph",
     "PathLengths": "paths",
     "giant_component": "paths",

@@ -23,7 +23,38 @@ NONE, FULL, PREFIX, SUFFIX = 0, 1, 2, 3
 def block_or(bits, out, perm, starts, indptr, indices, diag, accumulate):
     """``out[perm[p]] (|)= OR`` of the key blocks ``indices[indptr[b]:indptr[b+1]]`` of ``p``'s block ``b``, plus
     its own block per ``diag``. Block ``b`` holds permuted positions ``starts[b] .. starts[b+1]-1``; an empty
-    ``perm`` is the identity. Rows are handled as 1-d views (vectorised loops)."""
+    ``perm`` is the identity. Rows are handled as 1-d views (vectorised loops).
+
+    Parameters
+    ----------
+    bits : numpy.ndarray
+        ``(n, W)`` uint64 slab, C-contiguous.
+    out : numpy.ndarray
+        Slab of the same shape, distinct from ``bits``, that receives the result.
+    perm : numpy.ndarray
+        int64 original index at each permuted position (empty: identity).
+    starts : numpy.ndarray
+        Block boundaries (``n_blocks + 1`` entries).
+    indptr, indices : numpy.ndarray
+        CSR lists of the key blocks of each query block.
+    diag : int
+        ``FULL``, ``PREFIX``, ``SUFFIX`` or ``NONE``: the keys of the own block.
+    accumulate : bool
+        OR into ``out`` instead of overwriting it.
+
+    References
+    ----------
+    .. [1] M. Zaheer et al., "Big Bird: transformers for longer sequences", NeurIPS 2020.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bits = np.array([[1], [2], [4], [8]], dtype=np.uint64); out = np.empty_like(bits)
+    >>> empty = np.empty(0, dtype=np.int64)
+    >>> block_or(bits, out, empty, np.array([0, 2, 4]), np.zeros(3, dtype=np.int64), empty, FULL, False)
+    >>> out[:, 0].tolist()
+    [3, 3, 12, 12]
+    """
     n_words = bits.shape[1]
     n_blocks = starts.shape[0] - 1
     has_perm = perm.shape[0] > 0
@@ -113,7 +144,31 @@ def _or_all_rows(out, row):
 
 def global_keys_or(bits: np.ndarray, out: np.ndarray, tokens: np.ndarray, order: int) -> None:
     """``out[i] |= OR bits[g]`` over the global tokens ``g`` (sorted), all of them (``order = 0``), those ``<= i``
-    (``+1``, causal) or ``>= i`` (``-1``)."""
+    (``+1``, causal) or ``>= i`` (``-1``).
+
+    Parameters
+    ----------
+    bits : numpy.ndarray
+        ``(n, W)`` uint64 slab, C-contiguous.
+    out : numpy.ndarray
+        Slab of the same shape, distinct from ``bits``, that receives the result.
+    tokens : numpy.ndarray
+        Sorted int64 positions of the global tokens.
+    order : {0, 1, -1}
+        Causal filter.
+
+    References
+    ----------
+    .. [1] I. Beltagy, M. E. Peters and A. Cohan, "Longformer: the long-document transformer", arXiv:2004.05150 (2020).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bits = np.array([[1], [2], [4]], dtype=np.uint64); out = np.zeros_like(bits)
+    >>> global_keys_or(bits, out, np.array([0]), 0)
+    >>> out[:, 0].tolist()
+    [1, 1, 1]
+    """
     if tokens.size == 0:
         return
     if order == 0:
@@ -123,7 +178,27 @@ def global_keys_or(bits: np.ndarray, out: np.ndarray, tokens: np.ndarray, order:
 
 
 def global_queries_or(bits: np.ndarray, out: np.ndarray, tokens: np.ndarray, order: int) -> None:
-    """``out[g] |= OR bits[j]`` over every key ``j`` (``order = 0``), ``j <= g`` (``+1``) or ``j >= g`` (``-1``)."""
+    """``out[g] |= OR bits[j]`` over every key ``j`` (``order = 0``), ``j <= g`` (``+1``) or ``j >= g`` (``-1``).
+
+    Parameters
+    ----------
+    bits : numpy.ndarray
+        ``(n, W)`` uint64 slab, C-contiguous.
+    out : numpy.ndarray
+        Slab of the same shape, distinct from ``bits``, that receives the result.
+    tokens : numpy.ndarray
+        Sorted int64 positions of the global tokens.
+    order : {0, 1, -1}
+        Causal filter.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bits = np.array([[1], [2], [4]], dtype=np.uint64); out = np.zeros_like(bits)
+    >>> global_queries_or(bits, out, np.array([1]), 1)
+    >>> out[:, 0].tolist()
+    [0, 3, 0]
+    """
     if tokens.size == 0:
         return
     if order == 0:
@@ -140,7 +215,29 @@ def _tile(bits: np.ndarray) -> int:
 @njit(parallel=True, cache=True)
 def full_or(bits, out, order, accumulate, tile):
     """Full attention: ``out[i] (|)= OR`` of every row (``order = 0``), of rows ``j <= i`` (``+1``, causal) or
-    ``j >= i`` (``-1``). Word tiles run in parallel, each sweeping the rows in order: ``O(n W)``, row-contiguous."""
+    ``j >= i`` (``-1``). Word tiles run in parallel, each sweeping the rows in order: ``O(n W)``, row-contiguous.
+
+    Parameters
+    ----------
+    bits : numpy.ndarray
+        ``(n, W)`` uint64 slab, C-contiguous.
+    out : numpy.ndarray
+        Slab of the same shape, distinct from ``bits``, that receives the result.
+    order : {0, 1, -1}
+        Causal filter.
+    accumulate : bool
+        OR into ``out`` instead of overwriting it.
+    tile : int
+        Words per parallel task.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bits = np.array([[1], [2], [4]], dtype=np.uint64); out = np.empty_like(bits)
+    >>> full_or(bits, out, 1, False, 1)
+    >>> out[:, 0].tolist()
+    [1, 3, 7]
+    """
     n, n_words = bits.shape
     n_tiles = (n_words + tile - 1) // tile
     for t in prange(n_tiles):

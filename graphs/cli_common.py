@@ -17,23 +17,98 @@ __all__ = ["OneLineErrorParser", "save_png_pdf", "write_atomic"]
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors are one line that names the argument (exit status 2)."""
+    """An ``ArgumentParser`` whose errors are one line that names the argument (exit status 2).
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> parser = OneLineErrorParser(prog="demo")
+    >>> _ = parser.add_argument("--n", type=int)
+    >>> err = io.StringIO()
+    >>> with contextlib.redirect_stderr(err):
+    ...     try:
+    ...         parser.parse_args(["--n", "x"])
+    ...     except SystemExit as exit:
+    ...         code = exit.code
+    >>> code, err.getvalue()
+    (2, "demo: error: argument --n: invalid int value: 'x' (see --help)\\n")
+    """
 
     def error(self, message: str):
+        """Exit with status 2 and ``message`` on one line."""
         message = " ".join(str(message).split())  # never more than one line
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def write_atomic(path: str | Path, text: str, *, option: str = "path", mkdir: bool = False) -> str:
-    """Write ``text`` to ``path`` whole or not at all (:func:`graphs._atomic.atomic_write`); ``mkdir``: create
-    missing folders first. A place that cannot be written gives a ``ValueError`` naming ``option``."""
+    """Write ``text`` to ``path`` whole or not at all, with the permissions a plain ``open`` would give.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file to write.
+    text : str
+        Its content.
+    option : str, optional
+        The option that named ``path`` (the first word of an error message).
+    mkdir : bool, optional
+        Create missing folders first.
+
+    Returns
+    -------
+    str
+        ``path``.
+
+    Raises
+    ------
+    ValueError
+        If ``path`` cannot be written.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     written = write_atomic(pathlib.Path(folder) / "a" / "b.json", "{}", option="--json", mkdir=True)
+    ...     pathlib.Path(written).read_text()
+    '{}'
+    """
     write_text_atomic(path, text, option, make_parents=mkdir)
     return str(path)
 
 
 def save_png_pdf(fig, path: str | Path, dpi: int = 150, *, option: str = "path") -> list[str]:
-    """Write ``fig`` to ``path`` without its suffix + ``.png`` and ``.pdf`` (folders created), each atomically,
-    close it, and return the two paths. An unwritable place gives a ``ValueError`` naming ``option``."""
+    """Write ``fig`` as PNG and PDF beside each other, each atomically, and close it.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    path : str or pathlib.Path
+        The files are ``path`` without its suffix plus ``.png`` and ``.pdf`` (folders created).
+    dpi : int, optional
+        Resolution of the PNG.
+    option : str, optional
+        The option that named ``path`` (the first word of an error message).
+
+    Returns
+    -------
+    list of str
+        The two paths written.
+
+    Raises
+    ------
+    ValueError
+        If the place cannot be written.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import matplotlib.figure
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     paths = save_png_pdf(matplotlib.figure.Figure(), pathlib.Path(folder) / "plot.png")
+    ...     [pathlib.Path(p).suffix for p in paths]
+    ['.png', '.pdf']
+    """
     import matplotlib.pyplot as plt
 
     stem = Path(path).with_suffix("")

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .graph import Graph
-from .validation import check_int, check_real
+from .validation import check_bool, check_int, check_real
 
 
 def _first_distinct(rng: np.random.Generator, m: int, space: int, draw) -> np.ndarray:
@@ -32,8 +32,7 @@ def _first_distinct(rng: np.random.Generator, m: int, space: int, draw) -> np.nd
 
 
 def erdos_renyi(n: int, mean_degree: float, directed: bool = False, seed: int = 0) -> Graph:
-    """The Erdos-Renyi random graph ``G(n, p)`` with ``p = <k> / (n - 1)`` (Erdos & Renyi 1959, Publ. Math.
-    Debrecen 6, 290; Gilbert 1959).
+    """The Erdos-Renyi random graph ``G(n, p)`` with ``p = <k> / (n - 1)``.
 
     Undirected: each of the ``N = n(n-1)/2`` pairs is an edge independently with probability ``p``; directed: each
     of the ``N = n(n-1)`` ordered pairs. So the number of edges is ``M ~ Binomial(N, p)`` with ``E[M] = pN``, the
@@ -42,10 +41,43 @@ def erdos_renyi(n: int, mean_degree: float, directed: bool = False, seed: int = 
     ``M``-subset of the pairs, so ``M`` is drawn from the binomial and then ``M`` distinct pairs are drawn by
     rejection (``O(M)`` memory, never an ``n x n`` matrix); above ``N/2`` edges the non-edges are drawn instead.
 
-    ``mean_degree`` must lie in ``[0, n-1]`` (``0`` for ``n = 1``).
+    Parameters
+    ----------
+    n : int
+        Number of nodes, at least 1.
+    mean_degree : float
+        Expected mean (out-)degree ``<k>``, in ``[0, n - 1]`` (``0`` for ``n = 1``).
+    directed : bool, optional
+        Draw ordered pairs (default ``False``: unordered).
+    seed : int, optional
+        Seed of ``numpy.random.default_rng``, ``>= 0``.
+
+    Returns
+    -------
+    Graph
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type (``n`` or ``seed`` not an integer, ``mean_degree`` not a real number,
+        ``directed`` not a bool).
+    ValueError
+        If ``n < 1``, ``mean_degree`` lies outside ``[0, n - 1]`` or ``seed < 0``.
+
+    References
+    ----------
+    .. [1] P. Erdos and A. Renyi, "On random graphs I", Publ. Math. Debrecen 6, 290-297 (1959).
+    .. [2] E. N. Gilbert, "Random graphs", Ann. Math. Statist. 30, 1141-1144 (1959).
+
+    Examples
+    --------
+    >>> g = erdos_renyi(1000, 8.0, seed=1)
+    >>> g.n, bool(7.5 < g.mean_degree < 8.5)
+    (1000, True)
     """
     n = check_int("n", n, 1)
     mean_degree = check_real("mean_degree", mean_degree, 0.0, float(n - 1))
+    directed = check_bool("directed", directed)
     seed = check_int("seed", seed, 0)
     rng = np.random.default_rng(seed)
     if n == 1 or mean_degree == 0:
@@ -80,6 +112,7 @@ def erdos_renyi(n: int, mean_degree: float, directed: bool = False, seed: int = 
 
 
 def _check_lattice(n: int, k: int) -> tuple[int, int]:
+    """``n >= 3`` and ``k`` even in ``[2, n - 1]``."""
     n = check_int("n", n, 3)
     k = check_int("k", k, 2, n - 1)
     if k % 2:
@@ -97,14 +130,45 @@ def _lattice_keys(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
 def ring_lattice(n: int, k: int) -> Graph:
     """The undirected ring lattice ``C(n, k)``: node ``u`` is linked to its ``k`` nearest neighbours on a ring,
     ``u +- 1 .. u +- k/2 (mod n)``; ``nk/2`` edges, every degree ``k``. Its clustering is ``3(k-2) / (4(k-1))`` and its
-    mean path length about ``n / (2k)`` (Watts & Strogatz 1998, Nature 393, 440). ``k`` even, ``2 <= k < n``."""
+    mean path length about ``n / (2k)``.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes, at least 3.
+    k : int
+        Degree, even, ``2 <= k < n``.
+
+    Returns
+    -------
+    Graph
+        Undirected.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``k`` is not an integer.
+    ValueError
+        If ``n < 3`` or ``k`` is odd or outside ``[2, n - 1]``.
+
+    References
+    ----------
+    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+       (1998).
+
+    Examples
+    --------
+    >>> g = ring_lattice(10, 4)
+    >>> g.edges, g.indices[:4].tolist()
+    (20, [1, 2, 8, 9])
+    """
     n, k = _check_lattice(n, k)
     u, v = _lattice_keys(n, k)
     return Graph.from_edges(n, u, v, directed=False)
 
 
 def watts_strogatz(n: int, k: int, beta: float, seed: int = 0) -> Graph:
-    """The Watts-Strogatz small-world graph (Watts & Strogatz 1998, Nature 393, 440), as
+    """The Watts-Strogatz small-world graph, as
     ``networkx.watts_strogatz_graph``: start from :func:`ring_lattice` ``(n, k)``; for ``j = 1 .. k/2``, each edge
     ``(u, u + j mod n)`` is rewired with probability ``beta`` to ``(u, x)`` with ``x`` uniform among the nodes
     that are neither ``u`` nor already linked to ``u`` (the rewiring is skipped if ``u`` is linked to every other
@@ -115,6 +179,42 @@ def watts_strogatz(n: int, k: int, beta: float, seed: int = 0) -> Graph:
     the start of the round plus the new edges already accepted in it, collisions redrawn in bulk. networkx decides
     them one node at a time, so an edge removed earlier in the same round can be chosen again there, not here; the
     model is the same and the difference is ``O(beta k / n)`` per choice.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes, at least 3.
+    k : int
+        Degree of the starting lattice, even, ``2 <= k < n``.
+    beta : float
+        Rewiring probability in ``[0, 1]``.
+    seed : int, optional
+        Seed of ``numpy.random.default_rng``, ``>= 0``.
+
+    Returns
+    -------
+    Graph
+        Undirected, ``n k / 2`` edges.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If ``n < 3``, ``k`` is odd or outside ``[2, n - 1]``, ``beta`` outside ``[0, 1]`` or ``seed < 0``.
+
+    References
+    ----------
+    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+       (1998).
+    .. [2] A. Hagberg, D. Schult and P. Swart, "Exploring network structure, dynamics, and function using
+       NetworkX", Proc. SciPy 2008, 11-15 (``networkx.watts_strogatz_graph``).
+
+    Examples
+    --------
+    >>> g = watts_strogatz(100, 6, 0.1, seed=2)
+    >>> g.edges, g.mean_degree
+    (300, 6.0)
     """
     n, k = _check_lattice(n, k)
     beta = check_real("beta", beta, 0.0, 1.0)

@@ -1,32 +1,40 @@
 """Loading real networks: edge-list CSV files (the FlyWire connections table and the like) and GraphML.
 
-The FlyWire whole-brain connectome (Dorkenwald et al. 2024, Nature 634, 124) ships its synapse table as CSV with
-columns ``pre_root_id, post_root_id, neuropil, syn_count, nt_type``: one row per (pre, post, neuropil), so the rows
-of a neuron pair are summed before thresholding, and the usual graph keeps pairs with ``>= 5`` synapses::
+The FlyWire whole-brain connectome [1]_ ships its synapse table as CSV with columns ``pre_root_id, post_root_id,
+neuropil, syn_count, nt_type``: one row per (pre, post, neuropil), so the rows of a neuron pair are summed before
+thresholding, and the usual graph keeps pairs with ``>= 5`` synapses [2]_::
 
     graph, ids = load_edge_list("connections.csv.gz", weight="syn_count", threshold=5)
+
+References
+----------
+.. [1] S. Dorkenwald et al., "Neuronal wiring diagram of an adult brain", Nature 634, 124-138 (2024).
+.. [2] P. Schlegel et al., "Whole-brain annotation and multi-connectome cell typing of Drosophila", Nature 634,
+   139-152 (2024).
 """
 
 from __future__ import annotations
 
 import csv
 import gzip
-import math
-import numbers
+import os
 from pathlib import Path
 
 import numpy as np
 
 from .graph import Graph
+from .validation import check_bool, check_choice, check_real
 
-#: re-exported: a networkx (Di)Graph as a :class:`Graph`, nodes numbered in ``list(graph.nodes)`` order
+#: a networkx (Di)Graph as a :class:`Graph`, nodes numbered in ``list(graph.nodes)`` order
 from_networkx = Graph.from_networkx
 
 
 def _resolve_column(kind: str, name, header: list[str], path: Path) -> int:
     """Index of column ``name``: an exact match, else the only column that starts with ``name`` (``pre`` finds
     ``pre_root_id``)."""
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str):
+        raise TypeError(f"{kind}: expected a column name (a string), got {name!r} ({type(name).__name__})")
+    if not name:
         raise ValueError(f"{kind}: expected a column name (a non-empty string), got {name!r}")
     if name in header:
         return header.index(name)
@@ -49,13 +57,9 @@ def _plain_column(kind: str, name) -> int:
         return int(name)
     if isinstance(name, int | np.integer) and not isinstance(name, bool) and name >= 0:
         return int(name)
+    if not isinstance(name, str | int | np.integer) or isinstance(name, bool):
+        raise TypeError(f"{kind}: expected a column number or name, got {name!r} ({type(name).__name__})")
     raise ValueError(f"{kind}: a plain edge list has no header; expected a column number >= 0, got {name!r}")
-
-
-def _check_choice(name: str, value, allowed) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{name}: expected one of {', '.join(allowed)}, got {value!r}")
-    return value
 
 
 def load_edge_list(
@@ -96,22 +100,68 @@ def load_edge_list(
     it can read, else the fastest installed; all give the same graph). pandas and pyarrow are optional (the
     ``bench`` extra installs them).
 
-    Raises ``FileNotFoundError`` for a missing file and ``ValueError`` naming the argument for a missing column, a
-    non-numeric or non-finite weight, a ``threshold`` without ``weight``, a malformed row, or no edges left.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The edge list, optionally gzip-compressed.
+    source, target : str or int, optional
+        The columns of the edges' end points: names (csv) or numbers from 0 (plain).
+    weight : str or int or None, optional
+        A numeric column summed per ordered pair.
+    threshold : float or None, optional
+        Keep the pairs whose summed weight is ``>= threshold`` (needs ``weight``).
+    directed : bool, optional
+        ``False``: return the underlying undirected graph.
+    format : {"auto", "csv", "plain"}, optional
+        The file's format.
+    engine : {"auto", "numba", "pyarrow", "pandas", "python"}, optional
+        The reader.
+
+    Returns
+    -------
+    graph : Graph
+        Nodes renumbered ``0..n-1`` in order of first appearance.
+    ids : numpy.ndarray
+        ``ids[u]``: the original id of node ``u`` (int64, or strings).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` is not a file.
+    TypeError
+        If an argument has the wrong type (``path`` not a path, a column not a name or number, ``threshold`` not
+        a real number, ``directed`` not a bool).
+    ValueError
+        Naming the argument: a missing column, a non-numeric or non-finite weight, a ``threshold`` without
+        ``weight``, an unknown ``format`` or ``engine``, a malformed row, or no edges left.
+
+    References
+    ----------
+    .. [1] S. Dorkenwald et al., "Neuronal wiring diagram of an adult brain", Nature 634, 124-138 (2024).
+    .. [2] J. Leskovec and A. Krevl, "SNAP Datasets: Stanford large network dataset collection" (2014),
+       https://snap.stanford.edu/data (the plain format).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = pathlib.Path(folder) / "connections.csv"
+    ...     _ = path.write_text("pre_root_id,post_root_id,syn_count\\n7,9,3\\n7,9,4\\n9,8,2\\n")
+    ...     graph, ids = load_edge_list(path, weight="syn_count", threshold=5)
+    >>> graph.edges, ids.tolist()
+    (1, [7, 9])
     """
     from . import edgelist
 
     if threshold is not None:
         if weight is None:
             raise ValueError("threshold: needs a weight column (weight=None)")
-        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not math.isfinite(threshold):
-            raise ValueError(f"threshold: expected a finite real number, got {threshold!r}")
-    if not isinstance(directed, bool | np.bool_):
-        raise ValueError(f"directed: expected a bool, got {directed!r}")
-    fmt = _check_choice("format", format, edgelist.FORMATS)
-    engine = _check_choice("engine", engine, edgelist.ENGINES)
-    if not isinstance(path, str | Path):
-        raise ValueError(f"path: expected a file name, got {type(path).__name__}")
+        threshold = check_real("threshold", threshold)
+    directed = check_bool("directed", directed)
+    fmt = check_choice("format", format, edgelist.FORMATS)
+    engine = check_choice("engine", engine, edgelist.ENGINES)
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"path: expected a file name, got {type(path).__name__}")
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"path: no such file {str(path)!r}")
@@ -170,10 +220,47 @@ def load_edge_list(
 
 
 def load_graphml(path) -> Graph:
-    """A graph from a GraphML file via ``networkx.read_graphml``; nodes numbered in the file's node order, directed
-    when the file's ``edgedefault`` is directed. Parallel edges collapse and self-loops are dropped."""
+    """Load a graph from a GraphML file via ``networkx.read_graphml``.
+
+    Nodes are numbered in the file's node order; the graph is directed when the file's ``edgedefault`` is.
+    Parallel edges collapse and self-loops are dropped.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The GraphML file.
+
+    Returns
+    -------
+    Graph
+
+    Raises
+    ------
+    TypeError
+        If ``path`` is not a path.
+    FileNotFoundError
+        If ``path`` is not a file.
+    ValueError
+        If the file is not readable GraphML or holds no nodes.
+
+    References
+    ----------
+    .. [1] U. Brandes et al., "GraphML progress report: structural layer proposal", Graph Drawing 2001, LNCS 2265,
+       501-512.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, networkx as nx
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = pathlib.Path(folder) / "ring.graphml"
+    ...     nx.write_graphml(nx.cycle_graph(5), path)
+    ...     load_graphml(path).edges
+    5
+    """
     import networkx as nx
 
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"path: expected a file name, got {type(path).__name__}")
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"path: no such file {str(path)!r}")

@@ -30,7 +30,22 @@ _H01 = np.uint64(0x0101010101010101)
 
 @njit(inline="always")
 def popcount64(x):
-    """Number of set bits of a uint64 (SWAR; LLVM lowers it to ``popcnt`` where available)."""
+    """Number of set bits of a uint64 (SWAR; LLVM lowers it to ``popcnt`` where available).
+
+    Parameters
+    ----------
+    x : numpy.uint64
+
+    Returns
+    -------
+    numpy.uint64
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> int(popcount64(np.uint64(0b1011)))
+    3
+    """
     x = x - ((x >> np.uint64(1)) & _M1)
     x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
     x = (x + (x >> np.uint64(4))) & _M4
@@ -123,6 +138,39 @@ def window_or_ordered(bits, out, perm, left, right, circular, direction, accumul
     The filter breaks the OR semigroup's sliding structure: short windows loop over their ``m`` keys, long ones
     (``m >= FENWICK_MIN_WINDOW``) use a Fenwick-tree sweep with ``O(log m)`` word operations per output word.
     Holes (``perm`` entries ``-1``) as in :func:`window_or`.
+
+    Parameters
+    ----------
+    bits : numpy.ndarray
+        ``(n, W)`` uint64 slab, C-contiguous.
+    out : numpy.ndarray
+        Slab of the same shape, distinct from ``bits``, that receives the result.
+    perm : numpy.ndarray
+        int64 original index at each permuted position (``-1`` holes; empty: identity).
+    left, right : int
+        Keys before and after the query's position.
+    circular : bool
+        Windows wrap around.
+    direction : {1, -1}
+        Keep keys ``<=`` (``+1``) or ``>=`` (``-1``) the query in original positions.
+    accumulate : bool
+        OR into ``out`` instead of overwriting it.
+    chunk_len, tile : int
+        Positions and words per parallel task.
+
+    References
+    ----------
+    .. [1] P. M. Fenwick, "A new data structure for cumulative frequency tables", Softw. Pract. Exper. 24, 327-336
+       (1994).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bits = np.zeros((4, 1), dtype=np.uint64); bits[:, 0] = [1, 2, 4, 8]
+    >>> out = np.empty_like(bits)
+    >>> window_or_ordered(bits, out, np.array([3, 2, 1, 0]), 1, 1, False, 1, False, 4, 1)
+    >>> out[:, 0].tolist()  # reversed order, causal: each query keeps its earlier neighbour only
+    [1, 3, 6, 12]
     """
     n_words = bits.shape[1]
     m = left + right + 1
@@ -179,7 +227,27 @@ def window_or_ordered(bits, out, perm, left, right, circular, direction, accumul
 
 @njit(parallel=True, cache=True)
 def neighbour_or(bits, out, indptr, indices, accumulate):
-    """``out[i] (|)= OR_{j in indices[indptr[i]:indptr[i+1]]} bits[j]`` for an explicit (CSR) neighbour list."""
+    """``out[i] (|)= OR_{j in indices[indptr[i]:indptr[i+1]]} bits[j]`` for an explicit (CSR) neighbour list.
+
+    Parameters
+    ----------
+    bits : numpy.ndarray
+        ``(n, W)`` uint64 slab, C-contiguous.
+    out : numpy.ndarray
+        Slab of the same shape, distinct from ``bits``, that receives the result.
+    indptr, indices : numpy.ndarray
+        int64 CSR lists of the keys of each query.
+    accumulate : bool
+        OR into ``out`` instead of overwriting it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bits = np.array([[1], [2], [4]], dtype=np.uint64); out = np.empty_like(bits)
+    >>> neighbour_or(bits, out, np.array([0, 2, 2, 3]), np.array([1, 2, 0]), False)
+    >>> out[:, 0].tolist()
+    [6, 0, 1]
+    """
     n, n_words = bits.shape
     for i in prange(n):
         if not accumulate:
@@ -193,7 +261,24 @@ def neighbour_or(bits, out, indptr, indices, accumulate):
 
 @njit(parallel=True, cache=True)
 def row_popcounts(bits):
-    """``counts[i]`` = number of set bits in row ``i``."""
+    """``counts[i]`` = number of set bits in row ``i``.
+
+    Parameters
+    ----------
+    bits : numpy.ndarray
+        ``(n, W)`` uint64 slab.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, length ``n``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> row_popcounts(np.array([[3, 1], [0, 0]], dtype=np.uint64)).tolist()
+    [3, 0]
+    """
     n, n_words = bits.shape
     counts = np.empty(n, dtype=np.int64)
     for i in prange(n):
@@ -249,6 +334,22 @@ def column_popcounts(bits: np.ndarray) -> np.ndarray:
 
     Bytes are spread into 8-bit lane counters with a 256-entry table and flushed every 255 rows, so the cost is
     ``8`` table look-ups per nonzero word instead of 64 bit tests.
+
+    Parameters
+    ----------
+    bits : numpy.ndarray
+        ``(n, W)`` uint64 slab.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, length ``64 W``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> column_popcounts(np.array([[3], [1]], dtype=np.uint64))[:3].tolist()
+    [2, 1, 0]
     """
     n = bits.shape[0]
     row_chunk = max(1024, -(-n // 16))

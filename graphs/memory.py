@@ -7,7 +7,8 @@ import re
 
 import numpy as np
 
-DEFAULT_MAX_MEMORY = 3 * 2**30  # bytes; "a few GiB" on a 24 GiB machine
+#: the default bound, in bytes, on what one reachability or path-length call allocates (3 GiB)
+DEFAULT_MAX_MEMORY = 3 * 2**30
 
 #: dask.utils.parse_bytes units (case-insensitive): decimal k/M/G/T/P (10^3 ..), binary Ki/Mi/Gi/Ti/Pi (2^10 ..),
 #: each with or without a trailing "B"; no unit means bytes.
@@ -23,15 +24,47 @@ _NUMBER = re.compile(r"([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?", re.IGNORECASE
 
 
 def parse_bytes(text: str | int | float, name: str = "max_memory") -> int:
-    """A size in bytes, with the semantics of ``dask.utils.parse_bytes``.
+    """Return a size in bytes, with the semantics of ``dask.utils.parse_bytes``.
 
     ``"5GB"`` = 5 * 10^9 (decimal: kB, MB, GB, TB, PB), ``"2GiB"`` = 2 * 2^30 (binary: KiB, MiB, GiB, TiB, PiB),
     units case-insensitive with or without ``B`` (``"512M"`` = 512 * 10^6, ``"512Mi"`` = 512 * 2^20), scientific
     notation (``"1e9"``), spaces allowed (``"1.5 GiB"``), a plain int or float = bytes. Fractions of a byte are
-    rounded down (as dask does). Raises ``ValueError`` naming ``name`` if the text is not a size or is under 1 byte.
+    rounded down (as dask does).
+
+    Parameters
+    ----------
+    text : str or int or float
+        The size.
+    name : str, optional
+        The argument or option that gave it (the first word of an error message).
+
+    Returns
+    -------
+    int
+        At least 1.
+
+    Raises
+    ------
+    TypeError
+        If ``text`` is neither a string nor a number (``bool`` and ``None`` included).
+    ValueError
+        If ``text`` is not a size, not finite or under 1 byte.
+
+    References
+    ----------
+    .. [1] Dask Development Team, ``dask.utils.parse_bytes``, https://docs.dask.org/en/stable/api.html (2016-).
+
+    Examples
+    --------
+    >>> parse_bytes("2GiB"), parse_bytes("512 MB"), parse_bytes(1e3)
+    (2147483648, 512000000, 1000)
+    >>> parse_bytes("lots", "--max-memory")
+    Traceback (most recent call last):
+    ...
+    ValueError: --max-memory: expected a size such as 2GiB, 512MB or 1e9 (bytes), got 'lots'
     """
     if isinstance(text, bool):
-        raise ValueError(f"{name}: expected a size in bytes such as 2GiB, 512MB or 1e9, got {text!r}")
+        raise TypeError(f"{name}: expected a size in bytes such as 2GiB, 512MB or 1e9, got {text!r}")
     if isinstance(text, int | np.integer):
         value = int(text)
     elif isinstance(text, float | np.floating):
@@ -49,22 +82,67 @@ def parse_bytes(text: str | int | float, name: str = "max_memory") -> int:
             raise ValueError(f"{name}: expected a finite size in bytes, got {text!r}")
         value = int(value)
     else:
-        raise ValueError(f"{name}: expected a size in bytes such as 2GiB, 512MB or 1e9, got {type(text).__name__}")
+        raise TypeError(f"{name}: expected a size in bytes such as 2GiB, 512MB or 1e9, got {type(text).__name__}")
     if value < 1:
         raise ValueError(f"{name}: expected at least 1 byte, got {text!r} ({value} bytes)")
     return value
 
 
 def slab_bytes(n: int, n_words: int, op_buffer_bytes: int = 0) -> int:
-    """Bytes one slab needs: two ``(n, n_words)`` uint64 bitset matrices (this layer, next layer), a row of counts,
-    and the operators' scratch."""
+    """Return the bytes one slab needs.
+
+    Two ``(n, n_words)`` uint64 bitset matrices (this layer, next layer), a row of counts, and the operators'
+    scratch.
+
+    Parameters
+    ----------
+    n : int
+        Nodes (rows of the bitsets).
+    n_words : int
+        64-bit words per row (64 seeds each).
+    op_buffer_bytes : int, optional
+        Scratch the layer's operators need.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> slab_bytes(1000, 2)
+    40000
+    """
     return 2 * n * n_words * 8 + n * 8 + op_buffer_bytes
 
 
 def words_per_slab(n: int, n_seeds: int, max_memory: int, op_buffer_bytes: int = 0) -> int:
-    """The widest slab (in 64-bit words) that fits ``max_memory``; raises ``MemoryError`` if not even one word fits.
+    """Return the widest slab, in 64-bit words, that fits ``max_memory``, never wider than ``n_seeds`` needs.
 
-    Never wider than ``n_seeds`` needs.
+    Parameters
+    ----------
+    n : int
+        Nodes (rows of the bitsets).
+    n_seeds : int
+        Seeds to propagate.
+    max_memory : int
+        Bytes available.
+    op_buffer_bytes : int, optional
+        Scratch the layer's operators need.
+
+    Returns
+    -------
+    int
+        At least 1.
+
+    Raises
+    ------
+    MemoryError
+        If not even one word (64 seeds) fits.
+
+    Examples
+    --------
+    >>> words_per_slab(1000, 640, 2**20), words_per_slab(1000, 64_000, 2**20)
+    (10, 65)
     """
     needed = -(-n_seeds // 64)
     fit = (max_memory - n * 8 - op_buffer_bytes) // (2 * n * 8)

@@ -2,7 +2,15 @@
 
 A layer is a tuple of operators whose edge sets are united (Gated SA+SWA = the SA operator and the SWA operator).
 Edges point from key ``j`` to query ``i`` ("``i`` attends to ``j``"); forward propagation moves seeds along
-them, backward propagation along their transpose.
+them, backward propagation along their transpose. Every operator has the same four methods: ``transpose()``,
+``apply(bits, out, accumulate)`` on ``(n, n_words)`` uint64 bitsets (bit ``s`` of row ``i``: seed ``s`` has
+reached ``i``), ``pair_count(n)`` and ``buffer_bytes(n, n_words)``.
+
+References
+----------
+.. [1] I. Beltagy, M. E. Peters and A. Cohan, "Longformer: the long-document transformer", arXiv:2004.05150 (2020)
+   (sliding windows and global tokens).
+.. [2] M. Zaheer et al., "Big Bird: transformers for longer sequences", NeurIPS 2020 (block-sparse attention).
 """
 
 from __future__ import annotations
@@ -27,6 +35,38 @@ class WindowOp:
     are truncated at the sequence edges or wrap around (``circular``). ``order = +1`` keeps only keys whose original
     index is ``<=`` the query's (the causal mask in original positions), ``-1`` only ``>=`` (its transpose), 0 keeps
     all.
+
+    Parameters
+    ----------
+    left, right : int
+        Keys before and after the query's position.
+    circular : bool, optional
+        Windows wrap around the sequence.
+    perm : numpy.ndarray or None, optional
+        Original index at each permuted position (``-1`` for holes).
+    order : {0, 1, -1}, optional
+        Causal filter in original positions.
+
+    Methods
+    -------
+    transpose()
+        The operator of the reversed edges (backward propagation).
+    apply(bits, out, accumulate)
+        ``out = op(bits)`` (``accumulate``: ``out |= op(bits)``) on ``(n, n_words)`` uint64 bitsets.
+    pair_count(n)
+        Number of attended (query, key) pairs.
+    buffer_bytes(n, n_words)
+        Scratch bytes :meth:`apply` needs, for memory estimates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> op = WindowOp(1, 1)
+    >>> op.pair_count(5), op.transpose() == op
+    (13, True)
+    >>> bits = np.zeros((5, 1), dtype=np.uint64); bits[2, 0] = 1
+    >>> out = np.empty_like(bits); op.apply(bits, out, accumulate=False); out[:, 0].tolist()
+    [0, 1, 1, 1, 0]
     """
 
     left: int
@@ -41,6 +81,7 @@ class WindowOp:
 
     @property
     def size(self) -> int:
+        """Window width ``left + right + 1``."""
         return self.left + self.right + 1
 
     def length(self, n: int) -> int:
@@ -57,6 +98,7 @@ class WindowOp:
         return window_pairs(self.length(n), self.perm, self.left, self.right, self.circular, self.order)
 
     def apply(self, bits: np.ndarray, out: np.ndarray, accumulate: bool) -> None:
+        """``out = op(bits)``, or ``out |= op(bits)`` with ``accumulate``."""
         n, n_words = bits.shape
         chunk, tile = _window_tiling(self.length(n), self.size, n_words)
         perm = _EMPTY_PERM if self.perm is None else self.perm
@@ -71,14 +113,39 @@ class WindowOp:
 
 @dataclass(frozen=True)
 class NeighbourOp:
-    """Explicit neighbour lists in CSR form: query ``i`` attends to ``indices[indptr[i]:indptr[i+1]]``."""
+    """Explicit neighbour lists in CSR form: query ``i`` attends to ``indices[indptr[i]:indptr[i+1]]``.
+
+    Parameters
+    ----------
+    indptr : numpy.ndarray
+        Row offsets (int64, length ``n + 1``).
+    indices : numpy.ndarray
+        Key indices (int64).
+
+    Methods
+    -------
+    transpose()
+        The operator of the reversed edges (backward propagation).
+    apply(bits, out, accumulate)
+        ``out = op(bits)`` (``accumulate``: ``out |= op(bits)``) on ``(n, n_words)`` uint64 bitsets.
+    pair_count(n)
+        Number of attended (query, key) pairs.
+    buffer_bytes(n, n_words)
+        Scratch bytes :meth:`apply` needs, for memory estimates.
+
+    Examples
+    --------
+    >>> op = NeighbourOp.from_lists([[0], [0, 1], [1, 2]], 3)
+    >>> op.pair_count(3), op.transpose().indices.tolist()
+    (5, [0, 1, 1, 2, 2])
+    """
 
     indptr: np.ndarray = field(repr=False)
     indices: np.ndarray = field(repr=False)
 
     @classmethod
     def from_lists(cls, neighbours, n: int) -> NeighbourOp:
-        """Build from a sequence of n iterables of key indices (validated)."""
+        """Build from ``n`` iterables of key indices, one per query (checked as :meth:`from_csr`)."""
         if len(neighbours) != n:
             raise ValueError(f"neighbours: expected {n} lists (one per query), got {len(neighbours)}")
         lengths = np.fromiter((len(nb) for nb in neighbours), dtype=np.int64, count=n)
@@ -89,6 +156,8 @@ class NeighbourOp:
 
     @classmethod
     def from_csr(cls, indptr, indices, n: int) -> NeighbourOp:
+        """Build from CSR arrays; ``ValueError`` naming the array unless they describe ``n`` rows of keys in
+        ``0..n-1``."""
         indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         indices = np.ascontiguousarray(indices, dtype=np.int64)
         if indptr.shape != (n + 1,) or indptr[0] != 0 or np.any(np.diff(indptr) < 0):
@@ -100,6 +169,7 @@ class NeighbourOp:
         return cls(indptr, indices)
 
     def transpose(self) -> NeighbourOp:
+        """The reversed edges: key ``j``'s row lists the queries that attend to it."""
         n = self.indptr.size - 1
         rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.indptr))
         order = np.argsort(self.indices, kind="stable")
@@ -108,12 +178,15 @@ class NeighbourOp:
         return NeighbourOp(indptr, rows[order])
 
     def buffer_bytes(self, n: int, n_words: int) -> int:
+        """No scratch."""
         return 0
 
     def pair_count(self, n: int) -> int:
+        """Number of stored (query, key) pairs."""
         return int(self.indices.size)
 
     def apply(self, bits: np.ndarray, out: np.ndarray, accumulate: bool) -> None:
+        """``out = op(bits)``, or ``out |= op(bits)`` with ``accumulate``."""
         kernels.neighbour_or(bits, out, self.indptr, self.indices, accumulate)
 
 
@@ -130,7 +203,40 @@ class BlockOp:
     """A block-sparse layer: the (permuted) order is cut into contiguous blocks ``starts[b] .. starts[b+1]-1``;
     every query of block ``b`` attends the whole key blocks ``indices[indptr[b]:indptr[b+1]]`` and, inside its own
     block, all keys (``diag = FULL``), those at or before it (``PREFIX``: causal when the order within a block
-    is increasing), at or after it (``SUFFIX``) or none (``NONE``). ``perm[p]`` = original index at position ``p``."""
+    is increasing), at or after it (``SUFFIX``) or none (``NONE``). ``perm[p]`` = original index at position ``p``.
+
+    Parameters
+    ----------
+    starts : numpy.ndarray
+        Block boundaries in the permuted order (``n_blocks + 1`` entries, from 0 to ``n``).
+    indptr, indices : numpy.ndarray
+        CSR lists of the key blocks of each query block.
+    diag : int, optional
+        ``block_kernels.FULL``, ``PREFIX``, ``SUFFIX`` or ``NONE``.
+    perm : numpy.ndarray or None, optional
+        Original index at each permuted position.
+
+    Methods
+    -------
+    transpose()
+        The operator of the reversed edges (backward propagation).
+    apply(bits, out, accumulate)
+        ``out = op(bits)`` (``accumulate``: ``out |= op(bits)``) on ``(n, n_words)`` uint64 bitsets.
+    pair_count(n)
+        Number of attended (query, key) pairs.
+    buffer_bytes(n, n_words)
+        Scratch bytes :meth:`apply` needs, for memory estimates.
+
+    References
+    ----------
+    .. [1] M. Zaheer et al., "Big Bird: transformers for longer sequences", NeurIPS 2020.
+
+    Examples
+    --------
+    >>> op = BlockOp.diagonal([0, 2, 4])
+    >>> op.n_blocks, op.pair_count(4)
+    (2, 8)
+    """
 
     starts: np.ndarray = field(repr=False)
     indptr: np.ndarray = field(repr=False)
@@ -147,9 +253,11 @@ class BlockOp:
 
     @property
     def n_blocks(self) -> int:
+        """Number of blocks."""
         return self.starts.size - 1
 
     def transpose(self) -> BlockOp:
+        """The reversed edges: key blocks become query blocks, a prefix diagonal a suffix one."""
         n_blocks = self.n_blocks
         rows = np.repeat(np.arange(n_blocks, dtype=np.int64), np.diff(self.indptr))
         order = np.argsort(self.indices, kind="stable")
@@ -158,9 +266,11 @@ class BlockOp:
         return BlockOp(self.starts, indptr, rows[order], _DIAG_TRANSPOSE[self.diag], self.perm)
 
     def buffer_bytes(self, n: int, n_words: int) -> int:
+        """One row of words per block (the blocks' ORs)."""
         return self.n_blocks * n_words * 8
 
     def apply(self, bits: np.ndarray, out: np.ndarray, accumulate: bool) -> None:
+        """``out = op(bits)``, or ``out |= op(bits)`` with ``accumulate``."""
         perm = _EMPTY_PERM if self.perm is None else self.perm
         block_kernels.block_or(bits, out, perm, self.starts, self.indptr, self.indices, self.diag, accumulate)
 
@@ -176,7 +286,41 @@ class BlockOp:
 @dataclass(frozen=True)
 class GlobalOp:
     """Global tokens: every query attends them (``keys``) and/or they attend every key (``queries``), restricted
-    by original position with ``order`` (``+1``: keys ``<=`` the query, causal; ``-1``: ``>=``; ``0``: all)."""
+    by original position with ``order`` (``+1``: keys ``<=`` the query, causal; ``-1``: ``>=``; ``0``: all).
+
+    Parameters
+    ----------
+    tokens : numpy.ndarray
+        Positions of the global tokens.
+    keys : bool, optional
+        Every query attends the tokens.
+    queries : bool, optional
+        The tokens attend every key.
+    order : {0, 1, -1}, optional
+        Causal filter in original positions.
+
+    Methods
+    -------
+    transpose()
+        The operator of the reversed edges (backward propagation).
+    apply(bits, out, accumulate)
+        ``out = op(bits)`` (``accumulate``: ``out |= op(bits)``) on ``(n, n_words)`` uint64 bitsets.
+    pair_count(n)
+        Number of attended (query, key) pairs.
+    buffer_bytes(n, n_words)
+        Scratch bytes :meth:`apply` needs, for memory estimates.
+
+    References
+    ----------
+    .. [1] I. Beltagy, M. E. Peters and A. Cohan, "Longformer: the long-document transformer", arXiv:2004.05150
+       (2020).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> GlobalOp(np.array([0])).pair_count(10), GlobalOp(np.array([0]), order=1).pair_count(10)
+    (20, 11)
+    """
 
     tokens: np.ndarray = field(repr=False)
     keys: bool = True
@@ -184,12 +328,15 @@ class GlobalOp:
     order: int = 0
 
     def transpose(self) -> GlobalOp:
+        """The reversed edges: the two roles swap and the order flips."""
         return GlobalOp(self.tokens, self.queries, self.keys, -self.order)
 
     def buffer_bytes(self, n: int, n_words: int) -> int:
+        """Two rows of words per token."""
         return 2 * self.tokens.size * n_words * 8
 
     def apply(self, bits: np.ndarray, out: np.ndarray, accumulate: bool) -> None:
+        """``out = op(bits)``, or ``out |= op(bits)`` with ``accumulate``."""
         if not accumulate:
             out[:] = 0
         if self.keys:
@@ -210,21 +357,47 @@ class GlobalOp:
 @dataclass(frozen=True)
 class FullOp:
     """Full attention: every query attends every key (``order = 0``), the keys ``<=`` it (``+1``, causal) or
-    ``>=`` it (``-1``, the transpose). One running OR per word tile: ``O(n W)`` whatever ``n`` is."""
+    ``>=`` it (``-1``, the transpose). One running OR per word tile: ``O(n W)`` whatever ``n`` is.
+
+    Parameters
+    ----------
+    order : {0, 1, -1}, optional
+        Causal filter in original positions.
+
+    Methods
+    -------
+    transpose()
+        The operator of the reversed edges (backward propagation).
+    apply(bits, out, accumulate)
+        ``out = op(bits)`` (``accumulate``: ``out |= op(bits)``) on ``(n, n_words)`` uint64 bitsets.
+    pair_count(n)
+        Number of attended (query, key) pairs.
+    buffer_bytes(n, n_words)
+        Scratch bytes :meth:`apply` needs, for memory estimates.
+
+    Examples
+    --------
+    >>> FullOp().pair_count(4), FullOp(1).pair_count(4), FullOp(1).transpose()
+    (16, 10, FullOp(order=-1))
+    """
 
     order: int = 0
 
     def transpose(self) -> FullOp:
+        """The reversed edges (the order flips)."""
         return FullOp(-self.order)
 
     def buffer_bytes(self, n: int, n_words: int) -> int:
+        """No scratch."""
         return 0
 
     def apply(self, bits: np.ndarray, out: np.ndarray, accumulate: bool) -> None:
+        """``out = op(bits)``, or ``out |= op(bits)`` with ``accumulate``."""
         n_words = bits.shape[1]
         block_kernels.full_or(bits, out, self.order, accumulate, max(64, -(-n_words // 4)))
 
     def pair_count(self, n: int) -> int:
+        """``n^2``, or ``n (n + 1) / 2`` with an order."""
         return n * n if self.order == 0 else n * (n + 1) // 2
 
 
@@ -245,6 +418,26 @@ def _window_tiling(n: int, m: int, n_words: int) -> tuple[int, int]:
 
 
 def apply_layer(ops, bits: np.ndarray, out: np.ndarray) -> None:
-    """``out = OR over ops of op(bits)`` (the union of the layer's edge sets)."""
+    """Propagate a slab through one layer: ``out = OR over ops of op(bits)``, the union of the layer's edge sets.
+
+    Parameters
+    ----------
+    ops : sequence of operators
+        The layer's operators (:class:`WindowOp`, :class:`NeighbourOp`, :class:`BlockOp`, :class:`GlobalOp`,
+        :class:`FullOp`).
+    bits : numpy.ndarray
+        ``(n, n_words)`` uint64 bitsets of the current layer.
+    out : numpy.ndarray
+        Array of the same shape that receives the next layer (overwritten).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bits = np.zeros((6, 1), dtype=np.uint64); bits[0, 0] = 1
+    >>> out = np.empty_like(bits)
+    >>> apply_layer([WindowOp(0, 1), NeighbourOp.from_lists([[], [], [], [], [], [0]], 6)], bits, out)
+    >>> out[:, 0].tolist()
+    [1, 0, 0, 0, 0, 1]
+    """
     for k, op in enumerate(ops):
         op.apply(bits, out, accumulate=k > 0)

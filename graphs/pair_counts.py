@@ -14,7 +14,30 @@ from numba import njit
 
 def window_pairs(length: int, perm: np.ndarray | None, left: int, right: int, circular: bool, order: int) -> int:
     """Pairs of a window of ``left + 1 + right`` slots over ``length`` (virtual) positions; ``perm`` with ``-1``
-    holes or ``None`` (identity); ``order`` as in :class:`graphs.ops.WindowOp`."""
+    holes or ``None`` (identity); ``order`` as in :class:`graphs.ops.WindowOp`.
+
+    Parameters
+    ----------
+    length : int
+        Positions of the (virtual) sequence.
+    perm : numpy.ndarray or None
+        Original index at each position (``-1`` holes), or ``None`` for the identity.
+    left, right : int
+        Keys before and after the query.
+    circular : bool
+        Windows wrap around.
+    order : {0, 1, -1}
+        Causal filter in original positions.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> window_pairs(5, None, 1, 1, False, 0), window_pairs(5, None, 2, 0, False, 1)
+    (13, 12)
+    """
     origin = np.arange(length, dtype=np.int64) if perm is None else np.asarray(perm, dtype=np.int64)
     if order != 0:
         return int(_ordered_pairs(origin, left, right, circular, order))

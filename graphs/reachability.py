@@ -13,6 +13,12 @@ window operators (independent of the window) and ``O(nnz * W)`` for explicit nei
 * :func:`backward_counts`: seeds are targets; propagating through the transposed layers ``L, L-1, .., 1`` leaves
   bit ``t`` set in exactly the rows ``j in RF_L(t)``, so column popcounts give ``|RF_L(t)|`` for a sample of
   targets, exactly, without touching the other ``n - K`` receptive fields.
+
+References
+----------
+.. [1] L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
+.. [2] M. Then et al., "The more the merrier: efficient multi-source graph traversal", Proc. VLDB Endow. 8, 449-460
+   (2014) (bit-parallel multi-source BFS).
 """
 
 from __future__ import annotations
@@ -27,14 +33,29 @@ import numpy as np
 from . import kernels
 from .memory import DEFAULT_MAX_MEMORY, slab_bytes, words_per_slab
 from .ops import Op, apply_layer
+from .validation import check_int
 
 LayerOps = Callable[[int], Sequence[Op]]
 
 
 @dataclass(frozen=True)
 class ReachCounts:
-    """``counts[l - 1, k]`` = ``|RF_l(node k)|`` for ``l = 1 .. layers``; ``full_layer`` = first layer at which every
-    node's receptive field is its whole admissible set (``None`` if not reached within the layers computed)."""
+    """Receptive-field sizes layer by layer, as returned by :func:`forward_counts` and :func:`backward_counts`.
+
+    Attributes
+    ----------
+    counts : numpy.ndarray
+        ``counts[l - 1, k] = |RF_l(node k)|`` for ``l = 1 .. layers`` (int64).
+    full_layer : int or None
+        First layer at which every node's receptive field is its whole admissible set (``None``: not within the
+        layers computed).
+    slabs : int
+        Number of slabs run.
+    seeds_per_slab : int
+        Seeds of the widest slab.
+    layers : int
+        Number of layers computed (rows of ``counts``).
+    """
 
     counts: np.ndarray
     full_layer: int | None
@@ -43,20 +64,40 @@ class ReachCounts:
 
     @property
     def layers(self) -> int:
+        """Number of layers computed."""
         return self.counts.shape[0]
 
 
 def admissible_sizes(nodes: np.ndarray, n: int, causal: bool) -> np.ndarray:
-    """``|A(i)|``: all n positions, or the positions ``j <= i`` when causal."""
+    """Return ``|A(i)|``, the size of each node's admissible set: all ``n`` positions, or ``j <= i`` when causal.
+
+    Parameters
+    ----------
+    nodes : array_like of int
+        Node positions.
+    n : int
+        Sequence length.
+    causal : bool
+        Causal masks.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, the shape of ``nodes``.
+
+    Examples
+    --------
+    >>> admissible_sizes([0, 3], 8, causal=True).tolist(), admissible_sizes([0, 3], 8, causal=False).tolist()
+    ([1, 4], [8, 8])
+    """
     nodes = np.asarray(nodes, dtype=np.int64)
     return nodes + 1 if causal else np.full(nodes.shape, n, dtype=np.int64)
 
 
 def _check_common(n: int, max_layers: int) -> None:
-    if not isinstance(n, int | np.integer) or n < 1:
-        raise ValueError(f"n: expected an integer >= 1, got {n!r}")
-    if not isinstance(max_layers, int | np.integer) or max_layers < 1:
-        raise ValueError(f"max_layers: expected an integer >= 1, got {max_layers!r}")
+    """``n`` and ``max_layers`` integers >= 1."""
+    check_int("n", n, 1)
+    check_int("max_layers", max_layers, 1)
 
 
 def _op_buffer_bytes(layer_ops: LayerOps, n: int, n_words: int) -> int:
@@ -88,10 +129,18 @@ def _seed(bits: np.ndarray, nodes: np.ndarray) -> None:
 
 @dataclass(frozen=True)
 class SlabCounts:
-    """One slab's share of the receptive fields: ``counts[l - 1, i] = |RF_l(i) & {start..stop-1}|``.
+    """One slab's share of the receptive fields, as returned by :func:`slab_counts`.
 
-    ``full``: the slab was complete at its last layer (every node held all its admissible sources), so its last row
-    holds for every later layer too."""
+    Attributes
+    ----------
+    start, stop : int
+        The slab's sources ``start..stop-1``.
+    counts : numpy.ndarray
+        ``counts[l - 1, i] = |RF_l(i) & {start..stop-1}|``.
+    full : bool
+        The slab was complete at its last layer (every node held all its admissible sources), so its last row
+        holds for every later layer too.
+    """
 
     start: int
     stop: int
@@ -112,7 +161,41 @@ def slab_counts(
 ) -> SlabCounts:
     """Propagate the sources ``start..stop-1`` forward through layers ``1..max_layers`` (an independent task).
 
-    ``buffers``: two ``(n, W)`` uint64 arrays with ``64 W >= stop - start`` to reuse across slabs.
+    Parameters
+    ----------
+    layer_ops : callable
+        ``layer_ops(l)`` returns the operators of layer ``l`` (edges key -> query, self included).
+    n : int
+        Nodes.
+    start, stop : int
+        The slab's sources, ``0 <= start < stop <= n``.
+    max_layers : int
+        Layers to run at most.
+    causal : bool, optional
+        Admissible sets are ``j <= i``.
+    stop_when_full : bool, optional
+        Stop at the first layer at which every node holds all its admissible sources of the slab.
+    buffers : tuple of numpy.ndarray, optional
+        Two ``(n, W)`` uint64 arrays with ``64 W >= stop - start`` to reuse across slabs.
+
+    Returns
+    -------
+    SlabCounts
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``max_layers`` is not an integer.
+    ValueError
+        If the slab or the buffers do not fit ``n``.
+
+    Examples
+    --------
+    >>> from graphs import WindowOp
+    >>> ops = lambda layer: [WindowOp(1, 0, order=1)]  # causal window of 2: i attends i-1 and i
+    >>> slab = slab_counts(ops, 8, 0, 4, max_layers=10, causal=True)
+    >>> slab.counts.shape, slab.full
+    ((7, 8), True)
     """
     _check_common(n, max_layers)
     if not 0 <= start < stop <= n:
@@ -138,7 +221,35 @@ def slab_counts(
 
 def combine_slabs(slabs: Iterable[SlabCounts], n: int, causal: bool) -> ReachCounts:
     """Sum the slabs' counts into ``|RF_l(i)|``; a slab that stopped full adds its last row to every later layer.
-    The slabs must partition ``0..n-1``; they are consumed one at a time (memory: one slab's counts plus the sum)."""
+
+    The slabs are consumed one at a time (memory: one slab's counts plus the sum).
+
+    Parameters
+    ----------
+    slabs : iterable of SlabCounts
+        Slabs that partition ``0..n-1``.
+    n : int
+        Nodes.
+    causal : bool
+        Admissible sets are ``j <= i``.
+
+    Returns
+    -------
+    ReachCounts
+
+    Raises
+    ------
+    ValueError
+        If the slabs do not partition ``0..n-1`` or one stopped early without being full.
+
+    Examples
+    --------
+    >>> from graphs import WindowOp
+    >>> ops = lambda layer: [WindowOp(1, 0, order=1)]  # causal window of 2: i attends i-1 and i
+    >>> parts = [slab_counts(ops, 8, a, b, max_layers=10, causal=True) for a, b in slab_ranges(8, 4)]
+    >>> combine_slabs(parts, 8, causal=True).full_layer
+    7
+    """
     per_layer: list[np.ndarray] = []  # summed counts of the slabs that ran layer l
     finals: list[np.ndarray] = []  # finals[l - 1]: summed last rows of the slabs that stopped full at layer l
     ranges = []
@@ -167,14 +278,48 @@ def combine_slabs(slabs: Iterable[SlabCounts], n: int, causal: bool) -> ReachCou
 
 
 def slab_ranges(n: int, seeds_per_slab: int) -> list[tuple[int, int]]:
-    """``[(start, stop), ...]`` covering ``0..n-1`` in slabs of ``seeds_per_slab`` sources."""
+    """Return ``[(start, stop), ...]`` covering ``0..n-1`` in slabs of ``seeds_per_slab`` sources.
+
+    Examples
+    --------
+    >>> slab_ranges(10, 4)
+    [(0, 4), (4, 8), (8, 10)]
+    """
     return [(s, min(n, s + seeds_per_slab)) for s in range(0, n, seeds_per_slab)]
 
 
 def plan_slabs(
     layer_ops: LayerOps, n: int, max_memory: int = DEFAULT_MAX_MEMORY, slab_size: int | None = None
 ) -> list[tuple[int, int]]:
-    """The slabs :func:`forward_counts` uses: as wide as ``max_memory`` allows (a multiple of 64 seeds)."""
+    """Return the slabs :func:`forward_counts` uses: as wide as ``max_memory`` allows (a multiple of 64 seeds).
+
+    Parameters
+    ----------
+    layer_ops : callable
+        ``layer_ops(l)`` returns the operators of layer ``l`` (edges key -> query, self included).
+    n : int
+        Nodes.
+    max_memory : int, optional
+        Bytes available for the bitsets and the operators' scratch.
+    slab_size : int or None, optional
+        Seeds per slab instead (rounded up to a multiple of 64).
+
+    Returns
+    -------
+    list of tuple of int
+
+    Raises
+    ------
+    MemoryError
+        If not even one 64-seed slab fits ``max_memory``.
+
+    Examples
+    --------
+    >>> from graphs import WindowOp
+    >>> ops = lambda layer: [WindowOp(1, 0, order=1)]  # causal window of 2: i attends i-1 and i
+    >>> plan_slabs(ops, 200, max_memory=2**20)
+    [(0, 200)]
+    """
     return slab_ranges(n, 64 * _slab_words(layer_ops, n, n, max_memory, slab_size))
 
 
@@ -194,6 +339,50 @@ def forward_counts(
     ``layer_ops(l)`` returns the operators of layer ``l`` (forward edges key -> query, self included).
     A slab stops once each node holds all of the slab's admissible sources (coverage cannot fall), and the whole
     run stops at the first layer at which every slab has (``stop_when_full``); later layers repeat that row.
+
+    Parameters
+    ----------
+    layer_ops : callable
+        ``layer_ops(l)`` returns the operators of layer ``l`` (edges key -> query, self included).
+    n : int
+        Nodes, at least 1.
+    max_layers : int
+        Layers to run at most, at least 1.
+    causal : bool, optional
+        Admissible sets are ``j <= i``.
+    stop_when_full : bool, optional
+        Stop once every receptive field is full.
+    max_memory : int, optional
+        Bytes available for the bitsets and the operators' scratch.
+    slab_size : int or None, optional
+        Seeds per slab (default: as many as fit).
+    progress : bool or None, optional
+        Show a progress bar (``None``: only on a terminal).
+
+    Returns
+    -------
+    ReachCounts
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``max_layers`` is not an integer.
+    ValueError
+        If ``n`` or ``max_layers`` is below 1.
+    MemoryError
+        If not even one 64-seed slab fits ``max_memory``.
+
+    References
+    ----------
+    .. [1] L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
+
+    Examples
+    --------
+    >>> from graphs import WindowOp
+    >>> ops = lambda layer: [WindowOp(1, 0, order=1)]  # causal window of 2: i attends i-1 and i
+    >>> reach = forward_counts(ops, 8, max_layers=10, causal=True)
+    >>> reach.full_layer, reach.counts[0].tolist()
+    (7, [1, 2, 2, 2, 2, 2, 2, 2])
     """
     _check_common(n, max_layers)
     ranges = plan_slabs(layer_ops, n, max_memory, slab_size)
@@ -223,6 +412,7 @@ def _full_layer(counts: np.ndarray, nodes: np.ndarray, n: int, causal: bool) -> 
 
 
 def _check_targets(targets, n: int) -> np.ndarray:
+    """``targets`` as a non-empty 1-d int64 array of positions in ``0..n-1``."""
     targets = np.asarray(targets, dtype=np.int64)
     if targets.ndim != 1 or targets.size == 0 or targets.min() < 0 or targets.max() >= n:
         raise ValueError(f"targets: expected a non-empty 1-d array of positions in 0..{n - 1}")
@@ -255,6 +445,53 @@ def backward_counts(
 
     ``RF_L(t)`` depends on the order of the layers, so each ``L`` runs the transposed layers ``L, .., 1`` afresh:
     ``L (L + 1) / 2`` layer applications in all, each on ``n * ceil(K / 64)`` words.
+
+    Parameters
+    ----------
+    layer_ops : callable
+        ``layer_ops(l)`` returns the operators of layer ``l`` (edges key -> query, self included).
+    n : int
+        Nodes, at least 1.
+    targets : array_like of int
+        Target positions in ``0..n-1`` (non-empty).
+    max_layers : int
+        Layers to run at most, at least 1.
+    causal : bool, optional
+        Admissible sets are ``j <= i``.
+    stop_when_full : bool, optional
+        Stop once every target's receptive field is full.
+    max_memory : int, optional
+        Bytes available.
+    slab_size : int or None, optional
+        Targets per slab (default: as many as fit).
+    progress : bool or None, optional
+        Show a progress bar (``None``: only on a terminal).
+
+    Returns
+    -------
+    ReachCounts
+        ``counts[l - 1, k] = |RF_l(targets[k])|``.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``max_layers`` is not an integer.
+    ValueError
+        If ``targets`` is empty or out of range, or ``n`` or ``max_layers`` is below 1.
+    MemoryError
+        If not even one 64-target slab fits ``max_memory``.
+
+    References
+    ----------
+    .. [1] L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
+
+    Examples
+    --------
+    >>> from graphs import WindowOp
+    >>> ops = lambda layer: [WindowOp(1, 0, order=1)]  # causal window of 2: i attends i-1 and i
+    >>> reach = backward_counts(ops, 8, [7, 3], max_layers=10, causal=True)
+    >>> reach.counts[:, 0].tolist(), reach.full_layer
+    ([2, 3, 4, 5, 6, 7, 8], 7)
     """
     _check_common(n, max_layers)
     targets = _check_targets(targets, n)
@@ -299,8 +536,30 @@ class _NoBar:
 
 
 def progress_bar(progress: bool | None, iterable=None, **kwargs):
-    """A tqdm bar if ``progress`` (``None``: only when stderr is a terminal); tqdm is imported only then, which
-    keeps it out of the start-up of scripts and CLIs that run without a terminal."""
+    """Return a tqdm bar if ``progress`` (``None``: only when stderr is a terminal), else a silent stand-in.
+
+    tqdm is imported only when a bar is shown, which keeps it out of the start-up of scripts and CLIs that run
+    without a terminal.
+
+    Parameters
+    ----------
+    progress : bool or None
+        Show the bar.
+    iterable : iterable, optional
+        What the bar iterates over.
+    **kwargs
+        Passed to ``tqdm``.
+
+    Returns
+    -------
+    object
+        Iterable, with ``update(n)`` and ``close()``.
+
+    Examples
+    --------
+    >>> list(progress_bar(False, range(3)))
+    [0, 1, 2]
+    """
     if progress is False or (progress is None and not sys.stderr.isatty()):
         return _NoBar(iterable)
     from tqdm.auto import tqdm
@@ -322,7 +581,47 @@ def backward_full_layer(
     scan: coverage only grows with depth, so "complete after L" is monotone in L and ``L*`` is found from a good
     ``guess`` in a few backward passes of about ``L*`` layers each (instead of ``L* (L* + 1) / 2`` layers).
 
-    Returns ``(L* or None if not complete at max_layers, layers applied)``.
+    Parameters
+    ----------
+    layer_ops : callable
+        ``layer_ops(l)`` returns the operators of layer ``l`` (edges key -> query, self included).
+    n : int
+        Nodes, at least 1.
+    targets : array_like of int
+        Target positions in ``0..n-1`` (non-empty).
+    guess : int
+        Starting point of the search (e.g. a closed form's L*).
+    max_layers : int
+        Deepest layer to try, at least 1.
+    causal : bool, optional
+        Admissible sets are ``j <= i``.
+    max_memory : int, optional
+        Bytes available.
+
+    Returns
+    -------
+    full_layer : int or None
+        ``L*``, or ``None`` if not complete at ``max_layers``.
+    applied : int
+        Layer applications the search used.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``max_layers`` is not an integer.
+    ValueError
+        If ``targets`` is empty or out of range.
+
+    References
+    ----------
+    .. [1] L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
+
+    Examples
+    --------
+    >>> from graphs import WindowOp
+    >>> ops = lambda layer: [WindowOp(1, 0, order=1)]  # causal window of 2: i attends i-1 and i
+    >>> backward_full_layer(ops, 8, [7, 3], guess=4, max_layers=10, causal=True)
+    (7, 22)
     """
     _check_common(n, max_layers)
     targets = _check_targets(targets, n)

@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from .graph import Graph
+from .validation import check_instance, check_int, check_real
 
 
 @njit(inline="always")
@@ -54,11 +55,45 @@ def _switch(src, dst, indptr, nbr, attempts, undirected, seed):
 
 
 def degree_preserving_random(graph: Graph, switches_per_edge: float = 10.0, seed: int = 0) -> Graph:
-    """A random graph with the same degree sequence: ``switches_per_edge * m`` switch attempts."""
-    if not isinstance(graph, Graph):
-        raise ValueError(f"graph: expected a graphs.Graph, got {type(graph).__name__}")
-    if not switches_per_edge > 0:
-        raise ValueError(f"switches_per_edge: expected a positive number, got {switches_per_edge!r}")
+    """Return a random graph with the same degree sequence, by ``switches_per_edge * m`` switch attempts.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph to randomise (directed: in- and out-degrees are kept; undirected: degrees).
+    switches_per_edge : float, optional
+        Switch attempts per edge (default 10), a positive number.
+    seed : int, optional
+        Seed of numba's generator, ``>= 0``.
+
+    Returns
+    -------
+    Graph
+        Same ``n``, degree sequence and directedness.
+
+    Raises
+    ------
+    TypeError
+        If ``graph`` is not a :class:`graphs.Graph` or an argument has the wrong type.
+    ValueError
+        If ``switches_per_edge <= 0`` or ``seed < 0``.
+
+    References
+    ----------
+    .. [1] S. Maslov and K. Sneppen, "Specificity and stability in topology of protein networks", Science 296,
+       910-913 (2002).
+
+    Examples
+    --------
+    >>> from graphs.generators import ring_lattice
+    >>> g = ring_lattice(20, 4)
+    >>> r = degree_preserving_random(g, seed=1)
+    >>> r.edges == g.edges and bool((r.out_degree == g.out_degree).all())
+    True
+    """
+    check_instance("graph", graph, Graph, "graphs.Graph")
+    switches_per_edge = check_real("switches_per_edge", switches_per_edge, 0.0, low_open=True)
+    seed = check_int("seed", seed, 0)
     rows = np.repeat(np.arange(graph.n, dtype=np.int64), graph.out_degree)
     src, dst = rows.copy(), graph.indices.copy()
     if not graph.directed:

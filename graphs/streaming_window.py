@@ -23,6 +23,8 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.core.extending import intrinsic
 
+from .validation import check_int
+
 
 @njit(inline="always")
 def _resolve(x, n, circular):
@@ -286,6 +288,48 @@ def window_or(bits, out, perm, left, right, circular, accumulate, chunk_len, til
     and writes output ``j = k + 1``; one backward pass then turns the buffer into ``S_{B+1}``. Every input word is
     read from memory once and every output word written once; the gathered rows are prefetched one row ahead (their
     order is random, so the hardware prefetcher cannot guess them).
+
+    Parameters
+    ----------
+    bits : numpy.ndarray
+        ``(n, W)`` uint64 slab, C-contiguous.
+    out : numpy.ndarray
+        Slab of the same shape, distinct from ``bits``, that receives the result.
+    perm : numpy.ndarray
+        int64 original index at each permuted position (``-1`` holes; empty: identity).
+    left, right : int
+        Keys before and after the query's position, ``>= 0``.
+    circular : bool
+        Windows wrap around.
+    accumulate : bool
+        OR into ``out`` instead of overwriting it.
+    chunk_len, tile : int
+        Positions and words per parallel task (:func:`window_or_tiling`), ``>= 1``.
+    stream_bytes : int, optional
+        Use streaming stores when ``out`` has at least this many bytes.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        Naming the argument: arrays of the wrong dtype, shape or layout, or a negative size.
+
+    References
+    ----------
+    .. [1] M. van Herk, "A fast algorithm for local minimum and maximum filters on rectangular and octagonal kernels",
+       Pattern Recognit. Lett. 13, 517-521 (1992).
+    .. [2] J. Gil and M. Werman, "Computing 2-D min, median, and max filters", IEEE Trans. Pattern Anal. Mach. Intell.
+       15, 504-507 (1993).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bits = np.zeros((5, 1), dtype=np.uint64); bits[:, 0] = [1, 2, 4, 8, 16]
+    >>> out = np.empty_like(bits)
+    >>> window_or(bits, out, np.empty(0, dtype=np.int64), 1, 1, False, False, 5, 1)
+    >>> out[:, 0].tolist()
+    [3, 7, 14, 28, 24]
     """
     _check_slabs(bits, out)
     if not (isinstance(perm, np.ndarray) and perm.ndim == 1 and perm.dtype.kind == "i"):
@@ -293,10 +337,8 @@ def window_or(bits, out, perm, left, right, circular, accumulate, chunk_len, til
     if perm.size and (perm.size < bits.shape[0] or perm.min() < -1 or perm.max() >= bits.shape[0]):
         raise ValueError(f"perm: expected at least {bits.shape[0]} entries in -1 .. {bits.shape[0] - 1}")
     for name, value, low in (("left", left, 0), ("right", right, 0), ("chunk_len", chunk_len, 1), ("tile", tile, 1)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-            raise ValueError(f"{name}: expected an integer >= {low}, got {value!r}")
-    if isinstance(stream_bytes, bool) or not isinstance(stream_bytes, int | np.integer) or stream_bytes < 0:
-        raise ValueError(f"stream_bytes: expected an integer >= 0, got {stream_bytes!r}")
+        check_int(name, value, low)
+    check_int("stream_bytes", stream_bytes, 0)
     _window_or(bits, out, perm, left, right, bool(circular), bool(accumulate), chunk_len, tile, stream_bytes)
 
 
@@ -319,7 +361,26 @@ WINDOW_OR_TASK_WORDS = 64 * 1024
 def window_or_tiling(length: int, m: int, n_words: int) -> tuple[int, int]:
     """``(chunk_len, tile)`` for :func:`window_or`: tiles as wide as one ``m x tile`` buffer allows within
     ``WINDOW_OR_TASK_WORDS`` (long contiguous row reads), chunks of at least 16 windows (the extra block each chunk
-    loads costs at most 1/16) and at least 1024 positions."""
+    loads costs at most 1/16) and at least 1024 positions.
+
+    Parameters
+    ----------
+    length : int
+        Positions of the (virtual) sequence.
+    m : int
+        Window width.
+    n_words : int
+        Words per row.
+
+    Returns
+    -------
+    chunk_len, tile : int
+
+    Examples
+    --------
+    >>> window_or_tiling(4096, 16, 8)
+    (1024, 8)
+    """
     tile = max(1, min(n_words, WINDOW_OR_TASK_WORDS // m))
     chunk = min(length, max(1024, 16 * m))
     return chunk, tile

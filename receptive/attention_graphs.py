@@ -12,9 +12,14 @@ SA layer has exactly the clustering, path lengths and degree sequence of the SWA
 paths of length ``~ n / w``, no small world. (For causal SA with odd ``w`` the same holds for the underlying
 undirected graph, since the causal mask keeps exactly one direction of every pair in the symmetric band.) The short
 paths of the small-world regime appear only when different orders meet: in the union of SA with SWA (SA+SWA,
-whose lattice is the SWA layer and whose shortcuts are the SA edges, like Watts & Strogatz 1998, Nature 393, 440),
+whose lattice is the SWA layer and whose shortcuts are the SA edges, as in Watts & Strogatz 1998),
 in the union of SA layers with different permutations (:func:`union_graph`), or through depth (paths across layers,
 measured by the receptive-field engine instead).
+
+References
+----------
+.. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442 (1998).
+.. [2] L. Jin and Y. Sui, arXiv:2604.00754 (2026) (the stochastic-attention pattern ``sa``).
 """
 
 from __future__ import annotations
@@ -28,7 +33,10 @@ from .validation import check_int
 
 
 def _pattern(name, n, w, causal, circular, seed):
-    if not isinstance(name, str) or name not in PATTERNS:
+    """The checked pattern ``name`` of :func:`receptive.make_pattern`."""
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected a pattern name (a string), got {name!r} ({type(name).__name__})")
+    if name not in PATTERNS:
         raise ValueError(f"name: unknown pattern {name!r}; choose from {', '.join(PATTERNS)}")
     seed = check_int("seed", seed, 0)
     return make_pattern(name, n, w, causal=bool(causal), circular=bool(circular), seed=seed)
@@ -51,13 +59,51 @@ def attention_graph(
     seed: int = 0,
     directed: bool = True,
 ) -> Graph:
-    """The single-layer graph of pattern ``name`` (``swa``, ``sa``, ``sa+swa``; ``full`` gives the complete graph):
-    edge ``j -> i`` when query ``i`` attends to key ``j`` in layer ``layer`` (1-based; SWA's layers are all alike),
-    self-loops removed. Window, causal, circular and seed conventions follow :func:`receptive.make_pattern`.
+    """Return one layer of an attention pattern as a static graph.
 
+    The edge ``j -> i`` is present when query ``i`` attends to key ``j`` in layer ``layer``; self-loops are removed.
     Bidirectional SWA gives every query ``w - 1`` keys besides itself (fewer within ``w/2`` of a truncated edge), so
     ``<k> ~ w - 1``; a non-causal SA layer is that lattice relabelled by ``layer_permutation(n, seed, layer)`` (see
-    the module docstring). ``directed=False``: the underlying undirected graph.
+    the module docstring).
+
+    Parameters
+    ----------
+    name : str
+        A pattern name of :data:`receptive.patterns.PATTERNS` (``"swa"``, ``"sa"``, ``"sa+swa"``, ``"full"``, ...).
+    n : int
+        Sequence length (nodes).
+    w : int
+        Window size.
+    layer : int, optional
+        1-based layer (SWA's layers are all alike).
+    causal, circular : bool, optional
+        Mask conventions of :func:`receptive.make_pattern`.
+    seed : int, optional
+        Seed of the pattern's permutations, ``>= 0``.
+    directed : bool, optional
+        ``False``: the underlying undirected graph.
+
+    Returns
+    -------
+    graphs.Graph
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a string or ``layer`` or ``seed`` not an integer.
+    ValueError
+        If ``name`` is not a pattern, ``layer < 1``, ``seed < 0``, or ``n`` and ``w`` do not make a pattern.
+
+    References
+    ----------
+    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+       (1998).
+
+    Examples
+    --------
+    >>> g = attention_graph("swa", 16, 5, directed=False)
+    >>> g.edges, g.out_degree.tolist()[:4]
+    (29, [2, 3, 4, 4])
     """
     pattern = _pattern(name, n, w, causal, circular, seed)
     layer = check_int("layer", layer, 1)
@@ -76,10 +122,52 @@ def union_graph(
     seed: int = 0,
     directed: bool = True,
 ) -> Graph:
-    """The union of the edge sets of layers ``1..layers`` of pattern ``name``: ``j -> i`` when query ``i`` attends
-    to key ``j`` in some layer ``l <= layers`` (self-loops removed). For SA this superposes ``layers`` relabelled
-    lattices, for SA+SWA it adds ``layers`` SA shortcut sets to one SWA lattice; SWA's union is its single layer.
-    ``directed=False``: the underlying undirected graph."""
+    """Return the union of the edge sets of layers ``1..layers`` of an attention pattern.
+
+    The edge ``j -> i`` is present when query ``i`` attends to key ``j`` in some layer ``l <= layers`` (self-loops
+    removed). For SA this superposes ``layers`` relabelled lattices, for SA+SWA it adds ``layers`` SA shortcut sets
+    to one SWA lattice, the construction of a Watts-Strogatz small world; SWA's union is its single layer.
+
+    Parameters
+    ----------
+    name : str
+        A pattern name of :data:`receptive.patterns.PATTERNS`.
+    n : int
+        Sequence length (nodes).
+    w : int
+        Window size.
+    layers : int
+        Number of layers whose edges are joined, ``>= 1``.
+    causal, circular : bool, optional
+        Mask conventions of :func:`receptive.make_pattern`.
+    seed : int, optional
+        Seed of the pattern's permutations, ``>= 0``.
+    directed : bool, optional
+        ``False``: the underlying undirected graph.
+
+    Returns
+    -------
+    graphs.Graph
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a string or ``layers`` or ``seed`` not an integer.
+    ValueError
+        If ``name`` is not a pattern, ``layers < 1``, ``seed < 0``, or ``n`` and ``w`` do not make a pattern.
+
+    References
+    ----------
+    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+       (1998).
+
+    Examples
+    --------
+    >>> swa = union_graph("swa", 64, 5, 3, directed=False)
+    >>> mixed = union_graph("sa+swa", 64, 5, 3, directed=False)
+    >>> swa.edges, mixed.edges > swa.edges
+    (125, True)
+    """
     pattern = _pattern(name, n, w, causal, circular, seed)
     layers = check_int("layers", layers, 1)
     distinct = 1 if name in ("swa", "full") else layers  # layers of SWA and full attention are all alike

@@ -15,9 +15,42 @@ from .validation import check_int
 
 
 def receptive_fields(pattern: Pattern, targets, layers: int) -> list[np.ndarray]:
-    """``[sorted positions of RF_layers(t) for t in targets]``, exactly (the query itself included)."""
+    """The receptive fields ``RF_layers(t)`` of the given targets, exactly (the query itself included).
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The attention pattern.
+    targets : int or array_like of int
+        Query positions in ``0..n-1``.
+    layers : int
+        Depth ``L`` (``0`` gives ``{t}``).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        The sorted positions of each target's field, in the order of ``targets``.
+
+    Raises
+    ------
+    TypeError
+        If ``pattern`` is not a pattern or ``layers`` is not an integer.
+    ValueError
+        If a target or ``layers`` is out of range.
+
+    Examples
+    --------
+    >>> from receptive import make_pattern
+    >>> from receptive.fields import receptive_fields
+    >>> [f.tolist() for f in receptive_fields(make_pattern("swa", 16, 3, causal=True), [0, 9], 2)]
+    [[0], [5, 6, 7, 8, 9]]
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754 (receptive fields through depth).
+    """
     if not isinstance(pattern, Pattern):
-        raise ValueError(f"pattern: expected a receptive.patterns.Pattern, got {type(pattern).__name__}")
+        raise TypeError(f"pattern: expected a receptive.patterns.Pattern, got {type(pattern).__name__}")
     n = pattern.n
     layers = check_int("layers", layers, 0, pattern.max_layers)
     targets = np.atleast_1d(np.asarray(targets))
@@ -40,6 +73,34 @@ def receptive_fields(pattern: Pattern, targets, layers: int) -> list[np.ndarray]
 
 
 def receptive_field(pattern: Pattern, target: int, layers: int) -> np.ndarray:
-    """Sorted positions of ``RF_layers(target)``."""
+    """Sorted positions of ``RF_layers(target)`` (see :func:`receptive_fields`).
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The attention pattern.
+    target : int
+        Query position in ``0..n-1``.
+    layers : int
+        Depth ``L``.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If ``target`` or ``layers`` is out of range.
+
+    Examples
+    --------
+    >>> from receptive import make_pattern
+    >>> from receptive.fields import receptive_field
+    >>> receptive_field(make_pattern("swa", 16, 4, causal=True), 15, 1).tolist()
+    [12, 13, 14, 15]
+    """
     target = check_int("target", target, 0, pattern.n - 1) if isinstance(pattern, Pattern) else target
     return receptive_fields(pattern, np.array([target]), layers)[0]

@@ -2,8 +2,12 @@
 
 For a layered pattern the distance ``j -> i`` is the first layer at which ``j`` enters ``RF_L(i)``, so the number of
 (query, key) pairs at distance exactly ``L`` is ``sum_i |RF_L(i)| - |RF_{L-1}(i)|`` (``|RF_0(i)| = 1``). Its mean
-over the reached pairs is the attention counterpart of a connectome's average path length (FlyWire: 4.42 hops
-directed, Lin et al. 2024).
+over the reached pairs is the attention counterpart of a connectome's average path length.
+
+References
+----------
+.. [1] S. Dorkenwald et al., "Neuronal wiring diagram of an adult brain", Nature 634, 124-138 (2024).
+.. [2] A. Lin et al., "Network statistics of the whole-brain connectome of Drosophila", Nature 634, 153-165 (2024).
 """
 
 from __future__ import annotations
@@ -20,9 +24,25 @@ from .patterns import Pattern
 
 @dataclass(frozen=True)
 class HopDistribution:
-    """``pairs[L]``: (query, key) pairs (key != query, key admissible) first connected at layer ``L`` (``pairs[0]
-    = 0``); ``mean``: their mean hop count; ``unreached_fraction``: share of admissible pairs not connected within
-    the layers computed (then ``mean`` is over the connected ones only)."""
+    """First-arrival layers of the (query, key) pairs of a pattern, as returned by :func:`hop_distribution`.
+
+    Attributes
+    ----------
+    pattern : str
+        The pattern's name.
+    n : int
+        Sequence length.
+    causal : bool
+        Whether the pattern is causal.
+    method : str
+        The coverage method that computed the receptive fields.
+    pairs : numpy.ndarray
+        ``pairs[L]``: pairs (key != query, key admissible) first connected at layer ``L``; ``pairs[0] = 0``.
+    mean : float
+        Their mean hop count (over the connected pairs only).
+    unreached_fraction : float
+        Share of admissible pairs not connected within the layers computed.
+    """
 
     pattern: str
     n: int
@@ -34,10 +54,12 @@ class HopDistribution:
 
     @property
     def distribution(self) -> np.ndarray:
+        """Share of the connected pairs first connected at each layer ``L = 0, 1, ...``."""
         total = self.pairs.sum()
         return self.pairs / total if total else self.pairs.astype(float)
 
     def to_dict(self) -> dict:
+        """Return the distribution as a JSON-ready ``dict``."""
         return {
             "pattern": self.pattern,
             "n": self.n,
@@ -50,7 +72,38 @@ class HopDistribution:
 
 
 def hop_distribution(pattern: Pattern, layers: int | None = None, **kwargs) -> HopDistribution:
-    """The first-arrival layer distribution of ``pattern`` (keyword arguments go to :func:`receptive.coverage`)."""
+    """Return the distribution of the layer at which each key first reaches each query.
+
+    Parameters
+    ----------
+    pattern : receptive.patterns.Pattern
+        The layered pattern.
+    layers : int or None, optional
+        Layers to compute (``None``: until every receptive field is full), as in :func:`receptive.coverage`.
+    **kwargs
+        Passed to :func:`receptive.coverage` (``method``, ``max_memory``, ...).
+
+    Returns
+    -------
+    HopDistribution
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`receptive.coverage` for bad arguments.
+
+    References
+    ----------
+    .. [1] A. Lin et al., "Network statistics of the whole-brain connectome of Drosophila", Nature 634, 153-165
+       (2024) (path lengths of the FlyWire connectome).
+
+    Examples
+    --------
+    >>> from receptive import make_pattern
+    >>> hops = hop_distribution(make_pattern("swa", 32, 5))
+    >>> hops.pairs[:3].tolist(), hops.unreached_fraction
+    ([0, 122, 114], 0.0)
+    """
     result = coverage(pattern, layers, **kwargs)
     sizes = result.sizes
     start = np.ones((1, sizes.shape[1]), dtype=sizes.dtype)

@@ -1,11 +1,12 @@
 """``python -m receptive.layouts``: the attention layouts of real models side by side, at one sequence length.
 
 For every layout (a Hugging Face ``config.json`` read offline, or a stack spec written from a paper; the presets
-are in ``results/layouts/configs``) this computes, at ``n`` positions (default 131072): the layers to full
-coverage ``L*``, the receptive field of the last token after the last layer (how far back it reaches), the mean
-coverage per layer, the attended pairs per layer relative to full attention (the FLOP proxy) and, for decoders,
-the KV-cache entries per token; and the same for SA and SA+SWA stacks of the same depth at matched pairs per
-layer (the window whose expected pair count matches the layout's mean; the actual ratio is reported).
+ship with the package, ``receptive/layout_configs``, and ``--configs DIR`` reads others) this computes, at ``n``
+positions (default 131072): the layers to full coverage ``L*``, the receptive field of the last token after the last
+layer (how far back it reaches), the mean coverage per layer, the attended pairs per layer relative to full
+attention (the FLOP proxy) and, for decoders, the KV-cache entries per token; and the same for SA and SA+SWA stacks
+of the same depth at matched pairs per layer (the window whose expected pair count matches the layout's mean; the
+actual ratio is reported).
 
 Coverage at this size is estimated from sampled target positions, each receptive field exact (stratified, both
 ends always included, a 95% betting interval of the mean; see :mod:`receptive.coverage.sampling`); ``L*`` is then
@@ -20,6 +21,7 @@ import json
 import os
 import sys
 from dataclasses import asdict, dataclass, field
+from importlib import resources
 from pathlib import Path
 
 from graphs._atomic import check_writable, write_text_atomic
@@ -37,16 +39,62 @@ DEFAULT_N = 131072
 DEFAULT_TARGETS = 256
 
 
-def default_config_dir() -> Path:
-    """``results/layouts/configs`` of the working directory, else of the repository this package sits in."""
-    here = Path("results/layouts/configs")
-    return here if here.is_dir() else Path(__file__).resolve().parents[1] / "results" / "layouts" / "configs"
+def preset_dir() -> Path:
+    """The folder of the preset layouts shipped inside the package (``receptive/layout_configs/*.json``).
+
+    Returns
+    -------
+    pathlib.Path
+        The installed folder; it does not depend on the working directory or on a checkout.
+
+    Raises
+    ------
+    ValueError
+        If the package is installed in a form (a zip archive) whose data files are not on the file system.
+
+    Examples
+    --------
+    >>> from receptive.layouts import preset_dir
+    >>> "mistral-7b-v0.1" in [p.stem for p in preset_dir().glob("*.json")]
+    True
+    """
+    root = resources.files("receptive").joinpath("layout_configs")
+    if not isinstance(root, Path):
+        raise ValueError("--configs: the preset layouts are not on the file system here; pass --configs DIR")
+    return root
 
 
 def load_layout(path: str | os.PathLike, n: int, seed: int = 0) -> tuple[Pattern, str]:
-    """A layout file -> (its layer stack on ``n`` positions, its source note). A file with ``num_hidden_layers``
-    (possibly under ``text_config``) is a Hugging Face config; one with ``stack`` is ``{"name", "stack",
-    "layers", "causal"}``."""
+    """A layout file's layer stack on ``n`` positions, and its source note.
+
+    A file with ``num_hidden_layers`` (possibly under ``text_config``) is a Hugging Face config; one with
+    ``stack`` is ``{"name", "stack", "layers", "causal"}`` (a stack spec, :func:`~receptive.patterns.stack_from_spec`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The layout file.
+    n : int
+        Sequence length.
+    seed : int, default 0
+        Seed of the random layers (SA permutations, random blocks).
+
+    Returns
+    -------
+    tuple of (Pattern, str)
+
+    Raises
+    ------
+    ValueError
+        If the file cannot be read or interpreted (the message names the field).
+
+    Examples
+    --------
+    >>> from receptive.layouts import load_layout, preset_dir
+    >>> stack, source = load_layout(preset_dir() / "gemma3-4b.json", 2048)
+    >>> stack.name, stack.max_layers, stack.causal
+    ('gemma3-4b', 34, True)
+    """
     config = load_config(path)
     source = str(config.get("_source", ""))
     if "stack" in config:
@@ -63,7 +111,31 @@ def load_layout(path: str | os.PathLike, n: int, seed: int = 0) -> tuple[Pattern
 
 @dataclass
 class StackSummary:
-    """One stack at one ``n``: coverage per layer (mean and 95% interval), ``L*``, cost per layer."""
+    """One stack at one ``n``: coverage per layer (mean and 95% interval), ``L*``, cost per layer.
+
+    Attributes
+    ----------
+    name, description : str
+        The stack's name and :meth:`~receptive.patterns.Pattern.describe`.
+    causal : bool
+        Decoder (causal) or encoder.
+    depth : int
+        Layers.
+    full_coverage_layer : int or None
+        ``L*`` (``None``: not reached within ``depth``).
+    last_token_span : int
+        How far the last token's receptive field reaches after the last layer.
+    mean_coverage, mean_coverage_ci : list
+        Per layer: mean coverage and its 95% interval (``None`` when exact).
+    pairs_relative : list of float
+        Per layer: attended pairs / full attention's (the FLOP proxy).
+    kv_cache_entries : int or None
+        KV-cache entries per token summed over layers (decoders).
+    method : str
+        How coverage was computed.
+    window : int, optional
+        The matched window of an SA / SA+SWA twin.
+    """
 
     name: str
     description: str
@@ -88,7 +160,18 @@ class StackSummary:
 
 @dataclass
 class LayoutResult:
-    """A layout and the SA / SA+SWA stacks of the same depth at matched pairs per layer."""
+    """A layout and the SA / SA+SWA stacks of the same depth at matched pairs per layer.
+
+    Attributes
+    ----------
+    layout : StackSummary
+    source : str
+        Where the layout's fields come from.
+    layer_kinds : list of str
+        One name per layer.
+    matched : dict of str to StackSummary
+        ``"sa"`` and ``"sa+swa"`` twins.
+    """
 
     layout: StackSummary
     source: str
@@ -105,7 +188,33 @@ class LayoutResult:
 
 
 def summarize(stack: Pattern, targets: int, seed: int, progress: bool | None, window: int | None = None):
-    """Coverage of every layer of ``stack`` (sampled targets, each exact; exact when ``targets >= n``)."""
+    """Coverage of every layer of ``stack`` (sampled targets, each exact; exact when ``targets >= n``).
+
+    Parameters
+    ----------
+    stack : Pattern
+        A layer stack with ``max_layers`` set.
+    targets : int
+        Sampled target positions per layer.
+    seed : int
+        Seed of the targets.
+    progress : bool or None
+        Progress bars (``None``: only on a terminal).
+    window : int, optional
+        Recorded as the twin's matched window.
+
+    Returns
+    -------
+    StackSummary
+
+    Examples
+    --------
+    >>> from receptive.layouts import summarize
+    >>> from receptive.patterns import stack_from_spec
+    >>> s = summarize(stack_from_spec("swa:16,full", 256, 2, causal=True), 256, 0, False)
+    >>> s.full_coverage_layer, s.last_token_span
+    (2, 256)
+    """
     depth = stack.max_layers
     n = stack.n
     if targets >= n:
@@ -130,9 +239,36 @@ def summarize(stack: Pattern, targets: int, seed: int, progress: bool | None, wi
 
 
 def matched_window(kind: str, n: int, causal: bool, pairs: float) -> int:
-    """The window ``w`` whose expected pairs per layer of ``kind`` (``sa`` or ``sa+swa``) are closest to ``pairs``:
+    """The window ``w`` whose expected pairs per layer of ``kind`` are closest to ``pairs``.
+
     SA keeps ``~ n w`` pairs (causal ``~ n (w + 1) / 2``: a query keeps the keys of its band that precede it);
-    SA+SWA adds a window of ``w`` (causal ``~ n w``)."""
+    SA+SWA adds a window of ``w`` (causal ``~ n w``).
+
+    Parameters
+    ----------
+    kind : {"sa", "sa+swa"}
+    n : int
+        Sequence length.
+    causal : bool
+        Causal stacks.
+    pairs : float
+        Target attended pairs per layer.
+
+    Returns
+    -------
+    int
+        A window in ``1 .. max_window(n, causal, False)``.
+
+    Examples
+    --------
+    >>> from receptive.layouts import matched_window
+    >>> matched_window("sa", 1024, False, 1024 * 64), matched_window("sa+swa", 1024, True, 1024 * 64)
+    (64, 42)
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    """
     per_w = 1.0 if not causal else 0.5
     if kind == "sa+swa":
         per_w += 1.0
@@ -141,7 +277,33 @@ def matched_window(kind: str, n: int, causal: bool, pairs: float) -> int:
     return int(min(max(1, w), max_window(n, causal, False)))
 
 
-def study(paths, n: int, targets: int, seed: int, progress: bool | None) -> list[LayoutResult]:
+def study(paths, n: int, targets: int, seed: int = 0, progress: bool | None = None) -> list[LayoutResult]:
+    """Each layout file summarised next to its SA and SA+SWA twins at matched pairs per layer.
+
+    Parameters
+    ----------
+    paths : iterable of path
+        Layout files (:func:`load_layout`).
+    n : int
+        Sequence length.
+    targets : int
+        Sampled targets per layer.
+    seed : int, default 0
+        Seed of permutations, random blocks and targets.
+    progress : bool, optional
+        Progress bars (``None``: only on a terminal).
+
+    Returns
+    -------
+    list of LayoutResult
+
+    Examples
+    --------
+    >>> from receptive.layouts import preset_dir, study
+    >>> [r] = study([preset_dir() / "mistral-7b-v0.1.json"], 512, 16, progress=False)
+    >>> r.layout.depth, sorted(r.matched)
+    (32, ['sa', 'sa+swa'])
+    """
     results = []
     for path in paths:
         stack, source = load_layout(path, n, seed)
@@ -157,6 +319,8 @@ def study(paths, n: int, targets: int, seed: int, progress: bool | None) -> list
 
 
 def format_table(doc: dict) -> str:
+    """The table ``python -m receptive.layouts`` prints, from its JSON document (:func:`run`)."""
+
     def star(s: dict) -> str:
         return str(s["full_coverage_layer"]) if s["full_coverage_layer"] is not None else f">{s['depth']}"
 
@@ -179,25 +343,32 @@ def format_table(doc: dict) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m receptive.layouts`` (one-line errors naming the flag)."""
     p = OneLineErrorParser(
         prog="python -m receptive.layouts",
         description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example:\n  python -m receptive.layouts --n 131072 --json results/layouts/layouts.json\n",
+        epilog=(
+            "examples:\n  python -m receptive.layouts --n 4096 --only mistral-7b-v0.1,gemma3-4b --targets 64\n"
+            "  python -m receptive.layouts --n 131072 --json layouts.json\n"
+        ),
     )
     p.add_argument("--n", type=int, default=DEFAULT_N, help=f"sequence length (default {DEFAULT_N})")
-    p.add_argument("--configs", metavar="DIR", help="folder of layout files (default results/layouts/configs)")
+    p.add_argument(
+        "--configs", metavar="DIR", help="folder of layout files (default: the presets shipped with the package)"
+    )
     p.add_argument("--only", metavar="NAMES", help="comma-separated file stems to run (default: all)")
     p.add_argument(
         "--targets", type=int, default=DEFAULT_TARGETS, help=f"sampled targets per layer (default {DEFAULT_TARGETS})"
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of permutations, random blocks and targets")
+    p.add_argument("--seed", type=int, default=0, help="seed of permutations, random blocks and targets (default 0)")
     p.add_argument("--json", metavar="PATH", help="write the JSON document to PATH ('-': print it, no table)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     return p
 
 
 def run(args: argparse.Namespace) -> dict:
+    """Validate ``args`` (``ValueError`` naming the flag) and return the JSON document of the study."""
     if args.n < 2:
         raise ValueError(f"--n: expected an integer >= 2, got {args.n}")
     if not 1 <= args.targets:
@@ -206,7 +377,7 @@ def run(args: argparse.Namespace) -> dict:
         raise ValueError(f"--seed: expected an integer >= 0, got {args.seed}")
     if args.json and args.json != "-":
         check_writable(args.json, "--json")  # before the work, not after
-    folder = Path(args.configs) if args.configs else default_config_dir()
+    folder = Path(args.configs) if args.configs else preset_dir()
     if not folder.is_dir():
         raise ValueError(f"--configs: {os.fspath(folder)!r} is not a folder")
     paths = sorted(folder.glob("*.json"))
@@ -231,6 +402,15 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the CLI: print the table (or the JSON with ``--json -``), write ``--json PATH``; returns 0.
+
+    Examples
+    --------
+    >>> from receptive.layouts import main
+    >>> main(["--n", "256", "--targets", "8", "--only", "mistral-7b-v0.1", "--no-progress"])  # doctest: +ELLIPSIS
+    attention layouts at n = 256 ...
+    0
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

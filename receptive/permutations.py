@@ -21,7 +21,41 @@ RANDOM_BLOCKS_STREAM = 5
 
 
 def layer_permutation(n: int, seed: int, layer: int) -> np.ndarray:
-    """``perm`` with ``perm[p]`` = original position at permuted position ``p`` for layer ``layer`` (1-based)."""
+    """The permutation of SA's layer ``layer``: ``perm[p]`` is the original position at permuted position ``p``.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    seed : int
+        Seed of the run (``>= 0``).
+    layer : int
+        Layer, 1-based; each layer's draw is independent of the order layers are drawn in.
+
+    Returns
+    -------
+    numpy.ndarray
+        An int64 permutation of ``0..n-1``.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If ``n < 1``, ``layer < 1`` or ``seed < 0``.
+
+    Examples
+    --------
+    >>> from receptive import layer_permutation
+    >>> sorted(layer_permutation(8, 0, 1).tolist())
+    [0, 1, 2, 3, 4, 5, 6, 7]
+    >>> bool((layer_permutation(8, 0, 1) == layer_permutation(8, 0, 1)).all())
+    True
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    """
     n = check_int("n", n, 1)
     layer = check_int("layer", layer, 1)
     seed = check_int("seed", seed, 0)
@@ -30,18 +64,92 @@ def layer_permutation(n: int, seed: int, layer: int) -> np.ndarray:
 
 
 def layer_rng(seed: int, layer: int, stream: int) -> np.random.Generator:
-    """The generator of layer ``layer`` (1-based) of stream ``stream``: independent of the order layers are drawn in."""
+    """The generator of layer ``layer`` (1-based) of stream ``stream``, independent of the order layers are drawn in.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of the run.
+    layer : int
+        Layer, 1-based.
+    stream : int
+        What is drawn (``TARGET_STREAM``, ``RANDOM_KEYS_STREAM``, ...), so that draws of different kinds never share
+        random numbers.
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Examples
+    --------
+    >>> from receptive.permutations import RANDOM_KEYS_STREAM, layer_rng
+    >>> int(layer_rng(0, 1, RANDOM_KEYS_STREAM).integers(10)) == int(layer_rng(0, 1, RANDOM_KEYS_STREAM).integers(10))
+    True
+    """
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(stream, layer)))
 
 
-def sample_permutations(n: int, layers: int, seed: int) -> list[np.ndarray]:
-    """The permutations of layers ``1..layers``."""
+def sample_permutations(n: int, layers: int, seed: int = 0) -> list[np.ndarray]:
+    """The permutations of SA's layers ``1..layers`` (:func:`layer_permutation` of each).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    layers : int
+        Number of layers (``>= 1``).
+    seed : int, default 0
+        Seed of the run.
+
+    Returns
+    -------
+    list of numpy.ndarray
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If a value is out of range.
+
+    Examples
+    --------
+    >>> from receptive import sample_permutations
+    >>> [p.shape for p in sample_permutations(16, 2)]
+    [(16,), (16,)]
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    """
     layers = check_int("layers", layers, 1)
     return [layer_permutation(n, seed, layer) for layer in range(1, layers + 1)]
 
 
 def inverse_permutation(perm: np.ndarray) -> np.ndarray:
-    """``inv`` with ``inv[perm[p]] = p``: where original position ``i`` sits in permuted order."""
+    """The inverse permutation ``inv`` with ``inv[perm[p]] = p``: where original position ``i`` sits in permuted order.
+
+    Parameters
+    ----------
+    perm : array_like of int
+        A permutation of ``0..len(perm) - 1``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The int64 inverse.
+
+    Raises
+    ------
+    ValueError
+        If ``perm`` is not a permutation.
+
+    Examples
+    --------
+    >>> from receptive import inverse_permutation
+    >>> inverse_permutation([2, 0, 1]).tolist()
+    [1, 2, 0]
+    """
     perm = check_permutation("perm", perm, len(perm))
     inv = np.empty_like(perm)
     inv[perm] = np.arange(perm.size, dtype=perm.dtype)

@@ -9,6 +9,12 @@ command adds to :data:`graphs.smallworld.cli.GRAPH_MODELS`.
 
 One SA layer is the SWA lattice relabelled by its permutation, so it has exactly SWA's C and L; the small-world
 regime needs the union with SWA (``sa+swa``) or several layers (see :mod:`receptive.attention_graphs`).
+
+References
+----------
+.. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442 (1998).
+.. [2] M. D. Humphries and K. Gurney, "Network 'small-world-ness': a quantitative method for determining canonical
+   network equivalence", PLoS ONE 3, e0002051 (2008).
 """
 
 from __future__ import annotations
@@ -28,18 +34,22 @@ NOTE = (
 
 
 def _add_options(parser: argparse.ArgumentParser) -> None:
+    """The attention models' options ``--w``, ``--layers``, ``--causal``."""
     parser.add_argument("--w", type=int, default=16, help="attention window, keys per query incl. self (default 16)")
     parser.add_argument("--layers", type=int, default=1, help="attention layers whose union is the graph (default 1)")
     parser.add_argument("--causal", action="store_true", help="causal attention graph")
 
 
 def _check(args: argparse.Namespace) -> None:
+    """``ValueError`` naming the flag for ``--w`` or ``--layers`` below 1."""
     for name, value in (("--w", args.w), ("--layers", args.layers)):
         if value < 1:
             raise ValueError(f"{name}: expected an integer >= 1, got {value}")
 
 
 def _builder(name: str):
+    """The builder of model ``name``: ``args -> (union graph, info)``."""
+
     def build(args: argparse.Namespace) -> tuple[Graph, dict]:
         from .attention_graphs import union_graph
 
@@ -76,7 +86,27 @@ FAMILIES = (GRAPH_MODELS, ATTENTION_MODELS)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m receptive.smallworld``: :func:`graphs.smallworld.cli.main` over the graph and attention models."""
+    """Run ``python -m receptive.smallworld``: :func:`graphs.smallworld.cli.main` over graph and attention models.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Command-line arguments (default ``sys.argv[1:]``); see ``--help``.
+
+    Returns
+    -------
+    int
+        Exit status, 0 on success (bad options exit with status 2 and one line naming the flag).
+
+    Examples
+    --------
+    >>> import contextlib, io, json
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     status = main(["--model", "sa+swa", "--n", "256", "--w", "8", "--json", "--no-progress"])
+    >>> status, json.loads(out.getvalue())["n"]
+    (0, 256)
+    """
     return _smallworld_main(argv, families=FAMILIES, prog=PROG)
 
 

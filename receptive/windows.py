@@ -25,13 +25,74 @@ from .validation import check_int
 
 
 def window_offsets(w: int, causal: bool) -> tuple[int, int]:
-    """``(left, right)``: how many keys before and after the query a window of ``w`` keys spans."""
+    """How many keys before and after the query a window of ``w`` keys spans.
+
+    Parameters
+    ----------
+    w : int
+        Keys per query, itself included (``>= 1``).
+    causal : bool
+        Causal windows look only back.
+
+    Returns
+    -------
+    tuple of int
+        ``(left, right)``: ``(w - 1, 0)`` causal, ``(w // 2, (w - 1) // 2)`` bidirectional.
+
+    Raises
+    ------
+    TypeError
+        If ``w`` is not an integer.
+    ValueError
+        If ``w < 1``.
+
+    Examples
+    --------
+    >>> from receptive import window_offsets
+    >>> window_offsets(4, causal=False), window_offsets(4, causal=True)
+    ((2, 1), (3, 0))
+
+    References
+    ----------
+    Beltagy, Peters & Cohan 2020, "Longformer: The Long-Document Transformer", arXiv 2004.05150.
+    """
     w = check_int("w", w, 1)
     return (w - 1, 0) if causal else (w // 2, (w - 1) // 2)
 
 
 def flash_attention_window_size(w: int, causal: bool) -> tuple[int, int]:
-    """FlashAttention's ``window_size=(left, right)`` for a window of ``w`` keys (it counts keys besides self)."""
+    """FlashAttention's ``window_size=(left, right)`` for a window of ``w`` keys (it counts keys besides self).
+
+    Parameters
+    ----------
+    w : int
+        Keys per query, itself included.
+    causal : bool
+        Causal window.
+
+    Returns
+    -------
+    tuple of int
+        The same offsets as :func:`window_offsets`.
+
+    Raises
+    ------
+    TypeError
+        If ``w`` is not an integer.
+    ValueError
+        If ``w < 1``.
+
+    Examples
+    --------
+    >>> from receptive import flash_attention_window_size
+    >>> flash_attention_window_size(4096, causal=True)
+    (4095, 0)
+
+    References
+    ----------
+    Dao 2024, "FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning", ICLR,
+    arXiv 2307.08691.
+    """
     return window_offsets(w, causal)
 
 
@@ -40,14 +101,62 @@ def max_window(n: int, causal: bool, circular: bool) -> int:
 
     Causal: ``n`` (``i-n+1 .. i`` covers every earlier key). Circular: ``n``. Truncated two-sided: ``2n - 1``
     (the first and last positions need ``n - 1`` keys on one side).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    causal : bool
+        Causal window.
+    circular : bool
+        Windows wrap around.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from receptive import max_window
+    >>> max_window(8, causal=True, circular=False), max_window(8, causal=False, circular=False)
+    (8, 15)
     """
     return n if causal or circular else 2 * n - 1
 
 
 def check_window(w, n: int, causal: bool, circular: bool) -> int:
-    """``w`` as an int in ``1..max_window(n, causal, circular)``, else a ``ValueError`` that says why."""
+    """``w`` as an int in ``1..max_window(n, causal, circular)``.
+
+    Parameters
+    ----------
+    w : int
+        The window to check.
+    n : int
+        Sequence length.
+    causal, circular : bool
+        The window's kind (they set the largest meaningful ``w``).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError
+        If ``w`` is not an integer.
+    ValueError
+        If ``w`` is out of range (the message says why).
+
+    Examples
+    --------
+    >>> from receptive.windows import check_window
+    >>> check_window(4, 16, causal=True, circular=False)
+    4
+    """
     limit = max_window(n, causal, circular)
-    if isinstance(w, bool) or not isinstance(w, int | np.integer) or not 1 <= w <= limit:
+    if isinstance(w, bool) or not isinstance(w, int | np.integer):
+        raise TypeError(f"w: expected an integer, got {w!r} ({type(w).__name__})")
+    if not 1 <= w <= limit:
         kind = "causal" if causal else "circular" if circular else "two-sided truncated"
         raise ValueError(
             f"w: expected an integer in [1, {limit}] for n = {n} ({kind}: a window of {limit} keys already "

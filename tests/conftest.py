@@ -1,4 +1,5 @@
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -6,6 +7,13 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
+try:  # Triton kernels run on the CPU interpreter where there is no CUDA; set before any module imports triton
+    import torch
+
+    if not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+except ImportError:
+    pass
 ROOT = Path(__file__).resolve().parent.parent
 
 settings.register_profile(

@@ -10,7 +10,7 @@ nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
 ANALYSIS = Path(__file__).resolve().parent.parent / "analysis"
-NOTEBOOKS = sorted(ANALYSIS.glob("*.ipynb"))
+NOTEBOOKS = sorted((p for p in ANALYSIS.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts), key=lambda p: p.stem)
 
 
 TORCH_NOTEBOOKS = {"04_cost", "05_training", "06_numerical_methods"}  # the others need no torch
@@ -40,12 +40,12 @@ def test_notebook_is_stored_executed(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_reruns(path):
-    """Re-execute (a fresh kernel in analysis/); a failing cell or assert raises CellExecutionError."""
+    """Re-execute (a fresh kernel in the notebook's own folder); a failing cell or assert raises CellExecutionError."""
     if path.stem in TORCH_NOTEBOOKS:
         pytest.importorskip("torch")
     book = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(
-        book, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ANALYSIS)}}
+        book, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     )
     client.execute()
     errors = [o for c in code_cells(book) for o in c.outputs if o.output_type == "error"]

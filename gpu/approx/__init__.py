@@ -11,7 +11,8 @@ pivoted Cholesky, Loki), kernels (Performer, PolySketchFormer, LevAttention), la
 tensor methods (TPA) and two oracles (top-k, truncated SVD).
 
 ``python -m gpu.approx`` compares them on synthetic matrices (``--costs`` prints the cost table);
-:mod:`gpu.approx.real` (``python -m gpu.approx.real``, the extra ``.[minilm]``) on the attention of the pretrained
+:mod:`analysis.numerical_methods.real` (``python -m analysis.numerical_methods.real``, the extra ``.[minilm]``) on
+the attention of the pretrained
 all-MiniLM-L6-v2 (:mod:`gpu.approx.minilm`) reading CPython's help topics (:mod:`gpu.approx.corpus`).
 """
 

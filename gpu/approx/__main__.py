@@ -26,7 +26,7 @@ from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
 from ..threads import torch_threads
 from . import METHODS, approximate, exact_attention, exact_cost, method_cost, relative_error
-from .costs import measured_flops, measured_peak_bytes
+from .measure import measured_flops, measured_peak_bytes
 
 KINDS = ("random", "lowrank", "spiky")
 HEADS = 4
@@ -101,8 +101,8 @@ def study(kinds, n, d, budgets, seeds, methods=tuple(METHODS), causal=False) -> 
 
 def cost_rows(n, d, budgets, heads, causal, methods=tuple(METHODS), measure: bool = False) -> list[dict]:
     """Every method's :func:`method_cost` at every valid budget, after exact attention's; with ``measure`` also the
-    matrix-product FLOPs torch counts in one run of the lab's code (:func:`gpu.approx.costs.measured_flops`) and the
-    peak bytes its profiler records (:func:`gpu.approx.costs.measured_peak_bytes`, plus the inputs)."""
+    matrix-product FLOPs torch counts in one run of the lab's code (:func:`gpu.approx.measure.measured_flops`) and the
+    peak bytes its profiler records (:func:`gpu.approx.measure.measured_peak_bytes`, plus the inputs)."""
     rows = [{"method": "exact", "budget": n, **exact_cost(n, d, heads, causal).to_dict(), "flops_share": 1.0}]
     inputs = 3 * 4 * n * d * heads  # q, k, v: the measured peak is beyond the inputs
     if measure:

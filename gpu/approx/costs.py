@@ -12,14 +12,14 @@ Conventions (all per sequence, ``heads`` heads of dimension ``d``, ``element_byt
   algorithm (tested), and shows where the code does more: the banded backend about ``2x`` a window (query blocks
   meet ``b_q + w - 1`` keys), MoBA and top-k a dense masked product, the latent methods their basis (a one-time
   conversion, not counted here). :func:`measured_peak_bytes` records the lab code's allocations with
-  ``torch.profiler``: 0.97-1.7 (1.8 in an earlier run) times the formula at n = 512, d = 32, 4 heads, m = 64 and
+  ``torch.profiler``: about 1-2 times the formula at n = 512, d = 32, 4 heads, m = 64 and
   0.85-1.96 over m = 16-128 (``python -m gpu.approx --costs --measure --n 512``; the formula omits short-lived
   temporaries such as a softmax's output next to its scores; tested within 0.7-2.2 at n = 256).
 * Peak bytes: the inputs ``q, k, v`` and output (``4 n d``) plus the largest set of intermediates the method holds
   at once, as the functions in :mod:`gpu.approx.families` compute them (the dense reference holds ``n^2`` scores;
   the windows' banded backend ``2 n (b_q + w - 1)`` scores and probabilities plus its padded copies of q, k, v and
-  each query block's joined key and value span, :func:`gpu.banded.banded_attention`). :mod:`gpu.approx.refresh_costs`
-  recomputes the cost fields of result files written under an earlier version of these formulas.
+  each query block's joined key and value span, :func:`gpu.banded.banded_attention`). the study's
+  ``python -m analysis.numerical_methods.refresh_costs`` recomputes the cost fields of result files from them.
 * KV-cache bytes per token: the state a decoder must keep for the method after ``n`` tokens, divided by ``n``:
   ``2 h d`` numbers for a full cache; ``2 h d min(w, n) / n`` for a sliding window (only the last ``w`` tokens);
   MLA ``r``; TPA ``2 R (h + d)``; Performer's prefix state ``h m (d + 1) / n``; Linformer's ``m`` projected keys
@@ -253,77 +253,3 @@ def tpa(n, d, m, heads, causal, eb):
     svds = 2 * n * (4 * heads * d * small + 8 * small**3)
     f = heads * _dense(n, d) / (2 if causal else 1) + svds + 2 * 2 * n * heads * d * m
     return Cost(float(f), float(eb * heads * (4 * n * d + n * n + 2 * n * d)), float(eb * 2 * m * (heads + d)))
-
-
-def method_cost(method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False,
-                element_bytes: int = 4, **options) -> Cost:  # fmt: skip
-    """:func:`gpu.approx.methods.method_cost` (the registry checks the method and its arguments)."""
-    from .methods import method_cost as checked
-
-    return checked(method, n, d, budget, heads=heads, causal=causal, element_bytes=element_bytes, **options)
-
-
-def exact_cost(n: int, d: int, heads: int = 1, causal: bool = False, element_bytes: int = 4) -> Cost:
-    """:func:`gpu.approx.methods.exact_cost`: exact attention, the reference of every ratio."""
-    from .methods import exact_cost as checked
-
-    return checked(n, d, heads=heads, causal=causal, element_bytes=element_bytes)
-
-
-def _random_inputs(method, n, d, heads, causal, seed, options):
-    import torch
-
-    from .methods import METHODS
-
-    g = torch.Generator().manual_seed(seed)
-    q, k, v, ck, cv = (torch.randn(1, heads, n, d, generator=g) for _ in range(5))
-    if method != "exact" and causal and "calibration" in METHODS[method].options and "calibration" not in options:
-        options = {**options, "calibration": ck if method == "loki" else (ck, cv)}
-    return q, k, v, options
-
-
-def _call(method, q, k, v, budget, seed, causal, options):
-    from .methods import approximate, exact_attention
-
-    if method == "exact":
-        return exact_attention(q, k, v, causal=causal)
-    return approximate(method, q, k, v, budget, seed=seed, causal=causal, **options)
-
-
-def measured_peak_bytes(method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False, seed: int = 0,
-                        **options) -> int:  # fmt: skip
-    """The most bytes the lab's ``method`` holds at once beyond its inputs in one call on random ``(1, heads, n,
-    d)`` float32 inputs: the running sum of the CPU allocations and frees ``torch.profiler`` records
-    (``profile_memory=True``), maximised over time. Add ``4 n d heads`` bytes of inputs and output to compare with
-    :func:`method_cost`'s ``peak_bytes``."""
-    from torch.profiler import ProfilerActivity, profile
-
-    q, k, v, options = _random_inputs(method, n, d, heads, causal, seed, options)
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        _call(method, q, k, v, budget, seed, causal, options)
-    events = []
-    stack = list(prof.profiler.kineto_results.experimental_event_tree())
-    while stack:
-        event = stack.pop()
-        stack.extend(event.children)
-        if hasattr(event.extra_fields, "alloc_size"):
-            events.append((event.start_time_ns, event.extra_fields.alloc_size))
-    current = peak = 0
-    for _, size in sorted(events):
-        current += size
-        peak = max(peak, current)
-    return int(peak)
-
-
-def measured_flops(method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False, seed: int = 0,
-                   **options) -> int:  # fmt: skip
-    """The matrix-product FLOPs ``torch.utils.flop_counter.FlopCounterMode`` counts in one call of the lab's
-    ``method`` (or ``"exact"``: :func:`gpu.approx.exact_attention`) on random ``(1, heads, n, d)`` float32 inputs
-    (decompositions such as SVD, QR, ``eigh`` and ``pinv`` are not counted by torch); causal methods that need
-    calibration get an independent random draw."""
-    from torch.utils.flop_counter import FlopCounterMode
-
-    q, k, v, options = _random_inputs(method, n, d, heads, causal, seed, options)
-    with FlopCounterMode(display=False) as counter:
-        _call(method, q, k, v, budget, seed, causal, options)
-    return int(counter.get_total_flops())

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import torch
 
+from graphs.validation import check_bool, check_int
+
 from . import costs
 from .costs import Cost
 from .families import clustering, kernels, latent, lowrank, lsh, oracles, sampling, tensor, windows
@@ -23,12 +25,48 @@ from .families.common import exact_attention, relative_error
 
 
 def _no_limit(n: int, d: int, heads: int) -> None:
+    """No largest budget."""
     return None
 
 
 @dataclass(frozen=True)
 class Method:
-    """A method, its family in the survey's classification and how its parameter follows from the budget."""
+    """One approximation method: its family in the survey's classification and what its budget means.
+
+    Parameters
+    ----------
+    name : str
+        The key in :data:`METHODS`.
+    family : str
+        The family in the classification of Serret et al. (2026).
+    budget_meaning : str
+        What the budget ``m`` means for this method (keys per query, landmarks, features, rank).
+    run : callable
+        ``run(q, k, v, m, seed, causal, **options)`` on ``(batch, heads, n, d)`` tensors.
+    cost : callable
+        ``cost(n, d, m, heads, causal, element_bytes, **options)`` returning a :class:`Cost`.
+    randomized : bool, default True
+        Whether the seed changes the output.
+    causal : bool, default False
+        Whether a causal version exists.
+    budget_kind : {"keys", "rank", "features"}, default "keys"
+        The kind of budget; more keys than ``n`` means every key.
+    options : tuple of str, default ()
+        Keyword options :func:`approximate` passes on.
+    max_budget : callable, default no limit
+        ``(n, d, heads) -> int or None``, the largest valid budget.
+    paper : str, default ""
+        The method's source.
+
+    Examples
+    --------
+    >>> METHODS["performer"].family, METHODS["performer"].budget_kind
+    ('kernel', 'features')
+
+    References
+    ----------
+    Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757.
+    """
 
     name: str
     family: str
@@ -42,13 +80,9 @@ class Method:
     max_budget: Callable[[int, int, int], int | None] = _no_limit  # (n, d, heads) -> the largest valid budget
     paper: str = ""
 
-    @property
-    def accounting(self) -> str:
-        """The budget's meaning (the name earlier versions used)."""
-        return self.budget_meaning
-
 
 def _m(name, family, meaning, run, cost, **kw) -> Method:
+    """A registry entry."""
     return Method(name, family, meaning, run, cost, **kw)
 
 
@@ -114,31 +148,79 @@ METHODS: dict[str, Method] = {
 
 
 def _check_budget(name: str, budget) -> int:
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-        raise ValueError(f"budget: expected a positive integer ({METHODS[name].budget_meaning}), got {budget!r}")
-    return int(budget)
+    """The budget as an int >= 1."""
+    return check_int("budget", budget, 1)
 
 
 def _check_method(method) -> Method:
+    """The registered method of that name."""
+    if not isinstance(method, str):
+        raise TypeError(f"method: expected a string, got {type(method).__name__}")
     if method not in METHODS:
         raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
     return METHODS[method]
 
 
 def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool = False, **options) -> torch.Tensor:
-    """The output of ``method`` at ``budget`` (``METHODS[method].budget_meaning``) on ``(batch, heads, n, d)``
-    tensors; ``causal=True`` attends to keys ``j <= i`` only (methods with ``METHODS[method].causal``);
-    ``options`` are the method's keyword options (``METHODS[method].options``)."""
+    """An approximation of ``softmax(q k^T / sqrt d) v`` by ``method`` at ``budget``.
+
+    Parameters
+    ----------
+    method : str
+        A name of :data:`METHODS` (``swa``, ``sa``, ``sa+swa``, ``reformer``, ``moba``, ``performer``, ...).
+    q, k, v : torch.Tensor
+        ``(batch, heads, n, d)`` tensors of one shape and floating dtype.
+    budget : int
+        The method's budget ``m`` (``METHODS[method].budget_meaning``), at least 1.
+    seed : int, default 0
+        Seed of the randomized methods (``METHODS[method].randomized``).
+    causal : bool, default False
+        Attend to keys ``j <= i`` only (methods with ``METHODS[method].causal``).
+    **options
+        The method's keyword options (``METHODS[method].options``), e.g. Reformer's ``rounds``.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d)``, the approximate attention output.
+
+    Raises
+    ------
+    TypeError
+        If ``method`` is not a string, q, k, v are not tensors, or ``budget``, ``seed``, ``causal`` have the
+        wrong type.
+    ValueError
+        If ``method`` is unknown, the tensors' shapes or dtypes differ, ``budget < 1``, ``seed < 0``, the method
+        has no causal version, or an option is not the method's.
+
+    Examples
+    --------
+    >>> import torch
+    >>> q, k, v = torch.randn(3, 1, 2, 16, 8).unbind(0)
+    >>> torch.allclose(approximate("top-k", q, k, v, 16), exact_attention(q, k, v), atol=1e-6)
+    True
+    >>> approximate("performer", q, k, v, 32, seed=1).shape
+    torch.Size([1, 2, 16, 8])
+
+    References
+    ----------
+    Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757. Each method's own source is
+    ``METHODS[method].paper``: e.g. Beltagy et al. (2020) Longformer; Jin & Sui (2026) arXiv 2604.00754; Kitaev et
+    al. (2020) Reformer; Lu et al. (2025) MoBA, arXiv 2502.13189; Wang et al. (2020) Linformer, arXiv 2006.04768;
+    Xiong et al. (2021) Nystromformer; Choromanski et al. (2021) Performer, arXiv 2009.14794; DeepSeek-AI (2024)
+    DeepSeek-V2 (MLA).
+    """
     spec = _check_method(method)
     budget = _check_budget(method, budget)
-    if not all(isinstance(t, torch.Tensor) for t in (q, k, v)) or q.dim() != 4 or k.shape != q.shape:
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+    if q.dim() != 4 or k.shape != q.shape:
         raise ValueError("q, k, v: expected (batch, heads, n, d) tensors of one shape")
     if v.shape != q.shape or not (q.dtype == k.dtype == v.dtype) or not q.dtype.is_floating_point:
         raise ValueError("q, k, v: expected (batch, heads, n, d) tensors of one floating dtype")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
-    if not isinstance(causal, bool):
-        raise ValueError(f"causal: expected True or False, got {causal!r}")
+    seed = check_int("seed", seed, 0)
+    causal = check_bool("causal", causal)
     if causal and not spec.causal:
         causal_ones = ", ".join(n for n, m in METHODS.items() if m.causal)
         raise ValueError(f"causal: {method} has no causal version (causal methods: {causal_ones})")
@@ -150,13 +232,56 @@ def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool =
 
 def method_cost(method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False,
                 element_bytes: int = 4, **options) -> Cost:  # fmt: skip
-    """FLOPs and peak bytes of one forward of length ``n`` and KV-cache bytes per token of ``method`` at ``budget``
-    (conventions in :mod:`gpu.approx.costs`); ``options`` as for :func:`approximate` (those that change the cost,
-    e.g. Reformer's ``rounds`` or PolySketch's ``degree``, are passed on; calibration data costs nothing here)."""
+    """FLOPs and peak bytes of one forward of length ``n``, and KV-cache bytes per token, of ``method`` at ``budget``.
+
+    The conventions are those of :mod:`gpu.approx.costs`. Options that change the cost (Reformer's ``rounds``,
+    PolySketch's ``degree``, ...) are passed on; calibration data costs nothing here.
+
+    Parameters
+    ----------
+    method : str
+        A name of :data:`METHODS`.
+    n, d : int
+        Sequence length and head dimension, at least 1.
+    budget : int
+        The method's budget, at least 1.
+    heads : int, default 1
+        Number of heads.
+    causal : bool, default False
+        The causal version (methods with ``METHODS[method].causal``).
+    element_bytes : int, default 4
+        Bytes per number.
+    **options
+        The method's keyword options.
+
+    Returns
+    -------
+    Cost
+        ``flops``, ``peak_bytes`` and ``kv_cache_bytes_per_token``.
+
+    Raises
+    ------
+    TypeError
+        If ``method`` is not a string or a size is not an integer.
+    ValueError
+        If ``method`` is unknown, a size or ``budget`` is below 1, the method has no causal version, or an option is
+        not the method's.
+
+    Examples
+    --------
+    >>> method_cost("swa", 4096, 64, 64).kv_cache_bytes_per_token  # 2 d w / n numbers of 4 bytes
+    8.0
+    >>> method_cost("swa", 4096, 64, 64).flops < exact_cost(4096, 64).flops
+    True
+
+    References
+    ----------
+    Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757.
+    """
     spec = _check_method(method)
     budget = _check_budget(method, budget)
     _check_sizes(n, d, heads, element_bytes)
-    if causal and not spec.causal:
+    if check_bool("causal", causal) and not spec.causal:
         raise ValueError(f"causal: {method} has no causal version")
     unknown = set(options) - set(spec.options)
     if unknown:
@@ -166,15 +291,48 @@ def method_cost(method: str, n: int, d: int, budget: int, heads: int = 1, causal
 
 
 def exact_cost(n: int, d: int, heads: int = 1, causal: bool = False, element_bytes: int = 4) -> Cost:
-    """The cost of exact attention, the reference of every ratio."""
+    """The cost of exact attention, the reference of every ratio.
+
+    Parameters
+    ----------
+    n, d : int
+        Sequence length and head dimension, at least 1.
+    heads : int, default 1
+        Number of heads.
+    causal : bool, default False
+        Causal attention (half the score FLOPs).
+    element_bytes : int, default 4
+        Bytes per number.
+
+    Returns
+    -------
+    Cost
+        ``4 n^2 d + 5 n^2`` FLOPs per head (halved when causal), the ``n^2`` scores held, a full KV cache.
+
+    Raises
+    ------
+    TypeError
+        If a size is not an integer.
+    ValueError
+        If a size is below 1.
+
+    Examples
+    --------
+    >>> exact_cost(16, 4).flops  # 4 * 16**2 * 4 + 5 * 16**2
+    5376.0
+
+    References
+    ----------
+    Serret et al. (2026). arXiv 2604.01757.
+    """
     _check_sizes(n, d, heads, element_bytes)
     return costs.full(n, d, n, heads, causal, element_bytes)
 
 
 def _check_sizes(n, d, heads, element_bytes):
+    """Each size an int >= 1."""
     for name, value in (("n", n), ("d", d), ("heads", heads), ("element_bytes", element_bytes)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}: expected an integer >= 1, got {value!r}")
+        check_int(name, value, 1)
 
 
 __all__ = ["METHODS", "Cost", "Method", "approximate", "exact_attention", "exact_cost", "method_cost",

@@ -5,6 +5,13 @@ Packages above ``graphs`` add their own models without ``graphs`` importing them
 models, their builders and the options only they read, and ``main(argv, families=..., prog=...)`` runs the same
 command line over ``GRAPH_MODELS`` plus those families (``python -m receptive.smallworld`` adds the attention
 graphs ``swa``, ``sa`` and ``sa+swa`` this way).
+
+References
+----------
+.. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442 (1998).
+.. [2] M. D. Humphries and K. Gurney, "Network 'small-world-ness': a quantitative method for determining canonical
+   network equivalence", PLoS ONE 3, e0002051 (2008).
+.. [3] A. Lin et al., "Network statistics of the whole-brain connectome of Drosophila", Nature 634, 153-165 (2024).
 """
 
 from __future__ import annotations
@@ -28,11 +35,38 @@ Builder = Callable[[argparse.Namespace], tuple[Graph, dict]]
 
 @dataclass(frozen=True)
 class ModelFamily:
-    """Graph models one command line offers: ``builders`` maps a ``--model`` name to its :data:`Builder` (which
-    validates the options it reads and raises a ``ValueError`` starting with the option or API argument name),
-    ``add_options(parser)`` adds the options only these models read, ``check(args)`` validates them (for every
-    model, as the common options are), ``options`` maps API argument names in the
-    builders' errors to those options, and ``description`` / ``examples`` go into ``--help``."""
+    """Graph models that one command line offers, with the options only they read.
+
+    Parameters
+    ----------
+    builders : mapping of str to callable
+        ``--model`` name -> :data:`Builder` ``builder(args) -> (graph, info)``, which validates the options it
+        reads and raises a ``ValueError`` starting with the option or API argument name.
+    description : str, optional
+        The models' line in ``--help``.
+    examples : tuple of str, optional
+        Example argument lists for ``--help``.
+    add_options : callable or None, optional
+        ``add_options(parser)`` adds the options only these models read.
+    check : callable or None, optional
+        ``check(args)`` validates them (for every model, as the common options are).
+    options : mapping of str to str, optional
+        API argument names in the builders' errors -> the options that set them.
+
+    Raises
+    ------
+    TypeError
+        If a builder, ``add_options`` or ``check`` is not callable.
+    ValueError
+        If there is no model or a model name is empty.
+
+    Examples
+    --------
+    >>> from graphs.generators import ring_lattice
+    >>> family = ModelFamily(builders={"ring": lambda args: (ring_lattice(args.n or 100, 4), {})})
+    >>> sorted(family.builders)
+    ['ring']
+    """
 
     builders: Mapping[str, Builder]
     description: str = ""
@@ -45,13 +79,14 @@ class ModelFamily:
         if not self.builders or not all(isinstance(name, str) and name for name in self.builders):
             raise ValueError("builders: expected at least one model, each named by a non-empty string")
         if not all(callable(build) for build in self.builders.values()):
-            raise ValueError("builders: expected a callable builder(args) -> (graph, info) for every model")
+            raise TypeError("builders: expected a callable builder(args) -> (graph, info) for every model")
         for name in ("add_options", "check"):
             if getattr(self, name) is not None and not callable(getattr(self, name)):
-                raise ValueError(f"{name}: expected a callable or None, got {getattr(self, name)!r}")
+                raise TypeError(f"{name}: expected a callable or None, got {getattr(self, name)!r}")
 
 
 def _connectome(args) -> tuple[Graph, dict]:
+    """Builder of ``--model connectome`` (``--calibrate`` refits first)."""
     n = args.n or FLYWIRE["n"]
     info: dict = {}
     if args.calibrate:
@@ -73,12 +108,14 @@ def _connectome(args) -> tuple[Graph, dict]:
 
 
 def _erdos_renyi(args) -> tuple[Graph, dict]:
+    """Builder of ``--model er``."""
     from ..generators import erdos_renyi
 
     return erdos_renyi(args.n or 4096, args.k or 20.5, directed=bool(args.directed), seed=args.seed), {}
 
 
 def _watts_strogatz(args) -> tuple[Graph, dict]:
+    """Builder of ``--model ws``."""
     from ..generators import watts_strogatz
 
     if args.k is not None and not args.k.is_integer():
@@ -127,8 +164,11 @@ EDGES_EXAMPLE = (
 
 
 def _families(families) -> tuple[ModelFamily, ...]:
+    """``families`` as a checked tuple: ModelFamily instances offering distinct model names."""
     families = tuple(families)
-    if not families or not all(isinstance(f, ModelFamily) for f in families):
+    if not all(isinstance(f, ModelFamily) for f in families):
+        raise TypeError("families: expected a non-empty sequence of ModelFamily")
+    if not families:
         raise ValueError("families: expected a non-empty sequence of ModelFamily")
     names = [name for family in families for name in family.builders]
     if len(set(names)) != len(names):
@@ -137,6 +177,7 @@ def _families(families) -> tuple[ModelFamily, ...]:
 
 
 def _model_type(families: tuple[ModelFamily, ...]):
+    """The argparse ``type`` of ``--model``: an offered name, or a one-line pointer to the command that has it."""
     offered = [name for family in families for name in family.builders]
 
     def model(text: str) -> str:
@@ -153,7 +194,33 @@ def _model_type(families: tuple[ModelFamily, ...]):
 def build_parser(
     families: Sequence[ModelFamily] = (GRAPH_MODELS,), prog: str = "python -m graphs.smallworld"
 ) -> argparse.ArgumentParser:
-    """The command line over the models of ``families`` (the first one's first model is the default)."""
+    """Build the command line over the models of ``families`` (the first one's first model is the default).
+
+    Parameters
+    ----------
+    families : sequence of ModelFamily, optional
+        The models offered (default: :data:`GRAPH_MODELS`).
+    prog : str, optional
+        The program name shown in ``--help`` and errors.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        A parser whose errors are one line naming the option (exit status 2).
+
+    Raises
+    ------
+    TypeError
+        If ``families`` holds something other than :class:`ModelFamily`.
+    ValueError
+        If ``families`` is empty or offers a model name twice.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["--model", "er", "--n", "500"])
+    >>> args.model, args.n, args.k
+    ('er', 500, None)
+    """
     families = _families(families)
     offered = [name for family in families for name in family.builders]
     elsewhere = sorted(set(ELSEWHERE.values()) - {prog})
@@ -203,8 +270,35 @@ def build_parser(
 
 
 def build_graph(args, families: Sequence[ModelFamily] = (GRAPH_MODELS,)) -> tuple[Graph, dict]:
-    """The graph the arguments describe (an edge file, or ``args.model`` built by its family) and what to print
-    about how it was made."""
+    """Build the graph the parsed arguments describe: an edge file, or ``args.model`` built by its family.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed by :func:`build_parser` over the same ``families``.
+    families : sequence of ModelFamily, optional
+        The models offered.
+
+    Returns
+    -------
+    graph : Graph
+    info : dict
+        What to print about how the graph was made.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument, for a model's bad parameters or an unreadable edge list.
+    FileNotFoundError
+        If ``--edges`` names no file.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["--model", "ws", "--n", "200", "--k", "6"])
+    >>> graph, info = build_graph(args)
+    >>> graph.n, graph.edges, info
+    (200, 600, {})
+    """
     families = _families(families)
     if args.edges:
         from ..io import load_edge_list, load_graphml
@@ -234,6 +328,7 @@ def build_graph(args, families: Sequence[ModelFamily] = (GRAPH_MODELS,)) -> tupl
 
 
 def _clean(value):
+    """``value`` with non-finite floats as ``None`` (JSON ``null``), recursively."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
@@ -251,6 +346,24 @@ _UNDEFINED = {
 
 
 def format_report(doc: dict) -> str:
+    """Format the command's result as aligned ``key value`` lines (published FlyWire values beside them).
+
+    Parameters
+    ----------
+    doc : dict
+        :meth:`SmallWorld.to_dict` merged with the builder's ``info``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(format_report({"n": 10, "C": 0.5, "sigma": None, "published": {"C": 0.0463}}))
+    n                      10
+    C                      0.5   (FlyWire: 0.0463)
+    sigma                  undefined (needs C_r > 0, L > 0 and a finite L_r)
+    """
     lines = []
     pub = doc.get("published", {})
     keys = [
@@ -327,6 +440,7 @@ def _as_option(message: str, families: Sequence[ModelFamily] = ()) -> str:
 
 
 def _check_args(args, families: Sequence[ModelFamily] = ()) -> None:
+    """``ValueError`` naming the flag for an option out of range, before anything is built."""
     for name, value, low in (("--n", args.n, 10), ("--seed", args.seed, 0), ("--sources", args.sources, 1)):
         if value is not None and value < low:
             raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
@@ -347,7 +461,37 @@ def main(
     families: Sequence[ModelFamily] = (GRAPH_MODELS,),
     prog: str = "python -m graphs.smallworld",
 ) -> int:
-    """Run the command line over the models of ``families``; exit status 0, or 2 with one line naming the option."""
+    """Run ``python -m graphs.smallworld``: measure C, L, sigma and omega of a model graph or an edge list.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Command-line arguments (default ``sys.argv[1:]``); see ``--help``.
+    families : sequence of ModelFamily, optional
+        The models offered (default :data:`GRAPH_MODELS`).
+    prog : str, optional
+        The program name shown in ``--help`` and errors.
+
+    Returns
+    -------
+    int
+        0 on success; bad options exit with status 2 and one line naming the option.
+
+    References
+    ----------
+    .. [1] M. D. Humphries and K. Gurney, "Network 'small-world-ness': a quantitative method for determining
+       canonical network equivalence", PLoS ONE 3, e0002051 (2008).
+
+    Examples
+    --------
+    >>> import contextlib, io, json
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     status = main(["--model", "ws", "--n", "300", "--k", "6", "--json", "--no-progress"])
+    >>> doc = json.loads(out.getvalue())
+    >>> status, doc["n"], doc["edges"], bool(doc["sigma"] > 1)
+    (0, 300, 900, True)
+    """
     families = _families(families)
     parser = build_parser(families, prog)
     args, unknown = parser.parse_known_args(argv)

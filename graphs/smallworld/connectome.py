@@ -8,8 +8,16 @@ is the target, and ``mu`` is corrected once so that the mean out-degree is the t
 (clustering), shortcuts make paths short: the Watts-Strogatz mechanism in 3-D.
 
 :func:`calibrate_connectome` fits ``random_fraction`` and ``neighbourhood`` so that the model's clustering and
-directed path length match FlyWire's (Lin et al. 2024, Nature 634:153, snapshot v630, connections of >= 5
-synapses), and reports the fitted model's statistics next to the published ones.
+directed path length match FlyWire's [2]_ [3]_ (snapshot v630, connections of >= 5 synapses [4]_), and reports the
+fitted model's statistics next to the published ones.
+
+References
+----------
+.. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442 (1998).
+.. [2] S. Dorkenwald et al., "Neuronal wiring diagram of an adult brain", Nature 634, 124-138 (2024).
+.. [3] A. Lin et al., "Network statistics of the whole-brain connectome of Drosophila", Nature 634, 153-165 (2024).
+.. [4] P. Schlegel et al., "Whole-brain annotation and multi-connectome cell typing of Drosophila", Nature 634,
+   139-152 (2024).
 """
 
 from __future__ import annotations
@@ -21,11 +29,13 @@ import numpy as np
 from scipy.spatial import cKDTree
 from tqdm.auto import tqdm
 
-from ..clustering import average_clustering
+from ..clustering_measures import average_clustering
 from ..graph import Graph
 from ..paths import path_lengths
+from ..validation import check_instance, check_int, check_real
 
-#: FlyWire v630 statistics (Lin et al. 2024, Nature 634:153, Table 2 and text; see the project's REFERENCE notes).
+#: published statistics of the FlyWire v630 connectome, connections of >= 5 synapses (Lin et al. 2024, Table 2
+#: and text; Dorkenwald et al. 2024)
 FLYWIRE = {
     "n": 127_978,
     "edges": 2_613_129,
@@ -42,8 +52,8 @@ FLYWIRE = {
 }
 
 
-#: ``calibrate_connectome()`` at FlyWire's size, seed 0 (56 model evaluations, 8.4 min on 2 cores): C = 0.0460,
-#: directed L = 4.408 (64 sampled sources), <k> = 20.53, reciprocity 0.138 against 0.0463, 4.42, 20.5, 0.138
+#: the mixing parameters ``calibrate_connectome()`` fits at FlyWire's size with seed 0 (the defaults of
+#: :func:`connectome_model`)
 FITTED = {"random_fraction": 0.31640625, "neighbourhood": 122}
 
 
@@ -55,23 +65,64 @@ def connectome_model(
     reciprocity: float = FLYWIRE["reciprocity"],
     seed: int = 0,
 ) -> Graph:
-    """The directed model graph (see the module docstring)."""
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 10:
-        raise ValueError(f"n: expected an integer >= 10, got {n!r}")
-    if not 0 < mean_degree < n - 1:
-        raise ValueError(f"mean_degree: expected a number in (0, n - 1), got {mean_degree!r}")
-    if not 0 <= random_fraction <= 1:
-        raise ValueError(f"random_fraction: expected a number in [0, 1], got {random_fraction!r}")
-    if isinstance(neighbourhood, bool) or not isinstance(neighbourhood, int | np.integer) or not 1 <= neighbourhood < n:
-        raise ValueError(f"neighbourhood: expected an integer in [1, {n - 1}], got {neighbourhood!r}")
-    if not 0 <= reciprocity < 1:
-        raise ValueError(f"reciprocity: expected a number in [0, 1), got {reciprocity!r}")
+    """Draw the directed connectome model graph: local clustered wiring plus random shortcuts in 3-D.
+
+    See the module docstring for the construction. The defaults give a graph of FlyWire's size and mean degree,
+    with the mixing parameters :data:`FITTED`.
+
+    Parameters
+    ----------
+    n : int, optional
+        Number of neurons, at least 10.
+    mean_degree : float, optional
+        Target mean out-degree, in ``(0, n - 1)``.
+    random_fraction : float, optional
+        Share of connections that go to a uniformly random neuron, in ``[0, 1]``.
+    neighbourhood : int, optional
+        Number of nearest neurons a local connection chooses from, in ``[1, n - 1]``.
+    reciprocity : float, optional
+        Target share of connections whose reverse exists, in ``[0, 1)``.
+    seed : int, optional
+        Seed of ``numpy.random.default_rng``, ``>= 0``.
+
+    Returns
+    -------
+    Graph
+        Directed.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If an argument lies outside its range.
+
+    References
+    ----------
+    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+       (1998).
+    .. [2] A. Lin et al., "Network statistics of the whole-brain connectome of Drosophila",
+       Nature 634, 153-165 (2024).
+
+    Examples
+    --------
+    >>> g = connectome_model(2000, 10.0, random_fraction=0.3, neighbourhood=40, reciprocity=0.1)
+    >>> g.directed, bool(9 < g.mean_degree < 11), bool(0.08 < reciprocity(g) < 0.12)
+    (True, True, True)
+    """
+    n = check_int("n", n, 10)
+    mean_degree = check_real("mean_degree", mean_degree, 0, n - 1, low_open=True, high_open=True)
+    random_fraction = check_real("random_fraction", random_fraction, 0, 1)
+    neighbourhood = check_int("neighbourhood", neighbourhood, 1, n - 1)
+    reciprocity = check_real("reciprocity", reciprocity, 0, 1, high_open=True)
+    seed = check_int("seed", seed, 0)
     graph = _wire(n, mean_degree, random_fraction, neighbourhood, reciprocity, seed)
     # duplicates and the reciprocity adjustment move the mean degree a little: one proportional correction
     return _wire(n, mean_degree**2 / graph.mean_degree, random_fraction, neighbourhood, reciprocity, seed)
 
 
 def _wire(n, mean_degree, random_fraction, neighbourhood, target_reciprocity, seed) -> Graph:
+    """One draw of the model before the mean-degree correction."""
     rng = np.random.default_rng(seed)
     positions = rng.random((n, 3))
     _, near = cKDTree(positions).query(positions, k=neighbourhood + 1)
@@ -114,7 +165,34 @@ def _set_reciprocity(graph: Graph, target: float, rng) -> Graph:
 
 
 def reciprocity(graph: Graph) -> float:
-    """Share of directed edges ``u -> v`` whose reverse ``v -> u`` exists (networkx ``overall_reciprocity``)."""
+    """Return the share of directed edges ``u -> v`` whose reverse ``v -> u`` exists.
+
+    As networkx's ``overall_reciprocity``; an undirected graph with edges has reciprocity 1, an empty graph 0.
+
+    Parameters
+    ----------
+    graph : Graph
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If ``graph`` is not a :class:`graphs.Graph`.
+
+    References
+    ----------
+    .. [1] D. Garlaschelli and M. I. Loffredo, "Patterns of link reciprocity in directed networks", Phys. Rev. Lett.
+       93, 268701 (2004).
+
+    Examples
+    --------
+    >>> reciprocity(Graph.from_edges(3, [0, 1, 1], [1, 0, 2]))
+    0.6666666666666666
+    """
+    check_instance("graph", graph, Graph, "graphs.Graph")
     if not graph.directed or graph.indices.size == 0:
         return 1.0 if graph.indices.size else 0.0
     rows = np.repeat(np.arange(graph.n, dtype=np.int64), graph.out_degree)
@@ -125,7 +203,25 @@ def reciprocity(graph: Graph) -> float:
 
 @dataclass(frozen=True)
 class ConnectomeFit:
-    """Fitted mixing parameters and the fitted model's statistics next to the targets."""
+    """Fitted mixing parameters and the fitted model's statistics next to the targets (:func:`calibrate_connectome`).
+
+    Attributes
+    ----------
+    random_fraction : float
+        Fitted share of random connections.
+    neighbourhood : int
+        Fitted local neighbourhood size.
+    n : int
+        Number of neurons of the fitted model.
+    seed : int
+        Seed of every evaluation.
+    measured : dict
+        ``C``, ``L_directed``, ``mean_degree`` and ``reciprocity`` of the fitted model.
+    targets : dict
+        The same statistics as targeted.
+    evaluations : int
+        Number of model graphs drawn.
+    """
 
     random_fraction: float
     neighbourhood: int
@@ -136,10 +232,12 @@ class ConnectomeFit:
     evaluations: int
 
     def to_dict(self) -> dict:
+        """Return the fit as a JSON-ready ``dict``."""
         return asdict(self)
 
 
 def _measure(graph: Graph, sources: int, seed: int) -> dict:
+    """The statistics the fit compares with its targets."""
     return {
         "C": average_clustering(graph.undirected()),
         "L_directed": path_lengths(graph, sources=sources, seed=seed).mean,
@@ -168,12 +266,60 @@ def calibrate_connectome(
     ``target_C``. Along that curve a larger neighbourhood needs fewer shortcuts, so ``L`` grows with it: an outer
     bisection on ``log(neighbourhood)`` hits ``target_L``. ``steps`` bisection steps each (the same ``seed`` for
     every evaluation, so the search is deterministic).
+
+    Parameters
+    ----------
+    n : int, optional
+        Number of neurons of the model graphs.
+    target_C : float, optional
+        Target average local clustering of the undirected graph, in ``(0, 1)``.
+    target_L : float, optional
+        Target directed path length, ``> 1``.
+    mean_degree, reciprocity_target : float, optional
+        Passed to :func:`connectome_model`.
+    neighbourhood_range : tuple of int, optional
+        ``(low, high)`` bounds of the neighbourhood search, ``2 <= low < high < n``.
+    sources : int, optional
+        Sampled sources of each path-length estimate.
+    seed : int, optional
+        Seed of every model graph and path-length sample.
+    steps : int, optional
+        Bisection steps of each search, ``>= 1``.
+    progress : bool or None, optional
+        Show a progress bar (``None``: only on a terminal).
+
+    Returns
+    -------
+    ConnectomeFit
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If a target or ``neighbourhood_range`` lies outside its range.
+
+    References
+    ----------
+    .. [1] A. Lin et al., "Network statistics of the whole-brain connectome of Drosophila",
+       Nature 634, 153-165 (2024).
+
+    Examples
+    --------
+    >>> fit = calibrate_connectome(600, target_C=0.3, target_L=4.0, mean_degree=8.0, reciprocity_target=0.1,
+    ...                            neighbourhood_range=(8, 40), sources=16, steps=2, progress=False)
+    >>> fit.evaluations, 8 <= fit.neighbourhood <= 40
+    (6, True)
     """
-    if not 0 < target_C < 1:
-        raise ValueError(f"target_C: expected a number in (0, 1), got {target_C!r}")
-    if not target_L > 1:
-        raise ValueError(f"target_L: expected a number > 1, got {target_L!r}")
-    lo_k, hi_k = neighbourhood_range
+    n = check_int("n", n, 10)
+    target_C = check_real("target_C", target_C, 0, 1, low_open=True, high_open=True)
+    target_L = check_real("target_L", target_L, 1, low_open=True)
+    steps = check_int("steps", steps, 1)
+    sources = check_int("sources", sources, 1)
+    if not isinstance(neighbourhood_range, tuple | list) or len(neighbourhood_range) != 2:
+        raise TypeError(f"neighbourhood_range: expected a pair (low, high), got {neighbourhood_range!r}")
+    lo_k = check_int("neighbourhood_range", neighbourhood_range[0])
+    hi_k = check_int("neighbourhood_range", neighbourhood_range[1])
     if not 2 <= lo_k < hi_k < n:
         raise ValueError(f"neighbourhood_range: expected 2 <= low < high < n, got {neighbourhood_range}")
     evaluations = 0

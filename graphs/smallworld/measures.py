@@ -1,15 +1,26 @@
 """Small-world measures: clustering and path length against random and lattice references.
 
-* ``sigma = (C / C_r) / (L / L_r)`` (Humphries & Gurney 2008, PLoS ONE 3:e0002051): > 1 for small worlds.
-* ``omega = L_r / L - C / C_latt`` (Telesford et al. 2011, Brain Connectivity 1:367): near 0 for small worlds,
-  towards -1 lattice-like, towards +1 random-like.
+* ``sigma = (C / C_r) / (L / L_r)`` (Humphries & Gurney 2008): > 1 for small worlds.
+* ``omega = L_r / L - C / C_latt`` (Telesford et al. 2011): near 0 for small worlds, towards -1 lattice-like,
+  towards +1 random-like.
 
-References, as FlyWire's analysis (Lin et al. 2024, Nature 634:153) uses them, on the undirected graph:
+References, as FlyWire's analysis (Lin et al. 2024) uses them, on the undirected graph:
 ``analytic``: Erdos-Renyi with the same ``n`` and mean degree ``<k>``, ``C_r = <k>/(n-1)`` and
-``L_r = (ln n - gamma)/ln<k> + 1/2`` (Fronczak, Fronczak & Holyst 2004, PRE 70:056110, gamma = 0.5772);
+``L_r = (ln n - gamma)/ln<k> + 1/2`` (Fronczak, Fronczak & Holyst 2004, gamma = 0.5772);
 ``rewired``: the same graph after degree-preserving edge switching (:mod:`graphs.rewire`), measured.
 The lattice reference of omega is the ring lattice with the same mean degree, ``C_latt = 3(k-2)/(4(k-1))``
 (Watts & Strogatz 1998) with ``k`` the mean degree rounded to an even number (``analytic`` in both cases).
+
+References
+----------
+.. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442 (1998).
+.. [2] M. D. Humphries and K. Gurney, "Network 'small-world-ness': a quantitative method for determining
+   canonical network equivalence", PLoS ONE 3, e0002051 (2008).
+.. [3] Q. K. Telesford, K. E. Joyce, S. Hayasaka, J. H. Burdette and P. J. Laurienti, "The ubiquity of small-world
+   networks", Brain Connectivity 1, 367-375 (2011).
+.. [4] A. Fronczak, P. Fronczak and J. A. Holyst, "Average path length in random networks", Phys. Rev. E 70, 056110
+   (2004).
+.. [5] A. Lin et al., "Network statistics of the whole-brain connectome of Drosophila", Nature 634, 153-165 (2024).
 """
 
 from __future__ import annotations
@@ -17,44 +28,179 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from ..clustering import average_clustering, transitivity
+from ..clustering_measures import average_clustering, transitivity
 from ..graph import Graph
 from ..paths import path_lengths
 from ..rewire import degree_preserving_random
+from ..validation import check_choice, check_instance, check_int, check_real
 
 EULER_GAMMA = 0.5772156649015329
 REFERENCES = ("analytic", "rewired")
 
 
 def er_clustering(n: int, mean_degree: float) -> float:
-    """``C_r = <k> / (n - 1)``: clustering of an Erdos-Renyi graph (every pair linked with ``p = <k>/(n-1)``)."""
+    """Return ``C_r = <k> / (n - 1)``, the expected clustering of an Erdos-Renyi graph.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes, at least 2.
+    mean_degree : float
+        Mean degree ``<k>``, ``>= 0``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If ``n < 2`` or ``mean_degree < 0``.
+
+    References
+    ----------
+    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+       (1998).
+
+    Examples
+    --------
+    >>> er_clustering(101, 10)
+    0.1
+    """
+    n = check_int("n", n, 2)
+    mean_degree = check_real("mean_degree", mean_degree, 0)
     return mean_degree / (n - 1)
 
 
 def er_path_length(n: int, mean_degree: float) -> float:
-    """``L_r = (ln n - gamma) / ln<k> + 1/2`` (Fronczak, Fronczak & Holyst 2004, PRE 70:056110, Eq. 21)."""
+    """Return ``L_r = (ln n - gamma) / ln<k> + 1/2``, the mean path length of an Erdos-Renyi graph.
+
+    ``gamma`` is Euler's constant. Without a giant component (``<k> <= 1``) the path length diverges and
+    ``inf`` is returned.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes, at least 2.
+    mean_degree : float
+        Mean degree ``<k>``, ``>= 0``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If ``n < 2`` or ``mean_degree < 0``.
+
+    References
+    ----------
+    .. [1] A. Fronczak, P. Fronczak and J. A. Holyst, "Average path length in random networks", Phys. Rev. E 70,
+       056110 (2004), Eq. 21.
+
+    Examples
+    --------
+    >>> round(er_path_length(10_000, 20), 3)
+    3.382
+    >>> er_path_length(100, 1)
+    inf
+    """
+    n = check_int("n", n, 2)
+    mean_degree = check_real("mean_degree", mean_degree, 0)
     if mean_degree <= 1:
         return math.inf  # <k> <= 1: no giant component in the ER reference
     return (math.log(n) - EULER_GAMMA) / math.log(mean_degree) + 0.5
 
 
 def lattice_clustering(mean_degree: float) -> float:
-    """``C_latt = 3(k-2) / (4(k-1))`` of a ring lattice with ``k`` neighbours (``k`` = mean degree rounded to even,
-    at least 2; Watts & Strogatz 1998)."""
+    """Return ``C_latt = 3(k-2) / (4(k-1))``, the clustering of a ring lattice with ``k`` neighbours.
+
+    ``k`` is the mean degree rounded to an even number, at least 2.
+
+    Parameters
+    ----------
+    mean_degree : float
+        Mean degree, ``>= 0``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If ``mean_degree`` is not a real number.
+    ValueError
+        If ``mean_degree < 0``.
+
+    References
+    ----------
+    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+       (1998).
+
+    Examples
+    --------
+    >>> lattice_clustering(4)
+    0.5
+    """
+    mean_degree = check_real("mean_degree", mean_degree, 0)
     k = max(2, 2 * round(mean_degree / 2))
     return 3 * (k - 2) / (4 * (k - 1))
 
 
 @dataclass(frozen=True)
 class SmallWorld:
-    """Small-world statistics of one graph. ``C``, ``L``, ``transitivity`` are those of the undirected graph (``L``
-    in its giant connected component); for directed graphs ``C_directed`` (Fagiolo's directed clustering) and
-    ``L_directed`` (giant strongly connected component) are reported too.
+    """Small-world statistics of one graph, as returned by :func:`small_world`.
+
+    ``C``, ``L``, ``transitivity`` are those of the undirected graph (``L`` in its giant connected component); for
+    directed graphs ``C_directed`` (Fagiolo's directed clustering) and ``L_directed`` (giant strongly connected
+    component) are reported too.
 
     ``sigma`` and ``omega`` are ``None`` where they are undefined: ``C_r = 0`` or ``L = 0`` (no edges), ``C_latt =
     0`` (omega; mean degree below 3), and ``L_r`` infinite: the analytic reference at ``<k> <= 1`` (an ER graph
-    with ``<k> <= 1`` has no giant component, Erdos & Renyi 1960, so its path length diverges; ``L_r`` is then
-    ``inf``, shown as ``null`` in JSON)."""
+    with ``<k> <= 1`` has no giant component, so its path length diverges; ``L_r`` is then ``inf``, shown as
+    ``null`` in JSON).
+
+    Attributes
+    ----------
+    n, edges : int
+        Nodes and edges of the graph.
+    mean_degree : float
+        Its mean (out-)degree.
+    C, transitivity : float
+        Average local clustering and transitivity of the undirected graph.
+    L : float
+        Characteristic path length of the undirected graph's giant component.
+    L_method : str
+        ``"exact"`` or ``"sampled (K sources)"``.
+    C_r, L_r : float
+        The random reference's clustering and path length.
+    C_latt : float
+        The ring lattice's clustering (the reference of ``omega``).
+    sigma, omega : float or None
+        The small-world coefficients.
+    reference : str
+        ``"analytic"`` or ``"rewired"``.
+    unreachable_fraction : float
+        Share of ordered pairs of the undirected graph with no path.
+    L_ci, L_directed_ci : tuple of float or None
+        95% intervals of sampled path lengths.
+    C_directed, L_directed : float or None
+        Directed clustering and path length (directed graphs).
+    giant_scc_fraction, giant_wcc_fraction : float or None
+        Shares of nodes in the giant strongly and weakly connected components.
+
+    References
+    ----------
+    .. [1] M. D. Humphries and K. Gurney, "Network 'small-world-ness': a quantitative method for determining
+       canonical network equivalence", PLoS ONE 3, e0002051 (2008).
+    .. [2] Q. K. Telesford et al., "The ubiquity of small-world networks", Brain Connectivity 1, 367-375 (2011).
+    """
 
     n: int
     edges: int
@@ -78,6 +224,7 @@ class SmallWorld:
     giant_wcc_fraction: float | None = None
 
     def to_dict(self) -> dict:
+        """Return the statistics as a JSON-ready ``dict`` (tuples as lists)."""
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
 
 
@@ -89,12 +236,50 @@ def small_world(
     seed: int = 0,
     progress: bool | None = None,
 ) -> SmallWorld:
-    """C, L and the small-world coefficients of ``graph`` (``sources=None``: exact L; ``K``: from K sampled sources
-    with a 95% interval)."""
-    if not isinstance(graph, Graph):
-        raise ValueError(f"graph: expected a graphs.Graph, got {type(graph).__name__}")
-    if reference not in REFERENCES:
-        raise ValueError(f"reference: expected one of {', '.join(REFERENCES)}, got {reference!r}")
+    """Compute C, L and the small-world coefficients sigma and omega of ``graph``.
+
+    Parameters
+    ----------
+    graph : Graph
+        Directed or undirected; C and L are measured on the undirected graph, the directed ones as well when
+        ``graph`` is directed.
+    sources : int or None, optional
+        ``None``: exact path lengths; ``K``: from ``K`` sampled sources with a 95% interval.
+    reference : {"analytic", "rewired"}, optional
+        The random reference: Erdos-Renyi formulas, or the measured degree-preserving randomisation.
+    seed : int, optional
+        Seed of the sampled sources and of the rewiring.
+    progress : bool or None, optional
+        Show progress bars (``None``: only on a terminal).
+
+    Returns
+    -------
+    SmallWorld
+
+    Raises
+    ------
+    TypeError
+        If ``graph`` is not a :class:`graphs.Graph` or an argument has the wrong type.
+    ValueError
+        If ``reference`` is unknown or ``sources`` out of range.
+
+    References
+    ----------
+    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+       (1998).
+    .. [2] M. D. Humphries and K. Gurney, "Network 'small-world-ness': a quantitative method for determining
+       canonical network equivalence", PLoS ONE 3, e0002051 (2008).
+    .. [3] Q. K. Telesford et al., "The ubiquity of small-world networks", Brain Connectivity 1, 367-375 (2011).
+
+    Examples
+    --------
+    >>> from graphs.generators import watts_strogatz
+    >>> sw = small_world(watts_strogatz(1000, 10, 0.1, seed=1))
+    >>> bool(sw.sigma > 5), round(sw.C_latt, 3)
+    (True, 0.667)
+    """
+    check_instance("graph", graph, Graph, "graphs.Graph")
+    reference = check_choice("reference", reference, REFERENCES)
     und = graph.undirected()
     k = und.mean_degree
     c = average_clustering(und)

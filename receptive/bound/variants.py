@@ -43,7 +43,7 @@ from graphs.cli_common import write_atomic
 
 from .. import __version__
 from ..cli_parser import OneLineErrorParser, comma_names
-from ..coverage.compute import _target_positions
+from ..coverage.compute import target_positions
 from ..patterns import PATTERNS, make_pattern
 from ..patterns.causal_variants import DilatedHeads
 from ..patterns.local import SlidingWindow
@@ -93,7 +93,7 @@ def measure(
         full = counts.full_layer
         method = "exact"
     else:
-        picked = _target_positions(targets, n, seed)
+        picked = target_positions(targets, n, seed)
         full, _ = backward_full_layer(
             pat.layer_ops,
             n,

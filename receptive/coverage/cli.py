@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
 
 from graphs import DEFAULT_MAX_MEMORY, parse_bytes
@@ -51,25 +52,34 @@ examples:
   python -m receptive.coverage --n 4096 --w 16 --causal --json
   python -m receptive.coverage --n 1048576 --w 64 --targets 1024 --csv cov.csv --plot cov.png
   python -m receptive.coverage --n 32768 --causal --stack "5*swa:1024,full" --layers 26
-  python -m receptive.coverage --n 131072 --hf-config results/layouts/gemma3.json --targets 256
+  python -m receptive.coverage --n 131072 --hf-config gemma3-4b --targets 256
+  python -m receptive.coverage --n 4096 --hf-config mistral-7b-v0.1 --max-memory 512MiB
+
+--hf-config takes a config.json (or its folder) or the name of a Hugging Face preset shipped with the package:
+  PRESETS
 """
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m receptive.coverage`` (defaults and examples in its help; one-line errors)."""
     p = OneLineErrorParser(
         prog="python -m receptive.coverage",
         description=DESCRIPTION,
-        epilog=EPILOG,
+        epilog=EPILOG.replace("PRESETS", ", ".join(preset_names())),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--n", type=int, default=32768, help="sequence length (>= 2; default 32768)")
     p.add_argument("--w", type=int, default=64, help="window: keys per query, itself included (default 64)")
     which = p.add_mutually_exclusive_group()
     which.add_argument(
-        "--patterns", default="swa,sa,sa+swa", help=f"comma-separated layer specs, from {', '.join(KINDS)}"
+        "--patterns",
+        default="swa,sa,sa+swa",
+        help=f"comma-separated layer specs, from {', '.join(KINDS)} (default swa,sa,sa+swa)",
     )
     which.add_argument("--stack", metavar="SPEC", help='one model\'s layers, e.g. "5*swa:1024,full" (see above)')
-    which.add_argument("--hf-config", metavar="PATH", help="the layers of a Hugging Face config.json (offline)")
+    which.add_argument(
+        "--hf-config", metavar="PATH", help="the layers of a Hugging Face config.json (offline), or a preset's name"
+    )
     p.add_argument("--causal", action="store_true", help="causal attention (A(i) = positions j <= i)")
     p.add_argument("--circular", action="store_true", help="windows wrap around (the SA paper's theory)")
     p.add_argument(
@@ -83,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_MAX_LAYERS,
         help=f"cap on layers when --layers is not given (default {DEFAULT_MAX_LAYERS})",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the permutations and of sampled targets")
+    p.add_argument("--seed", type=int, default=0, help="seed of the permutations and of sampled targets (default 0)")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--exact", action="store_true", help="every receptive field, whatever it costs")
     how.add_argument(
@@ -105,7 +115,33 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> dict:
-    """Validate, compute every pattern, return the JSON document (also used by tests and notebooks)."""
+    """Validate ``args``, compute every pattern and return the JSON document.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        As parsed by :func:`build_parser`.
+
+    Returns
+    -------
+    dict
+        ``n``, ``w``, ``causal``, ``method``, per-pattern coverage documents (with costs per layer) and, for the
+        window patterns, the theory's predictions.
+
+    Raises
+    ------
+    ValueError
+        A bad flag (the message starts with it).
+    MemoryError
+        If the layers asked for cannot fit ``--max-memory``.
+
+    Examples
+    --------
+    >>> from receptive.coverage.cli import build_parser, run
+    >>> doc = run(build_parser().parse_args(["--n", "256", "--w", "8", "--no-progress"]))
+    >>> sorted(doc["patterns"]), doc["patterns"]["sa"]["full_coverage_layer"] is not None
+    (['sa', 'sa+swa', 'swa'], True)
+    """
     if args.n < 2:
         raise ValueError(f"--n: expected an integer >= 2, got {args.n}")
     names = [s.strip() for s in args.patterns.split(",") if s.strip()]
@@ -125,7 +161,7 @@ def run(args: argparse.Namespace) -> dict:
         stack = stack_from_spec(args.stack, args.n, depth, causal, args.circular, args.seed, argument="--stack")
         patterns = {args.stack: stack}
     elif args.hf_config is not None:
-        stack = pattern_from_config(args.hf_config, args.n, seed=args.seed)
+        stack = pattern_from_config(hf_config_path(args.hf_config), args.n, seed=args.seed)
         if args.layers is not None and args.layers > stack.max_layers:
             raise ValueError(f"--layers: the config defines {stack.max_layers} layers, got {args.layers}")
         causal = stack.causal
@@ -173,6 +209,37 @@ def run(args: argparse.Namespace) -> dict:
     }
 
 
+def preset_names() -> list[str]:
+    """The names of the preset Hugging Face configs shipped with the package (``receptive/layout_configs``).
+
+    Examples
+    --------
+    >>> from receptive.coverage.cli import preset_names
+    >>> "mistral-7b-v0.1" in preset_names()
+    True
+    """
+    from ..layouts import preset_dir
+
+    return sorted(p.stem for p in preset_dir().glob("*.json") if '"num_hidden_layers"' in p.read_text())
+
+
+def hf_config_path(text: str) -> str:
+    """``--hf-config``'s file: the path as given, else the preset of that name (with or without ``.json``).
+
+    Examples
+    --------
+    >>> from receptive.coverage.cli import hf_config_path
+    >>> hf_config_path("gemma3-4b").endswith("layout_configs/gemma3-4b.json")
+    True
+    """
+    if os.path.exists(text) or os.sep in text:
+        return text
+    from ..layouts import preset_dir
+
+    preset = preset_dir() / (text if text.endswith(".json") else text + ".json")
+    return os.fspath(preset) if preset.is_file() else text
+
+
 def add_costs(doc: dict, pattern) -> None:
     """Per layer of ``doc`` (a coverage result's dict): ``pairs`` attended (the FLOP proxy, see
     :meth:`Pattern.pair_count`), ``pairs_relative`` to full attention, and for causal patterns the
@@ -205,6 +272,7 @@ def theory_summary(n: int, w: int, causal: bool, circular: bool) -> dict:
 
 
 def format_table(doc: dict) -> str:
+    """The table ``python -m receptive.coverage`` prints, from the document of :func:`run`."""
     names = list(doc["patterns"])
     head = f"{'layer':>5} " + " ".join(f"{name + ' mean/min/full':>28}" for name in names)
     lines = [
@@ -283,6 +351,7 @@ def plot(doc: dict, path: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the CLI: print the table or ``--json``, write ``--csv`` / ``--plot``; returns 0 (2 on a bad flag)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -292,7 +361,8 @@ def main(argv: list[str] | None = None) -> int:
             check_writable(args.plot, "--plot", make_parents=True)
         doc = run(args)
     except (ValueError, MemoryError) as exc:
-        parser.error(str(exc))
+        message = str(exc)
+        parser.error("--max-memory" + message[len("max_memory") :] if message.startswith("max_memory:") else message)
     if args.json:
         json.dump(doc, sys.stdout)
         sys.stdout.write("\n")

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from graphs import DEFAULT_MAX_MEMORY, admissible_sizes, backward_counts, forward_counts, parse_bytes
+from graphs.memory import slab_bytes
 
 from ..patterns import Pattern
 from ..permutations import TARGET_STREAM
@@ -37,14 +38,66 @@ def coverage(
 ) -> CoverageResult:
     """Per-layer coverage of ``pattern``: mean, minimum and fully-covered share of ``|RF_L(i)| / |A(i)|``, and L*.
 
-    ``layers``: compute layers ``1..layers``; ``None`` runs until every position is fully covered, at most
-    ``max_layers``. ``method``: ``closed-form`` (patterns that have one), ``exact`` (every position, slab by slab
-    within ``max_memory``), ``sampled`` (``targets`` random positions, or the given positions, each exact), or
-    ``auto`` (closed form if any, else exact while it is cheap, else 1024 sampled targets). ``seed`` draws the
-    sampled targets; ``progress`` shows a bar (``None``: only on a terminal).
+    ``RF_L(i)`` is the set of positions with a path to ``i`` through layers ``1..L`` (the query itself included)
+    and ``A(i)`` all positions, or ``j <= i`` when causal; ``L*`` is the first layer at which every position is
+    fully covered.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The attention pattern (or layer stack).
+    layers : int, optional
+        Compute layers ``1..layers``; ``None`` runs until every position is fully covered, at most ``max_layers``.
+    method : {"auto", "exact", "sampled", "closed-form"}, default "auto"
+        ``closed-form`` (patterns that have one), ``exact`` (every position, slab by slab), ``sampled``
+        (``targets`` positions, each receptive field exact), or ``auto`` (closed form if any, else exact while
+        ``n * ceil(n / 64) <= 2^26`` words, else 1024 sampled targets).
+    targets : int or array_like of int, optional
+        A number of stratified random target positions (both ends always in), or the positions themselves.
+    max_layers : int, default 64
+        Cap on the layers when ``layers`` is ``None``.
+    max_memory : int or str, default 3 GiB
+        Bound on what the call holds: the per-layer sizes and statistics plus the engine's slabs (``"512MiB"``,
+        ``2**30``, ...). Checked before anything large is allocated.
+    slab_size : int, optional
+        Seeds per slab of the exact engine (default: as many as ``max_memory`` allows).
+    seed : int, default 0
+        Seed of the sampled targets and of the interval estimates.
+    progress : bool, optional
+        Show a progress bar (``None``: only on a terminal).
+
+    Returns
+    -------
+    CoverageResult
+        Per-layer :class:`LayerCoverage` rows, ``full_coverage_layer`` (``L*`` or ``None``), the sizes
+        ``|RF_L(i)|`` per (layer, position) and the positions they belong to.
+
+    Raises
+    ------
+    TypeError
+        If ``pattern`` is not a :class:`~receptive.patterns.Pattern` or an integer argument is not an integer.
+    ValueError
+        If a value is out of range, or ``method`` does not apply to ``pattern`` / ``targets``.
+    MemoryError
+        If the layers asked for cannot fit ``max_memory`` (the message says how many would).
+
+    Examples
+    --------
+    >>> from receptive import coverage, make_pattern
+    >>> result = coverage(make_pattern("sa", 1024, 16, seed=0), method="exact")
+    >>> result.full_coverage_layer is not None and result.layers[-1].full_fraction == 1.0
+    True
+    >>> coverage(make_pattern("swa", 64, 8), 3).layers[0].mean
+    0.12109375
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754 (coverage and ``L*`` of SA, SWA and SA+SWA).
+    Waudby-Smith & Ramdas 2024, "Estimating means of bounded random variables by betting", JRSS B (the interval
+    of the sampled mean); Clopper & Pearson 1934, Biometrika 26 (the interval of the full share).
     """
     if not isinstance(pattern, Pattern):
-        raise ValueError(f"pattern: expected a receptive.patterns.Pattern, got {type(pattern).__name__}")
+        raise TypeError(f"pattern: expected a receptive.patterns.Pattern, got {type(pattern).__name__}")
     if method not in METHODS:
         raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
     n = pattern.n
@@ -53,15 +106,16 @@ def coverage(
     max_layers = check_int("max_layers", max_layers, 1)
     max_memory = parse_bytes(max_memory)
     seed = check_int("seed", seed, 0)
-    positions = _target_positions(targets, n, seed) if targets is not None else None
+    positions = target_positions(targets, n, seed) if targets is not None else None
     designed = targets is None or (isinstance(targets, int | np.integer) and not isinstance(targets, bool))
     if positions is not None and method in ("exact", "closed-form"):
         raise ValueError(f"targets: only with method 'sampled' or 'auto', not {method!r}")
 
     chosen = _choose_method(pattern, method, positions)
     cap = layers if layers is not None else max_layers
+    rows = cap if pattern.max_layers is None else min(cap, pattern.max_layers)
     columns = n if chosen != "sampled" else min(n, DEFAULT_TARGETS) if positions is None else positions.size
-    _check_result_memory(cap, columns, max_memory)
+    engine_memory = _check_result_memory(chosen, rows, columns, n, max_memory)
     note = ""
     if pattern.max_layers is not None and cap > pattern.max_layers:
         note = f"the pattern defines {pattern.max_layers} layers (one per given permutation); computed those"
@@ -77,9 +131,9 @@ def coverage(
         positions = np.arange(n, dtype=np.int64)
     else:
         if chosen == "sampled" and positions is None:
-            positions = _target_positions(min(DEFAULT_TARGETS, n), n, seed)
+            positions = target_positions(min(DEFAULT_TARGETS, n), n, seed)
         engine = dict(
-            max_layers=cap, causal=pattern.causal, max_memory=max_memory, slab_size=slab_size, progress=progress
+            max_layers=cap, causal=pattern.causal, max_memory=engine_memory, slab_size=slab_size, progress=progress
         )
         if chosen == "exact":
             reach = forward_counts(pattern.layer_ops, n, **engine)
@@ -118,14 +172,34 @@ def coverage(
     )
 
 
-def _check_result_memory(rows: int, cols: int, max_memory: int) -> None:
-    """Receptive-field sizes and coverages take about 3 x 8 bytes per (layer, position)."""
-    need = 24 * rows * cols
-    if need > max_memory:
+#: bytes held per (layer, position) of the result at the call's peak, by method (measured with tracemalloc, with a
+#: margin): the exact engine sums its slabs' per-layer int64 counts (the slab's rows and their stack, the running
+#: sums, the completed slabs' last rows, their stack and cumulative sum, the total), the sampled engine stacks its
+#: rows and the interval estimates copy the inner targets' float64 coverages; the statistics hold the coverages and
+#: a boolean mask. What is left of ``max_memory`` goes to the engine's slabs.
+BYTES_PER_CELL = {"exact": 72, "sampled": 96, "closed-form": 32}
+
+
+def _check_result_memory(method: str, rows: int, cols: int, n: int, max_memory: int) -> int:
+    """Refuse before allocating when the per-layer arrays of ``rows`` layers x ``cols`` positions and the smallest
+    slab of the engine (one 64-bit word per position, twice, and a row of counts) exceed ``max_memory``; return what
+    is left of it for the engine's slabs."""
+    per_layer = BYTES_PER_CELL[method] * cols
+    need = per_layer * rows
+    slab = 0 if method == "closed-form" else slab_bytes(n, 1)
+    if need + slab > max_memory:
+        fit = max(0, (max_memory - slab) // per_layer)
         raise MemoryError(
-            f"max_memory: {rows} layers x {cols} positions of results need {need / 2**30:.2f} GiB > "
-            f"{max_memory / 2**30:.2f} GiB; use fewer layers, sampled targets or a larger budget"
+            f"max_memory: {rows} layers x {cols} positions ({method}) hold {_size(need + slab)} of per-layer "
+            f"sizes > {_size(max_memory)}; {fit} layers fit (pass fewer layers or max_layers, sampled "
+            f"targets, or a larger max_memory)"
         )
+    return max_memory - need
+
+
+def _size(nbytes: int) -> str:
+    """``nbytes`` in GiB, or in MiB below one GiB."""
+    return f"{nbytes / 2**30:.2f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.1f} MiB"
 
 
 def exact_fits(n: int) -> bool:
@@ -145,9 +219,40 @@ def _choose_method(pattern: Pattern, method: str, positions: np.ndarray | None) 
     return "exact" if exact_fits(pattern.n) else "sampled"
 
 
-def _target_positions(targets, n: int, seed: int) -> np.ndarray:
-    """``K`` distinct positions by the stratified design of :func:`receptive.coverage.sampling.stratified_targets`
-    (seeded; both ends always in), or the given positions, sorted and de-duplicated."""
+def target_positions(targets, n: int, seed: int = 0) -> np.ndarray:
+    """The target positions of sampled coverage: a stratified seeded draw, or the given positions.
+
+    Parameters
+    ----------
+    targets : int or array_like of int
+        A count ``K`` in ``[1, n]`` (the design of :func:`receptive.coverage.sampling.stratified_targets`: both
+        ends always in), or positions in ``0..n-1``.
+    n : int
+        Sequence length.
+    seed : int, default 0
+        Seed of the draw (stream ``TARGET_STREAM`` of :mod:`receptive.permutations`).
+
+    Returns
+    -------
+    numpy.ndarray
+        Sorted distinct int64 positions.
+
+    Raises
+    ------
+    TypeError
+        If a count is not an integer.
+    ValueError
+        If the count is out of range or the positions are not a non-empty 1-d integer array in ``0..n-1``.
+
+    Examples
+    --------
+    >>> from receptive.coverage.compute import target_positions
+    >>> pos = target_positions(4, 100, seed=0)
+    >>> pos.size, int(pos[0]), int(pos[-1])
+    (4, 0, 99)
+    >>> target_positions([5, 3, 5], 10).tolist()
+    [3, 5]
+    """
     if isinstance(targets, int | np.integer) and not isinstance(targets, bool):
         k = check_int("targets", targets, 1, n)
         return stratified_targets(k, n, np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(TARGET_STREAM,))))

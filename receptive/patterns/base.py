@@ -19,7 +19,31 @@ from ..windows import check_window, window_offsets
 
 
 class Pattern(ABC):
-    """A layered attention pattern on ``n`` positions (``causal``: keys never come after the query)."""
+    """A layered attention pattern on ``n`` positions: layer ``l`` as the engine's operators (edges key -> query).
+
+    Subclasses implement :meth:`layer_ops`; those with a closed form also :meth:`closed_form_counts` and
+    :meth:`closed_form_full_layer`.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length (``>= 1``).
+    causal : bool, default False
+        Keys never come after the query.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` is not an integer.
+    ValueError
+        If ``n < 1``.
+
+    Examples
+    --------
+    >>> from receptive import Pattern, make_pattern
+    >>> isinstance(make_pattern("swa", 32, 4), Pattern)
+    True
+    """
 
     name: str = "pattern"
 
@@ -107,7 +131,32 @@ class Pattern(ABC):
 
 
 class WindowPattern(Pattern):
-    """Base of the patterns parameterised by a window of ``w`` keys."""
+    """Base of the patterns parameterised by a window of ``w`` keys, the query itself included.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    w : int
+        Keys per query (:func:`receptive.windows.check_window` gives the range).
+    causal : bool, default False
+        Keys never come after the query.
+    circular : bool, default False
+        Windows wrap around.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``w`` is not an integer.
+    ValueError
+        If a value is out of range.
+
+    Examples
+    --------
+    >>> from receptive import SlidingWindow
+    >>> (SlidingWindow(32, 5).left, SlidingWindow(32, 5).right)
+    (2, 2)
+    """
 
     two_sided_band = False  # SA keeps the two-sided band in permuted order even when causal
 
@@ -125,7 +174,31 @@ class NeighbourListPattern(Pattern):
     """An arbitrary pattern given as explicit neighbour lists: ``neighbours[i]`` are the keys of query ``i``, one
     list for every layer or a sequence of them (one per layer; the pattern then has that many layers). Content-based
     patterns (routing, LSH buckets, top-k) fit here. The query itself is added to its own list; with ``causal``
-    a key after its query is an error."""
+    a key after its query is an error.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    neighbours : sequence of sequences of int
+        ``neighbours[i]``: the keys of query ``i`` (or, with ``per_layer``, one such list per layer).
+    causal : bool, default False
+        Keys never come after the query.
+    per_layer : bool, default False
+        ``neighbours`` holds one set of lists per layer.
+
+    Raises
+    ------
+    ValueError
+        If a key is out of range, or after its query when causal.
+
+    Examples
+    --------
+    >>> from receptive import NeighbourListPattern, coverage
+    >>> ring = NeighbourListPattern(4, [[3], [0], [1], [2]])
+    >>> coverage(ring, method="exact").full_coverage_layer
+    3
+    """
 
     name = "neighbours"
 

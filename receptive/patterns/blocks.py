@@ -25,6 +25,10 @@ class Chunked(Pattern):
 
     Closed form, ``L >= 1``: ``|RF_L(i)| = |chunk(i)|`` (causal ``i - chunk_start(i) + 1``): nothing crosses a chunk
     boundary however deep the stack, so ``L* = 1`` if one chunk holds the sequence and never otherwise.
+
+    References
+    ----------
+    Meta AI 2025, Llama 4 model card and Hugging Face ``Llama4TextConfig`` (``attention_chunk_size``).
     """
 
     name = "chunk"
@@ -64,6 +68,10 @@ class BigBird(Pattern):
     the others, and the ``globals`` global blocks (the first ``ceil(g/2)`` and last ``floor(g/2)``), which attend
     every block. Causal (a decoder reading, not in the paper): only blocks before ``b`` (window ``b-window+1 .. b``,
     random among earlier blocks, global blocks at the start), the own block causally.
+
+    References
+    ----------
+    Zaheer et al. 2020, "Big Bird: Transformers for Longer Sequences", NeurIPS, arXiv 2007.14062.
     """
 
     name = "bigbird"

@@ -1,4 +1,4 @@
-"""Variants of Stochastic Attention meant to keep logarithmic coverage under the causal mask (issue 13).
+"""Variants of Stochastic Attention meant to keep logarithmic coverage under the causal mask.
 
 Causal SA masks the keys of a query's random band that come after it, so a token only hears about its near
 predecessors through rare direct edges: shortcuts land at random distances, almost all of order ``n``, and the

@@ -93,7 +93,12 @@ def topk_routing(q, k, k_keys: int, causal: bool = False) -> sp.csr_array:
     causal, where a row with fewer than ``k`` admissible keys keeps all of them); keys tied at the threshold are
     all kept (so a row holds more than ``k`` keys only on exact ties), as ``gpu.approx``'s ``top_k`` oracle does.
     Union over heads. The routing of top-k / "oracle sparse" attention (e.g. Gupta et al. 2021, top-k attention;
-    the Loki and HyperAttention families approximate it). Cost ``O(n^2 d)``; no self added."""
+    the Loki and HyperAttention families approximate it). Cost ``O(n^2 d)``; no self added.
+
+    References
+    ----------
+    Gupta et al. 2021, "Memory-efficient Transformers via Top-k Attention", arXiv 2106.06899.
+    """
     q3, k3 = _pair(q, k)
     h, n, _ = q3.shape
     k_keys = check_int("k_keys", k_keys, 1, n)
@@ -132,7 +137,12 @@ def moba_routing(q, k, block: int, top_blocks: int, causal: bool = False) -> sp.
     the keys of its ``top_blocks`` highest-gated blocks (its own block counted among them, as in the paper's
     reference code; causal: only blocks with a finite gate, and inside its own block only keys ``j <= i``).
     Union over heads; ties between equal gates broken arbitrarily (as ``torch.topk``). No self added (the own block
-    holds it)."""
+    holds it).
+
+    References
+    ----------
+    Lu et al. 2025, "MoBA: Mixture of Block Attention for Long-Context LLMs", arXiv 2502.13189.
+    """
     q3, k3 = _pair(q, k)
     h, n, d = q3.shape
     block = check_int("block", block, 1, n)
@@ -165,7 +175,12 @@ def moba_routing(q, k, block: int, top_blocks: int, causal: bool = False) -> sp.
 
 
 def moba_pattern(q, k, block: int, top_blocks: int, causal: bool = False) -> CSRPattern:
-    """:func:`moba_routing` as a pattern (query itself added); lists of per-layer ``q, k`` give one layer each."""
+    """:func:`moba_routing` as a pattern (query itself added); lists of per-layer ``q, k`` give one layer each.
+
+    References
+    ----------
+    Lu et al. 2025, "MoBA: Mixture of Block Attention for Long-Context LLMs", arXiv 2502.13189.
+    """
     qs, ks, per_layer = _layers(q, k)
     mats = [moba_routing(a, b, block, top_blocks, causal) for a, b in zip(qs, ks, strict=True)]
     return _pattern(mats, causal, per_layer, "moba", f"moba block={block} top={top_blocks}")
@@ -216,7 +231,12 @@ def lsh_routing(
     items of its own chunk and the previous one: about ``chunk`` keys of its bucket per chunk, and for ``k = q``
     exactly Eq. 5 (each token's query and key items are adjacent). ``wrap=True``: the first chunk also looks back at
     the last (``roll``), as ``gpu.approx``'s ``reformer_lsh`` does; Eq. 5 does not. ``rotations``: explicit
-    ``(rounds, d, buckets/2)`` rotations (default :func:`lsh_rotations`), shared by the heads. No self added."""
+    ``(rounds, d, buckets/2)`` rotations (default :func:`lsh_rotations`), shared by the heads. No self added.
+
+    References
+    ----------
+    Kitaev, Kaiser & Levskaya 2020, "Reformer: The Efficient Transformer", ICLR, arXiv 2001.04451.
+    """
     q3, k3 = _pair(q, k)
     h, n, d = q3.shape
     buckets = _check_buckets(buckets)

@@ -32,6 +32,10 @@ class DilatedWindow(Pattern):
     Closed form: ``RF_L(i) = {i + r k : -L left <= k <= L right} ∩ [0, n)``; only positions of ``i``'s residue mod
     ``r`` are ever reached, so ``L*`` exists only for ``r = 1``. One layer is a window over the positions grouped
     by residue (:func:`residue_order`), the same kernel as SWA.
+
+    References
+    ----------
+    Beltagy, Peters & Cohan 2020, "Longformer: The Long-Document Transformer", arXiv 2004.05150.
     """
 
     name = "dilated"
@@ -88,6 +92,10 @@ class LongNet(Pattern):
     they share a segment and ``(i - j) mod r_i = 0``; a layer is the union over pairs (the paper mixes them).
     Causal: ``j <= i`` inside a group. Default geometric schedule ``w_i = segment * ratio^i``, ``r_i = ratio^i``
     up to the first ``w_i >= n`` (the paper: w = 2048 .. 32768, r = 1, 2, 4, 6, 12).
+
+    References
+    ----------
+    Ding et al. 2023, "LongNet: Scaling Transformers to 1,000,000,000 Tokens", arXiv 2307.02486.
     """
 
     name = "longnet"

@@ -1,4 +1,4 @@
-"""Dilated heads (``dilated``), the deterministic baseline among the causal SA variants of issue 13 (registry in
+"""Dilated heads (``dilated``), the deterministic baseline among the causal SA variants (registry in
 :mod:`.causal_variants`), LongNet-style (Ding et al. 2023, arXiv 2307.02486): head ``k`` is a window over every
 ``r_k``-th position, ``r_k = w^(k-1)`` (:class:`DilatedHeads`), in the virtual order of
 :func:`dilation_permutation`. The dilated window and LongNet's segments as single patterns are in :mod:`.dilated`.
@@ -48,13 +48,16 @@ class DilatedHeads(_HeadsPattern):
     Equal keys (``-eq``): ``head_w = equal_key_window(target, H)`` with ``target = (w + 1) // 2`` causal (causal SA's
     mean keys) and ``w`` bidirectional, at least 2 keys causal and at least 3 bidirectional: a two-sided window of 2
     is one-sided (``window_offsets(2, False) = (1, 0)``), so with ``head_w = 2`` no head looks ahead and coverage is
-    never full (that was the case at ``w = 8`` from ``n = 2^13``, ``H >= 5``). With ``head_w = 3`` a bidirectional
-    layer has ``1 + 2H`` keys per query away from the edges, above SA's ``w`` by ``2H + 1 - w`` (``w = 8``: +3 at
-    ``n = 2^14``, +7 at ``2^20``; :meth:`mean_keys` gives the exact mean). Keeping all ``H = ceil(log_w n)`` scales
-    is deliberate: ``H'`` heads of 3 keys (``1 + 2H' <= w``) must span ``n`` with dilations of base
-    ``n^(1/H')``, and a distance then needs up to ``H' n^(1/H') / 2`` steps, a polynomial law (``w = 8``,
-    ``n = 2^12``, exact, rechecked in ``analysis/08_causal``: 3 re-based heads need ``L* = 31``, the 4 base-8 heads
-    ``L* = 18``)."""
+    never full. With ``head_w = 3`` a bidirectional layer has ``1 + 2H`` keys per query away from the edges, above
+    SA's ``w`` by ``2H + 1 - w`` (:meth:`mean_keys` gives the exact mean). Keeping all ``H = ceil(log_w n)`` scales
+    is deliberate: ``H'`` heads of 3 keys (``1 + 2H' <= w``) must span ``n`` with dilations of base ``n^(1/H')``,
+    and a distance then needs up to ``H' n^(1/H') / 2`` steps, a polynomial law in ``n``
+    rather than a logarithmic one.
+
+    References
+    ----------
+    Ding et al. 2023, "LongNet: Scaling Transformers to 1,000,000,000 Tokens", arXiv 2307.02486.
+    """
 
     name = "dilated"
 

@@ -44,6 +44,11 @@ class CSRPattern(Pattern):
     has ``len(layers)`` layers; ``per_layer=False`` (one matrix): the same layer at every depth. Every receptive
     pattern includes the query itself (it stands for the residual path), so the diagonal is added; with ``causal`` a
     key after its query is a ``ValueError`` naming ``what``.
+
+    References
+    ----------
+    Dong et al. 2024, "Flex Attention: A Programming Model for Generating Optimized Attention Kernels", arXiv 2412.05496
+    (``mask_mod``).
     """
 
     name = "csr"
@@ -151,6 +156,11 @@ def from_mask_mod(
     CSR takes ``CSR_BYTES_PER_ENTRY`` bytes per attended pair; a ``MemoryError`` naming ``max_memory`` is raised as
     soon as either would exceed it. Cost ``O(n^2)`` evaluations of ``mask_mod`` per layer and head. ``device``: where
     the index tensors live (that of the tensors the ``mask_mod`` closes over; default CPU).
+
+    References
+    ----------
+    Dong et al. 2024, "Flex Attention: A Programming Model for Generating Optimized Attention Kernels", arXiv 2412.05496
+    (``mask_mod``).
     """
     torch = _torch("from_mask_mod")
     n = check_int("n", n, 1)
@@ -159,15 +169,17 @@ def from_mask_mod(
     if layers is not None:
         if mask_mod is not None:
             raise ValueError("mask_mod: pass either one mask_mod or layers=[...], not both")
-        if isinstance(layers, (str, bytes)) or not isinstance(layers, Sequence) or not layers:
+        if isinstance(layers, (str, bytes)) or not isinstance(layers, Sequence):
+            raise TypeError("layers: expected a non-empty sequence of mask_mod callables, one per layer")
+        if not layers:
             raise ValueError("layers: expected a non-empty sequence of mask_mod callables, one per layer")
         mods, per_layer = list(layers), True
         for k, mod in enumerate(mods):
             if not callable(mod):
-                raise ValueError(f"layers: entry {k} is not callable ({type(mod).__name__}); expected a mask_mod")
+                raise TypeError(f"layers: entry {k} is not callable ({type(mod).__name__}); expected a mask_mod")
     else:
         if not callable(mask_mod):
-            raise ValueError(
+            raise TypeError(
                 f"mask_mod: expected a callable mask_mod(b, h, q_idx, kv_idx), got {type(mask_mod).__name__}"
             )
         mods, per_layer = [mask_mod], False
@@ -305,10 +317,15 @@ def to_mask_mod(
     ``DENSE_TABLE_BYTES``, else ``bits`` within half of ``max_memory``, else ``csr``. ``device``: where the tables
     live (the device of the attention call). A ``MemoryError`` naming ``max_memory`` before anything is built if the
     adjacency (bounded from the layer's operators) and the table would not fit.
+
+    References
+    ----------
+    Dong et al. 2024, "Flex Attention: A Programming Model for Generating Optimized Attention Kernels", arXiv 2412.05496
+    (``mask_mod``).
     """
     torch = _torch("to_mask_mod")
     if not isinstance(pattern, Pattern):
-        raise ValueError(f"pattern: expected a receptive.patterns.Pattern, got {type(pattern).__name__}")
+        raise TypeError(f"pattern: expected a receptive.patterns.Pattern, got {type(pattern).__name__}")
     layer = pattern._check_layer(layer)
     max_memory = parse_bytes(max_memory)
     if lookup not in LOOKUPS:

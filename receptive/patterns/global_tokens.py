@@ -27,6 +27,10 @@ class WindowGlobal(SlidingWindow):
 
     Closed form (bidirectional): ``RF_1(i) = W(i) U G`` (``A`` for a global ``i``) and every field is complete
     after two layers, ``RF_2(i) ⊇ RF_1(g) = A``: ``L* = 2`` unless one window already spans the sequence.
+
+    References
+    ----------
+    Beltagy, Peters & Cohan 2020, "Longformer: The Long-Document Transformer", arXiv 2004.05150.
     """
 
     name = "global"
@@ -79,6 +83,10 @@ class SinkWindow(SlidingWindow):
     Closed form, ``L >= 1``: causal ``RF_L(i) = [i - L(w-1), i] U [0, min(s-1, i)]``; bidirectional
     ``RF_L(i) = [i - L left, i + L right] U [0, s - 1 + (L - 1) right]`` (a sink's field is a prefix that grows by
     ``right`` per layer), clipped to ``0..n-1``.
+
+    References
+    ----------
+    Xiao et al. 2024, "Efficient Streaming Language Models with Attention Sinks", ICLR, arXiv 2309.17453.
     """
 
     name = "sink"

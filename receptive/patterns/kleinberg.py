@@ -1,4 +1,4 @@
-"""Distance-stratified random keys (``kleinberg``), a causal SA variant of issue 13 (registry in
+"""Distance-stratified random keys (``kleinberg``), a causal SA variant (registry in
 :mod:`.causal_variants`): :class:`KleinbergAttention` draws ``m`` random keys per query at distance ``d`` with
 probability ``ln(1 + 1/d) / ln(D + 1)`` (``D`` the largest distance available; the discrete log-uniform law,
 ``~1/d``: Kleinberg 2000, "Navigation in a small world", the harmonic distribution that makes a lattice navigable).
@@ -28,7 +28,12 @@ class KleinbergAttention(Pattern):
     keys, ``~ m ln 2 / ln n`` each. ``m`` defaults to ``w - 1`` (``w`` keys with the query, SA's slots); with
     ``equal_keys`` to ``round((w - 1)/2)`` in causal mode (causal SA keeps ``(w + 1)/2`` keys on average) and
     ``w - 1`` otherwise. Draws are independent, so a query may repeat a key (counted once). Explicit neighbour lists:
-    ``n (m + 1)`` int64 entries per layer."""
+    ``n (m + 1)`` int64 entries per layer.
+
+    References
+    ----------
+    Kleinberg 2000, "Navigation in a small world", Nature 406, 845.
+    """
 
     name = "kleinberg"
 

@@ -13,7 +13,42 @@ from .base import Pattern, WindowPattern
 
 
 class SlidingWindow(WindowPattern):
-    """SWA: query ``i`` attends to ``i-left .. i+right`` (``(w-1, 0)`` causal), the same in every layer."""
+    """Sliding-window attention (SWA): query ``i`` attends to ``i-left .. i+right``, the same in every layer.
+
+    The window holds ``w`` keys, the query itself included: ``left, right = window_offsets(w, causal)``, i.e.
+    ``(w - 1, 0)`` causal and about ``w / 2`` on each side otherwise.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length (positions ``0 .. n-1``).
+    w : int
+        Keys per query, itself included; ``1 .. max_window(n, causal, circular)``.
+    causal : bool, default False
+        Attend only to keys ``j <= i``.
+    circular : bool, default False
+        Windows wrap around the ends (bidirectional only).
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``w`` is not an integer.
+    ValueError
+        If ``n < 1`` or ``w`` is out of range.
+
+    Examples
+    --------
+    >>> from receptive import SlidingWindow
+    >>> swa = SlidingWindow(16, 4, causal=True)
+    >>> swa.closed_form_full_layer()
+    5
+    >>> swa.closed_form_counts(2)[:6].tolist()
+    [1, 2, 3, 4, 5, 6]
+
+    References
+    ----------
+    Beltagy, Peters & Cohan 2020, "Longformer: The Long-Document Transformer", arXiv 2004.05150.
+    """
 
     name = "swa"
 
@@ -47,7 +82,32 @@ class SlidingWindow(WindowPattern):
 
 
 class FullAttention(Pattern):
-    """Every key (causal: every key ``j <= i``): the reference, fully covered after one layer."""
+    """Full attention: every key (causal: every key ``j <= i``), the reference, fully covered after one layer.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    causal : bool, default False
+        Attend only to keys ``j <= i``.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` is not an integer.
+    ValueError
+        If ``n < 1``.
+
+    Examples
+    --------
+    >>> from receptive import FullAttention
+    >>> FullAttention(8, causal=True).closed_form_counts(1).tolist()
+    [1, 2, 3, 4, 5, 6, 7, 8]
+
+    References
+    ----------
+    Vaswani et al. 2017, "Attention Is All You Need", NeurIPS, arXiv 1706.03762.
+    """
 
     name = "full"
 

@@ -1,4 +1,4 @@
-"""Multi-scale Stochastic Attention (``sa-ms``), a causal SA variant of issue 13 (registry: :mod:`.causal_variants`).
+"""Multi-scale Stochastic Attention (``sa-ms``), a causal SA variant (registry: :mod:`.causal_variants`).
 
 Causal SA masks the keys of a query's random band that come after it, so a token only hears about its near
 predecessors through rare direct edges: shortcuts land at random distances, almost all of order ``n``, and the
@@ -45,7 +45,9 @@ def check_blocks(blocks: Sequence[int], n: int) -> list[int]:
     if len(blocks) == 0:
         raise ValueError("blocks: expected at least one block size")
     for b in blocks:
-        if isinstance(b, bool) or not isinstance(b, int | np.integer) or not 2 <= b <= n or n % b:
+        if isinstance(b, bool) or not isinstance(b, int | np.integer):
+            raise TypeError(f"blocks: every block size must be an integer, got {b!r} ({type(b).__name__})")
+        if not 2 <= b <= n or n % b:
             raise ValueError(f"blocks: every block size must be an integer in [2, n = {n}] dividing n, got {b!r}")
         out.append(int(b))
     if len(set(out)) != len(out):
@@ -78,6 +80,10 @@ class MultiScaleSA(_HeadsPattern):
     A band's members lie in the query's block or a neighbouring one, so head ``k`` links distances up to about
     ``2 b_k``, each at random: every distance scale gets random shortcuts, and the causal mask no longer leaves
     distances between ``w`` and ``n/w`` to the window alone.
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754 (the band over a permutation).
     """
 
     name = "sa-ms"

@@ -19,7 +19,12 @@ class RandomKeys(Pattern):
     a query keeps ``m (1 - (1 - 1/m)^k)`` distinct keys on average (``m`` admissible others).
 
     The random graph of Erdos & Renyi (1959) per layer, and BigBird's random attention at token level (Zaheer et
-    al. 2020, NeurIPS, arXiv 2007.14062). Seeded per layer (stream ``RANDOM_KEYS_STREAM``)."""
+    al. 2020, NeurIPS, arXiv 2007.14062). Seeded per layer (stream ``RANDOM_KEYS_STREAM``).
+
+    References
+    ----------
+    Erdos & Renyi 1959, "On random graphs I", Publ. Math. Debrecen 6; Zaheer et al. 2020, BigBird, arXiv 2007.14062.
+    """
 
     name = "random"
 

@@ -35,7 +35,7 @@ PATTERNS = {
     ),
     "full": lambda n, w, causal, circular, seed, permutations: FullAttention(n, causal),
 }
-PATTERNS.update(registry_constructors())  # issue 13: sa-ms, kleinberg, dilated (+swa, -eq)
+PATTERNS.update(registry_constructors())  # the causal SA variants: sa-ms, kleinberg, dilated (+swa, -eq)
 
 
 def make_pattern(
@@ -47,9 +47,53 @@ def make_pattern(
     seed: int = 0,
     permutations: Sequence | None = None,
 ) -> Pattern:
-    """Build a window-parameterised pattern by name (:data:`PATTERNS`: ``swa``, ``sa``, ``sa+swa``, ``full``, and
-    the causal variants); the other zoo patterns are built from layer specs (:func:`pattern_from_spec`)."""
-    if not isinstance(name, str) or name not in PATTERNS:
+    """Build a window-parameterised pattern by name.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`PATTERNS`: ``swa``, ``sa``, ``sa+swa``, ``full`` and the causal SA variants (``sa-ms``,
+        ``kleinberg``, ``dilated``, with ``+swa`` / ``-eq`` forms). The other zoo patterns are built from layer
+        specs (:func:`pattern_from_spec`).
+    n : int
+        Sequence length.
+    w : int
+        Keys per query, itself included (ignored by ``full``).
+    causal : bool, default False
+        Attend only to keys ``j <= i``.
+    circular : bool, default False
+        Windows wrap around.
+    seed : int, default 0
+        Seed of the random draws (permutations, random keys).
+    permutations : sequence of array_like, optional
+        One permutation per layer for ``sa`` and ``sa+swa``.
+
+    Returns
+    -------
+    Pattern
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a string or an integer argument is not an integer.
+    ValueError
+        If ``name`` is unknown or a value is out of range.
+
+    Examples
+    --------
+    >>> from receptive import make_pattern
+    >>> make_pattern("sa+swa", 1024, 16, causal=True).name
+    'sa+swa'
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754 (``sa``, ``sa+swa``); Beltagy et al. 2020, Longformer,
+    arXiv 2004.05150 (``swa``); Kleinberg 2000, "Navigation in a small world", Nature 406 (``kleinberg``); Ding et
+    al. 2023, LongNet, arXiv 2307.02486 (``dilated``).
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected a pattern name (str), got {type(name).__name__}")
+    if name not in PATTERNS:
         raise ValueError(f"name: unknown pattern {name!r}; choose from {', '.join(PATTERNS)}")
     return PATTERNS[name](n, w, causal, circular, seed, permutations)
 

@@ -23,6 +23,10 @@ class Strided(Pattern):
 
     Every position is reached in two layers once ``n > l`` (a window holds every residue, the stride reaches all
     positions of one): ``L* <= 2``.
+
+    References
+    ----------
+    Child et al. 2019, "Generating Long Sequences with Sparse Transformers", arXiv 1904.10509.
     """
 
     name = "strided"
@@ -46,6 +50,10 @@ class Fixed(Pattern):
     """Fixed attention (Sec. 4.2, Eq. 3): one head attends its own block of ``l`` positions, ``floor(j/l) =
     floor(i/l)``, the other the ``c`` summary positions at the end of every block, ``j mod l >= l - c`` (causal: only
     ``j <= i`` in both). A layer is the union of both heads.
+
+    References
+    ----------
+    Child et al. 2019, "Generating Long Sequences with Sparse Transformers", arXiv 1904.10509.
     """
 
     name = "fixed"

@@ -24,7 +24,9 @@ class LayerStack(Pattern):
 
     def __init__(self, period: Sequence[Pattern], depth: int | None = None, name: str | None = None):
         period = list(period)
-        if not period or not all(isinstance(p, Pattern) for p in period):
+        if not all(isinstance(p, Pattern) for p in period):
+            raise TypeError("period: expected a list of receptive patterns (one per layer of the period)")
+        if not period:
             raise ValueError("period: expected a non-empty list of receptive patterns (one per layer of the period)")
         n, causal = period[0].n, period[0].causal
         for k, p in enumerate(period):

@@ -25,6 +25,41 @@ class StochasticAttention(WindowPattern):
     seeded draw so the exact permutations a model used can be analysed; the pattern then has that many layers.
     With identity permutations SA equals bidirectional SWA, and truncated causal SA equals causal SWA of
     ``w//2 + 1`` keys.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    w : int
+        Keys per query in permuted order, itself included.
+    causal : bool, default False
+        Mask keys whose original position is after the query's.
+    circular : bool, default False
+        The band wraps around in permuted order (the SA paper's theory).
+    seed : int, default 0
+        Seed of the per-layer permutations (:func:`receptive.layer_permutation`).
+    permutations : sequence of array_like, optional
+        One permutation of ``0..n-1`` per layer, replacing the seeded draw.
+
+    Raises
+    ------
+    TypeError
+        If ``n``, ``w`` or ``seed`` is not an integer.
+    ValueError
+        If a value is out of range or a given permutation is not one.
+
+    Examples
+    --------
+    >>> from receptive import StochasticAttention, coverage
+    >>> sa = StochasticAttention(256, 8, seed=0)
+    >>> sa.permutation(1).shape
+    (256,)
+    >>> coverage(sa, method="exact").full_coverage_layer is not None
+    True
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
     """
 
     name = "sa"
@@ -53,8 +88,36 @@ class StochasticAttention(WindowPattern):
 
 
 class GatedSAPlusSWA(StochasticAttention):
-    """Gated SA+SWA: both paths on the same q/k/v, mixed by sigmoid gates. For reachability a layer is the union of
-    the SA edges (with this pattern's permutations) and the SWA edges of ``w_swa`` keys (default ``w``)."""
+    """Gated SA+SWA: both paths on the same q/k/v, mixed by sigmoid gates.
+
+    For reachability a layer is the union of the SA edges (with this pattern's permutations) and the SWA edges of
+    ``w_swa`` keys.
+
+    Parameters
+    ----------
+    n, w, causal, circular, seed, permutations
+        As for :class:`StochasticAttention` (``w`` is the SA band).
+    w_swa : int, optional
+        Keys of the sliding-window path, itself included (default ``w``).
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If a value is out of range.
+
+    Examples
+    --------
+    >>> from receptive import GatedSAPlusSWA
+    >>> GatedSAPlusSWA(64, 8, causal=True, w_swa=4).describe()
+    'sa+swa ... w_swa=4'
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754 (SA and the gated SA+SWA model).
+    Beltagy, Peters & Cohan 2020, "Longformer", arXiv 2004.05150 (the sliding window).
+    """
 
     name = "sa+swa"
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from graphs import DEFAULT_MAX_MEMORY, admissible_sizes, backward_full_layer, plan_slabs, slab_counts
 
-from ..coverage.compute import _target_positions
+from ..coverage.compute import target_positions
 from ..patterns import make_pattern
 from ..theory import predict_full_layer
 
@@ -88,7 +88,7 @@ def run_task(task: Task) -> dict:
         full_layer = slab.counts.shape[0] if slab.full else None
         positions = task.stop - task.start
     else:
-        targets = _target_positions(task.targets, task.n, task.seed)
+        targets = target_positions(task.targets, task.n, task.seed)
         guess, _ = predict_full_layer(
             task.pattern, task.n, task.w, task.causal, task.circular, task.max_layers, targets=targets.size
         )

@@ -5,10 +5,11 @@
 * SA (Jin & Sui 2026, arXiv 2604.00754): the same band in the order of ``receptive.layer_permutation(n, seed, 1)``;
   causal keeps the band and drops keys whose original position is after the query's, so a causal SA query sees
   about ``(w + 1) / 2`` of its ``w`` band keys (equal compute, half the keys).
-* SA+SWA: the gated dual path of :class:`gpu.GatedSASWA`, ``g_sa Y_sa + g_swa Y_swa`` with windows of ``m / 2``.
-  Training-free there are no learned gates: both are 1/2, the mean of the two paths, the mean gate of an untrained
-  ``GatedSASWA`` (its ``sigmoid(x W + b)`` with ``nn.Linear``'s symmetric init scatter around 1/2, e.g. 0.51 +- 0.14
-  for d_model = 64 and standard normal x). This is not the union mask (one softmax over both key sets).
+* SA+SWA: the gated dual path of :class:`gpu.GatedSAPlusSWALayer`, ``g_sa Y_sa + g_swa Y_swa`` with windows of
+  ``m / 2``. Training-free there are no learned gates: both are 1/2, the mean of the two paths, the mean gate of an
+  untrained ``GatedSAPlusSWALayer`` (its ``sigmoid(x W + b)`` with ``nn.Linear``'s symmetric init scatter around 1/2,
+  e.g. 0.51 +- 0.14 for d_model = 64 and standard normal x). This is not the union mask (one softmax over both key
+  sets).
 * ``+sink``: a window of ``m - 1`` keys plus the first position (the attention sink of StreamingLLM, Xiao et al.
   2024; ``[CLS]`` in BERT), merged exactly by log-sum-exp: ``O = O_w + sigmoid(s_0 - lse_w) (v_0 - O_w)`` where
   ``lse_w`` is the window's log-normaliser; a query whose window already holds position 0 keeps ``O_w``.

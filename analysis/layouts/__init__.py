@@ -1,0 +1,1 @@
+"""Study 07: the attention layouts of real models (notebook 07_layouts.ipynb, results in results/)."""

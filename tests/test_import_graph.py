@@ -1,0 +1,98 @@
+"""The import graph of the project's code, read from the source with ``ast`` (nothing is imported): no cycles, also
+none hidden by an import inside a function, and dependencies pointing one way, graphs <- receptive <- gpu <- figures,
+with the studies of ``analysis/`` and the scripts of ``benchmarks/`` above them all and never imported by an
+installed package."""
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("graphs", "receptive", "gpu", "figures", "analysis", "benchmarks")
+# what each top-level package may import of the others (the layering; a package may always import itself)
+ALLOWED = {
+    "graphs": set(),
+    "receptive": {"graphs"},
+    "gpu": {"graphs", "receptive"},
+    "figures": {"graphs", "receptive", "gpu"},
+    "analysis": {"graphs", "receptive", "gpu", "figures"},
+    "benchmarks": {"graphs", "receptive", "gpu", "figures"},
+}
+
+
+def module_files() -> dict[str, Path]:
+    """Every module of the project by dotted name (a package by its own name, for its ``__init__.py``)."""
+    modules = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            modules[".".join(parts)] = path
+    return modules
+
+
+def imported_modules(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The project modules that module ``name`` imports anywhere in its body (top level, functions, branches)."""
+    is_package = path.name == "__init__.py"
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                here = name.split(".") if is_package else name.split(".")[:-1]
+                here = here[: len(here) - node.level + 1]
+                base = ".".join([*here, base] if base else here)
+            # ``from package import submodule`` imports the submodule; ``from module import name`` the module
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+@pytest.fixture(scope="module")
+def import_graph() -> nx.DiGraph:
+    modules = module_files()
+    graph = nx.DiGraph()
+    graph.add_nodes_from(modules)
+    for name, path in modules.items():
+        graph.add_edges_from((name, target) for target in imported_modules(name, path, modules))
+    return graph
+
+
+def test_the_graph_is_read(import_graph):
+    assert import_graph.number_of_nodes() > 100
+    assert import_graph.has_edge("receptive.coverage.compute", "receptive.patterns")
+
+
+def test_no_import_cycles(import_graph):
+    cycles = [sorted(c) for c in nx.strongly_connected_components(import_graph) if len(c) > 1]
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_dependencies_point_one_way(import_graph):
+    wrong = sorted(
+        (a, b)
+        for a, b in import_graph.edges
+        if a.split(".")[0] != b.split(".")[0] and b.split(".")[0] not in ALLOWED[a.split(".")[0]]
+    )
+    assert not wrong, f"imports against the layering graphs <- receptive <- gpu <- figures <- analysis: {wrong}"
+
+
+def test_the_checker_sees_a_cycle_and_a_function_level_import(tmp_path):
+    """The walk must see an import hidden inside a function, and a cycle it closes."""
+    (tmp_path / "a.py").write_text("def f():\n    from b import g\n    return g\n")
+    (tmp_path / "b.py").write_text("import a\n\ndef g():\n    return a\n")
+    modules = {"a": tmp_path / "a.py", "b": tmp_path / "b.py"}
+    assert imported_modules("a", modules["a"], modules) == {"b"}
+    graph = nx.DiGraph([(m, t) for m, p in modules.items() for t in imported_modules(m, p, modules)])
+    assert not nx.is_directed_acyclic_graph(graph)
