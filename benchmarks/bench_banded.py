@@ -7,12 +7,12 @@ A sliding window of ``w`` keys (non-causal, ``left, right = receptive.windows.wi
 batch 1, on one torch thread. Rows, all timed in this same run on the same tensors:
 
 * ``chunked``: the default (``budget=None``: :data:`gpu.banded.SCORE_BUDGET` score elements per chunk on the CPU).
-* ``one shot``: ``budget`` larger than the whole call (the path before the chunks, and the CUDA default): scores
+* ``one shot``: ``budget`` larger than the whole call (the CUDA default): scores
   and probabilities of shape ``(batch, heads, nb, bq, span)`` for the whole sequence at once.
 * ``1-head calls, chunked`` / ``1-head calls, one shot``: ``heads`` calls of one head each (what the dilated heads
   and other per-head variants run), the outputs concatenated.
-* ``previous one shot``: the function as it was before the chunks (commit ccbc918: spans by ``unfold``, whose
-  backward is slow on the CPU), the path behind the committed CPU timings until this change.
+* ``unfold one shot``: the same band with the key spans taken by ``unfold`` (whose backward is slow on the CPU)
+  instead of joined blocks, one shot, no extra mask: the baseline of the chunked layout.
 * with ``--budgets``: ``chunked 2^e`` for each exponent ``e`` (the measurement behind ``SCORE_BUDGET``).
 
 Each row is timed forward (``torch.no_grad``) and forward + backward (``out.backward(g)`` with a fixed ``g``, the
@@ -51,9 +51,9 @@ DEFAULT_JSON = ROOT / "benchmarks" / "results" / "banded.json"
 ONE_SHOT = 1 << 62
 
 
-def previous_banded(q, k, v, left, right):
-    """``banded_attention`` as it was before the chunks (commit ccbc918, no extra mask): spans by ``unfold``, scores
-    and probabilities of the whole sequence at once, ``probs * valid``."""
+def unfold_banded(q, k, v, left, right):
+    """Banded attention with the key spans taken by ``unfold`` (no extra mask): scores and probabilities of the
+    whole sequence at once, ``probs * valid``; the baseline row ``unfold one shot``."""
     b, h, n, d = q.shape
     scale = 1.0 / math.sqrt(d)
     bq = _block_size(n, left, right)
@@ -95,7 +95,7 @@ def _paths(left: int, right: int, heads: int, budgets: list[int]) -> dict:
         "one shot": whole(ONE_SHOT),
         "1-head calls, chunked": per_head(None),
         "1-head calls, one shot": per_head(ONE_SHOT),
-        "previous one shot": lambda q, k, v: previous_banded(q, k, v, left, right),
+        "unfold one shot": lambda q, k, v: unfold_banded(q, k, v, left, right),
     }
     for e in budgets:
         paths[f"chunked 2^{e}"] = whole(1 << e)

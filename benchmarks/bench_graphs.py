@@ -10,8 +10,8 @@ average is recorded next to the numbers). Peers that do not finish at full size 
 and extrapolated, which the row says.
 
 The edge-list rows (``--only-load`` measures them alone and puts them in the ``--json`` file in place of the old
-ones) time ``load_edge_list`` (read, sum ``syn_count`` per ordered pair, threshold 5, CSR) against the issue's
-peer, pandas' ``read_csv`` of the whole table (a parse, no graph), against pandas doing the same work, and against
+ones) time ``load_edge_list`` (read, sum ``syn_count`` per ordered pair, threshold 5, CSR) against the
+usual peer, pandas' ``read_csv`` of the whole table (a parse, no graph), against pandas doing the same work, and against
 a floor: map the file and count its line ends (one numba thread, every byte read once); then ours on one numba
 thread. By default the loader runs its parallel twins only when a core is idle (``graphs.edgelist.idle_cores``:
 1-minute load average + 1 <= cores); the JSON records whether that held at the end of the run.
@@ -129,7 +129,7 @@ def pandas_graph(path: Path, threshold: float):
 
 def load_rows(repeats: int, table_rows: int, row) -> None:
     """The edge-list rows: ``load_edge_list`` (summed per pair, threshold 5) against pandas' and pyarrow's parse
-    of the whole table (the issue's peer), pandas doing the same work, and a floor (every byte read once); then
+    of the whole table (the usual peer), pandas doing the same work, and a floor (every byte read once); then
     ours on one numba thread against pandas' parse (one thread too). All run alternately; each row keeps the
     fastest run of each and records every time and the ratio of the medians."""
     if not has("pandas"):

@@ -1,4 +1,10 @@
-"""The paper's story as figures, each built from the toolkit's public API: ``python -m figures all``."""
+"""The paper's story as figures, each built from the toolkit's public API: ``python -m figures all --out DIR``.
+
+``FIGURES[name](out, quick=False, **inputs)`` writes ``out/name.png`` and ``.pdf`` and returns the two paths; the
+figures drawn from result files take them as keyword arguments (``bench=`` for ``cost_*``, ``results=`` for
+``approx_*``, ``layouts`` and ``training``, and ``decoder=`` for ``approx_kv_cache``; ``python -m figures`` passes
+its flags, listed in its ``--help``).
+"""
 
 from . import approx, causal, cost, coverage_vs_layer, hops, layouts, lstar_vs_n, small_world_plane, training
 from .style import styled

@@ -1,7 +1,10 @@
 """``python -m figures all --out DIR`` or ``python -m figures NAME [NAME ...] --out DIR``: PNG and PDF of each figure.
 
-Run from the checkout root: the figures built from committed results read them from ``analysis/*/results`` and
-``benchmarks/results``; the others compute from the toolkit's public API.
+The figures drawn from result files read them from the paths their flags give (``--bench``, ``--approx-json``,
+``--decoder-json``, ``--layouts-json``, ``--training-dir``, and ``--bound-json``, ``--bound-22-json``,
+``--variants-json``, ``--pooled-json`` for ``causal``); the defaults are where the checkout keeps them,
+relative to the current folder, and a missing file is refused before any figure is drawn, naming its flag and the
+command that writes it. The other figures compute from the toolkit's public API.
 """
 
 from __future__ import annotations
@@ -19,8 +22,59 @@ from . import FIGURES
 EPILOG = """\
 examples:
   python -m figures coverage_vs_layer --quick --out /tmp/figures
-  python -m figures all --out /tmp/figures
+  python -m figures all --out /tmp/figures                      # from the checkout root
+  python -m figures cost_per_layer --bench bench.json --out /tmp/figures
 """
+
+#: flag -> (default, relative to the current folder; the command that writes it, ``{path}`` and ``{parent}`` filled
+#: in; {figure: its keyword argument})
+INPUTS = {
+    "--bench": (
+        "benchmarks/results/gpu_bench.json",
+        "python -m gpu.bench --json {path}",
+        {"cost_per_layer": "bench", "cost_to_coverage": "bench"},
+    ),
+    "--approx-json": (
+        "analysis/numerical_methods/results/approx_minilm.json",
+        "python -m analysis.numerical_methods.real --json {path}",
+        {"approx_spectra": "results", "approx_methods": "results", "approx_kv_cache": "results"},
+    ),
+    "--decoder-json": (
+        "analysis/numerical_methods/results/approx_decoder.json",
+        "python -m analysis.numerical_methods.decoder --json {path}",
+        {"approx_kv_cache": "decoder"},
+    ),
+    "--layouts-json": (
+        "analysis/layouts/results/layouts.json",
+        "python -m receptive.layouts --n 131072 --json {path}",
+        {"layouts": "results"},
+    ),
+    "--training-dir": (
+        "analysis/training/results",
+        "python -m analysis.training all --out {path}",
+        {"training": "results"},
+    ),
+    "--bound-json": (
+        "analysis/bound/results/bound.json",
+        "python -m receptive.bound --out {parent}",
+        {"causal": "bound"},
+    ),
+    "--bound-22-json": (
+        "analysis/causal/results/n2^22/bound.json",
+        "python -m receptive.bound --n 2^22 ... --out {parent}",
+        {"causal": "bound_22"},
+    ),
+    "--variants-json": (
+        "analysis/causal/results/variants/variants.json",
+        "python -m analysis.causal.variants --out {parent}",
+        {"causal": "variants"},
+    ),
+    "--pooled-json": (
+        "analysis/causal/results/pooled.json",
+        "python -m analysis.causal.pooled --out {path}",
+        {"causal": "pooled"},
+    ),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,7 +88,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("names", nargs="+", help=f"all, or from {', '.join(FIGURES)}")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing; required)")
     p.add_argument("--quick", action="store_true", help="smaller sizes, seconds instead of minutes (default: off)")
+    for flag, (default, command, figures) in INPUTS.items():
+        metavar = "DIR" if flag.endswith("-dir") else "PATH"
+        p.add_argument(
+            flag,
+            default=default,
+            metavar=metavar,
+            help=f"read by {', '.join(figures)}; written by `{command.format(path=metavar, parent='DIR')}` "
+            f"(default: {default})",
+        )
     return p
+
+
+def _inputs(args, names: list[str]) -> dict[str, dict[str, Path]]:
+    """The keyword arguments of each named figure that reads result files, ``ValueError`` naming the flag (and the
+    command that writes the file) when one is missing."""
+    kwargs: dict[str, dict[str, Path]] = {}
+    for flag, (_, command, figures) in INPUTS.items():
+        used = [name for name in names if name in figures]
+        if not used:
+            continue
+        path = Path(getattr(args, flag.lstrip("-").replace("-", "_")))
+        if flag.endswith("-dir"):
+            found = path.is_dir() and any((path / f"{t}.json").exists() for t in ("retrieval", "counting", "lm"))
+            what = f"no retrieval.json, counting.json or lm.json in {str(path)!r}"
+        else:
+            found, what = path.is_file(), f"{str(path)!r} not found"
+        if not found:
+            raise ValueError(
+                f"{flag}: {what} (needed by {', '.join(used)}); run `{command.format(path=path, parent=path.parent)}` "
+                "first, or give "
+                f"{flag} {'DIR' if flag.endswith('-dir') else 'PATH'}"
+            )
+        for name in used:
+            kwargs.setdefault(name, {})[figures[name]] = path
+    return kwargs
 
 
 def output_dir(text: str) -> Path:
@@ -58,13 +146,14 @@ def main(argv=None) -> int:
     if unknown:
         p.error(f"names: unknown figure(s) {', '.join(unknown)}; choose all or from {', '.join(FIGURES)}")
     try:
+        inputs = _inputs(args, names)
         out = output_dir(args.out)
     except ValueError as exc:
         p.error(str(exc))
     for name in names:
         start = time.perf_counter()
         try:
-            paths = FIGURES[name](out, quick=args.quick)
+            paths = FIGURES[name](out, quick=args.quick, **inputs.get(name, {}))
         except FileNotFoundError as exc:
             p.error(str(exc))
         print(f"{name}: {', '.join(map(str, paths))} ({time.perf_counter() - start:.1f} s)", flush=True)

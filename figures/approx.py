@@ -1,21 +1,18 @@
 """Figures 7-9, the numerical-methods lab, from committed JSON: the spectra of all-MiniLM-L6-v2's attention as in
 the survey (Serret et al. 2026, arXiv 2604.01757) and every method's error, embedding drift and retrieval ranking
-against its budget (``python -m analysis.numerical_methods.real``,
-``analysis/numerical_methods/results/approx_minilm.json``); error and
-perplexity against KV-cache bytes per token, on MiniLM and on the causal decoder study
-(``python -m analysis.numerical_methods.decoder``, ``analysis/numerical_methods/results/approx_decoder.json``)."""
+against its budget (``python -m analysis.numerical_methods.real --json FILE``; ``python -m figures`` reads
+``--approx-json``); error and perplexity against KV-cache bytes per token, on MiniLM and on the causal decoder study
+(``python -m analysis.numerical_methods.decoder --json FILE``; ``--decoder-json``)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 from .style import COLORS, WIDE, load_results, save, styled
 
-DEFAULT_JSON = Path("analysis/numerical_methods/results/approx_minilm.json")
-DECODER_JSON = Path("analysis/numerical_methods/results/approx_decoder.json")
+REAL_COMMAND = "python -m analysis.numerical_methods.real --json {}"
+DECODER_COMMAND = "python -m analysis.numerical_methods.decoder --json {}"
 MATRICES = ("Q", "K", "V", "QK^T", "A", "softmax")
 TITLES = {"QK^T": "$QK^T/\\sqrt{d}$", "A": "$A = \\exp(QK^T/\\sqrt{d})$", "softmax": "softmax (row-normalised A)"}
 STYLE = {
@@ -46,9 +43,9 @@ def _per_budget(rows, name, field="mean"):
 
 
 @styled
-def make_spectra(out, quick: bool = False, results=DEFAULT_JSON):
+def make_spectra(out, quick: bool = False, *, results):
     """Normalised singular values of each matrix, one line per layer (mean over heads and windows)."""
-    doc = load_results(results, f"python -m analysis.numerical_methods.real --json {results}")
+    doc = load_results(results, REAL_COMMAND.format(results), "results")
     structure = doc["structure"]
     fig, axes = plt.subplots(2, 3, figsize=(WIDE, 3.8), constrained_layout=True)
     colors = plt.cm.viridis(np.linspace(0, 0.9, len(structure["mean_spectra"]["Q"])))
@@ -64,10 +61,10 @@ def make_spectra(out, quick: bool = False, results=DEFAULT_JSON):
 
 
 @styled
-def make_methods(out, quick: bool = False, results=DEFAULT_JSON):
+def make_methods(out, quick: bool = False, *, results):
     """Relative error of one attention, embedding cosine and retrieval rank correlation with every layer replaced,
     against the budget (keys per query)."""
-    doc = load_results(results, f"python -m analysis.numerical_methods.real --json {results}")
+    doc = load_results(results, REAL_COMMAND.format(results), "results")
     fig, axes = plt.subplots(1, 3, figsize=(WIDE, 3.4), constrained_layout=True)
     budgets = doc["parameters"]["budgets"]
     sub_budgets = doc["parameters"].get("substitution_budgets", budgets)
@@ -113,12 +110,12 @@ def make_methods(out, quick: bool = False, results=DEFAULT_JSON):
 
 
 @styled
-def make_kv_cache(out, quick: bool = False, results=DEFAULT_JSON, decoder=DECODER_JSON):
+def make_kv_cache(out, quick: bool = False, *, results, decoder):
     """Error against KV-cache bytes per token (whole model, float32): MiniLM's one-attention relative error, and the
     causal decoder's perplexity against budget and against KV-cache bytes (every layer replaced; bars: min-max over
     the draws of a randomized method)."""
-    doc = load_results(results, f"python -m analysis.numerical_methods.real --json {results}")
-    dec = load_results(decoder, f"python -m analysis.numerical_methods.decoder --json {decoder}")
+    doc = load_results(results, REAL_COMMAND.format(results), "results")
+    dec = load_results(decoder, DECODER_COMMAND.format(decoder), "decoder")
     fig, axes = plt.subplots(1, 3, figsize=(WIDE, 3.6), constrained_layout=True)
     kv = {(r["method"], r["budget"]): r["kv_cache_bytes_per_token"] for r in doc["costs"]}
     full_kv = next(r["kv_cache_bytes_per_token"] for r in doc["costs"] if r["method"] == "full")

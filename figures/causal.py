@@ -1,5 +1,6 @@
 """Causal L* vs n (log-log): SA, SA+SWA, the multi-scale / Kleinberg / dilated variants and SWA, measured points
-(committed results in ``results/``) on the predictions of ``receptive.theory`` (issue 13)."""
+(the committed results of the studies ``analysis/bound`` and ``analysis/causal``, paths relative to the working
+directory unless given) on the predictions of ``receptive.theory``."""
 
 from __future__ import annotations
 
@@ -10,11 +11,10 @@ from receptive import theory
 
 from .style import COLORS, WIDE, figure, load_results, save, styled
 
-ROOT = Path(__file__).resolve().parent.parent
-BOUND = ROOT / "results" / "bound" / "bound.json"
-BOUND_22 = ROOT / "results" / "causal" / "n2^22" / "bound.json"
-VARIANTS = ROOT / "results" / "causal" / "variants" / "variants.json"
-POOLED = ROOT / "results" / "causal" / "pooled.json"
+BOUND = Path("analysis/bound/results/bound.json")
+BOUND_22 = Path("analysis/causal/results/n2^22/bound.json")
+VARIANTS = Path("analysis/causal/results/variants/variants.json")
+POOLED = Path("analysis/causal/results/pooled.json")
 VARIANT_STYLE = {
     "sa-ms+swa-eq": ("#ff7f0e", "s", "SA-MS+SWA (equal keys)"),
     "kleinberg+swa-eq": ("#9467bd", "^", "Kleinberg+SWA (equal keys)"),
@@ -25,7 +25,7 @@ VARIANT_STYLE = {
 def variant_points(variants: dict, pattern: str, w: int, exact: bool) -> list[tuple[int, int, int, int]]:
     """(n, typical, min, max L* over seeds) of the causal ``pattern`` at window ``w`` in variants.json, the exact
     points (``exact``) or the sampled ones (a lower bound per seed, except for deterministic causal patterns, whose
-    sampled L* is exact: ``receptive.bound.variants``)."""
+    sampled L* is exact: ``analysis.causal.variants``)."""
     out = []
     for p in variants["points"]:
         if p["pattern"] != pattern or not p["causal"] or p["w"] != w or p["typical"] is None:
@@ -57,11 +57,14 @@ def interval_predictions(pooled: dict, w: int) -> list[tuple[int, int]]:
 
 
 @styled
-def make(out, quick: bool = False):
-    bound = load_results(BOUND, "python -m receptive.bound --out results/bound")
-    extra = load_results(BOUND_22, "python -m receptive.bound --n 2^22 ... --out results/causal/n2^22")
-    variants = load_results(VARIANTS, "python -m receptive.bound.variants --out results/causal/variants")
-    pooled = load_results(POOLED, "python -m receptive.bound.pooled --out results/causal/pooled.json")
+def make(out, quick: bool = False, bound=BOUND, bound_22=BOUND_22, variants=VARIANTS, pooled=POOLED):
+    """Write ``out/causal.png`` and ``.pdf`` from the sweep's ``bound.json`` (``bound``; ``bound_22``: the runs at
+    n = 2^22), the variants' ``variants.json`` and the pooled evaluation's ``pooled.json``; ``quick`` draws the
+    predictions to n = 2^16 only. A missing file is a ``FileNotFoundError`` naming the command that writes it."""
+    bound = load_results(bound, f"python -m receptive.bound --out {Path(bound).parent}")
+    extra = load_results(bound_22, f"python -m receptive.bound --n 2^22 ... --out {Path(bound_22).parent}")
+    variants = load_results(variants, f"python -m analysis.causal.variants --out {Path(variants).parent}")
+    pooled = load_results(pooled, f"python -m analysis.causal.pooled --out {pooled}")
     ws = (8, 64, 256)
     fig, axes = figure(WIDE, 3.0, ncols=len(ws))
     top = 2**16 if quick else 2**22

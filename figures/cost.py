@@ -1,32 +1,52 @@
 """Figures 5 and 6: time per layer and time to full coverage vs n, from the benchmark JSON of ``python -m
-gpu.bench`` (``benchmarks/results/gpu_bench.json`` by default). Drawn by the same functions as ``gpu.bench
+gpu.bench --json FILE`` (``python -m figures`` reads ``--bench``). Drawn by the same functions as ``gpu.bench
 --plot`` (:func:`gpu.bench_plot.draw_per_layer`, :func:`gpu.bench_plot.draw_speedup`,
 :func:`gpu.bench_plot.draw_to_coverage`), in this package's colours and labels: one plotting path."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from .style import COLORS, COLUMN, LABELS, figure, load_results, save
 
-DEFAULT_JSON = Path("benchmarks/results/gpu_bench.json")
+COMMAND = "python -m gpu.bench --json {}"
 
 
-def make_per_layer(out, quick: bool = False, bench=DEFAULT_JSON):
-    """Time per layer, and the speedup over full attention next to the SA paper's (A100)."""
+def make_per_layer(out, quick: bool = False, *, bench):
+    """Time per layer, and the speedup over full attention next to the SA paper's (A100).
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The folder of ``cost_per_layer.png`` and ``.pdf``.
+    quick : bool, default False
+        Unused: the figure only reads ``bench``.
+    bench : str or pathlib.Path
+        The JSON of ``python -m gpu.bench --json FILE``.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and the PDF.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``bench`` does not exist (the message names the command that writes it).
+    """
     from gpu.bench_plot import draw_per_layer, draw_speedup
 
-    doc = load_results(bench, "python -m gpu.bench")
+    doc = load_results(bench, COMMAND.format(bench), "bench")
     fig, axes = figure(2 * COLUMN, 2.4, ncols=2)
     draw_per_layer(axes[0, 0], doc, COLORS, LABELS)
     draw_speedup(axes[0, 1], doc, COLORS, LABELS)
     return save(fig, out, "cost_per_layer")
 
 
-def make_to_coverage(out, quick: bool = False, bench=DEFAULT_JSON):
+def make_to_coverage(out, quick: bool = False, *, bench):
+    """Time to full coverage (``L*`` times the time of a layer) against n; arguments as :func:`make_per_layer`,
+    written to ``cost_to_coverage.png`` and ``.pdf``."""
     from gpu.bench_plot import draw_to_coverage
 
-    doc = load_results(bench, "python -m gpu.bench")
+    doc = load_results(bench, COMMAND.format(bench), "bench")
     fig, axes = figure(COLUMN, 2.4)
     draw_to_coverage(axes[0, 0], doc, COLORS, LABELS)
     return save(fig, out, "cost_to_coverage")

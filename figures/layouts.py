@@ -8,14 +8,11 @@ are layouts that do not reach full coverage within their depth (plotted at the d
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import matplotlib
 
 from .style import COLORS, COLUMN, figure, load_results, save
 
-DEFAULT_JSON = Path("analysis/layouts/results/layouts.json")
-COMMAND = "python -m receptive.layouts --n 131072 --json analysis/layouts/results/layouts.json"
+COMMAND = "python -m receptive.layouts --n 131072 --json {}"
 
 
 def _star(summary: dict) -> tuple[float, bool]:
@@ -23,8 +20,11 @@ def _star(summary: dict) -> tuple[float, bool]:
     return (float(star), True) if star is not None else (float(summary["depth"]), False)
 
 
-def make(out, quick: bool = False, results=DEFAULT_JSON):
-    doc = load_results(results, COMMAND)
+def make(out, quick: bool = False, *, results):
+    """Write ``out/layouts.png`` and ``.pdf`` from ``results``, the JSON of ``python -m receptive.layouts --json
+    FILE`` (``quick`` changes nothing: the figure only reads it); returns the two paths, or raises
+    FileNotFoundError naming the command when ``results`` does not exist."""
+    doc = load_results(results, COMMAND.format(results), "results")
     fig, axes = figure(2 * COLUMN, 2.8, ncols=2)
     left, right = axes[0, 0], axes[0, 1]
     for k, entry in enumerate(doc["layouts"]):

@@ -56,9 +56,37 @@ def save(fig, out: str | Path, name: str) -> list[Path]:
     return [Path(p) for p in save_png_pdf(fig, Path(out) / name, dpi=STYLE["savefig.dpi"])]
 
 
-def load_results(path: str | Path, command: str) -> dict:
-    """The JSON document at ``path``; a FileNotFoundError saying which ``command`` writes it."""
+def load_results(path: str | Path, command: str, name: str | None = None) -> dict:
+    """The JSON document at ``path``.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The result file.
+    command : str
+        The command that writes it, named in the error when it is missing.
+    name : str or None, default None
+        The argument (or CLI flag) that gave ``path``, named first in the error.
+
+    Returns
+    -------
+    dict
+        The parsed document.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``path`` does not exist: one line naming ``name`` and ``command``.
+
+    Examples
+    --------
+    >>> load_results("no/such/file.json", "python -m gpu.bench --json no/such/file.json", "--bench")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: --bench: no/such/file.json not found; run `python -m gpu.bench --json no/such/file.json` first
+    """
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"{path} not found; run `{command}` first")
+        prefix = f"{name}: " if name else ""
+        raise FileNotFoundError(f"{prefix}{path} not found; run `{command}` first")
     return json.loads(path.read_text())

@@ -1,6 +1,5 @@
-"""Figure 7: trained models next to what coverage predicts, from the committed results of ``python -m
-analysis.training``
-(``analysis/training/results/{retrieval,counting,lm}.json``).
+"""Figure 7: trained models next to what coverage predicts, from the results of ``python -m analysis.training``
+(``{retrieval,counting,lm}.json`` in one folder; ``python -m figures`` reads ``--training-dir``).
 
 Left: retrieval accuracy against depth at the longest sequence, each kind's measured accuracy (solid) over the
 accuracy a model that uses its whole receptive field would reach, ``reach + (1 - reach) / 16`` (dotted), with
@@ -16,12 +15,12 @@ from pathlib import Path
 
 from .style import COLORS, LABELS, WIDE, figure, save, styled
 
-DEFAULT_DIR = Path("analysis/training/results")
 KINDS = ("full", "swa", "sa", "sa+swa")
 
 
-def load(results=DEFAULT_DIR) -> dict:
-    """``{"retrieval", "counting", "lm"}`` summaries (those present); FileNotFoundError naming the command."""
+def load(results) -> dict:
+    """``{"retrieval", "counting", "lm"}`` summaries (those present in the folder ``results``); FileNotFoundError
+    naming the command when none is."""
     results = Path(results)
     docs = {}
     for name in ("retrieval", "counting", "lm"):
@@ -30,13 +29,13 @@ def load(results=DEFAULT_DIR) -> dict:
             docs[name] = json.loads(path.read_text())
     if not docs:
         raise FileNotFoundError(
-            f"--results: no training results in {results}; run `python -m analysis.training all` first"
+            f"results: no training results in {results}; run `python -m analysis.training all --out {results}` first"
         )
     return docs
 
 
 @styled
-def make(out, quick: bool = False, results=DEFAULT_DIR):
+def make(out, quick: bool = False, *, results):
     """Write ``out/training.png`` and ``.pdf`` (``quick`` changes nothing: the figure only reads results)."""
     docs = load(results)
     fig, axes = figure(WIDE, 2.4, ncols=3)

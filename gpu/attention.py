@@ -24,7 +24,17 @@ from receptive.permutations import layer_permutation
 from receptive.windows import check_window, max_window, window_offsets
 
 from .banded import banded_attention
-from .validation import BACKENDS, check_backend, check_perm, check_qkv
+from .validation import (
+    BACKENDS,
+    check_backend,
+    check_bool,
+    check_causal,
+    check_generator,
+    check_int,
+    check_perm,
+    check_qkv,
+    check_tensor,
+)
 
 __all__ = ["BACKENDS", "full_attention", "permute_sequence", "sa_attention", "swa_attention"]
 
@@ -47,9 +57,8 @@ class _Permute(torch.autograd.Function):
 def _gather(x: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
     """``x[:, head, perm[head]]`` for every head (a shared ``(n,)`` perm broadcast over the heads) by one index_select
     over the flattened (head, position) axis, which moves whole rows of d values: faster on the CPU than
-    torch.gather's element-wise index and, at small n, than index_select along the sequence axis of the 4-d tensor
-    (the timings are in the messages of the commits that chose them). Shared and per-head permutations (multi-scale
-    SA) run the same code."""
+    torch.gather's element-wise index and, at small n, than index_select along the sequence axis of the 4-d tensor.
+    Shared and per-head permutations (multi-scale SA) run the same code."""
     b, h, n, d = x.shape
     rows = perm.expand(h, n) if perm.dim() == 1 else perm
     flat = (rows + torch.arange(h, device=perm.device)[:, None] * n).reshape(-1)
@@ -58,7 +67,35 @@ def _gather(x: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
 
 def permute_sequence(x: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
     """``x[:, :, perm]`` (shared ``perm`` of shape ``(n,)`` or per-head ``(heads, n)``) with an exact inverse
-    backward."""
+    backward.
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        ``(batch, heads, n, d)``.
+    perm : torch.Tensor
+        int64 permutation of ``0..n-1``, ``(n,)`` shared by the heads or ``(heads, n)``, on x's device; not checked
+        (the caller's promise).
+
+    Returns
+    -------
+    torch.Tensor
+        ``y[:, h, i] = x[:, h, perm[h, i]]``; its gradient flows back through the inverse permutation.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` or ``perm`` is not a tensor.
+
+    Examples
+    --------
+    >>> import torch
+    >>> x = torch.arange(4.0).view(1, 1, 4, 1)
+    >>> permute_sequence(x, torch.tensor([2, 0, 3, 1])).flatten().tolist()
+    [2.0, 0.0, 3.0, 1.0]
+    """
+    check_tensor("x", x)
+    check_tensor("perm", perm)
     return _Permute.apply(x, perm, _inverse_permutation(perm))
 
 
@@ -141,14 +178,50 @@ def _expand_kv(q, k, v):
 
 
 def full_attention(q, k, v, causal: bool = False, backend: str = "auto") -> torch.Tensor:
-    """Every key (causal: every key ``j <= i``).
+    """Every key (causal: every key ``j <= i``): ``softmax(q k^T / sqrt(d)) v``.
 
     ``auto`` and ``torch``: ``torch.nn.functional.scaled_dot_product_attention`` (FlashAttention-2 / memory-efficient
     kernels on CUDA: the best full-attention path); ``flex``: FlexAttention with an all-true (or causal) mask;
     ``triton``: the fused kernel with a window spanning the sequence (``receptive.windows.max_window``), ``O(n^2)``
     like the others: a consistency check, not a fast path.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        ``(batch, heads, n, d)``, floating point.
+    k, v : torch.Tensor
+        ``(batch, kv_heads, n, d)``, same dtype and device; ``kv_heads`` divides ``heads`` (GQA).
+    causal : bool, default False
+        Attend only to keys ``j <= i``.
+    backend : str, default "auto"
+        One of :data:`BACKENDS`.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d)``.
+
+    Raises
+    ------
+    TypeError
+        If ``q``, ``k``, ``v`` are not tensors, ``causal`` is not a bool or ``backend`` not a string.
+    ValueError
+        If the shapes, dtypes or devices disagree or ``backend`` is unknown.
+
+    References
+    ----------
+    Vaswani, A. et al. (2017). Attention Is All You Need. NeurIPS 2017 (scaled dot-product attention).
+    Dao, T. (2023). FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning. arXiv:2307.08691.
+
+    Examples
+    --------
+    >>> import torch
+    >>> q = k = v = torch.ones(1, 2, 4, 8)
+    >>> tuple(full_attention(q, k, v, causal=True).shape)
+    (1, 2, 4, 8)
     """
     _check(q, k, v, backend)
+    causal = check_causal(causal)
     n = q.shape[2]
     if backend == "triton":
         from .triton_sa import triton_sa_attention
@@ -161,8 +234,52 @@ def full_attention(q, k, v, causal: bool = False, backend: str = "auto") -> torc
 
 
 def swa_attention(q, k, v, w: int, causal: bool = False, backend: str = "auto") -> torch.Tensor:
-    """Sliding-window attention: query ``i`` attends to the ``w`` keys of its window (truncated at the edges)."""
+    """Sliding-window attention: query ``i`` attends to the ``w`` keys of its window (truncated at the edges).
+
+    The window is :func:`receptive.windows.window_offsets`'s: ``i - left .. i + right`` (causal: ``i - (w - 1) .. i``),
+    the keys of :class:`receptive.SlidingWindow`; memory ``O(n w)`` on the torch path (:mod:`gpu.banded`).
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        ``(batch, heads, n, d)``, floating point.
+    k, v : torch.Tensor
+        ``(batch, kv_heads, n, d)``, same dtype and device; ``kv_heads`` divides ``heads`` (GQA).
+    w : int
+        Keys per query, itself included: ``1 .. 2n - 1`` (causal ``1 .. n``).
+    causal : bool, default False
+        Only the ``w - 1`` keys before the query and itself.
+    backend : str, default "auto"
+        One of :data:`BACKENDS`.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d)``.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type (``w`` not an integer, ``causal`` not a bool, ...).
+    ValueError
+        If ``w`` is out of range or the tensors disagree.
+
+    References
+    ----------
+    Beltagy, I., Peters, M. E., Cohan, A. (2020). Longformer: The Long-Document Transformer. arXiv:2004.05150.
+
+    Examples
+    --------
+    >>> import torch
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 2, 8, 4, generator=g) for _ in range(3))
+    >>> bool(torch.allclose(swa_attention(q, k, v, 8, causal=True), full_attention(q, k, v, causal=True), atol=1e-6))
+    True
+    >>> bool(torch.equal(swa_attention(q, k, v, 1), v))  # a window of one key: each query reads its own value
+    True
+    """
     _check(q, k, v, backend)
+    causal = check_causal(causal)
     w = check_window(w, q.shape[2], causal, False)
     left, right = window_offsets(w, causal)
     backend = _resolve_backend(backend, q)
@@ -201,8 +318,75 @@ def sa_attention(
     No call reads a device tensor back to the host, except ``validate=True`` (default) with a ``perm`` that already
     lives on the GPU: checking it is a permutation synchronises once (see :func:`gpu.validation.check_perm`); pass
     ``validate=False`` in a training loop. Drawn and seeded permutations are never re-checked.
+
+    Query ``i`` attends the ``w`` keys of the two-sided band around its place ``p`` in the permuted order,
+    ``perm[p - left .. p + right]`` (``left, right = receptive.windows.window_offsets(w)``); causal masks the keys
+    after the query's original position. The keys are those of :class:`receptive.StochasticAttention`.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        ``(batch, heads, n, d)``, floating point.
+    k, v : torch.Tensor
+        ``(batch, kv_heads, n, d)``, same dtype and device; ``kv_heads`` divides ``heads`` (GQA).
+    w : int
+        Slots of the band, the query's own included: ``1 .. 2n - 1``.
+    perm : torch.Tensor, numpy.ndarray, list or None, default None
+        The permutation, ``(n,)`` or ``(heads, n)``; ``None`` draws one.
+    causal : bool, default False
+        Mask keys after the query's original position.
+    generator : torch.Generator or None, default None
+        Generator of the drawn permutation (without ``seed``).
+    per_head : bool, default False
+        Draw one permutation per head (without ``seed``).
+    seed : int or None, default None
+        Use :func:`receptive.permutations.layer_permutation` ``(n, seed, layer)``.
+    layer : int, default 1
+        The layer of the seeded permutation (1-based).
+    return_perm : bool, default False
+        Also return the permutation used (a copy).
+    backend : str, default "auto"
+        One of :data:`BACKENDS`.
+    validate : bool, default True
+        Check that a given ``perm`` is a permutation.
+
+    Returns
+    -------
+    torch.Tensor or tuple of torch.Tensor
+        ``(batch, heads, n, d)``; with ``return_perm`` also the permutation.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type (``w`` or ``seed`` not an integer, a flag not a bool, ``perm`` not of
+        integers, ``generator`` not a ``torch.Generator``, ...).
+    ValueError
+        If ``w`` is out of range, ``perm`` is not a permutation of the right shape, ``per_head`` is combined with
+        ``seed``, or the tensors disagree.
+
+    References
+    ----------
+    Jin & Sui (2026). Stochastic Attention. arXiv:2604.00754.
+
+    Examples
+    --------
+    >>> import torch
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 2, 8, 4, generator=g) for _ in range(3))
+    >>> out, perm = sa_attention(q, k, v, 3, seed=0, return_perm=True)
+    >>> tuple(out.shape), perm.tolist()  # receptive.permutations.layer_permutation(8, 0, 1)
+    ((1, 2, 8, 4), [3, 2, 1, 0, 6, 4, 7, 5])
+    >>> bool(torch.allclose(sa_attention(q, k, v, 15, seed=0), full_attention(q, k, v), atol=1e-6))  # w = 2n - 1
+    True
     """
     _check(q, k, v, backend)
+    causal = check_causal(causal)
+    per_head, return_perm, validate = (
+        check_bool(name, value)
+        for name, value in (("per_head", per_head), ("return_perm", return_perm), ("validate", validate))
+    )
+    check_generator(generator)
+    layer = check_int("layer", layer, 1)
     _, h, n, _ = q.shape
     w = check_window(w, n, False, False)
     if perm is None:

@@ -8,7 +8,7 @@ NaN (every row has its own key in any case).
 
 On the CPU the (batch * heads, query block) work runs in chunks of at most :data:`SCORE_BUDGET` score elements
 (:func:`chunk_plan`), so that each chunk's scores, probabilities and masks stay in cache instead of materialising
-``(batch, heads, nb, bq, span)`` for the whole sequence at once; elsewhere (CUDA) one shot, as before. The chunks
+``(batch, heads, nb, bq, span)`` for the whole sequence at once; elsewhere (CUDA) in one shot. The chunks
 are cut with ``torch.split`` (whose backward is one concatenation), so autograd through the chunks costs
 ``O(n d)`` in all, not ``O(n d)`` per chunk as slicing the full tensors would.
 """
@@ -21,15 +21,11 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from receptive.validation import check_int
-
-from .validation import check_qkv
+from .validation import check_int, check_qkv, check_real
 
 #: score elements (batch * heads rows x query blocks x ``bq`` x ``span``) per chunk on the CPU: 2^18 (1 MiB of
-#: float32 scores). ``benchmarks/bench_banded.py --budgets 16,18,20`` (one thread, w = 64, d = 64, 4 heads) found
-#: 2^16 .. 2^20 within noise of each other, 2^18 among the fastest; one shot (66 MB of scores at n = 32768) took
-#: 2.1x the chunks' time forward and 1.4x forward + backward at n = 32768, 1.3-1.7x and 1.2x at n = 4096 and 16384
-#: (medians, benchmarks/results/banded.json).
+#: float32 scores, small enough to stay in cache); ``benchmarks/bench_banded.py --budgets 16,18,20`` times the
+#: budgets against one shot (its rows: ``benchmarks/results/banded.json``).
 SCORE_BUDGET = 1 << 18
 
 
@@ -128,8 +124,8 @@ def banded_attention(
         raise ValueError(f"k: expected {q.shape[1]} heads like q (expand GQA heads first), got {k.shape[1]}")
     left = check_int("left", left, 0)
     right = check_int("right", right, 0)
-    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int | float) or not scale > 0):
-        raise ValueError(f"scale: expected a positive number, got {scale!r}")
+    if scale is not None:
+        scale = check_real("scale", scale, 0.0, low_open=True)
     if budget is not None:
         budget = check_int("budget", budget, 1)
     elif q.device.type == "cpu":

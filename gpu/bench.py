@@ -4,7 +4,7 @@ Times the forward (and with ``--backward`` forward + backward) of each path at t
 warm-up, as the median of ``--repeats`` runs (CUDA events through ``triton.testing.do_bench`` on a GPU; on the CPU
 the repeats go round-robin over the paths, so load from other processes reaches all of them alike), and reports
 TFLOP/s on useful FLOPs (``4 d`` per allowed (query, key) pair, Dao et al. 2022), the speedup over full attention
-next to the SA paper's (1.5x at 2k, 6.6x at 8k, 28x at 32k on an A100) and SA's overhead over SWA. Every windowed
+next to the SA paper's (:data:`gpu.bench_plot.PAPER_SPEEDUP`, on an A100) and SA's overhead over SWA. Every windowed
 path is timed once per backend (``torch``: the banded torch path; ``flex``: FlexAttention, compiled on CUDA;
 ``triton``: the fused kernel) as its own row, and each row names its peer in the same run: full attention is
 ``scaled_dot_product_attention`` (FlashAttention-2 on CUDA), a windowed row's peer is the FlexAttention row of the

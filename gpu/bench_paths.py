@@ -11,7 +11,7 @@ KINDS = ("full", "swa", "sa", "sa+swa")
 TIMED_BACKENDS = ("torch", "flex", "triton")
 #: the name a backend carries in a row's label (``sa fused``); the torch path keeps the bare kind (``sa``)
 SUFFIX = {"torch": "", "sdpa": "", "flex": " flex", "triton": " fused", "gather": " gather", "dense": " dense"}
-#: the causal variant without a band (issue 13), timed through its gathered key table (``gpu.neighbour_attention``)
+#: the causal variant without a band, timed through its gathered key table (``gpu.neighbour_attention``)
 GATHERED = ("kleinberg",)
 
 
@@ -23,7 +23,7 @@ def _paths(q, k, v, w, gate, perm, backends, ms_perm=None, variants=False) -> di
     """``{label: (kind, backend, fn)}``: full through SDPA, each windowed kind through every backend asked for;
     with ``ms_perm`` (per-head block permutations, ``(heads, n)``) also multi-scale SA, and with ``variants`` dilated
     heads on every backend and Kleinberg keys (gathered), both through :func:`gpu.variants.variant_attention` with
-    the seeded (eval-mode) keys of seed 0, layer 1, as ``StochasticAttention(variant=...)`` runs them (issue 13)."""
+    the seeded (eval-mode) keys of seed 0, layer 1, as ``StochasticAttentionLayer(variant=...)`` runs them."""
     paths = {"full": ("full", "sdpa", lambda: full_attention(q, k, v, backend="torch"))}
     for b in backends:
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from receptive.plotting import save_png_pdf
 
+#: SA's speedup over full attention per n as published (Jin & Sui 2026, arXiv 2604.00754, on an A100)
 PAPER_SPEEDUP = {2048: 1.5, 8192: 6.6, 32768: 28.0}
 #: colours per kind, shared with ``figures.style.COLORS`` (a test keeps them equal); line style per backend
 KIND_COLORS = {"full": "#444444", "swa": "#1f77b4", "sa": "#d62728", "sa+swa": "#2ca02c", "sa-ms": "#8c564b",
@@ -18,8 +19,8 @@ BACKEND_NAMES = {"torch": "", "sdpa": "", "flex": " (Flex)", "triton": " (fused)
 
 
 def kind_and_backend(row: dict) -> tuple[str, str]:
-    """A row's (kind, backend); rows written before backends were recorded are the torch path (``sa fused``: the
-    Triton kernel)."""
+    """A row's (kind, backend): its ``kind`` and ``backend`` fields, or, for a row that names only its ``path``,
+    read from the label (``sa fused``: the Triton kernel; a bare kind: the torch path; ``full``: SDPA)."""
     if "kind" in row:
         return row["kind"], row["backend"]
     name = row["path"]

@@ -42,7 +42,8 @@ from collections.abc import Callable
 import torch
 
 from gpu.approx.methods import METHODS, approximate, exact_attention
-from graphs.validation import check_int
+
+from .validation import check_choice, check_int
 
 PREFIX = "receptive"
 
@@ -442,10 +443,7 @@ def calibration_options(method: str, captured: list[tuple[torch.Tensor, torch.Te
 
 def _validate(method: str, budget: int, seed: int) -> None:
     """Raise on a bad method, budget or seed."""
-    if not isinstance(method, str):
-        raise TypeError(f"method: expected a string, got {type(method).__name__}")
-    if method not in METHODS:
-        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
+    check_choice("method", method, METHODS)
     check_int("budget", budget, 1)
     check_int("seed", seed, 0)
 

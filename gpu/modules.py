@@ -118,6 +118,7 @@ class StochasticAttentionLayer(_VariantPath, AttentionProjections):
         If an integer argument is not an integer or ``causal`` is not a bool.
     ValueError
         If an argument is out of range, ``variant`` is unknown or ``blocks`` is given for another variant.
+
     References
     ----------
     Jin & Sui (2026). Stochastic Attention. arXiv:2604.00754.
@@ -191,6 +192,7 @@ class GatedSAPlusSWALayer(_VariantPath, AttentionProjections):
         If an integer argument is not an integer or ``causal`` is not a bool.
     ValueError
         If an argument is out of range or ``variant`` is unknown.
+
     References
     ----------
     Jin & Sui (2026). Stochastic Attention. arXiv:2604.00754.

@@ -8,10 +8,11 @@
 pattern's layer from its adjacency (``pattern.adjacency(layer)[i, j]``: query ``i`` attends to key ``j``, see
 :meth:`receptive.patterns.base.Pattern.adjacency`), so ``receptive.coverage`` analyses exactly the model's pairs.
 :class:`PatternAttention` is the ``nn.Module`` (the projections and RoPE of :class:`gpu.modules.AttentionProjections`)
-that ``gpu.train`` uses for the causal variants of issue 13 (``sa-ms``, ``kleinberg``, ``dilated``, ``+swa``,
-``-eq``): one softmax over the layer's union of keys, every head the same. ``gpu.StochasticAttention(variant=...)``
-runs the same variants head by head instead (:mod:`gpu.variants`: banded ``sa-ms`` and ``dilated``, gathered
-``kleinberg``). Memory and time ``O(batch heads n K d)``: the keys and values of every list are gathered.
+that the training study (``analysis.training``) uses for the causal variants (``sa-ms``, ``kleinberg``,
+``dilated``, ``+swa``, ``-eq``): one softmax over the layer's union of keys, every head the same.
+:class:`gpu.StochasticAttentionLayer` ``(variant=...)`` runs the same variants head by head instead
+(:mod:`gpu.variants`: banded ``sa-ms`` and ``dilated``, gathered ``kleinberg``). Memory and time
+``O(batch heads n K d)``: the keys and values of every list are gathered.
 """
 
 from __future__ import annotations
@@ -25,16 +26,16 @@ import torch
 from receptive.patterns.causal_variants import make_variant, variant_names
 
 from .projections import AttentionProjections
-from .validation import check_int, check_qkv
+from .validation import check_int, check_qkv, check_real
 
 __all__ = ["PatternAttention", "neighbour_attention", "pattern_keys", "resolved_method"]
 
 
 def _check_keys(keys, n: int, heads: int, device, validate: bool) -> torch.Tensor:
     if not isinstance(keys, torch.Tensor):
-        raise ValueError(f"keys: expected an int64 tensor of shape (n, K) or (heads, n, K), got {type(keys).__name__}")
+        raise TypeError(f"keys: expected an int64 tensor of shape (n, K) or (heads, n, K), got {type(keys).__name__}")
     if keys.dtype != torch.int64:
-        raise ValueError(f"keys: expected dtype int64, got {keys.dtype}")
+        raise TypeError(f"keys: expected dtype int64, got {keys.dtype}")
     if keys.dim() not in (2, 3) or keys.shape[-2] != n or (keys.dim() == 3 and keys.shape[0] != heads):
         raise ValueError(f"keys: expected shape ({n}, K) or ({heads}, {n}, K), got {tuple(keys.shape)}")
     if keys.device != device:
@@ -58,8 +59,7 @@ def resolved_method(n: int, width: int, method: str = "auto") -> str:
 
 
 #: gathered elements (of k, and of v) per block of queries on the CPU, 16 MiB in float32: the block stays in cache
-#: and memory is O(block K d) instead of O(n K d) (faster than one gather of every query in the measurement of
-#: commit 9cd9b94, n = 4096 .. 32768, K = 64, one thread; no result file keeps it)
+#: and memory is O(block K d) instead of O(n K d)
 GATHER_BUDGET = 1 << 22
 #: the same on an accelerator, where fewer, larger blocks keep the launches few (1 GiB in float32)
 GATHER_BUDGET_DEVICE = 1 << 28
@@ -86,8 +86,8 @@ def neighbour_attention(q, k, v, keys: torch.Tensor, scale: float | None = None,
     b, h, n, d = q.shape
     hk = k.shape[1]
     keys = _check_keys(keys, n, h, q.device, validate)
-    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int | float) or not scale > 0):
-        raise ValueError(f"scale: expected a positive number, got {scale!r}")
+    if scale is not None:
+        scale = check_real("scale", scale, 0.0, low_open=True)
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     if chunk is not None:
         chunk = check_int("chunk", chunk, 1)
@@ -114,7 +114,7 @@ def _gather(q, k, v, keys, scale):
     big = keys.shape[-1]
     if keys.dim() == 2:  # shared lists: gather once per kv head, broadcast over the query heads of its group
         g = h // hk
-        # one index_select over the flattened (head, position) axis: about 1.6x faster on the CPU than along dim 2
+        # one index_select over the flattened (head, position) axis moves whole rows of d values (as gpu.attention)
         flat = (idx + torch.arange(hk, device=q.device)[:, None, None] * n).reshape(-1)
         kg = k.reshape(b, hk * n, d).index_select(1, flat).view(b, hk, m, big, d)
         vg = v.reshape(b, hk * n, d).index_select(1, flat).view(b, hk, m, big, d)
@@ -170,7 +170,7 @@ def pattern_keys(pattern, layer: int, device=None) -> torch.Tensor:
     """The padded key table ``(n, K)`` of ``pattern``'s layer ``layer``: row ``i`` lists, in increasing order, the
     keys ``j`` with ``pattern.adjacency(layer)[i, j]`` set (query ``i`` attends to key ``j``), then ``-1``."""
     if not hasattr(pattern, "adjacency") or not hasattr(pattern, "n"):
-        raise ValueError(f"pattern: expected a receptive pattern (.n, .adjacency), got {type(pattern).__name__}")
+        raise TypeError(f"pattern: expected a receptive pattern (.n, .adjacency), got {type(pattern).__name__}")
     layer = check_int("layer", layer, 1)
     adj = pattern.adjacency(layer).tocsr()
     adj.sort_indices()
@@ -201,6 +201,8 @@ class PatternAttention(AttentionProjections):
 
     def __init__(self, d_model, heads, w, *, variant, kv_heads=None, causal=False, rope=True, seed=0, layer=1):
         super().__init__(d_model, heads, kv_heads, w, causal, rope)
+        if not isinstance(variant, str):
+            raise TypeError(f"variant: expected a string, one of {', '.join(variant_names())}, got {variant!r}")
         if variant not in variant_names():
             raise ValueError(f"variant: expected one of {', '.join(variant_names())}, got {variant!r}")
         self.variant = variant

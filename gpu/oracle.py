@@ -18,10 +18,10 @@ import numpy as np
 import torch
 
 from receptive import StochasticAttention, make_pattern
-from receptive.validation import check_int
 from receptive.windows import max_window
 
 from .attention import full_attention, sa_attention, swa_attention
+from .validation import check_int
 
 BACKENDS = ("torch", "flex", "triton")
 TOLERANCE = {"float32": 1e-4, "float16": 5e-3, "bfloat16": 3e-2}  # max |out - ref| / (1 + |ref|)

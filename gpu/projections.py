@@ -11,7 +11,7 @@ from torch import nn
 
 from receptive.windows import max_window
 
-from .validation import check_causal, check_int, check_tensor
+from .validation import check_bool, check_causal, check_int, check_tensor
 
 __all__ = ["AttentionProjections", "rotary"]
 
@@ -124,7 +124,7 @@ class AttentionProjections(nn.Module):
         if heads % kv_heads:
             raise ValueError(f"kv_heads: must divide heads ({heads}), got {kv_heads}")
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, d_model // heads
-        self.w, self.causal, self.rope = w, check_causal(causal), bool(rope)
+        self.w, self.causal, self.rope = w, check_causal(causal), check_bool("rope", rope)
         self.q = nn.Linear(d_model, d_model, bias=False)
         self.kv = nn.Linear(d_model, 2 * kv_heads * self.head_dim, bias=False)
         self.out = nn.Linear(d_model, d_model, bias=False)

@@ -1,7 +1,8 @@
 """Argument checks of the attention backend, in the one style of the toolkit.
 
 A wrong type raises ``TypeError`` and a bad value ``ValueError``, each with a one-line message that starts with the
-argument's name and says what is allowed (:func:`check_int` and :func:`check_real` are :mod:`graphs.validation`'s).
+argument's name and says what is allowed (:func:`check_int`, :func:`check_real`, :func:`check_bool` and
+:func:`check_choice` are :mod:`graphs.validation`'s).
 None of the checks reads a device tensor back to the host except :func:`check_perm` with ``validate=True`` on a
 permutation that already lives on the GPU (documented there): the per-call checks are on shapes and dtypes only.
 """
@@ -15,12 +16,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from graphs.validation import check_int, check_real
+from graphs.validation import check_bool, check_choice, check_int, check_real
 
 __all__ = [
     "BACKENDS",
     "check_backend",
+    "check_bool",
     "check_causal",
+    "check_choice",
+    "check_generator",
     "check_int",
     "check_perm",
     "check_qkv",
@@ -99,6 +103,38 @@ def check_causal(causal) -> bool:
     if not isinstance(causal, bool | np.bool_):
         raise TypeError(f"causal: expected True or False, got {causal!r} ({type(causal).__name__})")
     return bool(causal)
+
+
+def check_generator(generator) -> torch.Generator | None:
+    """Check a ``generator=`` argument.
+
+    Parameters
+    ----------
+    generator : torch.Generator or None
+        The random generator, or ``None`` for torch's default one.
+
+    Returns
+    -------
+    torch.Generator or None
+        ``generator``.
+
+    Raises
+    ------
+    TypeError
+        If ``generator`` is neither ``None`` nor a ``torch.Generator``.
+
+    Examples
+    --------
+    >>> check_generator(None) is None
+    True
+    >>> check_generator(3)
+    Traceback (most recent call last):
+    ...
+    TypeError: generator: expected a torch.Generator or None, got int
+    """
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    return generator
 
 
 def check_tensor(name: str, value, dim: int | None = None) -> torch.Tensor:

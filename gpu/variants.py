@@ -1,5 +1,5 @@
-"""The causal SA variants of issue 13 as attention heads: what ``gpu.StochasticAttention(variant=...)`` and
-``gpu.GatedSASWA(variant=...)`` run in place of SA.
+"""The causal SA variants as attention heads: what :class:`gpu.StochasticAttentionLayer` ``(variant=...)`` and
+:class:`gpu.GatedSAPlusSWALayer` ``(variant=...)`` run in place of SA.
 
 :func:`variant_attention` computes, for query head ``h`` of ``heads`` and window ``w``, softmax attention of every
 query ``i`` over its key set ``K_h(i)`` (one softmax per head, ``y_i = sum_{j in K_h(i)} softmax_j(q_i . k_j /
@@ -50,7 +50,7 @@ from receptive.windows import check_window, max_window
 
 from .attention import _expand_kv, sa_attention, swa_attention
 from .neighbour_attention import neighbour_attention
-from .validation import check_backend, check_causal, check_int, check_qkv
+from .validation import check_backend, check_bool, check_causal, check_generator, check_int, check_qkv
 
 __all__ = [
     "VARIANTS",
@@ -69,8 +69,11 @@ PERMUTED = ("sa", "sa-ms")
 
 
 def check_variant(variant) -> str:
-    """``variant`` if it is one of :data:`VARIANTS`, else a one-line ``ValueError`` naming ``variant``."""
-    if not isinstance(variant, str) or variant not in VARIANTS:
+    """``variant`` if it is one of :data:`VARIANTS`; a one-line ``TypeError`` (not a string) or ``ValueError``
+    (another string) naming ``variant`` otherwise."""
+    if not isinstance(variant, str):
+        raise TypeError(f"variant: expected a string, one of {', '.join(VARIANTS)}, got {type(variant).__name__}")
+    if variant not in VARIANTS:
         raise ValueError(f"variant: expected one of {', '.join(VARIANTS)}, got {variant!r}")
     return variant
 
@@ -83,7 +86,7 @@ def check_blocks_option(blocks, variant: str):
     if variant != "sa-ms":
         raise ValueError(f"blocks: only variant 'sa-ms' takes block sizes, got blocks with variant {variant!r}")
     if isinstance(blocks, str | bytes) or not hasattr(blocks, "__len__"):
-        raise ValueError(f"blocks: expected a sequence of block sizes, got {blocks!r}")
+        raise TypeError(f"blocks: expected a sequence of block sizes, got {type(blocks).__name__}")
     bad = [b for b in blocks if isinstance(b, bool) or not isinstance(b, int | np.integer) or b < 2]
     if len(blocks) == 0 or bad or len(set(blocks)) != len(blocks):
         raise ValueError(f"blocks: expected distinct integers >= 2 (divisors of n), got {list(blocks)!r}")
@@ -269,8 +272,66 @@ def variant_attention(
     sizes (divisors of ``n``). ``backend``: the band's (``sa``, ``sa-ms``, ``dilated``); ``kleinberg`` always
     gathers. ``return_state=True`` returns ``(out, state)``: the permutation (``sa``: ``(n,)``; ``sa-ms``:
     ``(heads, n)``), the key table (``kleinberg``: ``(n, w)``, ``-1`` = repeat), or the per-head dilations
-    (``dilated``: a tuple of ints; nothing random)."""
+    (``dilated``: a tuple of ints; nothing random).
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        ``(batch, heads, n, d)``, floating point.
+    k, v : torch.Tensor
+        ``(batch, kv_heads, n, d)``, same dtype and device; ``kv_heads`` divides ``heads``.
+    w : int
+        The window (see above for the range per variant).
+    variant : str, default "sa"
+        One of :data:`VARIANTS`.
+    causal : bool, default False
+        Only keys at or before the query's position.
+    seed : int or None, default None
+        Seed of the pattern's keys; ``None`` draws fresh ones.
+    layer : int, default 1
+        Layer of the seeded keys (1-based).
+    blocks : sequence of int or None, default None
+        ``sa-ms`` only: the block sizes.
+    generator : torch.Generator or None, default None
+        Generator of fresh randomness (without ``seed``).
+    backend : str, default "auto"
+        The band's backend, one of ``gpu.BACKENDS``.
+    return_state : bool, default False
+        Also return the permutation, key table or dilations used.
+
+    Returns
+    -------
+    torch.Tensor or tuple
+        ``(batch, heads, n, d)``; with ``return_state`` ``(out, state)``.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type (``variant`` not a string, ``causal`` not a bool, ...).
+    ValueError
+        If ``variant`` is unknown or a value is out of range.
+
+    References
+    ----------
+    Jin & Sui (2026). Stochastic Attention. arXiv:2604.00754.
+    Kleinberg, J. (2000). Navigation in a small world. Nature 406, 845.
+    Ding, J. et al. (2023). LongNet: Scaling Transformers to 1,000,000,000 Tokens. arXiv:2307.02486.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu import sa_attention
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 2, 8, 4, generator=g) for _ in range(3))
+    >>> bool(torch.allclose(variant_attention(q, k, v, 3, "sa", seed=0), sa_attention(q, k, v, 3, seed=0)))
+    True
+    >>> out, dilations = variant_attention(q, k, v, 3, "dilated", return_state=True)  # head h: every r_h-th position
+    >>> tuple(out.shape), dilations
+    ((1, 2, 8, 4), (1, 3))
+    """
     variant = check_variant(variant)
+    check_generator(generator)
+    return_state = check_bool("return_state", return_state)
     check_backend(backend)
     check_qkv(q, k, v)
     causal = check_causal(causal)

@@ -251,14 +251,9 @@ class _Counts(NamedTuple):
     dbidir: np.ndarray | None  # reciprocated neighbours |pred(i) ∩ succ(i)|
 
 
-def _check_graph(graph) -> None:
-    """``TypeError`` unless ``graph`` is a :class:`Graph`."""
-    check_instance("graph", graph, Graph, "graphs.Graph")
-
-
 def _counts(graph: Graph, directed_triangles: bool) -> _Counts:
     """Triangle counts of ``graph``; the directed ones (``t_i``) only if asked and the graph is directed."""
-    _check_graph(graph)
+    check_instance("graph", graph, Graph, "graphs.Graph")
     if not graph.directed:
         indptr, indices = graph.indptr, graph.indices
         weights = np.empty(0, dtype=np.int64)
@@ -428,7 +423,7 @@ def average_clustering(graph: Graph, count_zeros: bool = True) -> float:
     >>> average_clustering(ring_lattice(20, 4))  # 3 (k - 2) / (4 (k - 1)) = 0.5
     0.5
     """
-    _check_graph(graph)
+    check_instance("graph", graph, Graph, "graphs.Graph")
     count_zeros = check_bool("count_zeros", count_zeros)
     local, valid = _local(_counts(graph, directed_triangles=True))
     return _average(local, valid, bool(count_zeros))
@@ -486,6 +481,13 @@ class ClusteringResult:
     ----------
     .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
        (1998).
+
+    Examples
+    --------
+    >>> from graphs import Graph, clustering
+    >>> result = clustering(Graph.from_edges(4, [0, 1, 2, 2], [1, 2, 0, 3], directed=False))
+    >>> round(result.average, 4), round(result.transitivity, 4), result.directed
+    (0.5833, 0.6, False)
     """
 
     average: float

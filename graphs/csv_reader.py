@@ -4,8 +4,8 @@
 The file is mapped, not copied (a ``.gz`` is decompressed whole), cut at line ends into one piece per numba
 thread and parsed by all threads at once, ids 8 digits at a time (Lemire 2021). A file outside the reader's
 grammar (text ids, quotes, exponents, a short row) gives ``None``, and the other readers of
-:mod:`graphs.edgelist` judge it. :func:`idle_cores` decides whether parallel regions pay on this machine (the
-reader's and the aggregation's).
+:mod:`graphs.edgelist` judge it. :func:`idle_cores` decides whether parallel regions pay on the machine it runs on
+(the reader's and the aggregation's).
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ PARALLEL_ROWS = 1 << 20
 def idle_cores() -> bool:
     """Whether parallel regions pay: more than one numba thread, and a core left idle by the 1-minute load
     average. A parallel region ends when its slowest thread does; on cores busy with other work a thread waits
-    for its turn, and on the 2-core machine of the README (load 3-9) the parallel read of a 148 MB table took
-    0.168-0.19 s against 0.154 s serial, so there the serial twins run."""
+    for its turn, so the parallel read can be slower than the serial one, and there the serial twins run."""
     threads = numba.get_num_threads()
     if threads < 2:
         return False

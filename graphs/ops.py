@@ -403,7 +403,7 @@ class FullOp:
 
 Op = WindowOp | NeighbourOp | BlockOp | GlobalOp | FullOp
 
-_TILE_BUDGET_WORDS = 64 * 1024  # 512 KiB of scratch per task: about half this machine's L2 per core
+_TILE_BUDGET_WORDS = 64 * 1024  # 512 KiB of scratch per task: about half the L2 of a current core
 
 
 def _window_tiling(n: int, m: int, n_words: int) -> tuple[int, int]:
@@ -429,6 +429,11 @@ def apply_layer(ops, bits: np.ndarray, out: np.ndarray) -> None:
         ``(n, n_words)`` uint64 bitsets of the current layer.
     out : numpy.ndarray
         Array of the same shape that receives the next layer (overwritten).
+
+    Returns
+    -------
+    None
+        The result is in ``out``.
 
     Examples
     --------

@@ -60,6 +60,13 @@ class PathLengths:
     ----------
     .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
        (1998).
+
+    Examples
+    --------
+    >>> from graphs import Graph, path_lengths
+    >>> result = path_lengths(Graph.from_edges(4, [0, 1, 2], [1, 2, 3], directed=False))  # a path of 4 nodes
+    >>> round(result.mean, 4), result.diameter, result.pairs.tolist()
+    (1.6667, 3, [0, 6, 4, 2])
     """
 
     mean: float
@@ -120,15 +127,10 @@ def giant_component(graph: Graph) -> np.ndarray:
     >>> giant_component(Graph.from_edges(5, [0, 1, 3], [1, 2, 4], directed=False)).tolist()
     [0, 1, 2]
     """
-    _check_graph(graph)
+    check_instance("graph", graph, Graph, "graphs.Graph")
     _, labels = connected_components(graph.to_scipy(), directed=graph.directed, connection="strong")
     sizes = np.bincount(labels)
     return np.flatnonzero(labels == np.argmax(sizes))
-
-
-def _check_graph(graph) -> None:
-    """``TypeError`` unless ``graph`` is a :class:`Graph`."""
-    check_instance("graph", graph, Graph, "graphs.Graph")
 
 
 def _bfs_operator(graph: Graph, order: np.ndarray) -> NeighbourOp:
@@ -197,7 +199,7 @@ def path_lengths(
     >>> round(result.mean, 4), result.diameter, result.unreachable_fraction
     (1.9091, 3, 0.0)
     """
-    _check_graph(graph)
+    check_instance("graph", graph, Graph, "graphs.Graph")
     max_memory = parse_bytes(max_memory)
     n = graph.n
     giant = giant_component(graph)

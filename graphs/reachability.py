@@ -55,6 +55,14 @@ class ReachCounts:
         Seeds of the widest slab.
     layers : int
         Number of layers computed (rows of ``counts``).
+
+    Examples
+    --------
+    >>> from graphs import WindowOp, forward_counts
+    >>> ops = lambda layer: [WindowOp(1, 0, order=1)]  # causal window of 2: i attends i-1 and i
+    >>> result = forward_counts(ops, 5, max_layers=3, causal=True)
+    >>> result.counts[:, -1].tolist(), result.full_layer, result.layers  # node 4 reaches 2, 3, 4 sources
+    ([2, 3, 4], None, 3)
     """
 
     counts: np.ndarray
@@ -140,6 +148,13 @@ class SlabCounts:
     full : bool
         The slab was complete at its last layer (every node held all its admissible sources), so its last row
         holds for every later layer too.
+
+    Examples
+    --------
+    >>> from graphs import WindowOp, slab_counts
+    >>> part = slab_counts(lambda layer: [WindowOp(1, 1)], 6, 0, 3, max_layers=2)  # sources 0, 1, 2 only
+    >>> part.start, part.stop, part.counts.tolist(), part.full
+    (0, 3, [[2, 3, 2, 1, 0, 0], [3, 3, 3, 2, 1, 0]], False)
     """
 
     start: int
@@ -279,6 +294,18 @@ def combine_slabs(slabs: Iterable[SlabCounts], n: int, causal: bool) -> ReachCou
 
 def slab_ranges(n: int, seeds_per_slab: int) -> list[tuple[int, int]]:
     """Return ``[(start, stop), ...]`` covering ``0..n-1`` in slabs of ``seeds_per_slab`` sources.
+
+    Parameters
+    ----------
+    n : int
+        Number of sources (nodes).
+    seeds_per_slab : int
+        Sources per slab; the last slab holds the rest.
+
+    Returns
+    -------
+    list of tuple of int
+        The half-open ranges, in order.
 
     Examples
     --------

@@ -353,8 +353,8 @@ def _check_slabs(bits, out) -> None:
 
 #: words of the one ``m x tile`` buffer of a :func:`window_or` task: 512 KiB, half the L2 of a current core.
 #: Wide tiles matter more than an L1-sized buffer: each tile of a row is a separate random-row gather (a new DRAM
-#: page that the hardware prefetcher runs past), so n = 65536, w = 64 runs fastest with whole 8 KiB rows: tiles of
-#: 512 and 256 words took 1.3x and 1.8x as long (2-core Zen 5, same run).
+#: page that the hardware prefetcher runs past), so whole rows beat narrower tiles (``benchmarks/bench_sa_layer.py``
+#: times the engine with 64- and 256-word tiles next to whole rows; its rows: ``benchmarks/results/sa_layer.json``).
 WINDOW_OR_TASK_WORDS = 64 * 1024
 
 

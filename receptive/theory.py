@@ -14,10 +14,7 @@ coverage is full at ``L`` iff every ``F_L(j)`` is everything admissible. Derivat
   :func:`predict_full_layer` picks one and returns the first layer at which full coverage is more likely than not.
 * Causal SA+SWA by Monte Carlo of the interval process, counting failing targets and runs of failing keys
   (:mod:`receptive.theory_causal_interval`, :func:`~receptive.theory_causal_interval.causal_interval_clumps`; seconds
-  to two minutes per point, so :func:`predict_full_layer` uses it only when asked, ``model="interval"``): the model
-  of the pooled evaluation
-  (``python -m receptive.bound.pooled``), exact at 57 of 60 committed points with n >= 1024 against the analytic
-  model's 52 (``docs/theory.md`` Sec. 5).
+  to two minutes per point, so :func:`predict_full_layer` uses it only when asked, ``model="interval"``).
 """
 
 from __future__ import annotations
@@ -264,7 +261,8 @@ MODELS = {
 }
 
 
-#: the models of causal SA+SWA that :func:`full_probability` offers (``receptive.bound.pooled`` scores both)
+#: the models of causal SA+SWA that :func:`full_probability` offers (``receptive.bound.models`` dispatches between
+#: them)
 CAUSAL_SA_SWA_MODELS = ("analytic", "interval")
 
 
@@ -282,10 +280,11 @@ def full_probability(
     ``targets = K``, the probability that ``K`` random targets are all fully covered (what a sampled run measures).
 
     ``model="interval"`` (causal, non-circular SA+SWA only): the interval Monte Carlo model
-    (:func:`receptive.theory_causal_interval.causal_interval_clumps` with the committed evaluation's settings, 300
-    events, seed 0; seconds to two minutes per call, :class:`~receptive.theory_causal_interval.IntervalCostError`
-    where it would cost more than 2e11 word operations), the better calibrated of the two on the committed seeds
-    (``docs/theory.md`` Sec. 5); the default ``"analytic"`` is the closed-form model, milliseconds per call.
+    (:func:`receptive.theory_causal_interval.causal_interval_clumps` with the evaluation's settings,
+    ``EVALUATION_EVENTS`` events and ``EVALUATION_SEED``; seconds to two minutes per call,
+    :class:`~receptive.theory_causal_interval.IntervalCostError` where it would cost more than ``EVALUATION_MAX_COST``
+    word operations; ``docs/theory.md`` Sec. 5); the default ``"analytic"`` is the closed-form model, milliseconds
+    per call.
 
     Receptive fields only grow, so the probability is made non-decreasing (running maximum): the clumping
     heuristics are built for rare failures and can dip where failure is all but certain anyway."""
@@ -299,9 +298,17 @@ def full_probability(
                 f"model: 'interval' covers causal, non-circular 'sa+swa' only, got {name!r} causal={causal} "
                 f"circular={circular}"
             )
-        from .theory_causal_interval import EVALUATION_EVENTS, causal_interval_clumps
+        from .theory_causal_interval import (
+            EVALUATION_EVENTS,
+            EVALUATION_MAX_COST,
+            EVALUATION_SEED,
+            causal_interval_clumps,
+        )
 
-        return causal_interval_clumps(n, w, layers, targets, events=EVALUATION_EVENTS, seed=0)["full_probability"]
+        res = causal_interval_clumps(
+            n, w, layers, targets, events=EVALUATION_EVENTS, seed=EVALUATION_SEED, max_cost=EVALUATION_MAX_COST
+        )
+        return res["full_probability"]
     if name == "sa" and not causal:
         probs = sa_full_probability(n, w, layers, circular, targets)
     elif name == "sa+swa" and not causal:

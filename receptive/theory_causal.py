@@ -65,19 +65,13 @@ def causal_failure_clumps(
 
         N_L = sum_{x <= D} (n - x) psi_1(x) r(x)^2 + sum_{x > D} (n - x) (u_L(x) - u2_L(x)),  P(full) = exp(-N_L)
 
-    No fitted constant: against the engine (every pair, n = 1024 .. 16384, w = 4 .. 32) this clump count is 0.7 to
-    1.2 times the mean number of 8-connected clumps of missed (key, query) pairs at L* - 1 and L*
-    (``docs/theory.md`` Sec. 5, ``tests/test_theory.py``). The engine's clumps are over-dispersed (variance over
-    seeds 1.2 to 3.7 times the mean): one failure event is split into several clumps by pairs that their own query's
-    last-layer band rescues, so ``exp(-clumps)`` underestimates ``P(full)``; with the undercounted per-pair misses of
-    the run-branching table this partly cancels in exact runs, while sampled runs, which only see the per-pair
-    undercount, are optimistic at depth (``benchmarks/causal_clumps.py``). The misses appear only from n = 32768 on:
-    on every committed seed pooled (40 where the model is least sure) it is exact at 52 of 60 points with n >= 1024
-    where a calibrated model would be at 57.1 (sd 1.5), within one layer everywhere, a layer optimistic on sampled
-    targets at n = 2^18 and 2^20 and pessimistic on exact runs at n = 32768, 65536
-    (``results/causal/pooled_analytic.json``). The interval Monte Carlo model
-    (:func:`receptive.theory_causal_interval.causal_interval_clumps`), which counts failing targets and runs of
-    failing keys instead, is exact at 57 of the 60 and consistent with calibration (``results/causal/pooled.json``).
+    No fitted constant. The clump count is set against the engine's 8-connected clumps of missed (key, query) pairs
+    in ``docs/theory.md`` Sec. 5. One failure event can be split into several clumps by pairs that their own query's
+    last-layer band rescues, so ``exp(-clumps)`` can underestimate ``P(full)``; sampled runs see only the per-pair
+    misses of the run-branching table. The interval Monte Carlo model
+    (:func:`receptive.theory_causal_interval.causal_interval_clumps`) counts failing targets and runs of failing keys
+    instead. How either model scores against the measured seeds is in the study ``analysis/causal`` (its
+    ``results/``), not here.
 
     ``K`` sampled targets (queries): ``K/n`` of the pairs, declumped along the keys only (``r`` instead of ``r^2``).
 
@@ -131,8 +125,8 @@ def causal_run_miss_table(p: float, a: int, layers: int, depth: int, m: int = 1)
 
     computed for ``t = 0..layers``, ``d = 0..depth`` with prefix sums in ``O(depth layers^2)``. A pair ``(j, j + x)``
     is missed after ``L`` layers with probability ``psi_1(x, L)`` (the key itself is the root run). The ignored
-    overlap makes it a little optimistic about single pairs: the engine has 1.0 .. 1.3 times its missed pairs at
-    the last layers (n = 2048 .. 4096, w = 4, 8; ``tests/test_causal_model.py``)."""
+    overlap makes it a little optimistic about single pairs near L* (``tests/receptive/test_causal_model.py`` checks
+    it against the engine)."""
     p = float(p)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p: expected a probability in [0, 1], got {p!r}")
@@ -232,9 +226,8 @@ def causal_swa_scaling_law(n: int, w: int, w_swa: int | None = None) -> float:
     last ``L - l``: ``sum_l (l - 1)(L - l) (w_swa - 1)^2 ~ L^3 (w_swa - 1)^2 / 6`` (key, query) pairs, each an SA
     edge with probability ``(w - 1)/(n - 1)``. The ``~ n L (w_swa - 1)`` hardest pairs are all covered when the
     expected number of such paths reaches ``ln`` of their number. Hence ``L* = Theta(n^(1/3) / w)`` up to a
-    logarithm: not O(log_w n) until ``w ~ n^(1/3)``. Paths with several shortcuts make the measured L* grow a
-    little slower (``ln ln`` rather than ``ln`` in the limit): the law is within 25% of the committed
-    measurements with ``w^3 < n`` (0.77 at n = 2^20, w = 8)."""
+    logarithm: not O(log_w n) until ``w ~ n^(1/3)``. Paths with several shortcuts make L* grow a little slower
+    (``ln ln`` rather than ``ln`` in the limit), so the law is an approximation, not a bound."""
     n, w = check_int("n", n, 2), check_int("w", w, 2)
     a = (w if w_swa is None else check_int("w_swa", w_swa, 2)) - 1
     layers = 1.0

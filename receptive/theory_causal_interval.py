@@ -24,7 +24,10 @@ reports for several ``g`` so that this can be checked.
 
 from __future__ import annotations
 
+import json
 import math
+import time
+from pathlib import Path
 
 import numpy as np
 from numba import njit, prange
@@ -39,20 +42,23 @@ class IntervalCostError(RuntimeError):
     """The interval Monte Carlo would cost more than its ``max_cost`` word operations."""
 
 
-#: events sampled where N_L = 1 in the committed evaluation (``results/causal/interval_model.json``) and in
-#: ``receptive.theory.full_probability(..., model="interval")``
+#: the evaluation's settings of the Monte Carlo (:func:`interval_point_model`, and
+#: ``receptive.theory.full_probability(..., model="interval")``): events sampled where N_L = 1, the seed, and the
+#: word operations one point may cost before it keeps the analytic model
 EVALUATION_EVENTS = 300
+EVALUATION_SEED = 0
+EVALUATION_MAX_COST = 2e11
 #: layers simulated past the first at which the profile model's expected clump count is below 1e-4
 SIMULATION_MARGIN = 3
-#: failing keys per event along the keys (10-18 measured), for the number of strips of sampled targets
+#: failing keys per event along the keys (an empirical constant of the engine's events, ``docs/theory.md`` Sec. 5),
+#: for the number of strips of sampled targets
 KEYS_PER_EVENT = 16
 #: an estimate of a layer's event count rests on at least this many sampled event starts; beyond the last layer that
 #: has them, the count is extrapolated geometrically from the last two layers that do
 MIN_STARTS = 20
 #: events the profile model may count beyond the cut at a deciding layer; the cut grows (by CUT_GROWTH) until it does,
 #: as far as ``max_cost`` allows: the profile counts clumps of missed keys along the offsets, where the engine's far
-#: failures group by target (at n = 2^20, w = 256, layer 3: about 7 per 8192 targets beyond the first cut, where the
-#: engine has 2.4 failing targets in all; ``docs/theory.md`` Sec. 5)
+#: failures group by target, so beyond a short cut it overcounts them (``docs/theory.md`` Sec. 5)
 FAR_TOLERANCE = 0.02
 #: layers whose analytic count is at most this decide L* (P(full) >= e^-20); the far tolerance applies to them
 DECIDING_CLUMPS = 20.0
@@ -381,8 +387,8 @@ def causal_interval_clumps(
         raise ValueError(f"max_cost: expected a positive number of word operations, got {max_cost!r}")
     band, band_freq = _band_sizes(n, *window_offsets(w, False), False)
     p = float(np.sum(band_freq * (band - 1))) / (n - 1)
-    # an event fails about 10-18 neighbouring keys (measured at n = 2^18, 2^20): sampled targets count failing keys,
-    # so they need KEYS_PER_EVENT times the strips for the same number of independent events
+    # an event fails about KEYS_PER_EVENT neighbouring keys: sampled targets count failing keys, so they need
+    # KEYS_PER_EVENT times the strips for the same number of independent events
     scale = n if targets is None else targets * KEYS_PER_EVENT
     samples = max(1, math.ceil(events * scale / keys))
     # the simulation's cost grows with the square of the cut: stop SIMULATION_MARGIN layers after the analytic
@@ -447,3 +453,119 @@ def causal_interval_clumps(
         "cut_wanted": int(cuts[wanted]),
         "cost": float(costs[chosen]),
     }
+
+
+def interval_point_model(
+    n: int,
+    w: int,
+    layers: int,
+    targets: int | None = None,
+    events: int = EVALUATION_EVENTS,
+    seed: int = EVALUATION_SEED,
+    max_cost: float = EVALUATION_MAX_COST,
+) -> dict:
+    """The interval model's ``P(full after L)``, ``L = 1..layers``, at one point of causal SA+SWA, as one record of
+    an interval-model result file (:func:`load_interval_model` reads them back).
+
+    Parameters
+    ----------
+    n, w, layers : int
+        Sequence length, window (keys per query, self included) and layers.
+    targets : int or None
+        ``K`` sampled targets (what a sampled run measures); ``None``: every pair.
+    events, seed, max_cost
+        The Monte Carlo's settings (:func:`causal_interval_clumps`).
+
+    Returns
+    -------
+    dict
+        ``method`` (``"interval"``, or ``"analytic"`` where the simulation would cost more than ``max_cost``: the
+        point then keeps :func:`receptive.theory_causal.causal_failure_clumps`, with the refusal in ``why``),
+        ``clumps``, ``full_probability`` (lists of ``layers`` floats), the simulation's ``samples``,
+        ``simulated_layers``, ``cut`` and ``cut_wanted`` (interval only), and ``n``, ``w``, ``targets``,
+        ``max_layers``, ``seconds``.
+
+    Raises
+    ------
+    ValueError
+        For arguments out of range, naming the argument (:func:`causal_interval_clumps`).
+
+    Examples
+    --------
+    >>> row = interval_point_model(256, 8, 6, events=20)
+    >>> row["method"], len(row["full_probability"])
+    ('interval', 6)
+    >>> all(0 <= p <= 1 for p in row["full_probability"])
+    True
+    """
+    start = time.perf_counter()
+    try:
+        res = causal_interval_clumps(n, w, layers, targets, events=events, seed=seed, max_cost=max_cost)
+        row = {
+            "method": "interval",
+            "clumps": res["clumps"].tolist(),
+            "full_probability": res["full_probability"].tolist(),
+            "samples": res["samples"],
+            "simulated_layers": res["simulated_layers"],
+            "cut": res["cut"],
+            "cut_wanted": res["cut_wanted"],
+        }
+    except IntervalCostError as exc:
+        clumps = causal_failure_clumps(n, w, layers, targets=targets)
+        row = {
+            "method": "analytic",
+            "why": str(exc),
+            "clumps": clumps.tolist(),
+            "full_probability": np.maximum.accumulate(np.exp(-clumps)).tolist(),
+        }
+    row.update(n=n, w=w, targets=targets, max_layers=layers, seconds=round(time.perf_counter() - start, 2))
+    return row
+
+
+def load_interval_model(path) -> tuple[dict[tuple, list[float]], dict]:
+    """The points of an interval-model result file (a JSON document with ``events``, ``seed``, ``max_cost`` and
+    ``points``, each point a record of :func:`interval_point_model`).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+
+    Returns
+    -------
+    table : dict
+        ``{(n, w, targets, max_layers): P(full after L)}``.
+    settings : dict
+        ``events``, ``seed`` and ``max_cost``: with these a point the file lacks is computed
+        (:func:`interval_point_model`).
+
+    Raises
+    ------
+    TypeError
+        If ``path`` is not a str or Path.
+    ValueError
+        If the file is missing, not JSON, or lacks a field, naming ``path``.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> doc = {"events": 300, "seed": 0, "max_cost": 2e11,
+    ...        "points": [{"n": 256, "w": 8, "targets": None, "max_layers": 2, "full_probability": [0.0, 1.0]}]}
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+    ...     _ = fh.write(json.dumps(doc))
+    >>> table, settings = load_interval_model(fh.name)
+    >>> table[256, 8, None, 2], settings["events"]
+    ([0.0, 1.0], 300)
+    """
+    if not isinstance(path, str | Path):
+        raise TypeError(f"path: expected a str or Path, got {type(path).__name__}")
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"path: no such file: {path}")
+    try:
+        doc = json.loads(path.read_text())
+        table = {(r["n"], r["w"], r["targets"], r["max_layers"]): r["full_probability"] for r in doc["points"]}
+        settings = {k: doc[k] for k in ("events", "seed", "max_cost")}
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ValueError(f"path: {path} is not an interval-model result file ({exc!r})") from None
+    return table, settings

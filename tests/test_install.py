@@ -54,7 +54,8 @@ def _run(installed, *args, timeout=300):
 
 
 def test_imports_come_from_the_install_not_the_checkout(installed):
-    out = _run(installed, "-c", "import receptive, graphs; print(receptive.__file__); print(graphs.__file__)")
+    code = "import receptive, graphs, figures; print(receptive.__file__, graphs.__file__, figures.__file__)"
+    out = _run(installed, "-c", code)
     for line in out.split():
         assert not Path(line).resolve().is_relative_to(REPO), line
     code = "from receptive.layouts import preset_dir; print(len(list(preset_dir().glob('*.json'))))"
@@ -72,6 +73,7 @@ def test_imports_come_from_the_install_not_the_checkout(installed):
         ["-m", "receptive.layouts", "--n", "256", "--targets", "16", "--only", "mistral-7b-v0.1", "--no-progress"],
         ["-m", "graphs.smallworld", "--help"],
         ["-m", "gpu.approx", "--help"],
+        ["-m", "figures", "--help"],
     ],
 )
 def test_user_clis_run_from_elsewhere(installed, args):
@@ -99,6 +101,11 @@ def test_bound_tiny_run(installed, tmp_path):
         "--no-progress",
     )
     assert (out / "bound.json").exists()
+
+
+def test_a_figure_from_elsewhere(installed, tmp_path):
+    _run(installed, "-m", "figures", "coverage_vs_layer", "--quick", "--out", str(tmp_path))
+    assert {p.suffix for p in tmp_path.iterdir()} >= {".png", ".pdf"}
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")

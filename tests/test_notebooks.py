@@ -38,6 +38,7 @@ def test_notebook_is_stored_executed(path):
     assert any(c.outputs for c in code), f"{path.name}: no output stored"
 
 
+@pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_reruns(path):
     """Re-execute (a fresh kernel in the notebook's own folder); a failing cell or assert raises CellExecutionError."""

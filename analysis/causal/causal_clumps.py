@@ -13,13 +13,14 @@ A variance above the mean (over-dispersion) with a full share above ``exp(-mean)
 method, each exact), the number of targets with a missed key after each layer, against the model's count for ``K``
 targets (``causal_failure_clumps(..., targets=K)``, the expected number of key runs at the targets), and the missed
 (key, target) pairs against the model's expected missed pairs for ``K`` targets (``K/n`` of
-``benchmarks.causal_model_attempts.missed_pairs``): missed pairs per failing target far above the model's pairs per
+``analysis.causal.causal_model_attempts.missed_pairs``): missed pairs per failing target far above the model's pairs per
 clump say the failures come grouped by target (a target with a thin backward set misses keys at scattered offsets).
 
-    python -m benchmarks.causal_clumps --point 8192:16:6 --point 4096:16:5 --seeds 45 \
-        --sampled-point 262144:16:15-18 --targets 8192 --sampled-seeds 3 --out benchmarks/results/causal_clumps.json
-    python -m benchmarks.causal_clumps --sampled-point 1048576:256:2-3 --targets 8192 --sampled-seeds 10 \
-        --out benchmarks/results/causal_clumps_far.json
+    python -m analysis.causal.causal_clumps --point 8192:16:6 --point 4096:16:5 --seeds 45 \
+        --sampled-point 262144:16:15-18 --targets 8192 --sampled-seeds 3 \
+        --out analysis/causal/results/causal_clumps.json
+    python -m analysis.causal.causal_clumps --sampled-point 1048576:256:2-3 --targets 8192 --sampled-seeds 10 \
+        --out analysis/causal/results/causal_clumps_far.json
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ def summarise(n: int, w: int, layers: list[int], seeds: list[int]) -> list[dict]
 
 def sampled_rows(n: int, w: int, layers: list[int], seeds: list[int], targets: int) -> list[dict]:
     """Targets (of ``targets`` stratified ones, drawn with the seed) with a missed key after each layer, per seed."""
-    from benchmarks.causal_model_attempts import missed_pairs  # the model's expected missed pairs (tested there)
+    from .causal_model_attempts import missed_pairs  # the model's expected missed pairs (tested there)
 
     failing, pairs = [], []
     for s in seeds:
@@ -142,7 +143,9 @@ def sampled_rows(n: int, w: int, layers: list[int], seeds: list[int], targets: i
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m analysis.causal.causal_clumps", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--point", action="append", default=[], help="n:w:L or n:w:L0-L1, every pair (repeatable)")
     parser.add_argument("--sampled-point", action="append", default=[], help="n:w:L0-L1, sampled targets (repeatable)")
     parser.add_argument("--targets", type=int, default=8192, help="targets per seed of a sampled point (default 8192)")
@@ -188,7 +191,7 @@ def main(argv: list[str] | None = None) -> None:
             )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     doc = {
-        "command": "python -m benchmarks.causal_clumps " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python -m analysis.causal.causal_clumps " + " ".join(argv if argv is not None else sys.argv[1:]),
         "rows": rows,
         "sampled_rows": sampled_out,
     }

@@ -9,8 +9,8 @@ number of failing targets, missed keys per failing target, the span of their off
 offset. This is what decides whether the interval model's cut (``receptive.theory_causal_interval``) holds the
 failures or leaves them to the profile model beyond it.
 
-    python -m benchmarks.causal_far_offsets --n 1048576 --w 256 --layer 3 --targets 8192 --seeds 10 \
-        --out benchmarks/results/causal_far_offsets.json
+    python -m analysis.causal.causal_far_offsets --n 1048576 --w 256 --layer 3 --targets 8192 --seeds 10 \
+        --out analysis/causal/results/causal_far_offsets.json
 """
 
 from __future__ import annotations
@@ -89,7 +89,9 @@ def summarise(per_seed: list[dict]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = OneLineErrorParser(prog="python -m benchmarks.causal_far_offsets", description=__doc__.split("\n\n")[0])
+    parser = OneLineErrorParser(
+        prog="python -m analysis.causal.causal_far_offsets", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--n", type=int, default=1048576, help="sequence length (default 2^20)")
     parser.add_argument("--w", type=int, default=256, help="window (default 256)")
     parser.add_argument("--layer", type=int, default=3, help="layers (default 3)")
@@ -113,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(summary))
     if args.out:
         command = " ".join(argv if argv is not None else sys.argv[1:])
-        doc = {"command": f"python -m benchmarks.causal_far_offsets {command}"}
+        doc = {"command": f"python -m analysis.causal.causal_far_offsets {command}"}
         doc |= {"n": args.n, "w": args.w, "layer": args.layer, "targets": args.targets, "summary": summary}
         doc["seeds"] = per_seed
         write_text_atomic(args.out, json.dumps(doc, indent=1) + "\n", "--out")

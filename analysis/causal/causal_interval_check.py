@@ -1,12 +1,13 @@
 """The interval Monte Carlo model of causal SA+SWA against the engine's own failure counts, beside the analytic model.
 
-Reads the engine's measurements in ``benchmarks/results/causal_clumps.json`` (``python -m benchmarks.causal_clumps``:
-every pair exact, 45 seeds per exact point; 3 seeds x 8192 stratified targets at n = 2^18, w = 16) and
-``benchmarks/results/causal_clumps_far.json`` (10 seeds x 8192 targets at n = 2^20, w = 256), and writes per row:
+Reads the engine's measurements in ``analysis/causal/results/causal_clumps.json``
+(``python -m analysis.causal.causal_clumps``: every pair exact, 45 seeds per exact point; 3 seeds x 8192 stratified
+targets at n = 2^18, w = 16) and ``analysis/causal/results/causal_clumps_far.json`` (10 seeds x 8192 targets at
+n = 2^20, w = 256), and writes per row:
 
 - exact points: the share of seeds full after the layer against ``P(full after L)`` of the interval model
   (:func:`receptive.theory_causal_interval.causal_interval_clumps` with the pooled evaluation's 64 layers and cost
-  limit: with the default events and seed, the committed ``results/causal/interval_model.json``) and of the
+  limit: with the default events and seed, the committed ``analysis/causal/results/interval_model.json``) and of the
   analytic model (:func:`receptive.theory.causal_full_probability`);
 - sampled points: the mean number of failing targets (a missed key) per seed against each model's expected number of
   failing events for the same ``K`` targets (the interval model with ``events x 1024 / K`` events and 64 layers: the
@@ -15,7 +16,7 @@ every pair exact, 45 seeds per exact point; 3 seeds x 8192 stratified targets at
 - the gap rule of exact runs: the interval model's event count at the deciding layers of three exact points with the
   declumping gap ``g`` = 8, 32 (the model's) and 96 keys.
 
-    python -m benchmarks.causal_interval_check --out benchmarks/results/causal_interval_check.json
+    python -m analysis.causal.causal_interval_check --out analysis/causal/results/causal_interval_check.json
 """
 
 from __future__ import annotations
@@ -29,19 +30,21 @@ import numpy as np
 
 from graphs._atomic import write_text_atomic
 from receptive import theory
-from receptive.bound.interval_model import MAX_COST
+from receptive.theory_causal_interval import EVALUATION_MAX_COST as MAX_COST
 from receptive.theory_causal_interval import causal_interval_clumps
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GAPS = (8, 32, 96)
-#: targets and layers of the committed runs (``results/causal``)
+#: targets and layers of the committed runs (``analysis/causal/results``)
 POOLED_TARGETS, POOLED_LAYERS = 1024, 64
-SOURCES = ("benchmarks/results/causal_clumps.json", "benchmarks/results/causal_clumps_far.json")
+SOURCES = ("analysis/causal/results/causal_clumps.json", "analysis/causal/results/causal_clumps_far.json")
 
 
-def rows(events: int, seed: int) -> list[dict]:
+def rows(events: int, seed: int, sources=SOURCES) -> list[dict]:
+    """Per row of the engine's measurements in ``sources`` (paths relative to the checkout root, or absolute): the
+    engine's count next to the interval and analytic models' (see the module docstring)."""
     out = []
-    for source in SOURCES:
+    for source in sources:
         doc = json.loads((ROOT / source).read_text())
         for r in doc.get("rows", []):
             n, w, layer = r["n"], r["w"], r["layer"]
@@ -74,23 +77,44 @@ def rows(events: int, seed: int) -> list[dict]:
 GAP_POINTS = ((8192, 4, 26), (8192, 16, 6), (32768, 4, 43))
 
 
-def gap_rows(events: int, seed: int) -> list[dict]:
+def gap_rows(events: int, seed: int, points=GAP_POINTS) -> list[dict]:
+    """The interval model's event count at ``points`` ``(n, w, layer)`` with each declumping gap of ``GAPS``."""
     out = []
-    for n, w, layer in GAP_POINTS:
+    for n, w, layer in points:
         counts = {g: causal_interval_clumps(n, w, layer + 2, events=events, gap=g, seed=seed)["clumps"] for g in GAPS}
         out.append({"n": n, "w": w, "layer": layer} | {f"events_gap_{g}": float(counts[g][layer - 1]) for g in GAPS})
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.causal_interval_check", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m analysis.causal.causal_interval_check", description=__doc__)
     parser.add_argument("--events", type=int, default=300, help="the interval model's events (default 300)")
     parser.add_argument("--seed", type=int, default=0, help="the interval model's seed (default 0)")
     parser.add_argument("--out", help="write the JSON here")
+    parser.add_argument(
+        "--sources",
+        default=",".join(SOURCES),
+        help="comma-separated files of python -m analysis.causal.causal_clumps (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--gap-points",
+        default=",".join(f"{n}:{w}:{layer}" for n, w, layer in GAP_POINTS),
+        help="comma-separated n:w:L where the gap rule is checked (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     if args.events < 1:
         parser.error(f"--events: expected an integer >= 1, got {args.events}")
-    table = rows(args.events, args.seed)
+    sources = [s.strip() for s in args.sources.split(",") if s.strip()]
+    missing = [s for s in sources if not (ROOT / s).is_file()]
+    if missing or not sources:
+        parser.error(f"--sources: expected existing files, got {args.sources!r}")
+    try:
+        gap_points = [tuple(int(x) for x in p.split(":")) for p in args.gap_points.split(",") if p.strip()]
+    except ValueError:
+        gap_points = [()]
+    if any(len(p) != 3 or not (2 <= p[1] < p[0] and p[2] >= 1) for p in gap_points):
+        parser.error(f"--gap-points: expected n:w:L, comma-separated, 2 <= w < n, L >= 1, got {args.gap_points!r}")
+    table = rows(args.events, args.seed, sources)
     print(f"{'kind':<8} {'n':>8} {'w':>4} {'L':>3}  {'engine':>8} {'interval':>9} {'analytic':>9}")
     for r in table:
         if r["kind"] == "exact":
@@ -98,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             vals = r["engine_failing_targets"], r["interval_failing_targets"], r["analytic_clumps"]
         print(f"{r['kind']:<8} {r['n']:>8} {r['w']:>4} {r['layer']:>3}  " + " ".join(f"{v:>9.3f}" for v in vals))
-    gaps = gap_rows(args.events, args.seed)
+    gaps = gap_rows(args.events, args.seed, gap_points)
     for r in gaps:
         print(
             f"gap      {r['n']:>8} {r['w']:>4} {r['layer']:>3}  "
@@ -106,10 +130,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.out:
         doc = {
-            "command": "python -m benchmarks.causal_interval_check "
+            "command": "python -m analysis.causal.causal_interval_check "
             + " ".join(argv if argv is not None else sys.argv[1:])
         }
-        doc |= {"events": args.events, "seed": args.seed, "sources": list(SOURCES), "rows": table, "gaps": gaps}
+        doc |= {"events": args.events, "seed": args.seed, "sources": sources, "rows": table, "gaps": gaps}
         write_text_atomic(Path(args.out), json.dumps(doc, indent=1) + "\n", "--out")
         print(f"wrote {args.out}")
     return 0

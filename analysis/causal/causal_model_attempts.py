@@ -1,5 +1,5 @@
 """Changes to the causal SA+SWA model that were tried (docs/theory.md Sec. 5, "All seeds pooled"), scored on the
-pooled seeds through the same code as ``python -m receptive.bound.pooled``.
+pooled seeds through the same code as ``python -m analysis.causal.pooled``.
 
 Each variant changes one step of :func:`receptive.theory.causal_failure_clumps` (``model`` is that function, step
 for step, and is tested equal to it):
@@ -27,10 +27,11 @@ and the log-likelihood of the seeds' L*, ``sum log(F(L*) - F(L* - 1))`` with the
 variant's own law (``receptive.bound.analysis.log_likelihood_check``). ``--dirs`` scores on other runs, e.g. only
 the seeds measured after the variants were fixed (hold-out).
 
-    python -m benchmarks.causal_model_attempts --out benchmarks/results/causal_model_attempts.json
-    python -m benchmarks.causal_model_attempts --variants lead-cap,lead-cap-events,lead-cap-events-exact \
-        --out benchmarks/results/causal_model_attempts.json --append
-    python -m benchmarks.causal_model_attempts --dirs results/causal/seeds/s15-39-n2^10-2^15,... --out FILE
+    python -m analysis.causal.causal_model_attempts --out analysis/causal/results/causal_model_attempts.json
+    python -m analysis.causal.causal_model_attempts --variants lead-cap,lead-cap-events,lead-cap-events-exact \
+        --out analysis/causal/results/causal_model_attempts.json --append
+    python -m analysis.causal.causal_model_attempts --dirs analysis/causal/results/seeds/s15-39-n2^10-2^15,... \
+        --out FILE
 """
 
 from __future__ import annotations
@@ -44,8 +45,10 @@ import numpy as np
 
 from receptive import theory_causal
 from receptive._occupancy import _band_sizes
-from receptive.bound import pooled
+from receptive.bound import models
 from receptive.windows import window_offsets
+
+from . import pooled
 
 VARIANTS = (
     "model",
@@ -221,8 +224,8 @@ def missed_pairs(n: int, w: int, layers: int, capped: bool) -> np.ndarray:
 
 
 def score(variant: str, dirs=pooled.DEFAULT_DIRS) -> dict:
-    """The pooled evaluation of causal SA+SWA with ``variant``'s probabilities (``receptive.bound.pooled``'s code
-    path, its model function swapped for the variant's while it runs)."""
+    """The pooled evaluation of causal SA+SWA with ``variant``'s probabilities (``analysis.causal.pooled``'s code
+    path, the analytic model function of ``receptive.bound.models`` swapped for the variant's while it runs)."""
     if variant not in VARIANTS:
         raise ValueError(f"variant: expected one of {', '.join(VARIANTS)}, got {variant!r}")
 
@@ -230,12 +233,12 @@ def score(variant: str, dirs=pooled.DEFAULT_DIRS) -> dict:
         clumps = variant_clumps(n, w, max_layers, targets, variant)
         return tuple(float(v) for v in np.maximum.accumulate(np.exp(-clumps)))
 
-    original = pooled.model_probabilities
-    pooled.model_probabilities = probabilities
+    original = models.model_probabilities
+    models.model_probabilities = probabilities
     try:
         result = pooled.pooled_evaluation(dirs, patterns=["sa+swa"], causal=(True,))
     finally:
-        pooled.model_probabilities = original
+        models.model_probabilities = original
     big = [p for p in result.points if p.n >= 1024 and p.predicted is not None]
     checks = [c["p_value"] for p in big for c in p.probability_checks]
     if "sa+swa causal" not in result.summary:
@@ -258,7 +261,9 @@ def score(variant: str, dirs=pooled.DEFAULT_DIRS) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m analysis.causal.causal_model_attempts", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated, from: " + ", ".join(VARIANTS))
     parser.add_argument("--out", type=Path, required=True, help="JSON file to write")
     parser.add_argument(
@@ -292,11 +297,13 @@ def main(argv: list[str] | None = None) -> None:
             f"{variant}: exact {row['exact_n_ge_1024']}/{row['points_n_ge_1024']} (calibrated "
             f"{row['calibrated_expected_exact']:.1f}), within one {row['within_one_all']}, checks < 0.01 / 0.001: "
             f"{row['checks_below_0.01']} / {row['checks_below_0.001']} of {row['checks_n_ge_1024']}, "
-            f"log-likelihood {row['log_likelihood_n_ge_1024']:.1f} (z {row['log_likelihood_z']:+.2f})",
+            f"log-likelihood {row['log_likelihood_n_ge_1024']:.1f} (z "
+            + ("n/a" if row["log_likelihood_z"] is None else f"{row['log_likelihood_z']:+.2f}")
+            + ")",
             flush=True,
         )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    command = "python -m benchmarks.causal_model_attempts " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python -m analysis.causal.causal_model_attempts " + " ".join(argv if argv is not None else sys.argv[1:])
     doc = {"command": command, "rows": rows}
     if args.append and args.out.exists():
         doc = json.loads(args.out.read_text())

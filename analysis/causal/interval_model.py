@@ -1,16 +1,15 @@
-"""``python -m receptive.bound.interval_model``: the interval Monte Carlo model of causal SA+SWA
-(:func:`receptive.theory_causal_interval.causal_interval_clumps`) at every committed causal SA+SWA point, written to
-a result file that the pooled evaluation (``python -m receptive.bound.pooled --model interval``) reads.
+"""``python -m analysis.causal.interval_model``: the interval Monte Carlo model of causal SA+SWA
+(:func:`receptive.theory_causal_interval.interval_point_model`) at every committed causal SA+SWA point, written to
+a result file that the pooled evaluation (``python -m analysis.causal.pooled --model interval``) reads.
 
-The Monte Carlo costs seconds to two minutes per point (11 minutes on 2 cores for the committed grid), so its
-probabilities are computed once, with a fixed seed, and committed; the file records the command, the seed, the number
-of events and each point's cut (``cut``, and ``cut_wanted`` where ``--max-cost`` kept it shorter), and every point can
-be recomputed bit for bit (``tests/test_pooled_causal.py`` does so at the cheap points). Where the simulation would
-cost more than ``--max-cost`` word operations even at the shortest cut (w >= 256 at n = 16384 and 65536, where the
-near interval spans most of the sequence and L* <= 3) the point keeps the analytic model
-(:func:`receptive.theory.causal_failure_clumps`), marked ``"method": "analytic"``.
+The Monte Carlo costs seconds to two minutes per point, so its probabilities are computed once, with a fixed seed,
+and committed; the file records the command, the seed, the number of events and each point's cut (``cut``, and
+``cut_wanted`` where ``--max-cost`` kept it shorter), and every point can be recomputed bit for bit
+(``tests/analysis/test_pooled_causal.py`` does so at the cheap points). Where the simulation would cost more than
+``--max-cost`` word operations even at the shortest cut (large w, where the near interval spans most of the sequence)
+the point keeps the analytic model (:func:`receptive.theory.causal_failure_clumps`), marked ``"method": "analytic"``.
 
-    python -m receptive.bound.interval_model --out results/causal/interval_model.json
+    python -m analysis.causal.interval_model --out analysis/causal/results/interval_model.json
 
 With ``--points`` it predicts at those points instead, before any run exists (exact points while
 ``n * ceil(n/64) <= --exact-limit`` words, else ``--targets`` sampled targets, as ``python -m receptive.bound``
@@ -18,7 +17,7 @@ chooses), and records per point the predicted L* (the first layer with ``P(full)
 the typical L* of ``--seeds`` seeds equals it if the model is right: a prediction committed before its runs is a
 hold-out test (``docs/theory.md`` Sec. 5, *The hold-out*).
 
-    python -m receptive.bound.interval_model --points 2048:6,2048:12,2^19:96 --seeds 15 --out predictions.json
+    python -m analysis.causal.interval_model --points 2048:6,2048:12,2^19:96 --seeds 15 --out predictions.json
 """
 
 from __future__ import annotations
@@ -27,53 +26,29 @@ import argparse
 import json
 import math
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
 from graphs._atomic import write_text_atomic
+from receptive import __version__, theory
+from receptive.bound.analysis import calibrated_exact_probability
+from receptive.bound.cli import parse_sizes
+from receptive.cli_parser import OneLineErrorParser
+from receptive.theory_causal_interval import (
+    EVALUATION_EVENTS,
+    EVALUATION_MAX_COST,
+    EVALUATION_SEED,
+    interval_point_model,
+)
 
-from .. import __version__, theory
-from ..cli_parser import OneLineErrorParser
-from ..theory_causal_interval import EVALUATION_EVENTS, IntervalCostError, causal_interval_clumps
 from . import pooled
-from .cli import parse_sizes
 
-DEFAULT_OUT = "results/causal/interval_model.json"
+DEFAULT_OUT = pooled.DEFAULT_INTERVAL_FILE
 EVENTS = EVALUATION_EVENTS
-SEED = 0
-MAX_COST = 2e11
-
-
-def point_model(
-    n: int, w: int, layers: int, targets: int | None, events: int = EVENTS, seed: int = SEED, max_cost: float = MAX_COST
-) -> dict:
-    """The interval model's ``P(full after L)``, ``L = 1..layers``, at one point, or the analytic model's where the
-    simulation would cost more than ``max_cost``."""
-    start = time.perf_counter()
-    try:
-        res = causal_interval_clumps(n, w, layers, targets, events=events, seed=seed, max_cost=max_cost)
-        row = {
-            "method": "interval",
-            "clumps": res["clumps"].tolist(),
-            "full_probability": res["full_probability"].tolist(),
-            "samples": res["samples"],
-            "simulated_layers": res["simulated_layers"],
-            "cut": res["cut"],
-            "cut_wanted": res["cut_wanted"],
-        }
-    except IntervalCostError as exc:
-        clumps = theory.causal_failure_clumps(n, w, layers, targets=targets)
-        row = {
-            "method": "analytic",
-            "why": str(exc),
-            "clumps": clumps.tolist(),
-            "full_probability": np.maximum.accumulate(np.exp(-clumps)).tolist(),
-        }
-    row.update(n=n, w=w, targets=targets, max_layers=layers, seconds=round(time.perf_counter() - start, 2))
-    return row
+SEED = EVALUATION_SEED
+MAX_COST = EVALUATION_MAX_COST
 
 
 def parse_points(text: str, targets: int, exact_limit: int, max_layers: int) -> list[tuple[int, int, int | None, int]]:
@@ -93,12 +68,12 @@ def parse_points(text: str, targets: int, exact_limit: int, max_layers: int) -> 
 
 def prediction(row: dict, seeds: int) -> dict:
     """The predicted L* of one point's row (``None``: ``P(full)`` stays below 1/2) and the calibrated probability
-    that ``seeds`` seeds' typical L* equals it (:func:`receptive.bound.pooled.calibrated_exact_probability`)."""
+    that ``seeds`` seeds' typical L* equals it (:func:`receptive.bound.analysis.calibrated_exact_probability`)."""
     probs = row["full_probability"]
     return {
         "predicted": theory.median_layer(probs),
         "seeds": seeds,
-        "exact_probability": pooled.calibrated_exact_probability(probs, seeds),
+        "exact_probability": calibrated_exact_probability(probs, seeds),
     }
 
 
@@ -112,17 +87,9 @@ def committed_points(dirs=pooled.DEFAULT_DIRS) -> list[tuple[int, int, int | Non
     return sorted(out, key=lambda p: (p[0], p[1], p[2] or 0))
 
 
-def load(path: str | Path = DEFAULT_OUT) -> tuple[dict[tuple, list[float]], dict]:
-    """``{(n, w, targets, max_layers): P(full after L)}`` from a file written by this module, and its settings
-    (``events``, ``seed``, ``max_cost``), with which points it lacks are computed."""
-    doc = json.loads(Path(path).read_text())
-    table = {(r["n"], r["w"], r["targets"], r["max_layers"]): r["full_probability"] for r in doc["points"]}
-    return table, {k: doc[k] for k in ("events", "seed", "max_cost")}
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineErrorParser(
-        prog="python -m receptive.bound.interval_model",
+        prog="python -m analysis.causal.interval_model",
         description="\n\n".join(__doc__.split("\n\n")[:2]).replace("``", "").replace(":func:", ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -173,14 +140,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     rows = []
     for n, w, targets, layers in tqdm(points, desc="interval model", unit="point", disable=not sys.stderr.isatty()):
-        rows.append(point_model(n, w, layers, targets, args.events, args.seed, args.max_cost))
+        rows.append(interval_point_model(n, w, layers, targets, args.events, args.seed, args.max_cost))
         r = rows[-1]
         if args.points is not None:
             r.update(prediction(r, args.seeds))
         shown = f" predicted L* {r['predicted']} (q {r['exact_probability']:.2f})" if args.points is not None else ""
         print(f"n={n:>8} w={w:>4} targets={targets} {r['method']:<8} {r['seconds']:>6.1f} s{shown}", flush=True)
     doc = {
-        "command": "python -m receptive.bound.interval_model " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python -m analysis.causal.interval_model " + " ".join(argv if argv is not None else sys.argv[1:]),
         "version": __version__,
         "events": args.events,
         "seed": args.seed,

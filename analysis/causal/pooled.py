@@ -1,4 +1,4 @@
-"""``python -m receptive.bound.pooled``: every committed run of ``python -m receptive.bound`` pooled per grid point
+"""``python -m analysis.causal.pooled``: every committed run of ``python -m receptive.bound`` pooled per grid point
 over all its seeds, and the sharp model (``receptive.theory``, evaluated live) set against the pooled typical L*.
 
 Pooling: every ``tasks.jsonl`` under the given directories is read; a seed's L* is the latest of its slabs' (exact
@@ -23,12 +23,14 @@ Per point, with ``k`` seeds and the model's ``F(L) = P(full after L)`` (:func:`r
   (``receptive.bound.analysis.log_likelihood_check``); summed over the points with n >= 1024 into a z-score, a
   calibration test of the whole L* distribution that does not hinge on medians near a layer boundary.
 
-The command line (arguments, table, CSV, JSON) is in ``receptive.bound.pooled_cli``.
+The command line (arguments, table, CSV, JSON) is :func:`main`.
 """
 
 from __future__ import annotations
 
-import functools
+import argparse
+import csv
+import io
 import json
 import math
 import sys
@@ -37,10 +39,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import binom
 
-from .. import __version__, theory
-from .analysis import binomial_checks, log_likelihood_check, typical_layer
+from graphs._atomic import write_text_atomic
+from receptive import PATTERNS, __version__, theory
+from receptive.bound.analysis import (
+    binomial_checks,
+    calibrated_exact_probability,
+    log_likelihood_check,
+    typical_layer,
+)
+from receptive.bound.models import MODELS, point_probabilities
+from receptive.cli_parser import OneLineErrorParser, comma_names
 
 __all__ = [
     "DEFAULT_DIRS",
@@ -51,9 +60,7 @@ __all__ = [
     "calibrated_exact_probability",
     "evaluate_point",
     "find_task_files",
-    "interval_probabilities",
-    "model_probabilities",
-    "point_probabilities",
+    "main",
     "pool_seeds",
     "pooled_evaluation",
     "summarise",
@@ -61,9 +68,12 @@ __all__ = [
     "typical_layer",
 ]
 
-DEFAULT_DIRS = ("results/bound", "results/causal")
+#: the committed runs, relative to the checkout root (``analysis/causal/results`` also holds the hold-out rounds,
+#: which are scored apart)
+DEFAULT_DIRS = ("analysis/bound/results", "analysis/causal/results/n2^22", "analysis/causal/results/seeds")
+#: the committed interval model (``python -m analysis.causal.interval_model``)
+DEFAULT_INTERVAL_FILE = "analysis/causal/results/interval_model.json"
 MODELLED = ("sa", "sa+swa")
-MODELS = theory.CAUSAL_SA_SWA_MODELS
 
 
 @dataclass
@@ -129,6 +139,10 @@ class PooledResult:
         for regime, s in self.summary.items():
             lines.append(f"  {regime}: {summary_line(s)}")
         return "\n".join(lines)
+
+
+def _show(x) -> str:
+    return "-" if x is None else str(x)
 
 
 def _regime(pattern: str, causal: bool, circular: bool) -> str:
@@ -242,93 +256,11 @@ def _merge(old: tuple, new: tuple, what: str) -> tuple:
     raise ValueError(f"files: {what} measured twice with different L* ({a} at {old[-1]}, {b} at {new[-1]})")
 
 
-def calibrated_exact_probability(probabilities, seeds: int) -> float:
-    """``P(typical L* of `seeds` draws = the model's median)`` when the draws follow the model's own law
-    ``P(L* <= L) = probabilities[L-1]`` (non-decreasing): ``G(m) - G(m - 1)`` with ``G(L) = P(Bin(seeds, F(L)) >=
-    ceil(seeds/2))`` and ``m`` the first layer with ``F >= 1/2``; 0 if the model never reaches 1/2."""
-    probs = np.asarray(probabilities, dtype=float)
-    if probs.ndim != 1 or probs.size == 0 or np.any((probs < 0) | (probs > 1)) or np.any(np.diff(probs) < -1e-12):
-        raise ValueError("probabilities: expected a non-empty non-decreasing 1-d array in [0, 1]")
-    if not isinstance(seeds, (int, np.integer)) or seeds < 1:
-        raise ValueError(f"seeds: expected an integer >= 1, got {seeds!r}")
-    m, need = theory.median_layer(probs), math.ceil(seeds / 2)
-    if m is None:
-        return 0.0
-
-    def at_most(layer: int) -> float:
-        return 0.0 if layer < 1 else float(binom.sf(need - 1, seeds, probs[layer - 1]))
-
-    return at_most(m) - at_most(m - 1)
-
-
-@functools.lru_cache(maxsize=4096)
-def model_probabilities(
-    pattern: str, n: int, w: int, causal: bool, circular: bool, max_layers: int, targets: int | None
-) -> tuple[float, ...]:
-    """``P(full after L)``, ``L = 1..max_layers``, from :func:`receptive.theory.full_probability` (cached per
-    point: the causal model costs seconds at n = 2^22)."""
-    probs = theory.full_probability(pattern, n, w, max_layers, causal, circular, targets)
-    return tuple(float(p) for p in probs)
-
-
-def interval_probabilities(n: int, w: int, max_layers: int, targets: int | None, path=None) -> tuple[float, ...]:
-    """``P(full after L)`` of causal SA+SWA from the interval Monte Carlo model: read from its result file
-    (``python -m receptive.bound.interval_model``; ``path`` defaults to the committed
-    ``results/causal/interval_model.json``, which may be absent outside the repository), else computed live with the
-    file's seed, events and cost limit (the defaults without a file; seconds per point, deterministic: the file is a
-    cache). A ``path`` given explicitly must exist."""
-    from .interval_model import DEFAULT_OUT, EVENTS, MAX_COST, SEED, point_model
-
-    given = path is not None
-    path = Path(path) if given else Path(__file__).resolve().parents[2] / DEFAULT_OUT
-    if given and not path.is_file():
-        raise ValueError(f"interval_file: no such file: {path}")
-    table, settings = _interval_table(str(path), path.stat().st_mtime_ns) if path.is_file() else ({}, {})
-    key = (n, w, targets, max_layers)
-    if key in table:
-        return tuple(table[key])
-    live = point_model(
-        n,
-        w,
-        max_layers,
-        targets,
-        settings.get("events", EVENTS),
-        settings.get("seed", SEED),
-        settings.get("max_cost", MAX_COST),
-    )
-    return tuple(live["full_probability"])
-
-
-@functools.lru_cache(maxsize=8)
-def _interval_table(path: str, mtime_ns: int) -> tuple[dict, dict]:
-    from .interval_model import load
-
-    return load(path)
-
-
-def point_probabilities(
-    pattern: str,
-    n: int,
-    w: int,
-    causal: bool,
-    circular: bool,
-    max_layers: int,
-    targets: int | None,
-    model: str = "analytic",
-    interval_file=None,
-) -> np.ndarray:
-    """``P(full after L)``, ``L = 1..max_layers``, of one point: causal, non-circular SA+SWA from the interval model
-    if ``model='interval'`` (:func:`interval_probabilities`), every other point (and ``'analytic'``) from the
-    analytic model (:func:`model_probabilities`)."""
-    if model == "interval" and pattern == "sa+swa" and causal and not circular:
-        return np.array(interval_probabilities(n, w, max_layers, targets, interval_file))
-    return np.array(model_probabilities(pattern, n, w, causal, circular, max_layers, targets))
-
-
 def evaluate_point(point: tuple, entry: dict, model: str = "analytic", interval_file=None) -> PooledPoint:
     """Typical and predicted L*, the binomial checks and the calibrated exact probability of one pooled point;
-    ``model='interval'`` takes causal SA+SWA's probabilities from the interval model (:func:`interval_probabilities`),
-    every other point keeps the analytic model."""
+    ``model='interval'`` takes causal SA+SWA's probabilities from the interval model
+    (:func:`receptive.bound.models.interval_probabilities`: from ``interval_file`` where it holds the point, else
+    live), every other point keeps the analytic model."""
     if model not in MODELS:
         raise ValueError(f"model: expected one of {', '.join(MODELS)}, got {model!r}")
     pattern, causal, circular, n, w, method, targets = point
@@ -419,7 +351,8 @@ def pooled_evaluation(
     """Pool every ``tasks.jsonl`` under ``dirs`` (:func:`pool_seeds`), keep the points of ``patterns`` (``None``:
     all) and ``causal`` modes, and evaluate each against the model (:func:`evaluate_point`): ``'analytic'``
     (:func:`receptive.theory.full_probability`, live) or ``'interval'`` (causal SA+SWA from the interval Monte Carlo,
-    :func:`interval_probabilities`, from ``interval_file`` if given; the rest analytic)."""
+    :func:`receptive.bound.models.interval_probabilities`, from ``interval_file`` where it holds the point, else
+    live; the rest analytic)."""
     if model not in MODELS:
         raise ValueError(f"model: expected one of {', '.join(MODELS)}, got {model!r}")
     if interval_file is not None and model != "interval":
@@ -439,7 +372,129 @@ def pooled_evaluation(
     return PooledResult([str(d) for d in dirs], points, summarise(points), [str(f) for f in files], model)
 
 
-if __name__ == "__main__":
-    from .pooled_cli import main
+CAUSAL_CHOICES = {"yes": (True,), "no": (False,), "both": (True, False)}
 
+
+CSV_COLUMNS = [
+    "pattern",
+    "causal",
+    "circular",
+    "n",
+    "w",
+    "method",
+    "targets",
+    "seeds",
+    "full_layers",
+    "typical",
+    "predicted",
+    "exact",
+    "within_one",
+    "direction",
+    "exact_probability",
+    "checks",
+    "min_p_value",
+]
+
+
+def to_csv(result: PooledResult) -> str:
+    """One row per point (seeds and full_layers ``;``-separated; ``checks``: binomial checks at the point)."""
+    buf = io.StringIO()
+    out = csv.writer(buf, lineterminator="\n")
+    out.writerow(CSV_COLUMNS)
+    for p in result.points:
+        d = p.to_dict()
+        d["seeds"] = ";".join(map(str, p.seeds))
+        d["full_layers"] = ";".join("-" if f is None else str(f) for f in p.full_layers)
+        d["checks"] = len(p.probability_checks)
+        d["min_p_value"] = min((c["p_value"] for c in p.probability_checks), default=None)
+        out.writerow([d[c] for c in CSV_COLUMNS])
+    return buf.getvalue()
+
+
+def format_table(result: PooledResult) -> str:
+    """Per point: regime, n, w, method, seeds, typical and predicted L*, direction and the calibrated exact
+    probability ``q``; then one summary line per regime."""
+    lines = [f"{'regime':<26} {'n':>8} {'w':>4} {'method':<8} {'seeds':>5} {'typ':>4} {'pred':>4}  {'':<11} q"]
+    for p in result.points:
+        lines.append(
+            f"{p.regime:<26} {p.n:>8} {p.w:>4} {p.method:<8} {len(p.seeds):>5} {_show(p.typical):>4} "
+            f"{_show(p.predicted):>4}  {_show(p.direction):<11} "
+            + ("-" if p.exact_probability is None else f"{p.exact_probability:.2f}")
+        )
+    lines.append("")
+    for regime, s in result.summary.items():
+        lines.append(f"{regime}: {summary_line(s)}")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = OneLineErrorParser(
+        prog="python -m analysis.causal.pooled",
+        description=__doc__.split("\n\n", 1)[1].replace("``", "").replace(":func:", ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples (from the checkout root):\n"
+        "  python -m analysis.causal.pooled --out analysis/causal/results/pooled.json\n"
+        "  python -m analysis.causal.pooled analysis/causal/results/seeds --patterns sa+swa --causal yes --csv\n",
+    )
+    p.add_argument(
+        "dirs",
+        nargs="*",
+        default=list(DEFAULT_DIRS),
+        help=f"directories searched (recursively) for tasks.jsonl (default: {' '.join(DEFAULT_DIRS)})",
+    )
+    p.add_argument("--patterns", help="comma-separated patterns to keep (default: all found)")
+    p.add_argument("--causal", choices=sorted(CAUSAL_CHOICES), default="both", help="modes to keep (default both)")
+    p.add_argument(
+        "--model",
+        choices=MODELS,
+        default="interval",
+        help=f"causal SA+SWA's model: the interval Monte Carlo (default; read from --interval-file, "
+        f"{DEFAULT_INTERVAL_FILE} unless given) or the analytic run-branching/profile model (receptive.theory)",
+    )
+    p.add_argument(
+        "--interval-file",
+        help=f"the interval model's result file (default {DEFAULT_INTERVAL_FILE} with --model interval; points it "
+        "lacks are computed live; 'none': every point live)",
+    )
+    p.add_argument("--out", help="write the JSON here and the CSV next to it (same name, .csv)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the JSON instead of the table")
+    fmt.add_argument("--csv", action="store_true", help="print the CSV instead of the table")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.out and Path(args.out).suffix != ".json":
+            raise ValueError(f"--out: expected a path ending in .json, got {args.out!r}")
+        patterns = None
+        if args.patterns is not None:
+            patterns = comma_names("--patterns", args.patterns, tuple(PATTERNS))
+        interval_file = args.interval_file
+        if args.model == "interval" and interval_file is None:
+            interval_file = DEFAULT_INTERVAL_FILE
+        elif interval_file == "none":
+            interval_file = None
+        result = pooled_evaluation(args.dirs, patterns, CAUSAL_CHOICES[args.causal], args.model, interval_file)
+        if args.out:
+            out = Path(args.out)
+            write_text_atomic(out, json.dumps(result.to_dict(), indent=1) + "\n", "--out")
+            write_text_atomic(out.with_suffix(".csv"), to_csv(result), "--out")
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.json:
+        json.dump(result.to_dict(), sys.stdout)
+        sys.stdout.write("\n")
+    elif args.csv:
+        sys.stdout.write(to_csv(result))
+    else:
+        print(format_table(result))
+        if args.out:
+            print(f"\nwrote {out}, {out.with_suffix('.csv')}")
+    return 0
+
+
+if __name__ == "__main__":
     sys.exit(main())

@@ -1,10 +1,18 @@
-"""The ``--refresh-keys`` path of ``python -m receptive.bound.variants`` (see that module's docstring): recount
-``keys_per_query`` of every row of ``OUT/variants.jsonl`` at the row's own n from its pattern, without measuring L*,
-and recompute ``OUT/variants.json``. Moved here unchanged from :mod:`receptive.bound.variants`, which re-exports
-:func:`refresh_keys`, :func:`run_refresh`, ``GRID_OPTIONS`` and ``_peak_rss``."""
+"""``python -m analysis.causal.refresh_keys --out OUT``: recount ``keys_per_query`` of every row of
+``OUT/variants.jsonl`` (written by ``python -m analysis.causal.variants``) at the row's own n from its pattern, without
+measuring L*, and recompute ``OUT/variants.json``.
+
+Each row's pattern is rebuilt (same name, n, w, causal, seed); a row whose recorded ``config`` differs from the
+rebuilt pattern's is refused: its L* belongs to another pattern. Changed rows are rewritten in place (every other
+field and the row order kept), ``OUT/variants.json``'s points are recomputed from the log as a measuring run does,
+and the refresh (command, rows and points changed) is appended to its ``runs``. A second refresh changes nothing.
+
+    python -m analysis.causal.refresh_keys --out analysis/causal/results/variants
+"""
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import sys
@@ -12,9 +20,10 @@ import time
 from pathlib import Path
 
 from graphs.cli_common import write_atomic
+from receptive import __version__
+from receptive.cli_parser import OneLineErrorParser
+from receptive.patterns import make_pattern
 
-from .. import __version__
-from ..patterns import make_pattern
 from .variants import row_keys, summarise
 
 
@@ -22,7 +31,8 @@ def refresh_keys(rows: list[dict], progress=None) -> tuple[list[dict], list[dict
     """``rows`` with ``keys_per_query`` recounted by :func:`row_keys` on each row's pattern (``make_pattern(pattern,
     n, w, causal, seed=seed)``) and every other field as it was, plus one record per changed row (index, point,
     old and new keys). A row whose non-empty ``config`` differs from the rebuilt pattern's ``describe()`` raises
-    ``ValueError``: its L* was measured on another pattern (remeasure it with ``--resume --redo``)."""
+    ``ValueError``: its L* was measured on another pattern (remeasure it with ``python -m analysis.causal.variants
+    --resume --redo``)."""
     fresh, changed = [], []
     for index, r in enumerate(rows):
         missing = {"pattern", "causal", "n", "w", "seed", "keys_per_query"} - set(r)
@@ -46,20 +56,27 @@ def refresh_keys(rows: list[dict], progress=None) -> tuple[list[dict], list[dict
     return fresh, changed
 
 
-GRID_OPTIONS = ("patterns", "n", "w", "causal", "seeds", "max_layers", "exact_max", "targets", "resume", "redo")
+def build_parser() -> argparse.ArgumentParser:
+    p = OneLineErrorParser(
+        prog="python -m analysis.causal.refresh_keys",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--out", required=True, help="the directory holding variants.jsonl (and variants.json)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    return p
 
 
-def run_refresh(args, argv: list[str], parser) -> int:
-    """``--refresh-keys``: :func:`refresh_keys` on ``OUT/variants.jsonl``; rewrites the log and ``variants.json``
-    (points from :func:`summarise`, the previous ``parameters`` and ``runs`` plus this refresh) only when a row or
-    a point changed, so that a second refresh leaves both files as they are."""
+def main(argv: list[str] | None = None) -> int:
+    """Refresh ``OUT/variants.jsonl`` (:func:`refresh_keys`); rewrites the log and ``variants.json`` (points from
+    :func:`analysis.causal.variants.summarise`, the previous ``parameters`` and ``runs`` plus this refresh) only when
+    a row or a point changed, so that a second refresh leaves both files as they are."""
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(argv)
     out = Path(args.out)
     log = out / "variants.jsonl"
     try:
-        defaults = {name: parser.get_default(name) for name in GRID_OPTIONS}
-        given = [f"--{name.replace('_', '-')}" for name, value in defaults.items() if getattr(args, name) != value]
-        if given:
-            raise ValueError(f"--refresh-keys: refreshes every row of OUT/variants.jsonl; drop {', '.join(given)}")
         if not log.is_file():
             raise ValueError(f"--out: expected an existing {log} to refresh")
         rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
@@ -79,7 +96,7 @@ def run_refresh(args, argv: list[str], parser) -> int:
     try:
         fresh, changed = refresh_keys(rows, progress=progress)
     except ValueError as exc:
-        parser.error(str(exc).replace("rows:", "--refresh-keys:", 1))
+        parser.error(str(exc).replace("rows:", "--out:", 1))
     summary = out / "variants.json"
     previous = json.loads(summary.read_text()) if summary.exists() else {}
     points = summarise(fresh)
@@ -91,9 +108,9 @@ def run_refresh(args, argv: list[str], parser) -> int:
             "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "refresh_keys": True,
             "out": args.out,
-            "command": " ".join(["python -m receptive.bound.variants", *argv]),
+            "command": " ".join(["python -m analysis.causal.refresh_keys", *argv]),
             "note": "keys_per_query of every row recounted at the row's own n from its pattern (same name, n, w, "
-            "causal, seed; rows with n > 2^14 had been counted at n = 2^14); L* and every other field unchanged",
+            "causal, seed); L* and every other field unchanged",
             "rows": len(rows),
             "rows_changed": len(changed),
             "points_changed": len(moved),
@@ -105,7 +122,7 @@ def run_refresh(args, argv: list[str], parser) -> int:
             write_atomic(log, "".join(json.dumps(r) + "\n" for r in fresh), option="--out")
         doc = {
             "version": __version__,
-            "parameters": previous.get("parameters", vars(args)),
+            "parameters": previous.get("parameters", {}),
             "runs": [*previous.get("runs", []), record],
             "points": points,
         }
@@ -137,3 +154,7 @@ def _peak_rss() -> int | None:
 
 def _point_key(p: dict) -> tuple:
     return p["pattern"], p["causal"], p["n"], p["w"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,4 +1,4 @@
-"""``python -m receptive.bound.variants``: L* of the causal SA variants (issue 13) next to SA, SA+SWA and SWA.
+"""``python -m analysis.causal.variants``: L* of the causal SA variants next to SA, SA+SWA and SWA.
 
 For every (pattern, causal, n, w, seed) it measures L* with the engine: exact (every receptive field, forward from
 all slabs) while ``n <= --exact-max``, else on ``--targets`` random queries, each exact (backward search from a
@@ -10,20 +10,16 @@ closed form, ``DilatedHeads.mean_keys``), so that every comparison says what eac
 ``OUT/variants.jsonl`` as they finish (``--resume`` skips done ones; ``--redo`` first drops every row of the
 invocation's grid, all seeds, from the log, rewriting it whole, and measures those points again: how stale rows are
 replaced after a pattern changes, never kept twice); ``OUT/variants.json`` holds the summary per point (L* per
-seed, typical = the L* most seeds reach) and every invocation's parameters (``runs``).
-
-``--refresh-keys --out OUT`` recounts ``keys_per_query`` of every row of ``OUT/variants.jsonl`` from its pattern
-(same name, n, w, causal, seed; a row whose recorded ``config`` differs from the rebuilt pattern's is refused: its
-L* belongs to another pattern) without measuring L*, rewrites the changed rows in place (every other field and the
-row order kept), recomputes ``OUT/variants.json``'s points from the log as a measuring run does and appends the
-refresh (command, rows and points changed) to its ``runs``. Rows measured before this fix with n > 2^14 carry keys
-counted at n = 2^14 with the same w and seed; re-running the refresh changes nothing.
+seed, typical = the L* most seeds reach) and every invocation's parameters (``runs``). Recounting the keys of an
+existing log without measuring L* is ``python -m analysis.causal.refresh_keys``.
 
 Deterministic patterns (SWA and the dilated heads: no random draw, the seed is ignored) are measured with seed 0
 only: one run is exact for every seed. Their points say so (``deterministic``); causal, they are also
 offset-invariant (key ``j`` is a neighbour of query ``i`` iff ``i - j`` is in a fixed set and ``j >= 0``), a causal
 path from ``j`` to ``i`` stays in ``[j, i]``, so reaching ``j`` from ``i`` depends on ``i - j`` only and the last
 position ``n - 1`` (always among the sampled targets) is the hardest: their sampled L* is exact too.
+
+    python -m analysis.causal.variants --out analysis/causal/results/variants --resume
 """
 
 from __future__ import annotations
@@ -40,16 +36,15 @@ import numpy as np
 
 from graphs import backward_full_layer, forward_counts
 from graphs.cli_common import write_atomic
-
-from .. import __version__
-from ..cli_parser import OneLineErrorParser, comma_names
-from ..coverage.compute import target_positions
-from ..patterns import PATTERNS, make_pattern
-from ..patterns.causal_variants import DilatedHeads
-from ..patterns.local import SlidingWindow
-from .analysis import typical_layer
-from .cli import parse_sizes
-from .keys import mean_distinct_keys
+from receptive import __version__
+from receptive.bound.analysis import typical_layer
+from receptive.bound.cli import parse_sizes
+from receptive.bound.keys import mean_distinct_keys
+from receptive.cli_parser import OneLineErrorParser, comma_names
+from receptive.coverage.compute import target_positions
+from receptive.patterns import PATTERNS, make_pattern
+from receptive.patterns.causal_variants import DilatedHeads
+from receptive.patterns.local import SlidingWindow
 
 DEFAULT_PATTERNS = "sa,sa+swa,sa-ms-eq,sa-ms+swa-eq,kleinberg-eq,kleinberg+swa-eq,dilated-eq,dilated+swa-eq"
 
@@ -142,7 +137,7 @@ def drop_points(rows: list[dict], names, modes, ns, ws) -> list[dict]:
 def summarise(rows: list[dict]) -> list[dict]:
     """Per (pattern, causal, n, w): L* per seed, the typical L* (the smallest layer at least half the seeds reach:
     :func:`receptive.bound.analysis.typical_layer`), the method, keys per query and the first row's ``config`` (empty
-    for rows measured before it was recorded)."""
+    where a row does not record it)."""
     points: dict[tuple, list[dict]] = {}
     for r in rows:
         points.setdefault((r["pattern"], r["causal"], r["n"], r["w"]), []).append(r)
@@ -183,7 +178,7 @@ def summarise(rows: list[dict]) -> list[dict]:
 
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineErrorParser(
-        prog="python -m receptive.bound.variants",
+        prog="python -m analysis.causal.variants",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -202,12 +197,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --resume: drop the rows of this grid (every seed) from OUT/variants.jsonl and measure them again",
     )
-    p.add_argument(
-        "--refresh-keys",
-        action="store_true",
-        help="recount keys_per_query of every row of OUT/variants.jsonl at its own n (no L*) and recompute "
-        "OUT/variants.json; no grid option applies",
-    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     return p
 
@@ -216,10 +205,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
-    if args.refresh_keys:
-        from .refresh_keys import run_refresh
-
-        return run_refresh(args, argv, parser)
     try:
         names = comma_names("--patterns", args.patterns, tuple(PATTERNS))
         ns, ws = parse_sizes(args.n, "--n"), parse_sizes(args.w, "--w")
@@ -290,19 +275,6 @@ def main(argv: list[str] | None = None) -> int:
                 f"keys/query {p['keys_per_query']:6.2f}  L* {seeds:<16} typical {p['typical']}  {p['method']}"
             )
     return 0
-
-
-def __getattr__(name: str):
-    """The refresh path, moved to :mod:`receptive.bound.refresh_keys`, stays importable from here (imported on
-    first use: that module imports this one)."""
-    if name in _REFRESH_NAMES:
-        from . import refresh_keys
-
-        return getattr(refresh_keys, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-_REFRESH_NAMES = ("GRID_OPTIONS", "refresh_keys", "run_refresh", "_peak_rss", "_point_key")
 
 
 if __name__ == "__main__":

@@ -52,10 +52,6 @@ from gpu.validation import writable_folder
 
 from . import tasks
 from .configs import LMConfig, SyntheticConfig, extended
-
-# F401 waived below: the names that lived here before the split (one optimiser step and its schedule, model and
-# data: analysis.training.step; the evaluation of a trained run: analysis.training.evaluate) stay importable from
-# this module
 from .evaluate import _evaluate_lm, _evaluate_synthetic
 from .extend import (
     _check_checkpoint,
@@ -67,7 +63,7 @@ from .extend import (
     _run_config,
 )
 from .models import parameter_counts
-from .step import EVAL_SEED_OFFSET, RunData, _loss, build_model, learning_rate, train_step  # noqa: F401
+from .step import RunData, build_model, train_step
 from .summary import aggregate, compare_with_paper, deviations, loss_curve
 
 

@@ -28,7 +28,8 @@ from receptive.cli_parser import OneLineErrorParser
 
 from .configs import FULL
 from .reach_grid import GRID_KINDS
-from .runner import RunData, build_model, train_step, training_threads, versions
+from .runner import training_threads, versions
+from .step import RunData, build_model, train_step
 
 
 def step_seconds(config, spec: dict, steps: int, warmup: int) -> dict:

@@ -12,9 +12,8 @@ Conventions (all per sequence, ``heads`` heads of dimension ``d``, ``element_byt
   algorithm (tested), and shows where the code does more: the banded backend about ``2x`` a window (query blocks
   meet ``b_q + w - 1`` keys), MoBA and top-k a dense masked product, the latent methods their basis (a one-time
   conversion, not counted here). :func:`measured_peak_bytes` records the lab code's allocations with
-  ``torch.profiler``: about 1-2 times the formula at n = 512, d = 32, 4 heads, m = 64 and
-  0.85-1.96 over m = 16-128 (``python -m gpu.approx --costs --measure --n 512``; the formula omits short-lived
-  temporaries such as a softmax's output next to its scores; tested within 0.7-2.2 at n = 256).
+  ``torch.profiler``, next to the formula in the rows of ``python -m gpu.approx --costs --measure`` (the formula
+  omits short-lived temporaries such as a softmax's output next to its scores; tested within 0.7-2.2 at n = 256).
 * Peak bytes: the inputs ``q, k, v`` and output (``4 n d``) plus the largest set of intermediates the method holds
   at once, as the functions in :mod:`gpu.approx.families` compute them (the dense reference holds ``n^2`` scores;
   the windows' banded backend ``2 n (b_q + w - 1)`` scores and probabilities plus its padded copies of q, k, v and

@@ -12,6 +12,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 from torch.utils.flop_counter import FlopCounterMode
 
+from ..validation import check_choice
 from .methods import METHODS, approximate, exact_attention
 
 
@@ -33,10 +34,7 @@ def _call(method, q, k, v, budget, seed, causal, options):
 
 def _check_method(method):
     """Raise unless ``method`` is ``"exact"`` or a registered method."""
-    if not isinstance(method, str):
-        raise TypeError(f"method: expected a string, got {type(method).__name__}")
-    if method != "exact" and method not in METHODS:
-        raise ValueError(f"method: expected 'exact' or one of {', '.join(METHODS)}, got {method!r}")
+    check_choice("method", method, ("exact", *METHODS))
 
 
 def measured_peak_bytes(method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False, seed: int = 0,

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from graphs.validation import check_bool, check_int
-
+from ..validation import check_bool, check_choice, check_int
 from . import costs
 from .costs import Cost
 from .families import clustering, kernels, latent, lowrank, lsh, oracles, sampling, tensor, windows
@@ -154,11 +153,7 @@ def _check_budget(name: str, budget) -> int:
 
 def _check_method(method) -> Method:
     """The registered method of that name."""
-    if not isinstance(method, str):
-        raise TypeError(f"method: expected a string, got {type(method).__name__}")
-    if method not in METHODS:
-        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
-    return METHODS[method]
+    return METHODS[check_choice("method", method, METHODS)]
 
 
 def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool = False, **options) -> torch.Tensor:

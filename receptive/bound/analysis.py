@@ -8,9 +8,10 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy.stats import binomtest
+from scipy.stats import binom, binomtest
 
 from .. import theory
+from .models import point_probabilities
 
 
 @dataclass
@@ -141,6 +142,53 @@ def binomial_checks(full_layers, probabilities) -> list[dict]:
     return checks
 
 
+def calibrated_exact_probability(probabilities, seeds: int) -> float:
+    """The probability that the typical L* of ``seeds`` draws equals the model's median, if the draws follow the
+    model's own law ``P(L* <= L) = probabilities[L-1]``.
+
+    It is ``G(m) - G(m - 1)`` with ``G(L) = P(Bin(seeds, F(L)) >= ceil(seeds/2))`` and ``m`` the first layer with
+    ``F >= 1/2`` (:func:`receptive.theory.median_layer`); 0 if the model never reaches 1/2. Summed over points, the
+    exact count of a calibrated model is Poisson-binomial with mean ``sum q`` and variance ``sum q (1 - q)``
+    (``docs/theory.md`` Sec. 5).
+
+    Parameters
+    ----------
+    probabilities : array_like
+        Non-decreasing ``P(full after L)``, ``L = 1..m``.
+    seeds : int
+        Seeds per point, ``>= 1``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``probabilities`` is not a non-empty non-decreasing 1-d array in [0, 1] or ``seeds < 1``.
+
+    Examples
+    --------
+    >>> calibrated_exact_probability([0.0, 1.0], 5)
+    1.0
+    >>> round(calibrated_exact_probability([0.5, 1.0], 1), 3)
+    0.5
+    """
+    probs = np.asarray(probabilities, dtype=float)
+    if probs.ndim != 1 or probs.size == 0 or np.any((probs < 0) | (probs > 1)) or np.any(np.diff(probs) < -1e-12):
+        raise ValueError("probabilities: expected a non-empty non-decreasing 1-d array in [0, 1]")
+    if isinstance(seeds, bool) or not isinstance(seeds, (int, np.integer)) or seeds < 1:
+        raise ValueError(f"seeds: expected an integer >= 1, got {seeds!r}")
+    m, need = theory.median_layer(probs), math.ceil(seeds / 2)
+    if m is None:
+        return 0.0
+
+    def at_most(layer: int) -> float:
+        return 0.0 if layer < 1 else float(binom.sf(need - 1, seeds, probs[layer - 1]))
+
+    return at_most(m) - at_most(m - 1)
+
+
 LOG_FLOOR = 1e-6
 
 
@@ -180,10 +228,12 @@ def log_likelihood_check(full_layers, probabilities, floor: float = LOG_FLOOR) -
     }
 
 
-def analyse_point(key: tuple, seeds: dict[int, dict], max_layers: int, model: str = "analytic") -> PointResult:
+def analyse_point(
+    key: tuple, seeds: dict[int, dict], max_layers: int, model: str = "analytic", interval_file=None
+) -> PointResult:
     """Statistics and predictions of one grid point (sampled points are predicted for their K targets). ``model``:
-    causal SA+SWA's sharp model (:data:`receptive.theory.CAUSAL_SA_SWA_MODELS`; ``"interval"`` reads the committed
-    interval model's file and simulates the points it lacks, :func:`receptive.bound.pooled.interval_probabilities`);
+    causal SA+SWA's sharp model (:data:`receptive.theory.CAUSAL_SA_SWA_MODELS`; ``"interval"`` computes the interval
+    Monte Carlo live, or reads the points ``interval_file`` holds, :func:`receptive.bound.models.point_probabilities`);
     every other pattern and mode has the analytic model only."""
     if model not in theory.CAUSAL_SA_SWA_MODELS:
         raise ValueError(f"model: expected one of {', '.join(theory.CAUSAL_SA_SWA_MODELS)}, got {model!r}")
@@ -203,9 +253,7 @@ def analyse_point(key: tuple, seeds: dict[int, dict], max_layers: int, model: st
     res.coupon_collector = theory.sa_full_layer_estimate(n, w)
     res.n_over_w = n / w
     res.typical = typical_layer(full_layers, max_layers)
-    from .pooled import point_probabilities  # pooled imports this module
-
-    probs = point_probabilities(pattern, n, w, causal, circular, max_layers, targets, model)
+    probs = point_probabilities(pattern, n, w, causal, circular, max_layers, targets, model, interval_file)
     res.predicted = theory.median_layer(probs)
     if not causal:
         res.bound = theory.sa_union_bound_layer(n, w, 0.05)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from graphs import parse_bytes
 from graphs._atomic import atomic_write, write_text_atomic
+from graphs.memory import slab_bytes
 
 from .. import __version__, theory
 from ..cli_parser import OneLineErrorParser, comma_names
@@ -27,8 +28,8 @@ n, windows w, patterns (sa, sa+swa), causal and bidirectional, and seeds, and se
 ceil(log_w n), the coupon-collector estimate ceil(log_w(2 n ln n)), n/w, the union bound with delta = 0.05 and
 the sharp model of receptive.theory, which predicts P(full after L) per layer and L* as the first layer where
 that probability reaches 1/2 (the L* most seeds reach); for causal SA+SWA, --model interval uses the interval
-Monte Carlo model instead of the analytic one (docs/theory.md Sec. 5; seconds to minutes per point not in its
-committed file).
+Monte Carlo model instead of the analytic one (docs/theory.md Sec. 5; computed live, seconds to minutes per point,
+unless --interval-file names a result file that holds the point).
 
 L* is exact (every receptive field) while n * n/64 <= --exact-limit words, else measured on --targets sampled
 target positions (then L* means "no sampled target uncovered"). Points whose predicted L* exceeds --max-layers
@@ -44,9 +45,9 @@ OUT/tasks.jsonl when it finishes, so --resume continues an interrupted sweep, an
 EPILOG = """\
 examples:
   python -m receptive.bound --quick
-  python -m receptive.bound --out results/bound --seeds 10
+  python -m receptive.bound --out bound-results --seeds 10
   python -m receptive.bound --n 2^20 --w 64 --patterns sa --causal no --exact-limit 2^34 --max-memory 1GiB \\
-      --scheduler tcp://scheduler:8786 --out results/exact-2^20
+      --scheduler tcp://scheduler:8786 --out exact-2^20
 """
 
 
@@ -90,13 +91,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--model",
         choices=theory.CAUSAL_SA_SWA_MODELS,
         default="analytic",
-        help="causal SA+SWA's sharp model in the table (default analytic; interval: the better calibrated Monte Carlo, "
-        "read from results/causal/interval_model.json where it has the point); other patterns: analytic",
+        help="causal SA+SWA's sharp model in the table (default analytic; interval: the interval Monte Carlo, "
+        "computed live unless --interval-file holds the point); other patterns: analytic",
+    )
+    p.add_argument(
+        "--interval-file",
+        metavar="PATH",
+        help="with --model interval: an interval-model result file to read the points it holds from (default: none, "
+        "every point computed live)",
     )
     p.add_argument("--max-memory", default="3GiB", help="memory per task (slabs are sized to fit; default 3GiB)")
     p.add_argument("--slab-size", type=int, help="sources per slab (default: as many as --max-memory allows)")
     p.add_argument("--out", default="bound-results", help="directory for tasks.jsonl, bound.csv, bound.json")
-    p.add_argument("--resume", action="store_true", help="continue the sweep already in --out")
+    p.add_argument("--resume", action="store_true", help="continue the sweep already in --out (it must hold one)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--dask", action="store_true", help="run the tasks on a Dask LocalCluster")
     where.add_argument("--scheduler", metavar="ADDRESS", help="run the tasks on the Dask scheduler at ADDRESS")
@@ -108,6 +115,13 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def task_bytes_at_least(n: int) -> int:
+    """The fewest bytes one task at ``n`` positions needs, whatever its method: one 64-seed (or 64-target) slab,
+    two ``n``-row bitsets of one word and a row of counts (:func:`graphs.memory.slab_bytes`), plus one int64
+    permutation of the positions."""
+    return slab_bytes(n, 1) + 8 * n
+
+
 def plan(args) -> tuple[list, list[dict], dict]:
     """The tasks of the sweep, the points skipped (with why) and the parameters, validated before any work."""
     ns = parse_sizes(QUICK_N if args.quick and args.n == DEFAULT_N else args.n, "--n")
@@ -116,6 +130,9 @@ def plan(args) -> tuple[list, list[dict], dict]:
         raise ValueError(f"--n: every n must be >= 2, got {ns[0]}")
     if ws[0] < 1:
         raise ValueError(f"--w: every w must be >= 1, got {ws[0]}")
+    if ws[-1] >= ns[-1]:  # a window no n admits: no task would measure it
+        shown = f"--n {ns[0]}" if len(ns) == 1 else f"the largest --n {ns[-1]}"
+        raise ValueError(f"--w: must be in 1..{ns[-1] - 1} for {shown}, got {ws[-1]}")
     patterns = comma_names("--patterns", args.patterns, ("sa", "sa+swa"))
     for name, value, low in (
         ("--seeds", args.seeds, 1),
@@ -128,8 +145,20 @@ def plan(args) -> tuple[list, list[dict], dict]:
             raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers: expected an integer >= 1, got {args.workers}")
+    if args.slab_size is not None and args.slab_size < 1:
+        raise ValueError(f"--slab-size: expected a number of sources >= 1, got {args.slab_size}")
+    if args.interval_file is not None and args.model != "interval":
+        raise ValueError(f"--interval-file: only read with --model interval, got --model {args.model}")
+    if args.interval_file is not None and not Path(args.interval_file).is_file():
+        raise ValueError(f"--interval-file: no such file: {args.interval_file}")
     exact_limit = parse_sizes(args.exact_limit, "--exact-limit")[0]
-    max_memory = parse_bytes(args.max_memory)
+    max_memory = parse_bytes(args.max_memory, "--max-memory")
+    need = task_bytes_at_least(ns[-1])
+    if need > max_memory:
+        raise ValueError(
+            f"--n: a task at n = {ns[-1]} needs at least {_bytes(need)} (two bitset rows and a permutation), more "
+            f"than --max-memory {_bytes(max_memory)}; lower --n or raise --max-memory"
+        )
     modes = {"no": [False], "yes": [True], "both": [False, True]}[args.causal]
     tasks, skipped = [], []
     for causal in modes:
@@ -145,7 +174,7 @@ def plan(args) -> tuple[list, list[dict], dict]:
                         skipped.append({"pattern": name, "n": n, "w": w, "causal": causal, "reason": why})
                         continue
                     for seed in range(args.seed, args.seed + args.seeds):
-                        tasks += tasks_for(
+                        tasks += _tasks_for(
                             name,
                             n,
                             w,
@@ -171,7 +200,28 @@ def plan(args) -> tuple[list, list[dict], dict]:
         "max_memory": max_memory,
         "model": args.model,
     }
+    if args.interval_file is not None:
+        params["interval_file"] = args.interval_file
     return tasks, skipped, params
+
+
+def _tasks_for(*args, **kwargs) -> list:
+    """:func:`receptive.sweep.tasks_for`, its errors named by the options that set them."""
+    try:
+        return tasks_for(*args, **kwargs)
+    except (ValueError, MemoryError) as exc:
+        text = str(exc)
+        for internal, flag in (("max_memory", "--max-memory"), ("slab_size", "--slab-size")):
+            text = text.replace(f"{internal}:", f"{flag}:").replace(f"> {internal}", f"> {flag}")
+        raise type(exc)(text) from None
+
+
+def _bytes(count: int) -> str:
+    """``count`` bytes in the largest binary unit that keeps at least 1 (``3.0 GiB``)."""
+    for unit, size in (("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count} B"
 
 
 def _skip_reason(name, n, w, causal, circular, max_layers, targets=None) -> str:
@@ -192,7 +242,11 @@ def summarise(store: ResultStore, params: dict, skipped: list[dict], failed: lis
     wanted = set(params["seeds"])
     points = [
         analyse_point(
-            key, {s: v for s, v in seeds.items() if s in wanted}, params["max_layers"], params.get("model", "analytic")
+            key,
+            {s: v for s, v in seeds.items() if s in wanted},
+            params["max_layers"],
+            params.get("model", "analytic"),
+            params.get("interval_file"),
         )
         for key, seeds in sorted(grouped.items())
         if wanted & set(seeds)
@@ -303,6 +357,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.resume:
+            held = Path(args.out) / "tasks.jsonl"
+            if not held.is_file() or held.stat().st_size == 0:
+                raise ValueError(f"--resume: nothing to resume in {args.out} (no tasks.jsonl with results)")
         tasks, skipped, params = plan(args)
         store = ResultStore(args.out, resume=args.resume)
     except (ValueError, MemoryError, FileExistsError) as exc:
@@ -328,5 +386,6 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write("\n")
     else:
         print(format_table(doc))
-        print(f"\nwrote {out / 'tasks.jsonl'}, {out / 'bound.csv'}, {out / 'bound.json'}")
+        written = [p for p in (out / "tasks.jsonl", out / "bound.csv", out / "bound.json") if p.is_file()]
+        print(f"\nwrote {', '.join(map(str, written))}")
     return 1 if failed else 0

@@ -5,7 +5,7 @@
 ``n = 2^16`` with 512 window slots per query (SA+SWA, w = 256), hence about 17 GB at ``n = 2^20``. This module
 counts the same quantity without materialising the edges: for every query ``i`` it walks the keys of each
 operator of the layer and counts the distinct ones with a stamp array (``last[j] == i``: key ``j`` already
-counted for ``i``),
+counted for ``i``)::
 
     keys(i) = |union over the layer's operators of N_op(i)|,      mean = sum_i keys(i) / n = nnz(A_l) / n,
 
@@ -85,7 +85,7 @@ SMALL_BYTES, SMALL_BYTES_PER_OP = 4096, 512
 
 def memory_bytes(pattern, layer: int = 1) -> int:
     """Peak scratch bytes :func:`distinct_keys` holds beyond the pattern on its fast path (window and neighbour
-    operators only): all of it is alive while the kernel runs,
+    operators only): all of it is alive while the kernel runs::
 
         8 n (stamp array) + 8 n (counts) + 8 n W (the W window operators' inverses, one array)
         + the window permutations as one int64 array: none for one int64 permutation (passed as it is), 8 n for
@@ -94,8 +94,9 @@ def memory_bytes(pattern, layer: int = 1) -> int:
         + SMALL_BYTES + SMALL_BYTES_PER_OP * (number of operators).
 
     Nothing else is allocated before the kernel (the inverses are filled in place by a compiled loop). An upper
-    bound on the fast path, checked against ``tracemalloc``'s peak in ``tests/test_bound_keys.py``; layers with
-    other operators, or a permutation holding an index twice, build the adjacency instead (not bounded here)."""
+    bound on the fast path, checked against ``tracemalloc``'s peak in ``tests/receptive/test_bound_keys.py``; layers
+    with other operators, or a permutation holding an index twice, build the adjacency instead (not bounded
+    here)."""
     _check(pattern, layer)
     ops = pattern.layer_ops(int(layer))
     n = int(pattern.n)

@@ -9,7 +9,7 @@ allows), drawn without replacement: proportional allocation, so every target sta
 positions and the estimate of the mean is the Horvitz-Thompson estimator ``(c_0 + c_{n-1} + (n - 2) xbar) / n``
 (Cochran 1977, *Sampling Techniques*, 3rd ed., ch. 5, eq. 5.1 and 5.3; Horvitz & Thompson 1952, JASA 47:663).
 
-Interval (:func:`betting_interval`). A normal interval fails here: with a few fully covered positions the sample
+Interval (:func:`betting_intervals`). A normal interval fails here: with a few fully covered positions the sample
 is skewed, late layers are a rare-event share (a few uncovered positions), and layer 1 of bidirectional SA has a
 handful of truncated windows that a sample usually misses (zero sample variance, an interval of width zero).
 Instead the interval of the inner mean is the hedged-capital betting confidence set for sampling without
@@ -22,13 +22,14 @@ replacement", Theorem 3, ``m_t = (N m - sum_{i<t} x_i) / (N - t + 1)``): for a c
     K_t^-(m) = prod_{i <= t} (1 - min(l_i, c / (1 - m_i)) (x_i - m_i))
     m is rejected if  max(K^+ / 2, K^- / 2) >= 1 / alpha
 
-(``c = 1/2``). It needs nothing but ``0 <= x_i <= 1``; it holds at any sample size (Ville's inequality), tightens
-to a relative width near 0 and near 1 (where the bets may grow to ``c / m`` and ``c / (1 - m)``), so a sample of
-all-full targets gives a lower bound ``~ 1 - 3.7 / (c K)``, the same order as the exact binomial rule-of-three bound
-on the uncovered share. The set is an interval and is found by bisection. Stratified draws are analysed in random
-order as if they were a simple random sample: stratification with proportional allocation only removes the
-between-strata part of the variance (Cochran 1977, eq. 5.29), so the interval is conservative, and the test
-(``tests/test_sampled_ci.py``) checks the coverage of the interval against exact means over many draws.
+(``c = 3/4``, :data:`BET_CAP`). It needs nothing but ``0 <= x_i <= 1``; it holds at any sample size (Ville's
+inequality), tightens to a relative width near 0 and near 1 (where the bets may grow to ``c / m`` and
+``c / (1 - m)``), so a sample of all-full targets gives a lower bound ``~ 1 - 3.7 / (c K)``, the same order as the exact
+binomial rule-of-three bound on the uncovered share. The set is an interval and is found by bisection. Stratified
+draws are analysed in random order as if they were a simple random sample: stratification with proportional
+allocation only removes the between-strata part of the variance (Cochran 1977, eq. 5.29), so the interval is
+conservative, and the test (``tests/receptive/test_sampled_ci.py``) checks the coverage of the interval against
+exact means over many draws.
 
 The share of fully covered positions gets an exact Clopper-Pearson interval (Clopper & Pearson 1934, Biometrika
 26:404), binomial and hence conservative for draws without replacement.
@@ -42,6 +43,8 @@ import numpy as np
 
 from ..validation import check_int
 
+__all__ = ["ALPHA", "BET_CAP", "betting_intervals", "clopper_pearson", "stratified_targets"]
+
 ALPHA = 0.05
 BET_CAP = 0.75  # c of Waudby-Smith & Ramdas: bets stay within [-c / (1 - m), c / m]
 _BISECTIONS = 40
@@ -49,7 +52,41 @@ _BISECTIONS = 40
 
 def stratified_targets(k: int, n: int, rng: np.random.Generator) -> np.ndarray:
     """``k`` distinct positions of ``0..n-1``, sorted: both ends, and ``k - 2`` inner positions drawn two per stratum
-    (one for the last stratum if ``k`` is odd) from strata of equal width. ``k >= n`` returns every position."""
+    (one for the last stratum if ``k`` is odd) from strata of equal width. ``k >= n`` returns every position.
+
+    Parameters
+    ----------
+    k : int
+        Targets, ``1 .. n`` (named ``targets`` in errors).
+    n : int
+        Positions.
+    rng : numpy.random.Generator
+        The draws' generator.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, sorted, ``k`` distinct positions.
+
+    Raises
+    ------
+    TypeError
+        If ``k`` is not an integer.
+    ValueError
+        If ``k`` is outside ``1 .. n``.
+
+    References
+    ----------
+    Cochran, W. G. (1977). Sampling Techniques, 3rd ed., Wiley, ch. 5 (proportional allocation, eq. 5.1, 5.3).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> stratified_targets(6, 100, np.random.default_rng(0)).tolist()  # both ends, two per inner stratum
+    [0, 32, 41, 62, 65, 99]
+    >>> stratified_targets(5, 5, np.random.default_rng(0)).tolist()
+    [0, 1, 2, 3, 4]
+    """
     k = check_int("targets", k, 1, n)
     if k >= n:
         return np.arange(n, dtype=np.int64)
@@ -103,7 +140,37 @@ def betting_intervals(x: np.ndarray, population: int, rng: np.random.Generator) 
     """95% confidence intervals ``(r, 2)`` of the means of ``r`` populations of ``population`` values in ``[0, 1]``
     from the draws ``x`` (shape ``(r, t)``, without replacement), by the hedged betting capital (module docstring).
     The draws are taken in one order drawn from ``rng`` (the bets are predictable; the guarantee holds for any
-    order). Bisection from the sample mean towards 0 and towards 1: the confidence set is an interval."""
+    order). Bisection from the sample mean towards 0 and towards 1: the confidence set is an interval.
+
+    Parameters
+    ----------
+    x : array_like of float
+        The draws, ``(r, t)`` (or ``(t,)`` for one population), each in ``[0, 1]``.
+    population : int
+        Values per population (``N``); ``t >= N`` gives the exact mean.
+    rng : numpy.random.Generator
+        Draws the order in which the bets see the sample.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(r, 2)``: the lower and upper ends.
+
+    References
+    ----------
+    Waudby-Smith, I., Ramdas, A. (2024). Estimating means of bounded random variables by betting. JRSS-B 86(1),
+    eq. 25-27 and Remark 3.
+    Waudby-Smith, I., Ramdas, A. (2020). Confidence sequences for sampling without replacement. NeurIPS, Theorem 3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> betting_intervals(np.ones((1, 50)), 10_000, np.random.default_rng(0)).round(3).tolist()  # 1 - 3.7 / (c K)
+    [[0.907, 1.0]]
+    >>> low, high = betting_intervals(np.random.default_rng(1).uniform(size=200), 10_000, np.random.default_rng(0))[0]
+    >>> bool(low < 0.5 < high)
+    True
+    """
     x = np.atleast_2d(np.asarray(x, dtype=np.float64))
     r, t = x.shape
     centre = np.clip(x.mean(axis=1), 0.0, 1.0)
@@ -130,7 +197,32 @@ def betting_intervals(x: np.ndarray, population: int, rng: np.random.Generator) 
 
 def clopper_pearson(hits: int, k: int) -> tuple[float, float]:
     """Exact 95% interval of a binomial share from ``hits`` of ``k`` (Clopper & Pearson 1934), by bisection on the
-    binomial tails (no scipy)."""
+    binomial tails (no scipy).
+
+    Parameters
+    ----------
+    hits : int
+        Successes, ``0 .. k``.
+    k : int
+        Trials; ``0`` gives ``(0, 1)``.
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)``, ``P(X >= hits) = 2.5%`` at ``low`` and ``P(X <= hits) = 2.5%`` at ``high``.
+
+    References
+    ----------
+    Clopper, C. J., Pearson, E. S. (1934). The use of confidence or fiducial limits illustrated in the case of the
+    binomial. Biometrika 26(4), 404-413.
+
+    Examples
+    --------
+    >>> [round(v, 4) for v in clopper_pearson(0, 10)]  # scipy: beta.ppf(0.975, 1, 10)
+    [0.0, 0.3085]
+    >>> [round(v, 4) for v in clopper_pearson(5, 10)]
+    [0.1871, 0.8129]
+    """
     if k == 0:
         return 0.0, 1.0
     lo = 0.0 if hits == 0 else _binomial_root(hits, k, upper=False)

@@ -23,21 +23,18 @@ bidirectional dilated head keeps one key on each side, which puts ``dilated-eq``
 
 Modules, one family each: :mod:`.multiscale` (``sa-ms``, block permutations), :mod:`.kleinberg`,
 :mod:`.dilated_heads` (``dilated``, :func:`dilation_permutation`), :mod:`._heads` (the heads' shared plumbing,
-:func:`equal_key_window`); this module keeps the registry (:func:`make_variant`, :func:`variant_names`,
-:func:`registry_constructors`), the key counts and re-exports every name it held before.
+:func:`equal_key_window`); this module is the registry (:func:`make_variant`, :func:`variant_names`,
+:func:`registry_constructors`) and the key counts, and gathers the families' public names (``__all__``) in one place.
 """
 
 from __future__ import annotations
 
 from ..validation import check_int
-
-# F401 waived below: the private names that lived here before the split (_HeadsPattern, _KLEINBERG_STREAM,
-# _BLOCK_STREAM) stay importable from this module
-from ._heads import _HeadsPattern, equal_key_window  # noqa: F401
+from ._heads import equal_key_window
 from .base import Pattern
 from .dilated_heads import DilatedHeads, dilation_permutation
-from .kleinberg import _KLEINBERG_STREAM, KleinbergAttention  # noqa: F401
-from .multiscale import _BLOCK_STREAM, MultiScaleSA, block_permutation, check_blocks, default_blocks  # noqa: F401
+from .kleinberg import KleinbergAttention
+from .multiscale import MultiScaleSA, block_permutation, check_blocks, default_blocks
 
 
 def keys_per_query(pattern: Pattern, layer: int = 1) -> float:

@@ -26,6 +26,35 @@ def random_qk(n: int, d: int, seed: int = 0, heads: int | None = None) -> tuple[
 
     Not a model's activations: the routing it induces has no locality, no attention sinks and no semantic
     clusters, so coverage measured on it describes score-based routing on random data, not a trained model's.
+
+    Parameters
+    ----------
+    n : int
+        Tokens, ``>= 1``.
+    d : int
+        Head dimension, ``>= 1``.
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``.
+    heads : int or None, default None
+        Heads; ``None`` gives 2-d arrays.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(q, k)``, float64.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If one is out of range.
+
+    Examples
+    --------
+    >>> q, k = random_qk(8, 4, seed=0)
+    >>> q.shape, random_qk(8, 4, heads=2)[0].shape
+    ((8, 4), (2, 8, 4))
     """
     n, d, seed = check_int("n", n, 1), check_int("d", d, 1), check_int("seed", seed, 0)
     shape = (n, d) if heads is None else (check_int("heads", heads, 1), n, d)
@@ -95,9 +124,40 @@ def topk_routing(q, k, k_keys: int, causal: bool = False) -> sp.csr_array:
     Union over heads. The routing of top-k / "oracle sparse" attention (e.g. Gupta et al. 2021, top-k attention;
     the Loki and HyperAttention families approximate it). Cost ``O(n^2 d)``; no self added.
 
+    Parameters
+    ----------
+    q : array_like of float
+        Queries, ``(n, d)`` or ``(heads, n, d)``; finite.
+    k : array_like of float
+        Keys of the same shape.
+    k_keys : int
+        Keys per query, ``1 .. n``.
+    causal : bool, default False
+        Only keys ``j <= i``.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+        ``n x n`` boolean: ``[i, j]`` when query ``i`` attends to key ``j``.
+
+    Raises
+    ------
+    TypeError
+        If ``k_keys`` is not an integer.
+    ValueError
+        If ``q`` or ``k`` has a bad shape or non-finite entries, or ``k_keys`` is out of range.
+
     References
     ----------
     Gupta et al. 2021, "Memory-efficient Transformers via Top-k Attention", arXiv 2106.06899.
+
+    Examples
+    --------
+    >>> q, k = random_qk(8, 4, seed=0)
+    >>> topk_routing(q, k, 2).sum(axis=1).tolist()
+    [2, 2, 2, 2, 2, 2, 2, 2]
+    >>> topk_routing(q, k, 2, causal=True).sum(axis=1).tolist()  # query 0 has one admissible key
+    [1, 2, 2, 2, 2, 2, 2, 2]
     """
     q3, k3 = _pair(q, k)
     h, n, _ = q3.shape
@@ -121,7 +181,35 @@ def topk_routing(q, k, k_keys: int, causal: bool = False) -> sp.csr_array:
 
 
 def topk_pattern(q, k, k_keys: int, causal: bool = False) -> CSRPattern:
-    """:func:`topk_routing` as a pattern (query itself added); lists of per-layer ``q, k`` give one layer each."""
+    """:func:`topk_routing` as a pattern (query itself added); lists of per-layer ``q, k`` give one layer each.
+
+    Parameters
+    ----------
+    q, k : array_like of float, or list of them
+        One layer's queries and keys (``(n, d)`` or ``(heads, n, d)``), the same at every depth; or lists of
+        per-layer arrays, one layer each.
+    k_keys : int
+        Keys per query, ``1 .. n``.
+    causal : bool, default False
+        Only keys ``j <= i``.
+
+    Returns
+    -------
+    CSRPattern
+        The pattern (``max_layers`` = the number of layers given as lists, else ``None``).
+
+    Raises
+    ------
+    ValueError
+        As :func:`topk_routing`, or if the lists of ``q`` and ``k`` differ in length.
+
+    Examples
+    --------
+    >>> q, k = random_qk(8, 4, seed=0)
+    >>> pattern = topk_pattern(q, k, 2)
+    >>> pattern.describe(), pattern.adjacency(1).sum(axis=1).tolist()  # 2 keys, plus the query when not among them
+    ('top-k k=2 (content, every layer)', [3, 3, 3, 3, 3, 2, 2, 3])
+    """
     qs, ks, per_layer = _layers(q, k)
     mats = [topk_routing(a, b, k_keys, causal) for a, b in zip(qs, ks, strict=True)]
     return _pattern(mats, causal, per_layer, "topk", f"top-k k={k_keys}")
@@ -139,9 +227,42 @@ def moba_routing(q, k, block: int, top_blocks: int, causal: bool = False) -> sp.
     Union over heads; ties between equal gates broken arbitrarily (as ``torch.topk``). No self added (the own block
     holds it).
 
+    Parameters
+    ----------
+    q : array_like of float
+        Queries, ``(n, d)`` or ``(heads, n, d)``; finite.
+    k : array_like of float
+        Keys of the same shape.
+    block : int
+        Keys per block, a divisor of ``n``.
+    top_blocks : int
+        Blocks per query, its own included: ``1 .. n / block``.
+    causal : bool, default False
+        Only earlier blocks and, in the own block, keys ``j <= i``.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+        ``n x n`` boolean routing.
+
+    Raises
+    ------
+    TypeError
+        If ``block`` or ``top_blocks`` is not an integer.
+    ValueError
+        If ``block`` does not divide ``n``, ``top_blocks`` is out of range, or ``q``, ``k`` are bad.
+
     References
     ----------
     Lu et al. 2025, "MoBA: Mixture of Block Attention for Long-Context LLMs", arXiv 2502.13189.
+
+    Examples
+    --------
+    >>> q, k = random_qk(8, 4, seed=0)
+    >>> moba_routing(q, k, 4, 1).sum(axis=1).tolist()  # the own block of 4 keys only
+    [4, 4, 4, 4, 4, 4, 4, 4]
+    >>> moba_routing(q, k, 2, 2, causal=True).sum(axis=1).tolist()
+    [1, 2, 3, 4, 3, 4, 3, 4]
     """
     q3, k3 = _pair(q, k)
     h, n, d = q3.shape
@@ -177,9 +298,35 @@ def moba_routing(q, k, block: int, top_blocks: int, causal: bool = False) -> sp.
 def moba_pattern(q, k, block: int, top_blocks: int, causal: bool = False) -> CSRPattern:
     """:func:`moba_routing` as a pattern (query itself added); lists of per-layer ``q, k`` give one layer each.
 
+    Parameters
+    ----------
+    q, k : array_like of float, or list of them
+        One layer's queries and keys, or lists of per-layer arrays (one layer each).
+    block, top_blocks : int
+        As :func:`moba_routing`.
+    causal : bool, default False
+        As :func:`moba_routing`.
+
+    Returns
+    -------
+    CSRPattern
+        The pattern.
+
+    Raises
+    ------
+    ValueError
+        As :func:`moba_routing`.
+
     References
     ----------
     Lu et al. 2025, "MoBA: Mixture of Block Attention for Long-Context LLMs", arXiv 2502.13189.
+
+    Examples
+    --------
+    >>> q, k = random_qk(8, 4, seed=0)
+    >>> pattern = moba_pattern([q, q], [k, k], 4, 1)
+    >>> pattern.max_layers, pattern.describe()
+    (2, 'moba block=4 top=1 (content, 2 layers)')
     """
     qs, ks, per_layer = _layers(q, k)
     mats = [moba_routing(a, b, block, top_blocks, causal) for a, b in zip(qs, ks, strict=True)]
@@ -191,7 +338,40 @@ def moba_pattern(q, k, block: int, top_blocks: int, causal: bool = False) -> CSR
 
 def lsh_rotations(d: int, buckets: int, rounds: int, seed: int = 0) -> np.ndarray:
     """The random rotations of :func:`lsh_routing`: ``(rounds, d, buckets / 2)`` i.i.d. standard Gaussian entries
-    from ``numpy.random.default_rng(seed)``."""
+    from ``numpy.random.default_rng(seed)``.
+
+    Parameters
+    ----------
+    d : int
+        Head dimension.
+    buckets : int
+        Hash buckets, even and ``>= 2``.
+    rounds : int
+        Hash rounds.
+    seed : int, default 0
+        Seed of the rotations.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, ``(rounds, d, buckets // 2)``.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If ``buckets`` is odd or an argument is out of range.
+
+    References
+    ----------
+    Kitaev, Kaiser & Levskaya 2020, "Reformer: The Efficient Transformer", ICLR, arXiv 2001.04451 (Sec. 3).
+
+    Examples
+    --------
+    >>> lsh_rotations(4, 8, 2).shape
+    (2, 4, 4)
+    """
     d, rounds, seed = check_int("d", d, 1), check_int("rounds", rounds, 1), check_int("seed", seed, 0)
     buckets = _check_buckets(buckets)
     return np.random.default_rng(seed).standard_normal((rounds, d, buckets // 2))
@@ -233,9 +413,49 @@ def lsh_routing(
     the last (``roll``), as ``gpu.approx``'s ``reformer_lsh`` does; Eq. 5 does not. ``rotations``: explicit
     ``(rounds, d, buckets/2)`` rotations (default :func:`lsh_rotations`), shared by the heads. No self added.
 
+    Parameters
+    ----------
+    q : array_like of float
+        Queries, ``(n, d)`` or ``(heads, n, d)``.
+    k : array_like of float or None, default None
+        Keys of the same shape; ``None``: shared with the queries, as in Reformer.
+    buckets : int, default 8
+        Hash buckets, even.
+    rounds : int, default 1
+        Hash rounds (their sets are united).
+    chunk : int, default 64
+        Slots per chunk, ``1 .. n``.
+    causal : bool, default False
+        Only keys ``j <= i``.
+    seed : int, default 0
+        Seed of the rotations (without ``rotations``).
+    rotations : array_like or None, default None
+        Explicit rotations, ``(rounds, d, buckets // 2)``.
+    wrap : bool, default False
+        The first chunk also looks back at the last.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+        ``n x n`` boolean routing.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an argument is out of range, ``rotations`` has the wrong shape or ``q``, ``k`` are bad.
+
     References
     ----------
     Kitaev, Kaiser & Levskaya 2020, "Reformer: The Efficient Transformer", ICLR, arXiv 2001.04451.
+
+    Examples
+    --------
+    >>> q, _ = random_qk(8, 4, seed=0)
+    >>> routing = lsh_routing(q, buckets=4, chunk=4)
+    >>> routing.shape, bool((routing != routing.T).nnz > 0)  # chunks look back, not forward: not symmetric
+    ((8, 8), True)
     """
     q3, k3 = _pair(q, k)
     h, n, d = q3.shape
@@ -289,7 +509,35 @@ def lsh_pattern(
     wrap: bool = False,
 ) -> CSRPattern:
     """:func:`lsh_routing` as a pattern (query itself added); lists of per-layer ``q`` (and ``k``) give one layer
-    each, layer ``l`` hashed with ``seed + l - 1``."""
+    each, layer ``l`` hashed with ``seed + l - 1``.
+
+    Parameters
+    ----------
+    q, k : array_like of float, or list of them
+        One layer's queries (and keys; ``None`` shares the queries), or lists of per-layer arrays.
+    buckets, rounds, chunk, causal, seed, wrap
+        As :func:`lsh_routing`.
+
+    Returns
+    -------
+    CSRPattern
+        The pattern.
+
+    Raises
+    ------
+    ValueError
+        As :func:`lsh_routing`.
+
+    References
+    ----------
+    Kitaev, Kaiser & Levskaya 2020, "Reformer: The Efficient Transformer", ICLR, arXiv 2001.04451.
+
+    Examples
+    --------
+    >>> q, _ = random_qk(8, 4, seed=0)
+    >>> lsh_pattern(q, buckets=4, chunk=4).describe()
+    'lsh buckets=4 rounds=1 chunk=4 (content, every layer)'
+    """
     qs, ks, per_layer = _layers(q, k)
     mats = [
         lsh_routing(a, b, buckets, rounds, chunk, causal, check_int("seed", seed, 0) + i, wrap=wrap)
@@ -318,7 +566,48 @@ def random_content_pattern(
 ) -> CSRPattern:
     """A content-based pattern on synthetic data: layer ``l`` routes :func:`random_qk` ``(n, d, seed + l - 1)``
     (i.i.d. Gaussian; a stand-in, not a model's activations) with ``kind`` = ``topk`` (``k_keys``), ``moba``
-    (``block``, ``top_blocks``) or ``lsh`` (``buckets``, ``rounds``, ``chunk``, ``wrap``)."""
+    (``block``, ``top_blocks``) or ``lsh`` (``buckets``, ``rounds``, ``chunk``, ``wrap``).
+
+    Parameters
+    ----------
+    kind : str
+        ``"topk"``, ``"moba"`` or ``"lsh"``.
+    n : int
+        Tokens.
+    layers : int
+        Layers (each routes its own random ``q, k``).
+    d : int, default 64
+        Head dimension.
+    heads : int, default 1
+        Heads per layer (united).
+    seed : int, default 0
+        Seed of layer 1's data (layer ``l``: ``seed + l - 1``).
+    causal : bool, default False
+        Causal routing.
+    **params
+        The router's own parameters (see above).
+
+    Returns
+    -------
+    CSRPattern
+        ``layers`` layers of content-based routing.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If ``kind`` is unknown, ``params`` do not fit the router, or a value is out of range.
+
+    Examples
+    --------
+    >>> from receptive import coverage
+    >>> pattern = random_content_pattern("topk", 16, 3, d=8, k_keys=2)
+    >>> pattern.max_layers, pattern.describe()
+    (3, 'top-k k=2 (content, 3 layers)')
+    >>> coverage(random_content_pattern("moba", 16, 3, d=8, block=4, top_blocks=2), max_layers=3).full_coverage_layer
+    2
+    """
     builders = {"topk": topk_pattern, "moba": moba_pattern, "lsh": lsh_pattern}
     if kind not in builders:
         raise ValueError(f"kind: expected one of {', '.join(builders)}, got {kind!r}")

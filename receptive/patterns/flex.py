@@ -27,6 +27,8 @@ from graphs.ops import NeighbourOp, Op, WindowOp
 from ..validation import check_int
 from .base import Pattern
 
+__all__ = ["DENSE_TABLE_BYTES", "LOOKUPS", "CSRPattern", "from_mask_mod", "layer_pairs_bound", "to_mask_mod"]
+
 #: working bytes per evaluated ``(query, key)`` pair while a block of the mask is evaluated: the boolean result plus
 #: the int64 index tensors that ``vmap`` broadcasts (an estimate, not a measurement of every ``mask_mod``)
 WORK_BYTES_PER_PAIR = 32
@@ -45,10 +47,41 @@ class CSRPattern(Pattern):
     pattern includes the query itself (it stands for the residual path), so the diagonal is added; with ``causal`` a
     key after its query is a ``ValueError`` naming ``what``.
 
+    Parameters
+    ----------
+    n : int
+        Tokens.
+    layers : sequence of scipy.sparse matrix or graphs.ops.NeighbourOp
+        The layers' ``n x n`` adjacencies.
+    causal : bool, default False
+        Check that no query attends to a later key.
+    per_layer : bool, default True
+        One entry per layer; ``False``: one entry, the same layer at every depth.
+    name : str or None, default None
+        The pattern's name (default ``"csr"``).
+    description : str or None, default None
+        What :meth:`describe` returns.
+    what : str, default "layers"
+        The argument named in error messages.
+
+    Raises
+    ------
+    ValueError
+        If there is no layer, ``per_layer=False`` gets several, a matrix is not ``n x n``, or a causal pattern attends
+        to a later key.
+
     References
     ----------
     Dong et al. 2024, "Flex Attention: A Programming Model for Generating Optimized Attention Kernels", arXiv 2412.05496
     (``mask_mod``).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> previous = sp.csr_array(np.eye(4, k=-1, dtype=bool))  # query i attends to i - 1
+    >>> pattern = CSRPattern(4, [previous], causal=True)
+    >>> pattern.describe(), pattern.adjacency(1).nnz  # 3 edges plus the 4 queries themselves
+    ('csr (1 layers)', 7)
     """
 
     name = "csr"
@@ -157,10 +190,55 @@ def from_mask_mod(
     soon as either would exceed it. Cost ``O(n^2)`` evaluations of ``mask_mod`` per layer and head. ``device``: where
     the index tensors live (that of the tensors the ``mask_mod`` closes over; default CPU).
 
+    Parameters
+    ----------
+    mask_mod : callable or None
+        ``mask_mod(b, h, q_idx, kv_idx) -> bool tensor``; ``None`` with ``layers``.
+    n : int
+        Tokens.
+    causal : bool, default False
+        Check that no query sees a later key.
+    layers : sequence of callable or None, default None
+        One ``mask_mod`` per layer.
+    heads : int, default 1
+        Heads evaluated (``h = 0 .. heads - 1``) and united.
+    max_memory : int or str, default graphs.DEFAULT_MAX_MEMORY
+        Bytes (or a size such as ``"2GB"``) for the working block and the stored CSR.
+    block : int or None, default None
+        Query rows per evaluation block.
+    device : torch.device or None, default None
+        Device of the index tensors.
+    name : str, default "mask_mod"
+        The pattern's name.
+
+    Returns
+    -------
+    CSRPattern
+        One layer per ``mask_mod``, the query itself included.
+
+    Raises
+    ------
+    TypeError
+        If ``mask_mod`` (or an entry of ``layers``) is not callable, or an integer argument is not an integer.
+    ValueError
+        If both ``mask_mod`` and ``layers`` are given, the ``mask_mod`` fails under ``vmap`` or returns no bool
+        tensor, or ``causal`` is violated.
+    MemoryError
+        If the working block or the CSR would exceed ``max_memory``.
+
     References
     ----------
     Dong et al. 2024, "Flex Attention: A Programming Model for Generating Optimized Attention Kernels", arXiv 2412.05496
     (``mask_mod``).
+
+    Examples
+    --------
+    >>> band = from_mask_mod(lambda b, h, q_idx, kv_idx: (q_idx - kv_idx).abs() <= 1, 6)
+    >>> band.describe(), band.adjacency(1).sum(axis=1).tolist()
+    ('mask_mod (every layer)', [2, 3, 3, 3, 3, 2])
+    >>> causal = from_mask_mod(None, 4, True, layers=[lambda b, h, q, kv: kv <= q, lambda b, h, q, kv: kv == q])
+    >>> causal.max_layers, causal.adjacency(2).nnz  # layer 2 keeps each query to itself
+    (2, 4)
     """
     torch = _torch("from_mask_mod")
     n = check_int("n", n, 1)
@@ -275,7 +353,27 @@ def _evaluate(torch, mask_mod, n, heads, causal, block, max_memory, what, device
 def layer_pairs_bound(pattern: Pattern, layer: int) -> int:
     """An upper bound on the attended pairs of one layer from its operators, before any edge is built: the sum of
     the operators' ``pair_count`` where they have one, else ``n * min(size, n)`` for a window and the entries of a
-    neighbour list; at most ``n^2``."""
+    neighbour list; at most ``n^2``.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        Any receptive pattern.
+    layer : int
+        The layer (1-based).
+
+    Returns
+    -------
+    int
+        At least the number of attended pairs of that layer, the query itself included.
+
+    Examples
+    --------
+    >>> from receptive import make_pattern
+    >>> swa = make_pattern("swa", 16, 3)
+    >>> layer_pairs_bound(swa, 1) >= swa.adjacency(1).nnz
+    True
+    """
     n = pattern.n
     total = 0
     for op in pattern.layer_ops(layer):
@@ -312,16 +410,53 @@ def to_mask_mod(
     ``lookup``: ``dense``, an ``n x n`` boolean table (``n^2`` bytes, one load); ``bits``, the same table packed in
     64-bit words, ``(T[i, j >> 6] >> (j & 63)) & 1`` (``n^2 / 8`` bytes, one load); ``csr``, a binary search of ``j``
     in the sorted CSR row of ``i`` in ``ceil(log2(max row + 1))`` fixed steps (``8 (n + 1 + pairs)`` bytes, as many
-    dependent loads: fine eagerly and under ``vmap``, but compiling it into the fused CPU kernel took over 700 s at
-    six search steps where the tables took 11-34 s); ``auto``: ``dense`` up to
+    dependent loads: fine eagerly and under ``vmap``, but far slower to compile into the fused CPU kernel than a
+    table lookup); ``auto``: ``dense`` up to
     ``DENSE_TABLE_BYTES``, else ``bits`` within half of ``max_memory``, else ``csr``. ``device``: where the tables
     live (the device of the attention call). A ``MemoryError`` naming ``max_memory`` before anything is built if the
     adjacency (bounded from the layer's operators) and the table would not fit.
+
+    Parameters
+    ----------
+    pattern : Pattern
+        Any receptive pattern.
+    layer : int
+        The layer (1-based).
+    lookup : str, default "auto"
+        One of :data:`LOOKUPS`.
+    device : torch.device or None, default None
+        Where the tables live.
+    max_memory : int or str, default graphs.DEFAULT_MAX_MEMORY
+        Bytes for the adjacency and the table.
+
+    Returns
+    -------
+    callable
+        ``mask_mod(b, h, q_idx, kv_idx) -> bool tensor``.
+
+    Raises
+    ------
+    TypeError
+        If ``pattern`` is not a Pattern.
+    ValueError
+        If ``layer`` is out of range or ``lookup`` is unknown.
+    MemoryError
+        If the lookup would exceed ``max_memory``.
 
     References
     ----------
     Dong et al. 2024, "Flex Attention: A Programming Model for Generating Optimized Attention Kernels", arXiv 2412.05496
     (``mask_mod``).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from receptive import make_pattern
+    >>> mask_mod = to_mask_mod(make_pattern("swa", 16, 3), 1, lookup="csr")
+    >>> mask_mod.__name__, bool(mask_mod(0, 0, torch.tensor(5), torch.tensor(6)))
+    ('receptive_swa_layer1', True)
+    >>> bool(mask_mod(0, 0, torch.tensor(5), torch.tensor(8)))  # outside the window
+    False
     """
     torch = _torch("to_mask_mod")
     if not isinstance(pattern, Pattern):

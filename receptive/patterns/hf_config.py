@@ -8,6 +8,12 @@ chunked layers use RoPE, every fourth layer is global without it); the older enc
 (``model_type`` ``gemma2``, sliding first) and ``use_sliding_window`` + ``max_window_layers`` (Qwen2: layers at or
 above it slide). A nested ``text_config`` (multimodal configs) is read instead of the top level. Decoders are causal.
 Encoder layouts: Longformer's ``attention_window`` (two-sided, per layer) and BigBird's ``block_sparse``.
+
+References
+----------
+Hugging Face Transformers, the ``config.json`` fields of ``Gemma2Config``, ``Gemma3TextConfig``, ``Llama4TextConfig``,
+``MistralConfig``, ``Qwen2Config``, ``LongformerConfig`` and ``BigBirdConfig``
+(https://huggingface.co/docs/transformers).
 """
 
 from __future__ import annotations
@@ -19,11 +25,36 @@ from .base import Pattern
 from .registry import pattern_from_spec
 from .stack import LayerStack
 
+__all__ = ["KNOWN_LAYER_TYPES", "layer_specs", "load_config", "pattern_from_config"]
+
 KNOWN_LAYER_TYPES = ("sliding_attention", "full_attention", "chunked_attention")
 
 
 def load_config(path: str | os.PathLike) -> dict:
-    """The JSON object of a config file (``config.json`` or a folder holding one)."""
+    """The JSON object of a config file (``config.json`` or a folder holding one).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file, or a folder holding ``config.json``.
+
+    Returns
+    -------
+    dict
+        The parsed object.
+
+    Raises
+    ------
+    ValueError
+        If the file cannot be read, is not JSON or holds no JSON object (one line starting ``hf_config:``).
+
+    Examples
+    --------
+    >>> load_config("/nonexistent/config.json")
+    Traceback (most recent call last):
+    ...
+    ValueError: hf_config: cannot read '/nonexistent/config.json': No such file or directory
+    """
     path = os.fspath(path)
     if os.path.isdir(path):
         path = os.path.join(path, "config.json")
@@ -47,7 +78,32 @@ def _int_field(config: dict, name: str, low: int = 1) -> int:
 
 
 def layer_specs(config: dict) -> tuple[list[str], bool, str]:
-    """``(one layer spec per layer, causal, name)`` of a config (see the module docstring for the fields)."""
+    """``(one layer spec per layer, causal, name)`` of a config (see the module docstring for the fields).
+
+    Parameters
+    ----------
+    config : dict
+        A parsed ``config.json``.
+
+    Returns
+    -------
+    tuple
+        ``(specs, causal, model_type)``: one :func:`receptive.patterns.registry.pattern_from_spec` spec per layer
+        (``"swa:W"``, ``"chunk:C"``, ``"full"``, ...), whether the model is a decoder, and its ``model_type``.
+
+    Raises
+    ------
+    ValueError
+        If a field the layout needs is missing or malformed, or ``layer_types`` holds a type this reader does not
+        know.
+
+    Examples
+    --------
+    >>> layer_specs({"model_type": "gemma3", "num_hidden_layers": 6, "sliding_window": 4, "sliding_window_pattern": 3})
+    (['swa:4', 'swa:4', 'full', 'swa:4', 'swa:4', 'full'], True, 'gemma3')
+    >>> layer_specs({"model_type": "longformer", "num_hidden_layers": 2, "attention_window": 4})  # 2 keys a side
+    (['swa:5', 'swa:5'], False, 'longformer')
+    """
     if isinstance(config.get("text_config"), dict):
         config = {**config["text_config"], "model_type": config.get("model_type", "")}
     model_type = str(config.get("model_type", "model"))
@@ -116,7 +172,35 @@ def layer_specs(config: dict) -> tuple[list[str], bool, str]:
 
 
 def pattern_from_config(path_or_config, n: int, *, seed: int = 0) -> Pattern:
-    """The layer stack a config describes on ``n`` positions (one pattern per distinct layer kind)."""
+    """The layer stack a config describes on ``n`` positions (one pattern per distinct layer kind).
+
+    Parameters
+    ----------
+    path_or_config : dict, str or os.PathLike
+        A parsed config, or the path of one (see :func:`load_config`).
+    n : int
+        Sequence length; windows and chunks wider than ``n`` are clipped to it.
+    seed : int, default 0
+        Seed of the random layers (BigBird's random blocks).
+
+    Returns
+    -------
+    LayerStack
+        One layer per ``num_hidden_layers``, named after ``model_type``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`load_config` and :func:`layer_specs`, or for an ``n`` a layer cannot take.
+
+    Examples
+    --------
+    >>> from receptive import coverage
+    >>> config = {"model_type": "gemma3", "num_hidden_layers": 6, "sliding_window": 4, "sliding_window_pattern": 3}
+    >>> stack = pattern_from_config(config, 32)
+    >>> stack.max_layers, coverage(stack, max_layers=6).full_coverage_layer  # layer 3 is global
+    (6, 3)
+    """
     config = path_or_config if isinstance(path_or_config, dict) else load_config(path_or_config)
     specs, causal, name = layer_specs(config)
     built: dict[str, Pattern] = {}

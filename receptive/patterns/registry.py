@@ -100,7 +100,22 @@ def make_pattern(
 
 @dataclass(frozen=True)
 class Param:
-    """One integer argument of a layer spec; ``default`` ``None`` means required."""
+    """One integer argument of a layer spec; ``default`` ``None`` means required.
+
+    Attributes
+    ----------
+    name : str
+        The argument's name (upper-cased in :attr:`Kind.usage`).
+    help : str
+        What it means, for error messages and ``--help``.
+    default : int or None, default None
+        Its value when the spec leaves it out; ``None``: required.
+
+    Examples
+    --------
+    >>> Param("globals", "global tokens", 1)
+    Param(name='globals', help='global tokens', default=1)
+    """
 
     name: str
     help: str
@@ -109,7 +124,26 @@ class Param:
 
 @dataclass(frozen=True)
 class Kind:
-    """A pattern name of the spec grammar: its arguments and ``build(n, causal, circular, seed, *args)``."""
+    """A pattern name of the spec grammar: its arguments and ``build(n, causal, circular, seed, *args)``.
+
+    Attributes
+    ----------
+    name : str
+        The name a spec starts with.
+    params : tuple of Param
+        Its integer arguments, in spec order.
+    build : callable
+        ``build(n, causal, circular, seed, *values) -> Pattern``.
+    summary : str
+        One line for listings.
+    circular : bool, default False
+        Whether the pattern is defined on a circular sequence too.
+
+    Examples
+    --------
+    >>> KINDS["global"].usage
+    'global:W:[GLOBALS=1]'
+    """
 
     name: str
     params: tuple[Param, ...]
@@ -131,7 +165,30 @@ KINDS: dict[str, Kind] = {}
 
 
 def register(kind: Kind) -> Kind:
-    """Add a pattern name to the spec grammar (used by :mod:`.registry` itself and by extensions)."""
+    """Add a pattern name to the spec grammar (used by :mod:`.registry` itself and by extensions).
+
+    Parameters
+    ----------
+    kind : Kind
+        The new name, its arguments and builder.
+
+    Returns
+    -------
+    Kind
+        ``kind``, now in :data:`KINDS`.
+
+    Raises
+    ------
+    ValueError
+        If the name is registered already.
+
+    Examples
+    --------
+    >>> register(KINDS["swa"])
+    Traceback (most recent call last):
+    ...
+    ValueError: name: 'swa' is registered already
+    """
     if kind.name in KINDS:
         raise ValueError(f"name: {kind.name!r} is registered already")
     KINDS[kind.name] = kind
@@ -247,7 +304,26 @@ class SyntheticContent(Pattern):
     """A content-based layer (top-k, MoBA, Reformer LSH routing of :mod:`.content`) on synthetic queries and keys:
     layer ``l`` routes :func:`.content.random_qk` ``(n, 64, seed + l - 1)``, i.i.d. Gaussian, drawn when the layer is
     first used. A stand-in for the spec grammar, not a model's routing (pass real ``q, k`` to ``topk_pattern`` and
-    friends for that); the scores cost ``O(n^2 d)`` per layer, so keep ``n`` to a few thousand."""
+    friends for that); the scores cost ``O(n^2 d)`` per layer, so keep ``n`` to a few thousand.
+
+    Parameters
+    ----------
+    kind : str
+        ``"topk"``, ``"moba"`` or ``"lsh"``.
+    n : int
+        Tokens.
+    causal : bool
+        Causal routing.
+    seed : int
+        Seed of layer 1's queries and keys.
+    **params
+        The router's parameters (:func:`.content.random_content_pattern`).
+
+    Examples
+    --------
+    >>> SyntheticContent("topk", 16, False, 0, k_keys=2).describe()
+    'topk k_keys=2 (synthetic q, k)'
+    """
 
     def __init__(self, kind: str, n: int, causal: bool, seed: int, **params):
         super().__init__(n, causal)
@@ -300,7 +376,39 @@ register(
 def parse_layer(spec: str, default_w: int | None = None, argument: str = "stack") -> tuple[Kind, tuple[int, ...]]:
     """``"NAME[:ARG...]"`` -> (kind, integer arguments with defaults filled in). ``default_w`` fills a missing
     window ``W`` (the ``--patterns`` form); without it a missing required argument is an error. ``argument`` names
-    what the spec came from in error messages."""
+    what the spec came from in error messages.
+
+    Parameters
+    ----------
+    spec : str
+        ``NAME[:ARG...]``, a name of :data:`KINDS`.
+    default_w : int or None, default None
+        The window to use when the spec leaves out a required ``W``.
+    argument : str, default "stack"
+        The argument (or CLI flag) named in error messages.
+
+    Returns
+    -------
+    tuple
+        ``(kind, values)``: the :class:`Kind` and its integer arguments, defaults filled in.
+
+    Raises
+    ------
+    ValueError
+        If the name is unknown, an argument is not an integer, there are too many, or a required one is missing.
+
+    Examples
+    --------
+    >>> kind, values = parse_layer("global:512:2")
+    >>> kind.name, values
+    ('global', (512, 2))
+    >>> parse_layer("swa", default_w=64)[1]
+    (64,)
+    >>> parse_layer("swa")
+    Traceback (most recent call last):
+    ...
+    ValueError: stack: 'swa' needs W (keys per query, itself included): swa:W
+    """
     text = spec.strip()
     name, *raw = text.split(":")
     kind = KINDS.get(name.strip())
@@ -334,7 +442,40 @@ def pattern_from_spec(
     default_w: int | None = None,
     argument: str = "stack",
 ) -> Pattern:
-    """One pattern from a layer spec, e.g. ``pattern_from_spec("global:512:2", n=4096)``."""
+    """One pattern from a layer spec, e.g. ``pattern_from_spec("global:512:2", n=4096)``.
+
+    Parameters
+    ----------
+    spec : str
+        A layer spec (:func:`parse_layer`).
+    n : int
+        Sequence length.
+    causal : bool, default False
+        Attend only to keys ``j <= i``.
+    circular : bool, default False
+        Windows wrap around (only for the kinds that allow it).
+    seed : int, default 0
+        Seed of the random draws.
+    default_w : int or None, default None
+        The window of a spec without ``W``.
+    argument : str, default "stack"
+        The argument named in error messages.
+
+    Returns
+    -------
+    Pattern
+
+    Raises
+    ------
+    ValueError
+        As :func:`parse_layer`, for ``circular`` with a kind that has no circular form, or for values the pattern
+        refuses.
+
+    Examples
+    --------
+    >>> pattern_from_spec("global:16:2", 64).describe()
+    'global w=16 globals=2'
+    """
     kind, values = parse_layer(spec, default_w, argument)
     if circular and not kind.circular:
         raise ValueError(f"circular: {kind.name} is defined on a truncated sequence only")
@@ -342,7 +483,30 @@ def pattern_from_spec(
 
 
 def parse_stack(spec: str, argument: str = "stack") -> list[str]:
-    """``"5*swa:1024,full"`` -> the period as layer specs ``["swa:1024"] * 5 + ["full"]`` (validated)."""
+    """``"5*swa:1024,full"`` -> the period as layer specs ``["swa:1024"] * 5 + ["full"]`` (validated).
+
+    Parameters
+    ----------
+    spec : str
+        Comma-separated layer specs, each optionally ``K*`` repeated.
+    argument : str, default "stack"
+        The argument named in error messages.
+
+    Returns
+    -------
+    list of str
+        One layer spec per layer of the period.
+
+    Raises
+    ------
+    ValueError
+        If ``spec`` is empty, a repetition is not an integer ``>= 1``, or a layer spec is invalid.
+
+    Examples
+    --------
+    >>> parse_stack("2*swa:8,full")
+    ['swa:8', 'swa:8', 'full']
+    """
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"{argument}: expected comma-separated layer specs NAME[:ARG...], K* to repeat; got nothing")
     period = []
@@ -372,7 +536,41 @@ def stack_from_spec(
     name: str | None = None,
     argument: str = "stack",
 ) -> LayerStack:
-    """The stack of a spec, cycled to ``depth`` layers; layers with the same spec share one pattern object."""
+    """The stack of a spec, cycled to ``depth`` layers; layers with the same spec share one pattern object.
+
+    Parameters
+    ----------
+    spec : str
+        A stack spec (:func:`parse_stack`).
+    n : int
+        Sequence length.
+    depth : int
+        Layers of the stack (the period is cycled).
+    causal, circular : bool, default False
+        As :func:`pattern_from_spec`.
+    seed : int, default 0
+        Seed of the random draws.
+    name : str or None, default None
+        The stack's name (default: ``spec``).
+    argument : str, default "stack"
+        The argument named in error messages.
+
+    Returns
+    -------
+    LayerStack
+
+    Raises
+    ------
+    ValueError
+        As :func:`parse_stack` and :func:`pattern_from_spec`.
+
+    Examples
+    --------
+    >>> from receptive import coverage
+    >>> stack = stack_from_spec("2*swa:8,full", 64, 6)
+    >>> stack.max_layers, coverage(stack, max_layers=6).full_coverage_layer  # layer 3 sees everything
+    (6, 3)
+    """
     period = parse_stack(spec, argument)
     built: dict[str, Pattern] = {}
     for layer in period:

@@ -14,8 +14,32 @@ from tqdm.auto import tqdm
 from .store import ResultStore
 from .tasks import Task, run_task
 
+__all__ = ["pending", "run_dask", "run_local"]
+
 
 def pending(tasks: Sequence[Task], store: ResultStore) -> list[Task]:
+    """The tasks whose key ``store`` does not hold yet, in order.
+
+    Parameters
+    ----------
+    tasks : sequence of Task
+        The sweep's tasks.
+    store : ResultStore
+        Where finished tasks are recorded.
+
+    Returns
+    -------
+    list of Task
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from receptive.sweep import ResultStore, tasks_for
+    >>> tasks = tasks_for("sa", 64, 8, False, False, 0, exact=True, max_layers=8)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     len(pending(tasks, ResultStore(folder)))
+    1
+    """
     done = store.done()
     return [t for t in tasks if t.key not in done]
 
@@ -28,7 +52,36 @@ def run_local(
     progress: bool | None = None,
     work: Callable[[Task], dict] = run_task,
 ) -> list[str]:
-    """Run the pending tasks one after another; return the keys that failed every attempt."""
+    """Run the pending tasks one after another; return the keys that failed every attempt.
+
+    Parameters
+    ----------
+    tasks : sequence of Task
+        The sweep's tasks; those already in ``store`` are skipped.
+    store : ResultStore
+        Each result is added as soon as its task finishes.
+    retries : int, default 2
+        Further attempts of a task that raised, before it is recorded as failed.
+    progress : bool or None, default None
+        Show a progress bar (``None``: tqdm decides from the terminal).
+    work : callable, default run_task
+        ``work(task) -> result row``.
+
+    Returns
+    -------
+    list of str
+        The keys of the tasks that failed every attempt (recorded with :meth:`ResultStore.fail`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from receptive.sweep import ResultStore, tasks_for
+    >>> tasks = tasks_for("sa", 64, 8, False, False, 0, exact=True, max_layers=8)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     store = ResultStore(folder)
+    ...     run_local(tasks, store, progress=False), [row["full_layer"] for row in store.results()]
+    ([], [4])
+    """
     failed = []
     for task in tqdm(pending(tasks, store), unit="task", desc="sweep", disable=_quiet(progress)):
         for _ in range(retries + 1):
@@ -54,7 +107,45 @@ def run_dask(
     workers: int | None = None,
 ) -> list[str]:
     """Submit the pending tasks to Dask (``scheduler``: ``local`` starts a ``LocalCluster``, else an address such as
-    ``tcp://host:8786``); results are written here as they complete. Returns the keys that failed."""
+    ``tcp://host:8786``); results are written here as they complete. Returns the keys that failed.
+
+    Parameters
+    ----------
+    tasks : sequence of Task
+        The sweep's tasks; those already in ``store`` are skipped.
+    store : ResultStore
+        Each result is added here as its future completes.
+    scheduler : str, default "local"
+        ``"local"`` or a scheduler address.
+    retries : int, default 2
+        Dask's retries of a failed task.
+    progress : bool or None, default None
+        Show a progress bar.
+    work : callable, default run_task
+        ``work(task) -> result row``, run on the workers.
+    workers : int or None, default None
+        Workers of the local cluster (``None``: Dask's default).
+
+    Returns
+    -------
+    list of str
+        The keys of the tasks that failed every attempt.
+
+    Raises
+    ------
+    ImportError
+        If ``dask.distributed`` is not installed (the ``dask`` extra).
+
+    Examples
+    --------
+    Starting a cluster takes seconds, so this example is not run by the doctests (``run_local`` is the same loop
+    in this process):
+
+    >>> from receptive.sweep import ResultStore, tasks_for
+    >>> tasks = tasks_for("sa", 64, 8, False, False, 0, exact=True, max_layers=8)
+    >>> run_dask(tasks, ResultStore("sweep-out"), workers=2)  # doctest: +SKIP
+    []
+    """
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError as exc:  # pragma: no cover - depends on the environment

@@ -25,6 +25,31 @@ class ResultStore:
     Each line is flushed when written (a killed process loses nothing) and fsynced at most every few seconds (a
     machine crash loses at most those seconds). On reading, a torn last line is skipped with a warning (and cut off
     before the next append); a malformed line anywhere else is an error naming the file and line.
+
+    Parameters
+    ----------
+    directory : str or os.PathLike
+        The folder of the two files (created if missing).
+    resume : bool, default False
+        Continue the results already there (checked for malformed lines first); without it a folder that holds
+        results is refused, and an old ``failures.jsonl`` is removed.
+
+    Raises
+    ------
+    FileExistsError
+        If ``directory`` holds results and ``resume`` is False.
+    ValueError
+        If the folder cannot be created or written, or (``resume``) a line inside a file is malformed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     store = ResultStore(folder)
+    ...     store.add({"key": "a", "full_layer": 3})
+    ...     store.fail("b", "Traceback ...", 3)
+    ...     sorted(store.done()), [row["key"] for row in store.failures()], ResultStore(folder, resume=True).done()
+    (['a'], ['b'], {'a'})
     """
 
     FSYNC_EVERY = 5.0  # seconds
@@ -94,9 +119,11 @@ class ResultStore:
         return list({row["key"]: row for row in self._read(self.results_path)}.values())
 
     def done(self) -> set[str]:
+        """The keys of the finished tasks."""
         return {row["key"] for row in self._read(self.results_path)}
 
     def failures(self) -> list[dict]:
+        """The failed tasks that have not finished since (``{"key", "error", "attempts"}`` rows)."""
         done = self.done()
         return [row for row in self._read(self.failures_path) if row["key"] not in done]
 
@@ -110,10 +137,11 @@ class ResultStore:
             if time.monotonic() - self._synced > self.FSYNC_EVERY:
                 os.fsync(fh.fileno())
                 self._synced = time.monotonic()
-        self._repaired: set[Path] = set()
 
     def add(self, row: dict) -> None:
+        """Append one finished task's result row (a dict with a ``key``)."""
         self._append(self.results_path, row)
 
     def fail(self, key: str, error: str, attempts: int) -> None:
+        """Record that task ``key`` failed ``attempts`` times, the last with ``error``."""
         self._append(self.failures_path, {"key": key, "error": error, "attempts": attempts})

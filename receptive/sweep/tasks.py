@@ -20,11 +20,39 @@ from ..coverage.compute import target_positions
 from ..patterns import make_pattern
 from ..theory import predict_full_layer
 
+__all__ = ["Task", "run_task", "tasks_for"]
+
 
 @dataclass(frozen=True)
 class Task:
     """One unit of work. ``method`` is ``exact`` (sources ``start..stop-1``) or ``sampled`` (``targets`` random
-    targets drawn from ``seed``)."""
+    targets drawn from ``seed``).
+
+    Attributes
+    ----------
+    pattern : str
+        A name of :func:`receptive.make_pattern`.
+    n, w : int
+        Sequence length and window.
+    causal, circular : bool
+        The pattern's mask and boundary.
+    seed : int
+        The pattern's seed (and the sampled targets').
+    method : str
+        ``"exact"`` or ``"sampled"``.
+    max_layers : int
+        Layers to compute at most.
+    start, stop : int, default 0
+        The exact task's sources ``start..stop-1``.
+    targets : int, default 0
+        The sampled task's number of targets.
+
+    Examples
+    --------
+    >>> task = Task("sa", 64, 8, False, False, 0, "exact", 8, start=0, stop=64)
+    >>> task.key, task.point
+    ('sa|n64|w8|bidir|s0|exact|0-64|L8', ('sa', 64, 8, False, False, 0))
+    """
 
     pattern: str
     n: int
@@ -67,7 +95,45 @@ def tasks_for(
     max_memory: int = DEFAULT_MAX_MEMORY,
     slab_size: int | None = None,
 ) -> list[Task]:
-    """The tasks of one (grid point, seed): one per slab (exact) or one sampled task."""
+    """The tasks of one (grid point, seed): one per slab (exact) or one sampled task.
+
+    Parameters
+    ----------
+    pattern : str
+        A name of :func:`receptive.make_pattern`.
+    n, w : int
+        Sequence length and window.
+    causal, circular : bool
+        The pattern's mask and boundary.
+    seed : int
+        The pattern's seed.
+    exact : bool
+        Exact slabs of sources, or one sampled task.
+    max_layers : int
+        Layers to compute at most.
+    targets : int, default 1024
+        Targets of the sampled task (at most ``n``).
+    max_memory : int, default graphs.DEFAULT_MAX_MEMORY
+        Bytes per slab (:func:`graphs.plan_slabs`).
+    slab_size : int or None, default None
+        Sources per slab instead of the memory plan.
+
+    Returns
+    -------
+    list of Task
+
+    Raises
+    ------
+    TypeError, ValueError
+        If the pattern refuses its arguments (:func:`receptive.make_pattern`).
+
+    Examples
+    --------
+    >>> [t.key for t in tasks_for("sa", 128, 8, False, False, 0, exact=True, max_layers=8, slab_size=64)]
+    ['sa|n128|w8|bidir|s0|exact|0-64|L8', 'sa|n128|w8|bidir|s0|exact|64-128|L8']
+    >>> tasks_for("sa", 64, 8, False, False, 0, exact=False, max_layers=8, targets=16)[0].key
+    'sa|n64|w8|bidir|s0|sampled|k16|L8'
+    """
     common = dict(pattern=pattern, n=n, w=w, causal=causal, circular=circular, seed=seed, max_layers=max_layers)
     if not exact:
         return [Task(method="sampled", targets=min(targets, n), **common)]
@@ -78,7 +144,26 @@ def tasks_for(
 
 
 def run_task(task: Task) -> dict:
-    """Compute one task (pure: the same task gives the same result, wherever it runs)."""
+    """Compute one task (pure: the same task gives the same result, wherever it runs).
+
+    Parameters
+    ----------
+    task : Task
+        The unit of work.
+
+    Returns
+    -------
+    dict
+        ``{"key", "task", "full_layer", "coverage_sum", "positions", "seconds"}``: the layer at which the slab (or
+        every sampled target) was full, ``None`` if not within ``max_layers``; the per-layer sum of coverages over
+        the slab's sources (exact tasks; ``None`` for sampled ones); the sources or targets covered; the time taken.
+
+    Examples
+    --------
+    >>> row = run_task(Task("sa", 64, 8, False, False, 0, "exact", 8, start=0, stop=64))
+    >>> row["full_layer"], row["positions"], len(row["coverage_sum"])
+    (4, 64, 4)
+    """
     began = time.perf_counter()
     pat = make_pattern(task.pattern, task.n, task.w, task.causal, task.circular, task.seed)
     if task.method == "exact":

@@ -1,5 +1,6 @@
-"""``python -m receptive.bound.variants``: deterministic patterns measured once, their sampled causal L* exact, the
-search's starting guess taken from the rows already measured, and every invocation recorded."""
+"""``python -m analysis.causal.variants`` and ``python -m analysis.causal.refresh_keys``: deterministic patterns
+measured once, their sampled causal L* exact, the search's starting guess taken from the rows already measured, every
+invocation recorded, and the keys of a log recounted."""
 
 import json
 import subprocess
@@ -9,8 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from analysis.causal import refresh_keys
+from analysis.causal.variants import deterministic, initial_guess, main, measure, row_keys, summarise
 from receptive.bound.analysis import typical_layer
-from receptive.bound.variants import deterministic, initial_guess, main, measure, summarise
+
+ROOT = Path(__file__).resolve().parents[2]
+VARIANTS_LOG = ROOT / "analysis" / "causal" / "results" / "variants" / "variants.jsonl"
 
 
 def test_deterministic_patterns_are_the_seed_free_ones():
@@ -45,8 +50,7 @@ def test_initial_guess_from_done_rows():
 
 
 def test_summary_typical_is_the_shared_rule():
-    # receptive.bound.analysis.typical_layer: with 4 seeds, 2 full is "at least half" (the old inline rule of this
-    # module asked for 3 of 4); with 5 seeds 3 are needed
+    # receptive.bound.analysis.typical_layer: with 4 seeds, 2 full is "at least half"; with 5 seeds 3 are needed
     def row(seed, full, n=256):
         return {"pattern": "sa", "causal": False, "n": n, "w": 8, "seed": seed, "method": "exact"} | {
             "full_layer": full,
@@ -112,11 +116,9 @@ def test_redo_replaces_stale_rows_instead_of_keeping_them_twice(tmp_path, capsys
 
 
 def test_committed_causal_dilated_rows_are_reproduced():
-    """The causal dilated heads did not change with the bidirectional equal-keys fix (all 30 causal points of the
-    log before it gave the same L* again; their keys per query are now the closed form at the row's n): the committed
-    causal rows measured in under half a second come out the same, L*, keys per query and configuration."""
-    path = Path(__file__).resolve().parent.parent / "results" / "causal" / "variants" / "variants.jsonl"
-    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    """The committed causal rows of the dilated heads measured in under half a second come out the same again: L*,
+    keys per query (the closed form at the row's n) and configuration."""
+    rows = [json.loads(line) for line in VARIANTS_LOG.read_text().splitlines()]
     cheap = [r for r in rows if r["pattern"].startswith("dilated") and r["causal"] and r["seconds"] < 0.5]
     assert len(cheap) >= 15 and max(r["n"] for r in cheap) >= 2**16
     for r in cheap:
@@ -147,7 +149,7 @@ def test_refresh_keys_changes_only_stale_keys_and_is_idempotent(tmp_path, capsys
     grid = ["--patterns", "sa+swa,sa-ms+swa-eq,kleinberg+swa-eq,dilated-eq", "--n", "128,512", "--w", "8"]
     assert main([*grid, "--seeds", "2", "--causal", "both", "--out", str(out)]) == 0
     measured = _log(out)
-    # stale keys as the former KEYS_N guard left them: counted at a smaller n (here 128) for the larger rows
+    # stale keys: counted at a smaller n (here 128) for the larger rows
     small = {(r["pattern"], r["causal"], r["w"], r["seed"]): r["keys_per_query"] for r in measured if r["n"] == 128}
     stale = [dict(r, keys_per_query=small[r["pattern"], r["causal"], r["w"], r["seed"]]) for r in measured]
     stale_changed = sum(a != b for a, b in zip(stale, measured, strict=True))
@@ -155,7 +157,7 @@ def test_refresh_keys_changes_only_stale_keys_and_is_idempotent(tmp_path, capsys
     (out / "variants.jsonl").write_text("".join(json.dumps(r) + "\n" for r in stale))
     runs_before = json.loads((out / "variants.json").read_text())["runs"]
     capsys.readouterr()
-    assert main(["--refresh-keys", "--out", str(out), "--json"]) == 0
+    assert refresh_keys.main(["--out", str(out), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["rows"] == len(measured) and report["rows_changed"] == stale_changed
     refreshed = _log(out)
@@ -168,10 +170,10 @@ def test_refresh_keys_changes_only_stale_keys_and_is_idempotent(tmp_path, capsys
     record = doc["runs"][-1]
     assert record["rows_changed"] == stale_changed and record["refresh_keys"]
     assert "patterns" not in record and record["peak_rss_bytes"] > 0  # no grid option: a refresh measures no grid
-    assert record["command"] == f"python -m receptive.bound.variants --refresh-keys --out {out} --json"
+    assert record["command"] == f"python -m analysis.causal.refresh_keys --out {out} --json"
     assert record["points_changed"] == len({(c["pattern"], c["causal"], c["n"], c["w"]) for c in report["changes"]})
     files = {p: p.read_bytes() for p in (out / "variants.jsonl", out / "variants.json")}
-    assert main(["--refresh-keys", "--out", str(out)]) == 0
+    assert refresh_keys.main(["--out", str(out)]) == 0
     assert capsys.readouterr().out.strip().endswith(f"0 of {len(measured)} rows changed, 0 points")
     assert all(p.read_bytes() == data for p, data in files.items())
 
@@ -182,8 +184,8 @@ def test_refresh_keys_rejects_bad_input(tmp_path, capsys):
     rows = _log(out)
     cases = [
         (["--out", str(tmp_path / "none")], "--out: expected an existing"),
-        (["--out", str(out), "--resume"], "drop --resume"),
-        (["--out", str(out), "--n", "2^10", "--seeds", "2"], "drop --n, --seeds"),
+        (["--out", str(out), "--resume"], "unrecognized arguments: --resume"),
+        ([], "--out"),
     ]
     (out / "variants.jsonl").write_text(json.dumps(dict(rows[0], config="sa+swa w=5")) + "\n")
     cases.append((["--out", str(out)], "was measured on 'sa+swa w=5'"))
@@ -191,20 +193,18 @@ def test_refresh_keys_rejects_bad_input(tmp_path, capsys):
     capsys.readouterr()
     for argv, message in cases:
         with pytest.raises(SystemExit) as exc:
-            main(["--refresh-keys", *argv])
+            refresh_keys.main(argv)
         err = capsys.readouterr().err.strip()
         assert exc.value.code == 2 and len(err.splitlines()) == 1 and message in err, err
     assert (out / "variants.jsonl").read_bytes() == before
 
 
 def test_committed_keys_are_counted_at_each_rows_n():
-    """The committed log after ``--refresh-keys``: every row's keys per query is its pattern's at its own n (a
-    seeded sample of the rows up to 2^16 with w <= 64, all patterns and modes)."""
-    from receptive.bound.variants import row_keys
+    """The committed log: every row's keys per query is its pattern's at its own n (a seeded sample of the rows up to
+    2^16 with w <= 64, all patterns and modes)."""
     from receptive.patterns import make_pattern
 
-    path = Path(__file__).resolve().parent.parent / "results" / "causal" / "variants" / "variants.jsonl"
-    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    rows = [json.loads(line) for line in VARIANTS_LOG.read_text().splitlines()]
     cheap = [r for r in rows if r["n"] <= 2**16 and r["w"] <= 64]
     picked = [cheap[i] for i in np.random.default_rng(0).choice(len(cheap), 40, replace=False)]
     picked += [r for r in rows if (r["pattern"], r["n"], r["w"], r["seed"]) == ("sa-ms+swa-eq", 2**16, 8, 0)]
@@ -214,27 +214,15 @@ def test_committed_keys_are_counted_at_each_rows_n():
         assert r["keys_per_query"] == row_keys(pat), r
 
 
-@pytest.mark.parametrize("first", ["receptive.bound.variants", "receptive.bound.refresh_keys"])
-def test_refresh_path_lives_in_refresh_keys_and_is_re_exported(first):
-    """Either module imported first (a fresh interpreter each), the names moved to ``refresh_keys.py`` are the same
-    objects from ``variants``; an unknown name still raises ``AttributeError``."""
-    code = (
-        f"import {first}\n"
-        "from receptive.bound import refresh_keys as r, variants as v\n"
-        "from receptive.bound.variants import GRID_OPTIONS, _peak_rss, refresh_keys, run_refresh\n"
-        "assert (refresh_keys, run_refresh, _peak_rss, GRID_OPTIONS) == "
-        "(r.refresh_keys, r.run_refresh, r._peak_rss, r.GRID_OPTIONS)\n"
-        "assert refresh_keys.__module__ == run_refresh.__module__ == 'receptive.bound.refresh_keys'\n"
-        "assert not hasattr(v, 'no_such_name')\n"
-    )
-    root = Path(__file__).resolve().parent.parent
-    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-
-
-def test_refresh_keys_through_python_m(tmp_path):
-    root = Path(__file__).resolve().parent.parent
-    argv = [sys.executable, "-m", "receptive.bound.variants", "--refresh-keys", "--out", str(tmp_path / "none")]
-    done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "--out: expected an existing" in done.stderr, done.stderr
-    assert "--refresh-keys" in subprocess.run([*argv[:3], "--help"], cwd=root, capture_output=True, text=True).stdout
+@pytest.mark.parametrize("script", ["analysis.causal.variants", "analysis.causal.refresh_keys"])
+def test_scripts_run_through_python_m(script, tmp_path):
+    argv = [sys.executable, "-m", script, "--out", str(tmp_path / "none")]
+    if script.endswith("variants"):
+        argv += ["--patterns", "sa+swa", "--n", "64", "--w", "4", "--seeds", "1", "--causal", "yes"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    if script.endswith("variants"):
+        assert done.returncode == 0, done.stderr
+        assert json.loads((tmp_path / "none" / "variants.json").read_text())["points"]
+    else:
+        assert done.returncode == 2 and "--out: expected an existing" in done.stderr, done.stderr
+    assert "--out" in subprocess.run([*argv[:3], "--help"], cwd=ROOT, capture_output=True, text=True).stdout

@@ -355,7 +355,7 @@ def _final_states(folder, name):
 
 def test_learning_rate_at_a_step_does_not_depend_on_the_total_once_decay_steps_is_set():
     from analysis.training.configs import extended
-    from analysis.training.runner import learning_rate
+    from analysis.training.step import learning_rate
 
     legacy = dataclasses.replace(TINY, steps=40, warmup=4)  # decay_steps None: the committed runs' schedule
     longer = extended(legacy, 100)
@@ -541,7 +541,8 @@ def test_reach_grid_cli_writes_the_separation(tmp_path, capsys):
 def test_train_step_is_the_written_out_step():
     """Oracle: the optimiser step written out (learning rate, loss on the next batch, clipping, AdamW) from the same
     seed gives the same losses and weights, bit for bit, for the synthetic and the LM loss."""
-    from analysis.training.runner import RunData, build_model, learning_rate, train_step, training_threads
+    from analysis.training.runner import training_threads
+    from analysis.training.step import RunData, build_model, learning_rate, train_step
 
     corpus = tasks.load_corpus(50_000)
     lm = dataclasses.replace(QUICK.lm, kinds=("sa",), warmup=2)

@@ -38,3 +38,86 @@ def test_out_is_required_and_checked_before_drawing(tmp_path, capsys, argv):
         main(argv)
     err = capsys.readouterr().err
     assert exc.value.code == 2 and len(err.strip().splitlines()) == 1 and "--out" in err, err
+
+
+@pytest.mark.parametrize(
+    ("names", "flag", "command"),
+    [
+        (["cost_per_layer"], "--bench", "python -m gpu.bench --json"),
+        (["approx_kv_cache"], "--decoder-json", "python -m analysis.numerical_methods.decoder --json"),
+        (["coverage_vs_layer", "layouts"], "--layouts-json", "python -m receptive.layouts"),
+        (["training"], "--training-dir", "python -m analysis.training all"),
+        (["causal"], "--pooled-json", "python -m analysis.causal.pooled"),
+    ],
+)
+def test_missing_result_file_names_its_flag_and_command(tmp_path, capsys, names, flag, command):
+    """A result file that is not there is refused before any figure is drawn: one line naming the flag that gives
+    it and the command that writes it."""
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exc:
+        main([*names, "--quick", "--out", str(out), flag, str(tmp_path / "missing")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.split("error: ")[1].startswith(f"{flag}: ") and command in err, err
+    assert not out.exists()
+
+
+def test_result_flags_reach_the_figures(tmp_path, capsys):
+    """``--bench`` and ``--layouts-json`` are the files the figures read (a copy elsewhere draws the same figure),
+    so ``python -m figures`` runs from any folder given its inputs."""
+    import shutil
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    bench, layouts = tmp_path / "b.json", tmp_path / "l.json"
+    shutil.copy(root / "benchmarks/results/gpu_bench.json", bench)
+    shutil.copy(root / "analysis/layouts/results/layouts.json", layouts)
+    argv = ["cost_to_coverage", "layouts", "--out", str(tmp_path / "out"), "--bench", str(bench)]
+    assert main([*argv, "--layouts-json", str(layouts)]) == 0
+    for name in ("cost_to_coverage", "layouts"):
+        assert (tmp_path / "out" / f"{name}.png").stat().st_size > 2000
+    assert str(tmp_path / "out") in capsys.readouterr().out
+
+
+def test_figures_do_not_read_the_checkout_through_their_own_path():
+    """``figures`` is installed: no module finds result files from ``__file__``; inputs are arguments."""
+    import ast
+    from pathlib import Path
+
+    import figures
+
+    offenders = []
+    for path in sorted(Path(figures.__file__).parent.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        if any(isinstance(node, ast.Name) and node.id == "__file__" for node in ast.walk(tree)):
+            offenders.append(path.name)
+    assert offenders == []
+
+
+def test_figure_functions_take_their_inputs_as_arguments(tmp_path):
+    """No figure function has a default path: without its input it is a TypeError, not a read of the checkout."""
+    from figures import FIGURES
+
+    for name in ("cost_per_layer", "approx_spectra", "layouts", "training"):
+        with pytest.raises(TypeError, match="required keyword-only argument"):
+            FIGURES[name](tmp_path)
+
+
+@pytest.mark.parametrize(("umask", "expected"), [(0o022, 0o644), (0o077, 0o600)])
+def test_figure_files_follow_the_umask(tmp_path, umask, expected):
+    """The PNG and PDF are written atomically and get ``0o666`` less the caller's umask (not a temporary file's
+    0600)."""
+    import os
+
+    import matplotlib.figure
+
+    from figures.style import save
+
+    old = os.umask(umask)
+    try:
+        paths = save(matplotlib.figure.Figure(), tmp_path, "empty")
+    finally:
+        os.umask(old)
+    assert [p.name for p in paths] == ["empty.png", "empty.pdf"]
+    for path in paths:
+        assert path.stat().st_mode & 0o777 == expected, path

@@ -250,3 +250,36 @@ def test_host_permutations_accepted():
     torch.testing.assert_close(sa_attention(q, k, v, 3, perm=perm.tolist()), ref)
     unchecked = sa_attention(q, k, v, 3, perm=np.zeros(10, dtype=np.int64), validate=False)  # the caller's promise
     assert unchecked.shape == q.shape
+
+
+def _qkv():
+    return inputs(1, 2, 1, 10, 4)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda q, k, v: full_attention([[1.0]], k, v), "q"),
+        (lambda q, k, v: full_attention(q, k, v, causal="yes"), "causal"),
+        (lambda q, k, v: full_attention(q, k, v, backend=3), "backend"),
+        (lambda q, k, v: swa_attention(q, k, v, 4.0), "w"),
+        (lambda q, k, v: swa_attention(q, k, v, "4"), "w"),
+        (lambda q, k, v: swa_attention(q, k, v, 4, causal=1), "causal"),
+        (lambda q, k, v: swa_attention(q.numpy(), k, v, 4), "q"),
+        (lambda q, k, v: sa_attention(q, k, v, 4.0), "w"),
+        (lambda q, k, v: sa_attention(q, k, v, 4, causal="no"), "causal"),
+        (lambda q, k, v: sa_attention(q, k, v, 4, perm="abc"), "perm"),
+        (lambda q, k, v: sa_attention(q, k, v, 4, seed=1.0), "seed"),
+        (lambda q, k, v: sa_attention(q, k, v, 4, seed=1, layer=1.0), "layer"),
+        (lambda q, k, v: sa_attention(q, k, v, 4, generator=3), "generator"),
+        (lambda q, k, v: sa_attention(q, k, v, 4, per_head=1), "per_head"),
+        (lambda q, k, v: sa_attention(q, k, v, 4, return_perm="yes"), "return_perm"),
+        (lambda q, k, v: sa_attention(q, k, v, 4, validate=None), "validate"),
+        (lambda q, k, v: permute_sequence(q, [0, 1]), "perm"),
+    ],
+)
+def test_wrong_types_are_type_errors_naming_the_argument(call, name):
+    """A wrong type is a one-line ``TypeError`` that starts with the argument's name, raised before any work."""
+    with pytest.raises(TypeError, match=rf"^{name}: ") as info:
+        call(*_qkv())
+    assert "\n" not in str(info.value)

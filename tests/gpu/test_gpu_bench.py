@@ -176,3 +176,18 @@ def test_help_shows_the_defaults_and_examples(capsys):
         main(["--help"])
     out = capsys.readouterr().out
     assert exc.value.code == 0 and "(default: 64)" in out and "(default: None)" in out and "examples:" in out
+
+
+@pytest.mark.parametrize(("umask", "expected"), [(0o022, 0o644), (0o077, 0o600)])
+def test_written_files_follow_the_umask(tmp_path, umask, expected):
+    """--json and --plot are written atomically (through a temporary file) yet get ``0o666`` less the umask, as a
+    plain ``open(path, "w")`` would give them."""
+    import os
+
+    old = os.umask(umask)
+    try:
+        assert main([*ARGS, "--n", "64", "--json", str(tmp_path / "b.json"), "--plot", str(tmp_path / "c.png")]) == 0
+    finally:
+        os.umask(old)
+    for name in ("b.json", "c.png", "c.pdf"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == expected, name

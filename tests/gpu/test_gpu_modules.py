@@ -69,3 +69,44 @@ def test_bad_arguments():
         GatedSAPlusSWALayer(32, 4, 0)
     with pytest.raises(ValueError, match=r"^x: .*head_dim"):
         rotary(torch.randn(1, 1, 4, 3))
+
+
+@pytest.mark.parametrize("cls", [StochasticAttentionLayer, GatedSAPlusSWALayer])
+@pytest.mark.parametrize(
+    ("args", "kwargs", "name"),
+    [
+        ((16.0, 2, 4), {}, "d_model"),
+        ((16, "2", 4), {}, "heads"),
+        ((16, 2, None), {}, "w"),
+        ((16, 2, 4), {"kv_heads": 1.0}, "kv_heads"),
+        ((16, 2, 4), {"causal": "no"}, "causal"),
+        ((16, 2, 4), {"rope": 1}, "rope"),
+        ((16, 2, 4), {"seed": 1.5}, "seed"),
+        ((16, 2, 4), {"layer": "1"}, "layer"),
+        ((16, 2, 4), {"variant": 3}, "variant"),
+        ((16, 2, 4), {"variant": "sa-ms", "blocks": "ab"}, "blocks"),
+    ],
+)
+def test_wrong_types_are_type_errors_naming_the_argument(cls, args, kwargs, name):
+    """Both layers take ``w`` (and the gated one ``w_swa``) as the patterns do; a wrong type is a one-line
+    ``TypeError`` starting with the argument's name."""
+    with pytest.raises(TypeError, match=rf"^{name}: ") as info:
+        cls(*args, **kwargs)
+    assert "\n" not in str(info.value)
+
+
+def test_gated_layer_w_swa_type_and_the_shared_vocabulary():
+    """``w``/``w_swa``/``causal=False`` as in ``receptive.GatedSAPlusSWA``; ``w_swa`` of a wrong type is a TypeError."""
+    import inspect
+
+    from receptive import GatedSAPlusSWA
+    from receptive import StochasticAttention as SAPattern
+
+    with pytest.raises(TypeError, match=r"^w_swa: "):
+        GatedSAPlusSWALayer(16, 2, 4, w_swa=2.0)
+    for layer, pattern in ((StochasticAttentionLayer, SAPattern), (GatedSAPlusSWALayer, GatedSAPlusSWA)):
+        mine, theirs = inspect.signature(layer).parameters, inspect.signature(pattern).parameters
+        assert {"w", "causal"} <= set(mine) & set(theirs)
+        assert mine["causal"].default is False and theirs["causal"].default is False
+    assert "w_swa" in inspect.signature(GatedSAPlusSWALayer).parameters
+    assert "w_swa" in inspect.signature(GatedSAPlusSWA).parameters

@@ -136,15 +136,12 @@ def test_pattern_attention_eval_is_the_seeded_pattern_and_training_is_fresh():
 @pytest.mark.parametrize(
     ("call", "needle"),
     [
-        (lambda q: neighbour_attention(q, q, q, [[0]]), "keys"),
-        (lambda q: neighbour_attention(q, q, q, torch.zeros(5, 1, dtype=torch.int32)), "keys: expected dtype"),
         (lambda q: neighbour_attention(q, q, q, torch.zeros(4, 1, dtype=torch.int64)), "keys: expected shape"),
         (lambda q: neighbour_attention(q, q, q, torch.full((5, 1), 5)), "keys: expected key indices"),
         (lambda q: neighbour_attention(q, q, q, torch.full((5, 1), -2)), "keys: expected key indices"),
         (lambda q: neighbour_attention(q, q, q, torch.zeros(5, 1, dtype=torch.int64), scale=0), "scale"),
         (lambda q: neighbour_attention(q, q[:, :1, :4], q, torch.zeros(5, 1, dtype=torch.int64)), "k, v"),
         (lambda q: neighbour_attention(q, q, q, torch.zeros(5, 1, dtype=torch.int64), method="sparse"), "method"),
-        (lambda q: pattern_keys("sa", 1), "pattern"),
         (lambda q: pattern_keys(make_variant("dilated", 8, 2), 0), "layer"),
         (lambda q: PatternAttention(8, 2, 4, variant="sa"), "variant"),
     ],
@@ -152,6 +149,23 @@ def test_pattern_attention_eval_is_the_seeded_pattern_and_training_is_fresh():
 def test_bad_arguments_are_one_line_errors(call, needle):
     q = torch.randn(1, 2, 5, 4)
     with pytest.raises(ValueError, match=needle) as info:
+        call(q)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("call", "needle"),
+    [
+        (lambda q: neighbour_attention(q, q, q, [[0]]), "keys: expected an int64 tensor"),
+        (lambda q: neighbour_attention(q, q, q, torch.zeros(5, 1, dtype=torch.int32)), "keys: expected dtype"),
+        (lambda q: pattern_keys("sa", 1), "pattern"),
+        (lambda q: PatternAttention(8, 2, 4, variant=3), "variant: expected a string"),
+        (lambda q: PatternAttention(8, 2, 4, variant="sa-ms", rope="yes"), "rope"),
+    ],
+)
+def test_wrong_types_are_one_line_type_errors(call, needle):
+    q = torch.randn(1, 2, 5, 4)
+    with pytest.raises(TypeError, match=needle) as info:
         call(q)
     assert "\n" not in str(info.value)
 

@@ -180,7 +180,7 @@ def test_bench_banded_keeps_the_median_and_the_best():
     """``benchmarks/bench_banded.py`` rows: ``seconds`` the median, ``best_seconds`` the minimum of the rounds."""
     pytest.importorskip("torch")
     rows = load_benchmark("bench_banded").measure(32, 5, 2, 4, 3, [10])
-    paths = {"chunked", "one shot", "1-head calls, chunked", "1-head calls, one shot", "previous one shot"}
+    paths = {"chunked", "one shot", "1-head calls, chunked", "1-head calls, one shot", "unfold one shot"}
     assert {r["path"] for r in rows} == paths | {"chunked 2^10"}
     assert {r["pass"] for r in rows} == {"forward", "forward+backward"}
     for row in rows:
@@ -224,7 +224,7 @@ def test_bench_sa_layer_checks_every_row_then_keeps_the_best_round(bench_sa_laye
     names = list(doc["seconds"])
     fixed = ["floor: parallel numba copy", "floor: np.copyto", "permuted copy (numba)"]
     fixed += ["permuted copy, engine's row pass", "engine window_or", "reference van Herk (numba)"]
-    assert seen == [(names, 3)] and names == [*fixed, "previous engine kernel"]  # n = 512: no narrow tiles
+    assert seen == [(names, 3)] and names == [*fixed, "chunk-and-halo kernel"]  # n = 512: no narrow tiles
     for j, name in enumerate(names):
         assert doc["runs"][name] == [3.0 + j, 1.0 + j, 2.5 + j] and doc["seconds"][name] == 1.0 + j
     floor = min(doc["seconds"]["floor: parallel numba copy"], doc["seconds"]["floor: np.copyto"])

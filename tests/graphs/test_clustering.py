@@ -199,3 +199,30 @@ def test_matches_igraph_avglocal():
     assert average_clustering(graph, count_zeros=False) == pytest.approx(
         h.transitivity_avglocal_undirected(mode="nan"), rel=1e-12
     )
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "import graphs",
+        "import graphs.clustering_measures",
+        "from graphs.clustering_measures import clustering",
+        "from graphs import clustering",
+        "import graphs.smallworld",
+        "import receptive",
+    ],
+)
+def test_graphs_clustering_is_the_function_whatever_the_import_order(first):
+    """``graphs.clustering`` is the function :func:`graphs.clustering_measures.clustering` in a fresh interpreter,
+    whichever module was imported first (no submodule of that name shadows it)."""
+    import subprocess
+    import sys
+
+    code = (
+        f"{first}\nimport graphs, graphs.clustering_measures as m\n"
+        "assert graphs.clustering is m.clustering and callable(graphs.clustering), graphs.clustering\n"
+        "assert graphs.average_clustering is m.average_clustering\n"
+        "import importlib.util\nassert importlib.util.find_spec('graphs.clustering') is None\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr

@@ -1,11 +1,12 @@
-"""``python -m receptive.bound`` and the sweep machinery: analysis, resume, retries, Dask = local."""
+"""``python -m receptive.bound`` and the sweep machinery: analysis, resume, retries, Dask = local, bad input."""
 
 import json
+import re
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -13,10 +14,10 @@ from scipy.stats import binomtest
 
 from receptive import theory
 from receptive.bound.analysis import PointResult, analyse_point, binomial_checks, fit_log_law, typical_layer
-from receptive.bound.cli import main
+from receptive.bound.cli import main, task_bytes_at_least
 from receptive.sweep import ResultStore, run_dask, run_local, tasks_for
+from receptive.theory_causal_interval import interval_point_model
 
-ROOT = Path(__file__).resolve().parent.parent
 SMALL = ["--n", "256,1024", "--w", "8,64", "--seeds", "5", "--no-progress"]
 
 
@@ -195,17 +196,72 @@ def test_dask_local_cluster_equals_local_run(tmp_path):
         (["--retries", "-1"], "--retries"),
         (["--workers", "0"], "--workers"),
         (["--exact-limit", "lots"], "--exact-limit"),
-        (["--max-memory", "1KiB"], "max_memory"),
+        (["--max-memory", "1KiB"], "--max-memory"),
+        (["--max-memory", "0.5"], "--max-memory"),
+        (["--slab-size", "0"], "--slab-size"),
+        (["--n", "64", "--w", "1024"], "--w"),
+        (["--n", "2^40"], "--max-memory"),
+        (["--interval-file", "x.json"], "--interval-file"),
+        (["--model", "interval", "--interval-file", "missing.json"], "--interval-file"),
         (["--dask", "--scheduler", "tcp://x:1"], "--scheduler"),
         (["--model", "fitted"], "--model"),
     ],
 )
 def test_bad_input(argv, name, tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
-        main(["--quick", "--out", str(tmp_path), *argv])
+        main(["--quick", "--out", str(tmp_path / "out"), *argv])
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and name in err, err
+    assert not re.search(r"(?<![-\w])(w|n|max_memory|slab_size):", err), err  # the flags, not the parameters
+    assert not (tmp_path / "out").exists()  # refused before any work
+
+
+def test_a_window_no_length_admits_is_refused_with_the_range(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--n", "64", "--w", "1024", "--out", str(tmp_path / "out"), "--no-progress"])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and "--w: must be in 1..63 for --n 64, got 1024" in err, err
+    # several lengths: a w too large for the largest n is refused, one too large for a smaller n only is skipped there
+    with pytest.raises(SystemExit):
+        main(["--n", "256,1024", "--w", "2048", "--out", str(tmp_path / "out"), "--no-progress"])
+    assert "1..1023" in capsys.readouterr().err
+    argv = ["--n", "64,256", "--w", "8,128", "--patterns", "sa", "--causal", "no", "--seeds", "1", "--no-progress"]
+    assert main([*argv, "--json", "--out", str(tmp_path / "ok")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {(p["n"], p["w"]) for p in doc["points"]} == {(64, 8), (256, 8), (256, 128)}
+
+
+def test_a_length_beyond_the_memory_is_refused_before_allocating(tmp_path, capsys):
+    """--n 2^40 would need terabytes per task: refused from the sizes alone, in well under a megabyte."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(SystemExit) as exc:
+            main(["--n", "2^40", "--out", str(tmp_path / "out"), "--no-progress"])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and len(err.splitlines()) == 1, err
+    assert "--n" in err and "--max-memory" in err and "TiB" in err and "Unable to allocate" not in err, err
+    assert peak < 2**20
+    # the estimate scales with n: a length that fits a larger --max-memory is accepted
+    assert task_bytes_at_least(2**20) < 2**30 < task_bytes_at_least(2**26)
+
+
+@pytest.mark.parametrize("state", ["missing", "empty folder", "empty file"])
+def test_resume_needs_something_to_resume(state, tmp_path, capsys):
+    out = tmp_path / "out"
+    if state != "missing":
+        out.mkdir()
+    if state == "empty file":
+        (out / "tasks.jsonl").write_text("")
+    with pytest.raises(SystemExit) as exc:
+        main([*SMALL, "--out", str(out), "--resume"])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and len(err.splitlines()) == 1, err
+    assert err.count("--resume") == 1 and "nothing to resume" in err, err
+    assert state != "missing" or not out.exists()
 
 
 def test_existing_results_need_resume(tmp_path, capsys):
@@ -298,19 +354,37 @@ def test_analyse_point_uses_the_shared_rules():
 
 
 def test_interval_model_option(tmp_path, capsys):
-    """--model interval: causal SA+SWA is predicted by the interval model (here read from its committed file, where
-    n = 1024, w = 8 has L* 7), every other point by the analytic model; the choice is recorded in the parameters."""
-    committed = json.loads((ROOT / "results" / "causal" / "interval_model.json").read_text())
-    (row,) = [r for r in committed["points"] if (r["n"], r["w"]) == (1024, 8)]
-    argv = ["--n", "1024", "--w", "8", "--patterns", "sa+swa", "--seeds", "2", "--json", "--no-progress"]
+    """--model interval: causal SA+SWA is predicted by the interval model, computed live (no file is read unless
+    --interval-file names one), every other point by the analytic model; the choice is recorded in the
+    parameters."""
+    row = interval_point_model(256, 8, 64)
+    argv = ["--n", "256", "--w", "8", "--patterns", "sa+swa", "--seeds", "2", "--json", "--no-progress"]
     assert main([*argv, "--model", "interval", "--out", str(tmp_path / "i")]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["parameters"]["model"] == "interval"
+    assert doc["parameters"]["model"] == "interval" and "interval_file" not in doc["parameters"]
     points = {p["causal"]: p for p in doc["points"]}
-    assert points[True]["predicted"] == 7 and row["full_probability"][6] >= 0.5 > row["full_probability"][5]
-    assert points[False]["predicted"] == theory.predict_full_layer("sa+swa", 1024, 8, False)[0]
+    assert points[True]["predicted"] == theory.median_layer(row["full_probability"])
+    assert points[False]["predicted"] == theory.predict_full_layer("sa+swa", 256, 8, False)[0]
     checked = {c["layer"]: c["predicted"] for c in points[True]["probability_checks"]}
     assert all(checked[layer] == pytest.approx(row["full_probability"][layer - 1]) for layer in checked)
+
+
+def test_interval_file_option(tmp_path, capsys):
+    """--interval-file: the points the file holds are read from it (here a made-up law with L* = 9), the others
+    computed live with the file's settings."""
+    law = [0.0] * 8 + [0.6] + [1.0] * 55
+    doc = {"events": 300, "seed": 0, "max_cost": 2e11, "points": []}
+    doc["points"].append({"n": 256, "w": 8, "targets": None, "max_layers": 64, "full_probability": law})
+    path = tmp_path / "interval.json"
+    path.write_text(json.dumps(doc))
+    argv = ["--n", "256", "--w", "8,16", "--patterns", "sa+swa", "--causal", "yes", "--seeds", "2", "--json"]
+    argv += ["--no-progress", "--model", "interval", "--interval-file", str(path), "--out", str(tmp_path / "i")]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["parameters"]["interval_file"] == str(path)
+    points = {p["w"]: p for p in out["points"]}
+    assert points[8]["predicted"] == 9
+    assert points[16]["predicted"] == theory.median_layer(interval_point_model(256, 16, 64)["full_probability"])
     seeds = {s: {"method": "exact", "full_layer": 7, "coverage": None, "positions": 1024} for s in range(2)}
     with pytest.raises(ValueError, match="model: expected one of"):
         analyse_point(("sa+swa", 1024, 8, True, False), seeds, 64, model="fitted")

@@ -1,25 +1,23 @@
 """The interval Monte Carlo of causal SA+SWA (receptive.theory_causal_interval) against a slow oracle of the same
-process, against the exact no-shortcut case, and against the engine's committed measurements."""
+process and against the exact no-shortcut case; its point model and result-file loader. Checks against the committed
+engine measurements are in tests/analysis/test_causal_interval_results.py."""
 
 from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numba
 import numpy as np
 import pytest
-from scipy.stats import binom
 
+from receptive import theory_causal
 from receptive import theory_causal_interval as tci
 from receptive.theory_causal_interval import (
     IntervalCostError,
     causal_interval_clumps,
     interval_event_rates,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def oracle_first_missed(p, a, layers, keys, cut, samples, rng):
@@ -167,64 +165,46 @@ def test_far_clumps_are_the_profile_sums_beyond_each_cut():
     assert far[0, -1] == 0.0 and far[0, 0] > far[0, 2] > 0
 
 
-def _pooled_point(n, w):
-    doc = json.loads((ROOT / "results/causal/pooled.json").read_text())
-    (point,) = [p for p in doc["points"] if p["pattern"] == "sa+swa" and p["causal"] and p["n"] == n and p["w"] == w]
-    return point
-
-
-@pytest.mark.parametrize("n, w, layer", [(1024, 8, 6), (4096, 4, 21), (8192, 4, 26)])
-def test_full_probability_against_the_engine_seeds(n, w, layer):
-    """P(full after L) at the deciding layer against the committed engine seeds (40 per point, every pair exact):
-    a two-sided binomial check at 1%."""
-    point = _pooled_point(n, w)
-    full = sum(f is not None and f <= layer for f in point["full_layers"])
-    seeds = len(point["full_layers"])
-    prob = causal_interval_clumps(n, w, layer + 2, events=300)["full_probability"][layer - 1]
-    tail = min(binom.cdf(full, seeds, prob), binom.sf(full - 1, seeds, prob))
-    assert 2 * tail > 0.01, (n, w, layer, full, seeds, prob)
-
-
-def test_failing_targets_against_the_engine():
-    """Sampled targets at n = 2^18, w = 16 (benchmarks/results/causal_clumps.json: 3 seeds x 8192 targets, each
-    exact): the expected number of targets with a missed key after layers 15 and 16 within 20% of the engine's 133.7
-    and 28.0 (401 and 84 failing targets in all; the analytic model has 0.79 and 0.80 of them)."""
-    rows = json.loads((ROOT / "benchmarks/results/causal_clumps.json").read_text())["sampled_rows"]
-    engine = {r["layer"]: r["mean_failing_targets"] for r in rows if r["n"] == 262144 and r["w"] == 16}
-    model = causal_interval_clumps(262144, 16, 17, targets=8192, events=40)["clumps"]
-    for layer in (15, 16):
-        assert 0.8 < model[layer - 1] / engine[layer] < 1.2, (layer, model[layer - 1], engine[layer])
-
-
-@pytest.mark.parametrize("n, w, layers, seed", [(64, 4, 2, 0), (200, 8, 3, 1), (256, 16, 2, 2)])
-def test_far_offsets_backward_sets_against_dense_reachability(n, w, layers, seed):
-    """benchmarks/causal_far_offsets.py traces failing targets' backward sets from the pattern's edges; every target's
-    set equals the dense product of the layers' adjacency matrices (query i attends key j), first layer last."""
-    from benchmarks.causal_far_offsets import backward_set
-    from receptive import make_pattern
-
-    pattern = make_pattern("sa+swa", n, w, True, seed=seed)
-    reach = np.eye(n, dtype=bool)  # reach[i, j]: key j reaches query i
-    for layer in range(1, layers + 1):
-        reach = (pattern.adjacency(layer).toarray().astype(np.int64) @ reach.astype(np.int64)) > 0
-    for target in range(n):
-        assert np.array_equal(backward_set(pattern, target, layers), reach[target]), target
-
-
-def test_predict_full_layer_with_the_interval_model():
-    """theory.predict_full_layer(..., model="interval") is the committed evaluation's interval model (300 events,
-    seed 0): the same probabilities as results/causal/interval_model.json at a cheap point, and its median L*."""
+def test_predict_full_layer_with_the_interval_model_is_the_point_model():
+    """theory.predict_full_layer(..., model="interval") uses the evaluation's settings: the probabilities of
+    interval_point_model at its defaults, and their median L*, within a layer of the analytic model's."""
     from receptive import theory
 
-    doc = json.loads((ROOT / "results/causal/interval_model.json").read_text())
-    (row,) = [r for r in doc["points"] if (r["n"], r["w"]) == (4096, 16)]
-    predicted, probs = theory.predict_full_layer(
-        "sa+swa", 4096, 16, True, max_layers=row["max_layers"], model="interval"
+    row = tci.interval_point_model(1024, 16, 12)
+    assert row["method"] == "interval" and (row["n"], row["w"], row["targets"], row["max_layers"]) == (
+        1024,
+        16,
+        None,
+        12,
     )
-    np.testing.assert_allclose(probs, row["full_probability"], rtol=1e-9, atol=1e-12)
-    assert predicted == 1 + int(np.argmax(np.array(row["full_probability"]) >= 0.5))
-    analytic, _ = theory.predict_full_layer("sa+swa", 4096, 16, True)
+    predicted, probs = theory.predict_full_layer("sa+swa", 1024, 16, True, max_layers=12, model="interval")
+    np.testing.assert_allclose(probs, row["full_probability"], rtol=1e-12, atol=0)
+    assert predicted == theory.median_layer(row["full_probability"])
+    analytic, _ = theory.predict_full_layer("sa+swa", 1024, 16, True, max_layers=12)
     assert abs(predicted - analytic) <= 1
+
+
+def test_point_model_keeps_the_analytic_model_where_the_simulation_is_too_costly():
+    row = tci.interval_point_model(1024, 16, 12, max_cost=1.0)
+    assert row["method"] == "analytic" and "max_cost" in row["why"]
+    clumps = theory_causal.causal_failure_clumps(1024, 16, 12)
+    np.testing.assert_allclose(row["full_probability"], np.maximum.accumulate(np.exp(-clumps)))
+
+
+def test_load_interval_model_round_trip_and_bad_files(tmp_path):
+    rows = [tci.interval_point_model(256, w, 8) for w in (4, 8)]
+    doc = {"events": tci.EVALUATION_EVENTS, "seed": 0, "max_cost": 2e11, "points": rows}
+    path = tmp_path / "interval.json"
+    path.write_text(json.dumps(doc))
+    table, settings = tci.load_interval_model(path)
+    assert settings == {"events": tci.EVALUATION_EVENTS, "seed": 0, "max_cost": 2e11}
+    assert table[256, 8, None, 8] == rows[1]["full_probability"] and len(table) == 2
+    (tmp_path / "bad.json").write_text('{"points": []}')
+    for bad in (tmp_path / "missing.json", tmp_path / "bad.json"):
+        with pytest.raises(ValueError, match=r"^path: "):
+            tci.load_interval_model(bad)
+    with pytest.raises(TypeError, match=r"^path: "):
+        tci.load_interval_model(3)
 
 
 @pytest.mark.parametrize(

@@ -189,26 +189,6 @@ def test_default_blocks():
     assert default_blocks(96, 8) == [8, 96]  # 64 does not divide 96
 
 
-def test_variants_cli_measures_and_rejects_bad_input(tmp_path, capsys):
-    import json
-
-    from receptive.bound.variants import main
-
-    out = tmp_path / "v"
-    assert main(["--patterns", "sa+swa,sa-ms+swa-eq", "--n", "256", "--w", "8", "--seeds", "2", "--causal", "yes",
-                 "--out", str(out)]) == 0  # fmt: skip
-    doc = json.loads((out / "variants.json").read_text())
-    points = {p["pattern"]: p for p in doc["points"]}
-    assert points["sa+swa"]["full_layers"] == [4, 4] and points["sa+swa"]["method"] == "exact"
-    assert 9 < points["sa-ms+swa-eq"]["keys_per_query"] < 12
-    capsys.readouterr()
-    for argv in (["--patterns", "nope"], ["--seeds", "0"], ["--n", "2^x"], ["--out", str(out)]):
-        with pytest.raises(SystemExit) as exc:
-            main(argv)
-        err = capsys.readouterr().err.strip()
-        assert exc.value.code == 2 and len(err.splitlines()) == 1, err
-
-
 def strided_matrix(n, dilations, head_w, causal, w_swa=None):
     """Dense oracle of the dilated heads written from the definition: key i + r t for every dilation r and every t
     in the head's window (``-(h-1)..0`` causal, ``-(h//2)..(h-1)//2`` two-sided), plus a sliding window of ``w_swa``."""

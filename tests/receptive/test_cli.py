@@ -125,3 +125,19 @@ def test_comma_separated_option_helpers():
     for text in ("", "a", "16,0", "1.5"):
         with pytest.raises(ValueError, match="--b: expected comma-separated integers >= 1"):
             comma_ints("--b", text)
+
+
+@pytest.mark.parametrize(("umask", "expected"), [(0o022, 0o644), (0o077, 0o600)])
+def test_written_files_follow_the_umask(tmp_path, capsys, umask, expected):
+    """--csv and --plot are written atomically (a temporary file, then a rename) and get ``0o666`` less the umask."""
+    import os
+
+    old = os.umask(umask)
+    try:
+        argv = ["--n", "256", "--w", "8", "--layers", "3", "--csv", str(tmp_path / "c.csv")]
+        assert main([*argv, "--plot", str(tmp_path / "p.png"), "--no-progress"]) == 0
+    finally:
+        os.umask(old)
+    capsys.readouterr()
+    for name in ("c.csv", "p.png", "p.pdf"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == expected, name

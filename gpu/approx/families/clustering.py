@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from .common import check_int_option, generator, indexed_attention, masked_attention
+from ...validation import check_int
+from .common import generator, indexed_attention, masked_attention
 
 
 def moba(q, k, v, m, seed, causal=False, blocks_per_query: int = 4):
@@ -13,7 +14,7 @@ def moba(q, k, v, m, seed, causal=False, blocks_per_query: int = 4):
     keeps the top ``blocks_per_query`` (its own block always) and attends to their keys. Causal (the paper's
     setting): only blocks before the query's own are scored, and the own block is causally masked.
     ``m = B * blocks_per_query``."""
-    blocks_per_query = check_int_option("blocks_per_query", blocks_per_query, 1)
+    blocks_per_query = check_int("blocks_per_query", blocks_per_query, 1)
     b, h, n, d = q.shape
     size = max(1, m // blocks_per_query)
     nb = -(-n // size)
@@ -52,7 +53,7 @@ def routing(q, k, v, m, seed, causal=False, iterations: int = 10):
     training); each centroid takes its ``m`` nearest keys (the paper's balanced clusters: top-``m`` by similarity,
     so a key may serve several clusters or none) and each query attends to the keys of its nearest centroid.
     Exactly ``min(m, n)`` keys per query; exact when ``m >= n``."""
-    iterations = check_int_option("iterations", iterations, 0)
+    iterations = check_int("iterations", iterations, 0)
     n = q.shape[2]
     m = min(m, n)
     clusters = -(-n // m)

@@ -97,11 +97,3 @@ def indexed_attention(q, k, v, idx: torch.Tensor, valid: torch.Tensor | None = N
 def wide(x: torch.Tensor) -> torch.Tensor:
     """``x`` in float32 if it is a half type: the CPU decompositions (``eigh``, ``svd``, ``pinv``) need it."""
     return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
-
-
-def check_int_option(name: str, value, low: int, high: int | None = None) -> int:
-    """``value`` as an int in ``[low, high]``, else a one-line ``ValueError`` naming ``name``."""
-    bound = f"[{low}, {high}]" if high is not None else f">= {low}"
-    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
-        raise ValueError(f"{name}: expected an integer {bound}, got {value!r}")
-    return int(value)

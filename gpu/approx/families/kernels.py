@@ -8,7 +8,8 @@ import math
 
 import torch
 
-from .common import check_int_option, generator, indexed_attention, randn, scale_of, wide
+from ...validation import check_int
+from .common import generator, indexed_attention, randn, scale_of, wide
 
 PREFIX_CHUNK = 128  # positions per block of the causal prefix sums
 
@@ -122,7 +123,7 @@ def polysketch(q, k, v, m, seed, causal=False, degree: int = 4):
     features of dimension ``r^2 = m`` (``r = floor(sqrt m)``), linear attention on them. Kacham et al. train with the
     polynomial kernel itself; training-free it approximates softmax through ``(1 + s/p)^p -> e^s``: two errors,
     degree (:func:`polynomial_attention` vs softmax) and sketch. Causal by prefix sums."""
-    degree = check_int_option("degree", degree, 2)
+    degree = check_int("degree", degree, 2)
     if degree % 2:
         raise ValueError(f"degree: expected an even integer >= 2 (non-negative weights), got {degree}")
     r = max(1, math.isqrt(m))

@@ -17,7 +17,8 @@ import math
 import numpy as np
 import torch
 
-from .common import check_int_option, generator, indexed_attention, randn, scale_of, wide
+from ...validation import check_int
+from .common import generator, indexed_attention, randn, scale_of, wide
 
 
 def segment_matrix(n: int, m: int, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -170,7 +171,7 @@ def loki(q, k, v, m, seed, causal=False, rank: int | None = None, calibration: t
     computes it offline on other text); without them, from the first half of the given keys (bidirectional only:
     a causal basis must not see the sequence itself). Exact at ``m >= n``; the selection costs ``O(n^2 r)``."""
     _, h, n, d = q.shape
-    rank = check_int_option("rank", max(1, d // 4) if rank is None else rank, 1, d)
+    rank = check_int("rank", max(1, d // 4) if rank is None else rank, 1, d)
     if calibration is None:
         if causal:
             raise ValueError("calibration: causal loki needs calibration keys (b, heads, N, d) from other text")

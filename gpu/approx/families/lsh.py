@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from .common import check_int_option, dedupe, generator, indexed_attention, randn
+from ...validation import check_int
+from .common import dedupe, generator, indexed_attention, randn
 
 
 def angular_hash(x: torch.Tensor, rotations: torch.Tensor) -> torch.Tensor:
@@ -30,7 +31,7 @@ def reformer_lsh(q, k, v, m, seed, causal=False, rounds: int = 2):
     Causal: chunk boundaries of a joint sort move when a future vector changes, so the causal version keeps the
     paper's bucket rule without chunks: in every round query ``i`` attends to the last ``c`` keys ``j <= i`` of its
     own bucket (found by a binary search in the keys sorted by ``(bucket, position)``), plus itself."""
-    rounds = check_int_option("rounds", rounds, 1)
+    rounds = check_int("rounds", rounds, 1)
     if causal:
         return _causal_reformer(q, k, v, m, seed, rounds)
     b, h, n, d = q.shape

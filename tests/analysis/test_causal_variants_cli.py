@@ -1,0 +1,23 @@
+"""``python -m analysis.causal.variants`` at its smallest size: it measures, and bad flags fail in one line."""
+
+import json
+
+import pytest
+
+from analysis.causal.variants import main
+
+
+def test_variants_cli_measures_and_rejects_bad_input(tmp_path, capsys):
+    out = tmp_path / "v"
+    assert main(["--patterns", "sa+swa,sa-ms+swa-eq", "--n", "256", "--w", "8", "--seeds", "2", "--causal", "yes",
+                 "--out", str(out)]) == 0  # fmt: skip
+    doc = json.loads((out / "variants.json").read_text())
+    points = {p["pattern"]: p for p in doc["points"]}
+    assert points["sa+swa"]["full_layers"] == [4, 4] and points["sa+swa"]["method"] == "exact"
+    assert 9 < points["sa-ms+swa-eq"]["keys_per_query"] < 12
+    capsys.readouterr()
+    for argv in (["--patterns", "nope"], ["--seeds", "0"], ["--n", "2^x"], ["--out", str(out)]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        err = capsys.readouterr().err.strip()
+        assert exc.value.code == 2 and len(err.splitlines()) == 1, err
