@@ -16,13 +16,13 @@ timings, on a GPU machine.
 
 References
 ----------
-Jin & Sui (2026). Stochastic Attention. arXiv:2604.00754.
-Beltagy, I., Peters, M. E., Cohan, A. (2020). Longformer: The Long-Document Transformer. arXiv:2004.05150.
-Dao, T. (2023). FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning. arXiv:2307.08691.
-Dong, J., Feng, B., Guessous, D., Liang, Y., He, H. (2024). Flex Attention: A Programming Model for Generating
-Optimized Attention Kernels. arXiv:2412.05496.
-Tillet, P., Kung, H. T., Cox, D. (2019). Triton: An Intermediate Language and Compiler for Tiled Neural Network
-Computations. MAPL 2019.
+- Jin & Sui (2026). Stochastic Attention. arXiv:2604.00754.
+- Beltagy, I., Peters, M. E., Cohan, A. (2020). Longformer: The Long-Document Transformer. arXiv:2004.05150.
+- Dao, T. (2023). FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning. arXiv:2307.08691.
+- Dong, J., Feng, B., Guessous, D., Liang, Y., He, H. (2024). Flex Attention: A Programming Model for Generating
+  Optimized Attention Kernels. arXiv:2412.05496.
+- Tillet, P., Kung, H. T., Cox, D. (2019). Triton: An Intermediate Language and Compiler for Tiled Neural Network
+  Computations. MAPL 2019.
 """
 
 from .attention import BACKENDS, full_attention, permute_sequence, sa_attention, swa_attention

@@ -87,6 +87,10 @@ def permute_sequence(x: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
     TypeError
         If ``x`` or ``perm`` is not a tensor.
 
+    References
+    ----------
+    - Jin & Sui (2026). Stochastic Attention. arXiv:2604.00754.
+
     Examples
     --------
     >>> import torch
@@ -210,8 +214,9 @@ def full_attention(q, k, v, causal: bool = False, backend: str = "auto") -> torc
 
     References
     ----------
-    Vaswani, A. et al. (2017). Attention Is All You Need. NeurIPS 2017 (scaled dot-product attention).
-    Dao, T. (2023). FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning. arXiv:2307.08691.
+    - Vaswani, A. et al. (2017). Attention Is All You Need. NeurIPS 2017 (scaled dot-product attention).
+    - Dao, T. (2023). FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning.
+      arXiv:2307.08691.
 
     Examples
     --------
@@ -266,7 +271,7 @@ def swa_attention(q, k, v, w: int, causal: bool = False, backend: str = "auto") 
 
     References
     ----------
-    Beltagy, I., Peters, M. E., Cohan, A. (2020). Longformer: The Long-Document Transformer. arXiv:2004.05150.
+    - Beltagy, I., Peters, M. E., Cohan, A. (2020). Longformer: The Long-Document Transformer. arXiv:2004.05150.
 
     Examples
     --------
@@ -366,7 +371,7 @@ def sa_attention(
 
     References
     ----------
-    Jin & Sui (2026). Stochastic Attention. arXiv:2604.00754.
+    - Jin & Sui (2026). Stochastic Attention. arXiv:2604.00754.
 
     Examples
     --------

@@ -35,11 +35,42 @@ def _block_size(n: int, left: int, right: int) -> int:
 
 
 def chunk_plan(rows: int, blocks: int, per_block: int, budget: int | None) -> tuple[int, int]:
-    """``(rows per chunk, query blocks per chunk)`` for ``rows`` (batch * heads) x ``blocks`` units of
-    ``per_block`` score elements each, so that a chunk holds at most ``budget`` elements (``None``: one chunk).
+    """``(rows per chunk, query blocks per chunk)`` so that a chunk holds at most ``budget`` score elements.
 
-    All rows in one chunk when one block of every row fits (then as many blocks as fit); otherwise one block and as
-    many rows as fit. A single unit larger than the budget runs alone."""
+    The work is ``rows`` (batch * heads) x ``blocks`` units of ``per_block`` score elements each (``budget=None``:
+    one chunk). All rows in one chunk when one block of every row fits (then as many blocks as fit); otherwise one
+    block and as many rows as fit. A single unit larger than the budget runs alone.
+
+    Parameters
+    ----------
+    rows : int
+        The flattened (batch, heads) rows, ``>= 1``.
+    blocks : int
+        Query blocks per row, ``>= 1``.
+    per_block : int
+        Score elements of one block of one row, ``>= 1``.
+    budget : int or None
+        Score elements per chunk, ``>= 1``; ``None``: no limit.
+
+    Returns
+    -------
+    tuple of int
+        ``(rows per chunk, blocks per chunk)``.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If an argument is below 1.
+
+    Examples
+    --------
+    >>> chunk_plan(8, 4, 100, None), chunk_plan(8, 4, 100, 1600)  # everything / all rows, two blocks at a time
+    ((8, 4), (8, 2))
+    >>> chunk_plan(8, 4, 100, 400), chunk_plan(8, 4, 1000, 100)  # one block, four rows / one unit over budget
+    ((4, 1), (1, 1))
+    """
     rows = check_int("rows", rows, 1)
     blocks = check_int("blocks", blocks, 1)
     per_block = check_int("per_block", per_block, 1)
@@ -118,6 +149,50 @@ def banded_attention(
 
     ``budget``: score elements per chunk (:func:`chunk_plan`); default :data:`SCORE_BUDGET` on the CPU and one
     shot elsewhere. The chunks give the same outputs and gradients as one shot (tested in float64).
+
+    Parameters
+    ----------
+    q, k, v : torch.Tensor
+        ``(batch, heads, n, d)`` (``v`` may have another last size), same heads, dtype and device.
+    left, right : int
+        The band's reach before and after the query, ``>= 0``.
+    extra_mask : callable or None, default None
+        ``extra_mask(qpos, kpos)``: a further boolean restriction (see above).
+    scale : float or None, default None
+        The scores' factor, ``> 0``; ``None``: ``1 / sqrt(d)``.
+    budget : int or None, default None
+        Score elements per chunk, ``>= 1``; ``None``: :data:`SCORE_BUDGET` on the CPU, one shot elsewhere.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, dv)``.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If the shapes do not match (``k`` with fewer heads than ``q``), ``left`` or ``right`` is negative, or
+        ``scale`` or ``budget`` is out of range.
+
+    References
+    ----------
+    - I. Beltagy, M. E. Peters, A. Cohan, "Longformer: The Long-Document Transformer", 2020, arXiv:2004.05150
+      (sliding-window attention as a band).
+
+    Examples
+    --------
+    >>> import torch
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 2, 40, 4, generator=g) for _ in range(3))
+    >>> i = torch.arange(40)
+    >>> band = (i[None, :] - i[:, None] >= -3) & (i[None, :] - i[:, None] <= 1)
+    >>> ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=band)
+    >>> bool(torch.allclose(banded_attention(q, k, v, 3, 1), ref, atol=1e-6))
+    True
+    >>> bool(torch.allclose(banded_attention(q, k, v, 3, 1, budget=64), ref, atol=1e-6))  # in chunks
+    True
     """
     check_qkv(q, k, v)
     if k.shape[1] != q.shape[1]:

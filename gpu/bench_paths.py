@@ -16,6 +16,30 @@ GATHERED = ("kleinberg",)
 
 
 def label(kind: str, backend: str) -> str:
+    """A benchmark row's label: the kind and the backend's :data:`SUFFIX` (``sa fused``; bare for torch).
+
+    Parameters
+    ----------
+    kind : str
+        The attention (``full``, ``swa``, ``sa``, ``sa+swa``, ``sa-ms``, ``dilated``, ``kleinberg``).
+    backend : str
+        A key of :data:`SUFFIX`.
+
+    Returns
+    -------
+    str
+        The label.
+
+    Raises
+    ------
+    KeyError
+        If ``backend`` is not a key of :data:`SUFFIX`.
+
+    Examples
+    --------
+    >>> label("sa", "triton"), label("swa", "torch"), label("kleinberg", "gather")
+    ('sa fused', 'swa', 'kleinberg gather')
+    """
     return kind + SUFFIX[backend]
 
 

@@ -19,8 +19,28 @@ BACKEND_NAMES = {"torch": "", "sdpa": "", "flex": " (Flex)", "triton": " (fused)
 
 
 def kind_and_backend(row: dict) -> tuple[str, str]:
-    """A row's (kind, backend): its ``kind`` and ``backend`` fields, or, for a row that names only its ``path``,
-    read from the label (``sa fused``: the Triton kernel; a bare kind: the torch path; ``full``: SDPA)."""
+    """A row's (kind, backend) of a ``gpu.bench`` result.
+
+    Its ``kind`` and ``backend`` fields, or, for a row that names only its ``path``, read from the label
+    (``sa fused``: the Triton kernel; a bare kind: the torch path; ``full``: SDPA).
+
+    Parameters
+    ----------
+    row : dict
+        A row of the benchmark's ``rows`` (or ``cost_to_full_coverage``).
+
+    Returns
+    -------
+    tuple of str
+        ``(kind, backend)``, keys of :data:`KIND_COLORS` and :data:`BACKEND_LINES`.
+
+    Examples
+    --------
+    >>> kind_and_backend({"kind": "sa-ms", "backend": "flex"})
+    ('sa-ms', 'flex')
+    >>> kind_and_backend({"path": "sa fused"}), kind_and_backend({"path": "full"}), kind_and_backend({"path": "swa"})
+    (('sa', 'triton'), ('full', 'sdpa'), ('swa', 'torch'))
+    """
     if "kind" in row:
         return row["kind"], row["backend"]
     name = row["path"]
@@ -50,13 +70,75 @@ def _draw(ax, curves, colors, labels, scale=1.0):
 
 
 def draw_per_layer(ax, doc: dict, colors=KIND_COLORS, labels=KIND_LABELS) -> None:
-    """Time per layer [ms] vs n, one line per (kind, backend): colour by kind, line style by backend."""
+    """Time per layer [ms] vs n, one line per (kind, backend): colour by kind, line style by backend.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    doc : dict
+        A ``gpu.bench`` result: ``device``, ``parameters["w"]`` and ``rows`` with ``kind``, ``backend`` (or
+        ``path``), ``n`` and ``seconds``.
+    colors : dict, optional
+        Colour per kind.
+    labels : dict, optional
+        Legend label per kind.
+
+    Examples
+    --------
+    >>> doc = {"device": "cpu", "parameters": {"w": 64}, "rows": [
+    ...     {"kind": "full", "backend": "sdpa", "n": 1024, "seconds": 2e-3, "speedup_over_full": 1.0},
+    ...     {"kind": "full", "backend": "sdpa", "n": 4096, "seconds": 3e-2, "speedup_over_full": 1.0},
+    ...     {"kind": "sa", "backend": "torch", "n": 1024, "seconds": 1e-3, "speedup_over_full": 2.0},
+    ...     {"kind": "sa", "backend": "torch", "n": 4096, "seconds": 4e-3, "speedup_over_full": 7.5}],
+    ...     "cost_to_full_coverage": [
+    ...     {"kind": "sa", "backend": "torch", "n": 1024, "seconds_to_full_coverage": 3e-3},
+    ...     {"kind": "sa", "backend": "torch", "n": 4096, "seconds_to_full_coverage": 1.6e-2}]}
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().subplots()
+    >>> draw_per_layer(ax, doc)
+    >>> [line.get_label() for line in ax.get_lines()], ax.get_yscale()
+    (['full', 'SA'], 'log')
+    """
     _draw(ax, _curves(doc["rows"], "seconds"), colors, labels, scale=1e3)
     ax.set(ylabel="time per layer [ms]", title=f"{doc['device']}, w = {doc['parameters']['w']}")
 
 
 def draw_speedup(ax, doc: dict, colors=KIND_COLORS, labels=KIND_LABELS) -> None:
-    """Speedup over full attention vs n, next to the SA paper's (A100)."""
+    """Speedup over full attention vs n, next to the SA paper's (A100) [1]_.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    doc : dict
+        A ``gpu.bench`` result whose ``rows`` carry ``speedup_over_full`` (rows of ``full`` are left out).
+    colors : dict, optional
+        Colour per kind.
+    labels : dict, optional
+        Legend label per kind.
+
+    References
+    ----------
+    .. [1] Jin & Sui (2026), Stochastic Attention, arXiv:2604.00754 (the published speedups,
+       :data:`PAPER_SPEEDUP`).
+
+    Examples
+    --------
+    >>> doc = {"device": "cpu", "parameters": {"w": 64}, "rows": [
+    ...     {"kind": "full", "backend": "sdpa", "n": 1024, "seconds": 2e-3, "speedup_over_full": 1.0},
+    ...     {"kind": "full", "backend": "sdpa", "n": 4096, "seconds": 3e-2, "speedup_over_full": 1.0},
+    ...     {"kind": "sa", "backend": "torch", "n": 1024, "seconds": 1e-3, "speedup_over_full": 2.0},
+    ...     {"kind": "sa", "backend": "torch", "n": 4096, "seconds": 4e-3, "speedup_over_full": 7.5}],
+    ...     "cost_to_full_coverage": [
+    ...     {"kind": "sa", "backend": "torch", "n": 1024, "seconds_to_full_coverage": 3e-3},
+    ...     {"kind": "sa", "backend": "torch", "n": 4096, "seconds_to_full_coverage": 1.6e-2}]}
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().subplots()
+    >>> draw_speedup(ax, doc)
+    >>> [line.get_label() for line in ax.get_lines()]
+    ['SA', 'SA paper (A100)']
+    """
     _draw(ax, _curves(doc["rows"], "speedup_over_full", skip_full=True), colors, labels)
     ax.plot(list(PAPER_SPEEDUP), list(PAPER_SPEEDUP.values()), "k*", ms=7, label="SA paper (A100)")
     ax.set(ylabel="speedup over full attention")
@@ -64,14 +146,76 @@ def draw_speedup(ax, doc: dict, colors=KIND_COLORS, labels=KIND_LABELS) -> None:
 
 
 def draw_to_coverage(ax, doc: dict, colors=KIND_COLORS, labels=KIND_LABELS) -> None:
-    """Time to full coverage (L* layers x time per layer) vs n."""
+    """Time to full coverage (L* layers x time per layer) vs n.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    doc : dict
+        A ``gpu.bench`` result with ``cost_to_full_coverage`` rows carrying ``seconds_to_full_coverage``.
+    colors : dict, optional
+        Colour per kind.
+    labels : dict, optional
+        Legend label per kind.
+
+    Examples
+    --------
+    >>> doc = {"device": "cpu", "parameters": {"w": 64}, "rows": [
+    ...     {"kind": "full", "backend": "sdpa", "n": 1024, "seconds": 2e-3, "speedup_over_full": 1.0},
+    ...     {"kind": "full", "backend": "sdpa", "n": 4096, "seconds": 3e-2, "speedup_over_full": 1.0},
+    ...     {"kind": "sa", "backend": "torch", "n": 1024, "seconds": 1e-3, "speedup_over_full": 2.0},
+    ...     {"kind": "sa", "backend": "torch", "n": 4096, "seconds": 4e-3, "speedup_over_full": 7.5}],
+    ...     "cost_to_full_coverage": [
+    ...     {"kind": "sa", "backend": "torch", "n": 1024, "seconds_to_full_coverage": 3e-3},
+    ...     {"kind": "sa", "backend": "torch", "n": 4096, "seconds_to_full_coverage": 1.6e-2}]}
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().subplots()
+    >>> draw_to_coverage(ax, doc)
+    >>> [line.get_label() for line in ax.get_lines()], ax.get_ylabel()
+    (['SA'], 'time to full coverage [s]')
+    """
     _draw(ax, _curves(doc["cost_to_full_coverage"], "seconds_to_full_coverage"), colors, labels)
     ax.set(ylabel="time to full coverage [s]", title="L* layers x time per layer")
 
 
 def plot_cost(doc: dict, path: str) -> list[str]:
-    """Time per layer and time to full coverage vs n for every path (log-log), saved as PNG and PDF; the same
-    drawing functions ``figures.cost`` uses."""
+    """Time per layer and time to full coverage vs n for every path (log-log), saved as PNG and PDF.
+
+    The same drawing functions ``figures.cost`` uses (:func:`draw_per_layer`, :func:`draw_to_coverage`).
+
+    Parameters
+    ----------
+    doc : dict
+        A ``gpu.bench`` result (see :func:`draw_per_layer` and :func:`draw_to_coverage`).
+    path : str
+        The files are ``path`` without its suffix plus ``.png`` and ``.pdf``.
+
+    Returns
+    -------
+    list of str
+        The two paths written.
+
+    Raises
+    ------
+    ValueError
+        If the place cannot be written.
+
+    Examples
+    --------
+    >>> doc = {"device": "cpu", "parameters": {"w": 64}, "rows": [
+    ...     {"kind": "full", "backend": "sdpa", "n": 1024, "seconds": 2e-3, "speedup_over_full": 1.0},
+    ...     {"kind": "full", "backend": "sdpa", "n": 4096, "seconds": 3e-2, "speedup_over_full": 1.0},
+    ...     {"kind": "sa", "backend": "torch", "n": 1024, "seconds": 1e-3, "speedup_over_full": 2.0},
+    ...     {"kind": "sa", "backend": "torch", "n": 4096, "seconds": 4e-3, "speedup_over_full": 7.5}],
+    ...     "cost_to_full_coverage": [
+    ...     {"kind": "sa", "backend": "torch", "n": 1024, "seconds_to_full_coverage": 3e-3},
+    ...     {"kind": "sa", "backend": "torch", "n": 4096, "seconds_to_full_coverage": 1.6e-2}]}
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     [pathlib.Path(p).name for p in plot_cost(doc, str(pathlib.Path(folder) / "cost.png"))]
+    ['cost.png', 'cost.pdf']
+    """
     from matplotlib.figure import Figure  # no pyplot: the caller's backend stays as it is
 
     fig = Figure(figsize=(7, 3), layout="constrained")

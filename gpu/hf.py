@@ -101,8 +101,9 @@ def padded(attend: Attend, q, k, v, attention_mask, causal: bool, layer: int, la
 
     References
     ----------
-    Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757. Wolf et al. (2020).
-    Transformers: state-of-the-art natural language processing. EMNLP (system demonstrations).
+    - Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757.
+    - Wolf et al. (2020). Transformers: state-of-the-art natural language processing. EMNLP (system
+      demonstrations).
     """
     b, _, n, _ = q.shape
     if attention_mask is None:
@@ -162,8 +163,9 @@ def hf_attention(attend: Attend, name: str = "receptive") -> Callable:
 
     References
     ----------
-    Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757. Wolf et al. (2020).
-    Transformers: state-of-the-art natural language processing. EMNLP (system demonstrations).
+    - Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757.
+    - Wolf et al. (2020). Transformers: state-of-the-art natural language processing. EMNLP (system
+      demonstrations).
     """
 
     def forward(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, is_causal=None,
@@ -221,8 +223,9 @@ def register_function(name: str, attend: Attend) -> str:
 
     References
     ----------
-    Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757. Wolf et al. (2020).
-    Transformers: state-of-the-art natural language processing. EMNLP (system demonstrations).
+    - Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757.
+    - Wolf et al. (2020). Transformers: state-of-the-art natural language processing. EMNLP (system
+      demonstrations).
     """
     from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
@@ -302,8 +305,9 @@ def method_attend(method: str, budget: int, seed: int = 0, layer_options=None) -
 
     References
     ----------
-    Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757. Wolf et al. (2020).
-    Transformers: state-of-the-art natural language processing. EMNLP (system demonstrations).
+    - Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757.
+    - Wolf et al. (2020). Transformers: state-of-the-art natural language processing. EMNLP (system
+      demonstrations).
     """
     _validate(method, budget, seed)
 
@@ -348,8 +352,9 @@ def register(method: str, budget: int, seed: int = 0, layer_options=None) -> str
 
     References
     ----------
-    Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757. Wolf et al. (2020).
-    Transformers: state-of-the-art natural language processing. EMNLP (system demonstrations).
+    - Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757.
+    - Wolf et al. (2020). Transformers: state-of-the-art natural language processing. EMNLP (system
+      demonstrations).
     """
     attend = method_attend(method, budget, seed, layer_options)
     return register_function(implementation_name(method, budget, seed), attend)
@@ -387,8 +392,9 @@ def capture_keys_values(model, input_ids: torch.Tensor, **inputs) -> list[tuple[
 
     References
     ----------
-    Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757. Wolf et al. (2020).
-    Transformers: state-of-the-art natural language processing. EMNLP (system demonstrations).
+    - Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757.
+    - Wolf et al. (2020). Transformers: state-of-the-art natural language processing. EMNLP (system
+      demonstrations).
     """
     captured: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
 
@@ -477,7 +483,8 @@ def register_all(budgets=(16, 32, 64, 128), methods=None, seed: int = 0) -> list
 
     References
     ----------
-    Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757. Wolf et al. (2020).
-    Transformers: state-of-the-art natural language processing. EMNLP (system demonstrations).
+    - Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757.
+    - Wolf et al. (2020). Transformers: state-of-the-art natural language processing. EMNLP (system
+      demonstrations).
     """
     return [register(m, b, seed) for m in (methods or METHODS) for b in budgets]

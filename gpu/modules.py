@@ -121,9 +121,9 @@ class StochasticAttentionLayer(_VariantPath, AttentionProjections):
 
     References
     ----------
-    Jin & Sui (2026). Stochastic Attention. arXiv:2604.00754.
-    Beltagy, I., Peters, M. E., Cohan, A. (2020). Longformer: The Long-Document Transformer. arXiv:2004.05150.
-    Su, J. et al. (2021). RoFormer: Enhanced Transformer with Rotary Position Embedding. arXiv:2104.09864.
+    - Jin & Sui (2026). Stochastic Attention. arXiv:2604.00754.
+    - Beltagy, I., Peters, M. E., Cohan, A. (2020). Longformer: The Long-Document Transformer. arXiv:2004.05150.
+    - Su, J. et al. (2021). RoFormer: Enhanced Transformer with Rotary Position Embedding. arXiv:2104.09864.
 
     Examples
     --------
@@ -195,9 +195,9 @@ class GatedSAPlusSWALayer(_VariantPath, AttentionProjections):
 
     References
     ----------
-    Jin & Sui (2026). Stochastic Attention. arXiv:2604.00754.
-    Beltagy, I., Peters, M. E., Cohan, A. (2020). Longformer: The Long-Document Transformer. arXiv:2004.05150.
-    Su, J. et al. (2021). RoFormer: Enhanced Transformer with Rotary Position Embedding. arXiv:2104.09864.
+    - Jin & Sui (2026). Stochastic Attention. arXiv:2604.00754.
+    - Beltagy, I., Peters, M. E., Cohan, A. (2020). Longformer: The Long-Document Transformer. arXiv:2004.05150.
+    - Su, J. et al. (2021). RoFormer: Enhanced Transformer with Rotary Position Embedding. arXiv:2104.09864.
 
     Examples
     --------

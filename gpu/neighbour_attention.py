@@ -49,8 +49,36 @@ METHODS = ("auto", "gather", "dense")
 
 
 def resolved_method(n: int, width: int, method: str = "auto") -> str:
-    """The path :func:`neighbour_attention` takes for ``n`` queries with key tables ``width`` wide: ``method``, and
-    for ``auto`` ``dense`` when ``n <= 32 width``, else ``gather``."""
+    """The path :func:`neighbour_attention` takes for ``n`` queries with key tables ``width`` wide.
+
+    ``method`` itself, and for ``auto`` ``dense`` when ``n <= 32 width``, else ``gather``.
+
+    Parameters
+    ----------
+    n : int
+        The number of queries, ``>= 0``.
+    width : int
+        The width ``K`` of the key table, ``>= 0``.
+    method : {"auto", "gather", "dense"}, default "auto"
+        The requested path.
+
+    Returns
+    -------
+    str
+        ``"gather"`` or ``"dense"``.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``width`` is not an integer.
+    ValueError
+        If ``method`` is not one of :data:`METHODS`, or ``n`` or ``width`` is negative.
+
+    Examples
+    --------
+    >>> resolved_method(256, 8), resolved_method(257, 8), resolved_method(256, 8, "gather")
+    ('dense', 'gather', 'gather')
+    """
     if method not in METHODS:
         raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
     if method != "auto":
@@ -80,7 +108,55 @@ def neighbour_attention(q, k, v, keys: torch.Tensor, scale: float | None = None,
     :data:`GATHER_BUDGET` elements allow; memory ``O(chunk K d)`` per block); ``dense`` scatters the lists
     into an ``(n, n)`` count matrix ``C`` and computes ``softmax(q k^T scale + log C) v`` (``log 0 = -inf``: the
     same result, duplicates included, at ``O(n^2)`` cost through matrix products); ``auto`` takes ``dense`` when
-    ``n <= 32 K`` (on one CPU thread at n = 256, d = 16 a gathered key costs about as much as 50 dense ones).
+    ``n <= 32 K`` (:func:`resolved_method`).
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        ``(batch, heads, n, d)``, floating point.
+    k, v : torch.Tensor
+        ``(batch, kv_heads, n, d)``, same dtype and device; ``kv_heads`` divides ``heads``.
+    keys : torch.Tensor
+        int64 ``(n, K)`` or ``(heads, n, K)`` on q's device: key indices in ``0..n-1``, ``-1`` = padding.
+    scale : float or None, default None
+        The scores' factor, ``> 0``; ``None``: ``1 / sqrt(d)``.
+    validate : bool, default True
+        Check that every key is in ``-1..n-1``.
+    method : {"auto", "gather", "dense"}, default "auto"
+        The path (see above).
+    chunk : int or None, default None
+        Queries per block of the gather path, ``>= 1``; ``None``: from :data:`GATHER_BUDGET`.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d)``; rows with only padding are 0.
+
+    Raises
+    ------
+    TypeError
+        If a tensor is missing, ``keys`` is not int64, or ``scale`` or ``chunk`` has the wrong type.
+    ValueError
+        If the shapes, dtypes or devices do not match, a key is out of range, or ``scale`` or ``chunk`` is out of
+        range.
+
+    References
+    ----------
+    - A. Vaswani et al., "Attention Is All You Need", 2017, arXiv:1706.03762 (scaled dot-product attention).
+
+    Examples
+    --------
+    >>> import torch
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 2, 6, 4, generator=g) for _ in range(3))
+    >>> causal = torch.tensor([[j if j <= i else -1 for j in range(6)] for i in range(6)])
+    >>> full = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    >>> bool(torch.allclose(neighbour_attention(q, k, v, causal, method="gather"), full, atol=1e-6))
+    True
+    >>> bool(torch.allclose(neighbour_attention(q, k, v, causal, method="dense"), full, atol=1e-6))
+    True
+    >>> neighbour_attention(q, k, v, torch.full((6, 1), -1))[0, 0, 0].tolist()  # no keys: 0
+    [0.0, 0.0, 0.0, 0.0]
     """
     check_qkv(q, k, v)
     b, h, n, d = q.shape
@@ -167,8 +243,38 @@ def keys_table(indptr: np.ndarray, indices: np.ndarray, n: int) -> np.ndarray:
 
 
 def pattern_keys(pattern, layer: int, device=None) -> torch.Tensor:
-    """The padded key table ``(n, K)`` of ``pattern``'s layer ``layer``: row ``i`` lists, in increasing order, the
-    keys ``j`` with ``pattern.adjacency(layer)[i, j]`` set (query ``i`` attends to key ``j``), then ``-1``."""
+    """The padded key table ``(n, K)`` of ``pattern``'s layer ``layer``, for :func:`neighbour_attention`.
+
+    Row ``i`` lists, in increasing order, the keys ``j`` with ``pattern.adjacency(layer)[i, j]`` set (query ``i``
+    attends to key ``j``), then ``-1``; ``K`` is the longest row.
+
+    Parameters
+    ----------
+    pattern : receptive.patterns.base.Pattern
+        Anything with ``.n`` and ``.adjacency(layer)`` (a scipy sparse matrix).
+    layer : int
+        The layer, ``>= 1``.
+    device : torch.device or str or None, default None
+        Where the table lives (``None``: the CPU).
+
+    Returns
+    -------
+    torch.Tensor
+        int64 ``(n, K)``.
+
+    Raises
+    ------
+    TypeError
+        If ``pattern`` has no ``.n`` or ``.adjacency``, or ``layer`` is not an integer.
+    ValueError
+        If ``layer < 1``.
+
+    Examples
+    --------
+    >>> from receptive.patterns.causal_variants import make_variant
+    >>> pattern_keys(make_variant("dilated", 8, 2, True, seed=0), 1)[3:5].tolist()
+    [[1, 2, 3, -1], [0, 2, 3, 4]]
+    """
     if not hasattr(pattern, "adjacency") or not hasattr(pattern, "n"):
         raise TypeError(f"pattern: expected a receptive pattern (.n, .adjacency), got {type(pattern).__name__}")
     layer = check_int("layer", layer, 1)
@@ -197,6 +303,44 @@ class PatternAttention(AttentionProjections):
     such layers is exactly the pattern's. In eval mode the pattern has seed ``seed``; in training every forward of
     a random variant (``sa-ms``, ``kleinberg``) draws a fresh pattern seed from torch's global generator, as SA
     draws fresh permutations (``dilated`` is deterministic and draws nothing). ``last_keys`` holds the table used.
+
+    Parameters
+    ----------
+    d_model : int
+        Model width, a multiple of ``heads``.
+    heads : int
+        Query heads.
+    w : int
+        The pattern's window (clipped to ``n`` per forward).
+    variant : str
+        One of :func:`receptive.patterns.causal_variants.variant_names`.
+    kv_heads : int or None, default None
+        Key/value heads (GQA), a divisor of ``heads``; ``None`` means ``heads``.
+    causal : bool, default False
+        Whether a query attends only to keys at or before its own position.
+    rope : bool, default True
+        Whether to apply :func:`gpu.projections.rotary` to q and k.
+    seed : int, default 0
+        The pattern's seed in eval mode, ``>= 0``.
+    layer : int, default 1
+        The pattern's layer whose keys are attended, ``>= 1``.
+
+    Raises
+    ------
+    TypeError
+        If ``variant`` is not a string or an integer argument is not an integer.
+    ValueError
+        If ``variant`` is unknown or an integer argument is out of range.
+
+    Examples
+    --------
+    >>> import torch
+    >>> _ = torch.manual_seed(0)
+    >>> layer = PatternAttention(8, 2, 2, variant="dilated", causal=True).eval()
+    >>> tuple(layer(torch.randn(1, 8, 8)).shape)
+    (1, 8, 8)
+    >>> layer.last_keys[4].tolist()
+    [0, 2, 3, 4]
     """
 
     def __init__(self, d_model, heads, w, *, variant, kv_heads=None, causal=False, rope=True, seed=0, layer=1):

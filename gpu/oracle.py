@@ -29,6 +29,31 @@ TOLERANCE = {"float32": 1e-4, "float16": 5e-3, "bfloat16": 3e-2}  # max |out - r
 
 @dataclass
 class Check:
+    """One backend's check against :func:`dense_oracle`: its worst relative error and whether it is in tolerance.
+
+    Parameters
+    ----------
+    case : str
+        What was checked, e.g. ``"sa per-head causal [flex] grad"``.
+    n : int
+        The sequence length.
+    dtype : str
+        The dtype of the call, a key of :data:`TOLERANCE`.
+    max_error : float
+        ``max |out - ref| / (1 + |ref|)`` over the output (or the gradients); ``inf`` when the call raised.
+    tolerance : float
+        The bound ``max_error`` is held to.
+    ok : bool
+        ``max_error <= tolerance``.
+    note : str, default ""
+        The exception's type and first line when the call raised.
+
+    Examples
+    --------
+    >>> Check("swa [torch]", 64, "float32", 2e-7, 1e-4, True).to_dict()["ok"]
+    True
+    """
+
     case: str
     n: int
     dtype: str
@@ -38,11 +63,48 @@ class Check:
     note: str = ""
 
     def to_dict(self) -> dict:
+        """The fields as a plain dict (for a JSON record)."""
         return asdict(self)
 
 
 def oracle_mask(kind: str, n: int, w: int, causal: bool, perm, heads: int, device):
-    """Boolean (heads or 1, n, n) mask from receptive's patterns: ``mask[q, k]`` = query q attends to key k."""
+    """Boolean (heads or 1, n, n) mask from receptive's patterns: ``mask[q, k]`` = query q attends to key k.
+
+    ``full`` is all ones (lower triangle when causal), ``swa`` the adjacency of
+    :func:`receptive.make_pattern` ``("swa", n, w, causal)``, ``sa`` that of :class:`receptive.StochasticAttention`
+    with the permutation ``perm`` (one mask per row of a per-head ``perm``).
+
+    Parameters
+    ----------
+    kind : {"full", "swa", "sa"}
+        The attention.
+    n : int
+        The sequence length.
+    w : int
+        The window (``swa``, ``sa``).
+    causal : bool
+        Only keys at or before the query.
+    perm : torch.Tensor or None
+        ``sa``: the permutation ``(n,)`` or per-head permutations ``(heads, n)``.
+    heads : int
+        The number of heads (unused: the mask's first axis follows ``perm``).
+    device : torch.device or str
+        Where the mask lives.
+
+    Returns
+    -------
+    torch.Tensor
+        bool ``(1, n, n)``, or ``(heads, n, n)`` for per-head permutations.
+
+    Examples
+    --------
+    >>> import torch
+    >>> oracle_mask("swa", 5, 3, True, None, 1, "cpu")[0].int().tolist()
+    [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0], [0, 1, 1, 1, 0], [0, 0, 1, 1, 1]]
+    >>> mask = oracle_mask("sa", 6, 3, False, torch.tensor([2, 0, 1, 5, 3, 4]), 1, "cpu")
+    >>> mask[0, 0].int().tolist()  # position 0 sits between 2 and 1 in permuted order
+    [1, 1, 1, 0, 0, 0]
+    """
     if kind == "full":
         dense = np.tril(np.ones((n, n), bool)) if causal else np.ones((n, n), bool)
         return torch.as_tensor(dense, device=device)[None]
@@ -55,7 +117,38 @@ def oracle_mask(kind: str, n: int, w: int, causal: bool, perm, heads: int, devic
 
 
 def dense_oracle(q, k, v, mask):
-    """float64 softmax(q k^T / sqrt d) v under ``mask`` (GQA by repetition)."""
+    """float64 ``softmax(q k^T / sqrt d) v`` under ``mask`` (GQA by repetition).
+
+    Scaled dot-product attention [1]_ with the scores of pairs outside ``mask`` set to ``-inf``.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        ``(batch, heads, n, d)``.
+    k, v : torch.Tensor
+        ``(batch, kv_heads, n, d)``, ``kv_heads`` dividing ``heads``.
+    mask : torch.Tensor
+        bool, broadcastable to ``(batch, heads, n, n)``; every row needs a key.
+
+    Returns
+    -------
+    torch.Tensor
+        float64 ``(batch, heads, n, d)``.
+
+    References
+    ----------
+    .. [1] A. Vaswani et al., "Attention Is All You Need", 2017, arXiv:1706.03762.
+
+    Examples
+    --------
+    >>> import torch
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 2, 5, 4, generator=g) for _ in range(3))
+    >>> out = dense_oracle(q, k, v, torch.ones(1, 5, 5, dtype=torch.bool))
+    >>> ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double())
+    >>> out.dtype, bool(torch.allclose(out, ref))
+    (torch.float64, True)
+    """
     q, k, v = (t.double() for t in (q, k, v))
     groups = q.shape[1] // k.shape[1]
     k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
@@ -142,7 +235,51 @@ def check_backends(
     important first: fp32 forward at every ``check_n`` (largest first), ``dtype`` forward at the largest, fp32
     gradients (dq, dk, dv against float64 autograd) at ``grad_n``. Checks not started by ``deadline``
     (``time.perf_counter``) are returned as skipped: compiling FlexAttention for every mask and shape is what
-    takes time on a GPU. Returns ``(checks, skipped)``."""
+    takes time on a GPU.
+
+    Parameters
+    ----------
+    check_n : sequence of int
+        The lengths of the forward checks (non-empty).
+    grad_n : sequence of int, default ()
+        The lengths of the gradient checks.
+    heads : int, default 4
+        Query heads.
+    kv_heads : int, default 2
+        Key/value heads, a divisor of ``heads``.
+    dim : int, default 64
+        Head dimension.
+    window : int, default 256
+        The window of SWA and SA (clipped to ``n``).
+    dtype : {"float32", "float16", "bfloat16"}, default "float32"
+        The dtype of the second pass.
+    device : torch.device or str, default "cuda"
+        Where the checks run.
+    log : callable, default print
+        Called with one line per checked case.
+    deadline : float, default inf
+        A ``time.perf_counter`` value after which no case is started.
+
+    Returns
+    -------
+    checks : list of Check
+        The checks run.
+    skipped : list of str
+        The cases not started by ``deadline``.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If ``dtype`` is unknown, an integer argument is below 1, or ``kv_heads`` does not divide ``heads``.
+
+    Examples
+    --------
+    >>> checks, skipped = check_backends([8], heads=2, kv_heads=1, dim=4, window=4, device="cpu", deadline=0.0)
+    >>> checks, len(skipped), skipped[:2]  # past the deadline: every case is skipped, nothing compiled
+    ([], 24, ['full [torch] n=8 float32', 'full [flex] n=8 float32'])
+    """
     if dtype not in TOLERANCE:
         raise ValueError(f"dtype: expected one of {', '.join(TOLERANCE)}, got {dtype!r}")
     for name, value in (("heads", heads), ("kv_heads", kv_heads), ("dim", dim), ("window", window)):

@@ -43,8 +43,8 @@ def rotary(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
 
     References
     ----------
-    Su, J., Lu, Y., Pan, S., Murtadha, A., Wen, B., Liu, Y. (2021). RoFormer: Enhanced Transformer with Rotary
-    Position Embedding. arXiv:2104.09864.
+    - Su, J., Lu, Y., Pan, S., Murtadha, A., Wen, B., Liu, Y. (2021). RoFormer: Enhanced Transformer with Rotary
+      Position Embedding. arXiv:2104.09864.
 
     Examples
     --------
@@ -98,8 +98,9 @@ class AttentionProjections(nn.Module):
 
     References
     ----------
-    Ainslie, J. et al. (2023). GQA: Training Generalized Multi-Query Transformer Models from Multi-Head
-    Checkpoints. arXiv:2305.13245. Su, J. et al. (2021). RoFormer. arXiv:2104.09864.
+    - Ainslie, J. et al. (2023). GQA: Training Generalized Multi-Query Transformer Models from Multi-Head
+      Checkpoints. arXiv:2305.13245.
+    - Su, J. et al. (2021). RoFormer: Enhanced Transformer with Rotary Position Embedding. arXiv:2104.09864.
 
     Examples
     --------

@@ -8,8 +8,31 @@ from collections.abc import Iterator
 
 @contextlib.contextmanager
 def torch_threads(count: int) -> Iterator[None]:
-    """``with torch_threads(1): ...`` runs the block with ``torch.set_num_threads(count)`` and puts the caller's
-    setting back afterwards, so a library call never changes the process's threads for good."""
+    """Run a block with ``torch.set_num_threads(count)``, putting the caller's setting back afterwards.
+
+    ``with torch_threads(1): ...``: a library call never changes the process's threads for good (restored on an
+    error too).
+
+    Parameters
+    ----------
+    count : int
+        The thread count inside the block, ``>= 1``.
+
+    Yields
+    ------
+    None
+        Inside the block torch runs on ``count`` threads.
+
+    Examples
+    --------
+    >>> import torch
+    >>> before = torch.get_num_threads()
+    >>> with torch_threads(1):
+    ...     torch.get_num_threads()
+    1
+    >>> torch.get_num_threads() == before
+    True
+    """
     import torch
 
     before = torch.get_num_threads()

@@ -224,9 +224,39 @@ _KERNELS = {"forward": _sa_forward, "dkdv": _sa_backward_dkdv, "dq": _sa_backwar
 
 @functools.cache
 def autotuned(name: str, do_bench=None):
-    """The kernel ``name`` (``forward``, ``dkdv``, ``dq``) wrapped in ``triton.autotune`` over :data:`CONFIGS`,
-    built on first use (nothing touches a driver at import). ``do_bench`` replaces the timer (tests run the
-    autotuner on the interpreter with a stand-in)."""
+    """The kernel ``name`` (``forward``, ``dkdv``, ``dq``) wrapped in ``triton.autotune`` over :data:`CONFIGS`.
+
+    Built on first use and cached (nothing touches a driver at import). ``do_bench`` replaces the timer (tests run
+    the autotuner on the interpreter with a stand-in).
+
+    Parameters
+    ----------
+    name : {"forward", "dkdv", "dq"}
+        The kernel.
+    do_bench : callable or None, default None
+        The autotuner's timer; ``None``: Triton's.
+
+    Returns
+    -------
+    triton.runtime.Autotuner
+        The autotuned kernel, the same object for the same arguments.
+
+    Raises
+    ------
+    KeyError
+        If ``name`` is not one of the kernels.
+
+    References
+    ----------
+    - Triton documentation, ``triton.autotune``,
+      https://triton-lang.org/main/python-api/generated/triton.autotune.html
+
+    Examples
+    --------
+    >>> kernel = autotuned("forward")
+    >>> len(kernel.configs) == len(CONFIGS), autotuned("forward") is kernel
+    (True, True)
+    """
     timer = {} if do_bench is None else {"do_bench": do_bench}  # older Triton has no do_bench argument
     return triton.autotune(CONFIGS, key=_TUNING_KEY, **timer)(_KERNELS[name])
 
@@ -361,6 +391,60 @@ def triton_sa_attention(
     on the interpreter :data:`INTERPRETER_CONFIG` (16 x 16). ``precision``: :data:`PRECISIONS` (``ieee``: fp32
     inputs give fp32-exact products, matching the float64 oracle to ~1e-6). ``validate``: check that ``perm`` is a
     permutation (:func:`gpu.validation.check_perm`; a device-resident ``perm`` costs one synchronisation).
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        ``(batch, heads, n, d)``, float16, bfloat16 or float32, on CUDA (or on the CPU under the interpreter).
+    k, v : torch.Tensor
+        ``(batch, kv_heads, n, d)``, same dtype and device; ``kv_heads`` divides ``heads`` (GQA).
+    w : int
+        The window (:func:`receptive.windows.check_window`: ``1..2n-1`` two-sided, ``1..n`` one-sided).
+    perm : torch.Tensor or None, default None
+        The permutation ``(n,)`` or per head ``(heads, n)``; ``None``: SWA.
+    causal : bool, default False
+        SA: mask keys whose original position is after the query's; SWA: the one-sided window.
+    block : int or None, default None
+        Fixed square tiles (a power of two ``>= 16``) instead of the autotuner.
+    config : triton.Config or None, default None
+        A fixed tile configuration with ``BLOCK_M`` and ``BLOCK_N`` (not with ``block``).
+    precision : {"ieee", "tf32", "tf32x3"}, default "ieee"
+        ``tl.dot``'s input precision for fp32 inputs.
+    validate : bool, default True
+        Check that ``perm`` is a permutation.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d)``, q's dtype.
+
+    Raises
+    ------
+    TypeError
+        If a tensor argument is not a tensor.
+    ValueError
+        If the shapes, dtypes or devices do not fit (a CPU tensor without the interpreter), ``w`` is out of range,
+        ``perm`` is not a permutation, or ``block``, ``config`` or ``precision`` is invalid.
+
+    References
+    ----------
+    - T. Dao, D. Y. Fu, S. Ermon, A. Rudra, C. Ré, "FlashAttention: Fast and Memory-Efficient Exact Attention with
+      IO-Awareness", 2022, arXiv:2205.14135 (the online softmax, Alg. 1).
+    - T. Dao, "FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning", 2023,
+      arXiv:2307.08691 (the backward's split into dK, dV and dQ programs).
+    - Jin & Sui (2026). Stochastic Attention. arXiv:2604.00754.
+
+    Examples
+    --------
+    Needs a CUDA GPU (or ``TRITON_INTERPRET=1`` set before triton is imported), so not run here:
+
+    >>> import torch
+    >>> from gpu import sa_attention
+    >>> q, k, v = (torch.randn(1, 4, 1024, 64, device="cuda") for _ in range(3))  # doctest: +SKIP
+    >>> perm = torch.randperm(1024, device="cuda")  # doctest: +SKIP
+    >>> out = triton_sa_attention(q, k, v, 64, perm=perm)  # doctest: +SKIP
+    >>> bool(torch.allclose(out, sa_attention(q, k, v, 64, perm=perm, backend="torch"), atol=1e-4))  # doctest: +SKIP
+    True
     """
     autotune = bool(getattr(q, "is_cuda", False)) or _do_bench is not None
     config = _config_for(block, config, autotune)

@@ -69,8 +69,34 @@ PERMUTED = ("sa", "sa-ms")
 
 
 def check_variant(variant) -> str:
-    """``variant`` if it is one of :data:`VARIANTS`; a one-line ``TypeError`` (not a string) or ``ValueError``
-    (another string) naming ``variant`` otherwise."""
+    """``variant`` if it is one of :data:`VARIANTS`, else a one-line error naming ``variant``.
+
+    Parameters
+    ----------
+    variant : str
+        The variant's name.
+
+    Returns
+    -------
+    str
+        ``variant`` unchanged.
+
+    Raises
+    ------
+    TypeError
+        If ``variant`` is not a string.
+    ValueError
+        If ``variant`` is not one of :data:`VARIANTS`.
+
+    Examples
+    --------
+    >>> check_variant("sa-ms")
+    'sa-ms'
+    >>> check_variant("swa")
+    Traceback (most recent call last):
+    ...
+    ValueError: variant: expected one of sa, sa-ms, kleinberg, dilated, got 'swa'
+    """
     if not isinstance(variant, str):
         raise TypeError(f"variant: expected a string, one of {', '.join(VARIANTS)}, got {type(variant).__name__}")
     if variant not in VARIANTS:
@@ -94,19 +120,95 @@ def check_blocks_option(blocks, variant: str):
 
 
 def head_blocks(n: int, heads: int, w: int, blocks=None) -> list[int]:
-    """Block size of every head of multi-scale SA: ``blocks`` (default
-    :func:`receptive.patterns.causal_variants.default_blocks`: ``w, w^2, ..., n``) assigned to the heads in turn,
-    the largest scale first (with fewer heads than scales, the smallest scales are dropped)."""
+    """Block size of every head of multi-scale SA (``sa-ms``).
+
+    ``blocks`` (default :func:`receptive.patterns.causal_variants.default_blocks`: ``w, w^2, ..., n``) are assigned
+    to the heads in turn, the largest scale first (with fewer heads than scales, the smallest scales are dropped).
+
+    Parameters
+    ----------
+    n : int
+        The sequence length.
+    heads : int
+        The number of query heads, ``>= 1``.
+    w : int
+        The window.
+    blocks : sequence of int or None, default None
+        The block sizes (divisors of ``n``); ``None``: the default scales.
+
+    Returns
+    -------
+    list of int
+        The block size of head ``h`` at index ``h``.
+
+    Raises
+    ------
+    TypeError
+        If ``heads`` is not an integer.
+    ValueError
+        If ``heads < 1`` or a block size does not divide ``n``.
+
+    Examples
+    --------
+    >>> head_blocks(64, 4, 4)
+    [64, 16, 4, 64]
+    >>> head_blocks(64, 2, 4, blocks=[2, 8])
+    [8, 2]
+    """
     heads = check_int("heads", heads, 1)
     scales = check_blocks(default_blocks(n, w) if blocks is None else blocks, n)[::-1]
     return [scales[h % len(scales)] for h in range(heads)]
 
 
 def multiscale_permutations(n, heads, w, *, blocks=None, seed=None, layer=1, generator=None, device=None):
-    """Per-head permutations ``(heads, n)`` of multi-scale SA (``sa-ms``): head ``h`` permutes uniformly within
-    blocks of :func:`head_blocks`'s size. ``seed`` gives :func:`receptive.patterns.causal_variants.block_permutation`'s
-    (the ones the coverage engine analyses); otherwise they are drawn on ``device`` (q's) with ``generator``: the
-    block index plus a uniform tie-break, argsorted, so no host round trip."""
+    """Per-head permutations ``(heads, n)`` of multi-scale SA (``sa-ms``).
+
+    Head ``h`` permutes uniformly within blocks of :func:`head_blocks`'s size. ``seed`` gives
+    :func:`receptive.patterns.causal_variants.block_permutation`'s (the ones the coverage engine analyses);
+    otherwise they are drawn on ``device`` (q's) with ``generator``: the block index plus a uniform tie-break,
+    argsorted, so no host round trip.
+
+    Parameters
+    ----------
+    n : int
+        The sequence length, ``>= 1``.
+    heads : int
+        The number of heads, ``>= 1``.
+    w : int
+        The window (sets the default block sizes).
+    blocks : sequence of int or None, default None
+        The block sizes (divisors of ``n``); ``None``: :func:`head_blocks`'s default.
+    seed : int or None, default None
+        Seed of the pattern's permutations; ``None`` draws fresh ones.
+    layer : int, default 1
+        Layer of the seeded permutations (1-based).
+    generator : torch.Generator or None, default None
+        Generator of fresh permutations (without ``seed``).
+    device : torch.device or str or None, default None
+        Where the permutations live.
+
+    Returns
+    -------
+    torch.Tensor
+        int64 ``(heads, n)``; row ``h`` is a permutation of ``0..n-1`` that maps every block of size ``b_h`` onto
+        itself.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``heads`` is not an integer.
+    ValueError
+        If ``n`` or ``heads`` is below 1, or a block size does not divide ``n``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> perms = multiscale_permutations(16, 2, 4, generator=torch.Generator().manual_seed(0))
+    >>> tuple(perms.shape)
+    (2, 16)
+    >>> bool((perms[1] // 4 == torch.arange(16) // 4).all())  # head 1 permutes within blocks of 4
+    True
+    """
     if check_int("n", n, 1) == 1:  # one token: nothing to permute (the patterns start at n = 2)
         return torch.zeros((check_int("heads", heads, 1), 1), dtype=torch.int64, device=device)
     sizes = head_blocks(n, heads, w, blocks)
@@ -137,10 +239,43 @@ def _pattern_dilations(n: int, w: int) -> tuple[int, ...]:
 
 
 def head_dilations(n: int, heads: int, w: int) -> list[int]:
-    """Dilation of every head of ``dilated``: the default dilations of
-    :class:`receptive.patterns.causal_variants.DilatedHeads` ``(n, w)`` (``1, w, w^2, ...`` below ``n``; only
-    ``1`` for ``w = 1``), smallest first, assigned to the heads in turn (with fewer heads than dilations the largest
-    are dropped: ``r = 1`` is the window that reaches the nearest keys)."""
+    """Dilation of every head of ``dilated``.
+
+    The default dilations of :class:`receptive.patterns.causal_variants.DilatedHeads` ``(n, w)`` (``1, w, w^2,
+    ...`` below ``n``; only ``1`` for ``w = 1``), smallest first, assigned to the heads in turn (with fewer heads
+    than dilations the largest are dropped: ``r = 1`` is the window that reaches the nearest keys). The pattern is
+    LongNet's dilated attention [1]_.
+
+    Parameters
+    ----------
+    n : int
+        The sequence length, ``>= 1``.
+    heads : int
+        The number of heads, ``>= 1``.
+    w : int
+        The window, ``1..n``.
+
+    Returns
+    -------
+    list of int
+        The dilation of head ``h`` at index ``h``.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If an argument is out of range.
+
+    References
+    ----------
+    .. [1] J. Ding et al., "LongNet: Scaling Transformers to 1,000,000,000 Tokens", 2023, arXiv:2307.02486.
+
+    Examples
+    --------
+    >>> head_dilations(64, 4, 4)
+    [1, 4, 16, 1]
+    """
     n, heads = check_int("n", n, 1), check_int("heads", heads, 1)
     scales = _pattern_dilations(n, check_int("w", w, 1, n))
     return [scales[h % len(scales)] for h in range(heads)]
@@ -162,14 +297,60 @@ def _seeded_kleinberg(n: int, w: int, causal: bool, seed: int, layer: int, devic
 
 
 def kleinberg_keys(n: int, w: int, causal: bool = False, *, seed=None, layer: int = 1, generator=None, device=None):
-    """Key table ``(n, w)`` of ``kleinberg``: row ``i`` holds ``i`` and ``m = w - 1`` keys at distance ``d`` with
-    ``P(d) = ln(1 + 1/d) / ln(D + 1)`` on ``d = 1..D`` (causal: ``D = i``, key ``i - d``; bidirectional: the left
-    side with probability ``ln(i + 1) / (ln(i + 1) + ln(n - i))``, then ``D`` that side's room), sorted, repeats
-    as ``-1``. Drawn as ``d = floor(exp(u ln(D + 1)))``, ``u`` uniform (a query without room keeps only itself).
+    """Key table ``(n, w)`` of ``kleinberg``: each query, itself and ``w - 1`` distance-stratified random keys.
+
+    Row ``i`` holds ``i`` and ``m = w - 1`` keys at distance ``d`` with ``P(d) = ln(1 + 1/d) / ln(D + 1)`` on
+    ``d = 1..D`` (Kleinberg's harmonic law of long-range contacts [1]_; causal: ``D = i``, key ``i - d``;
+    bidirectional: the left side with probability ``ln(i + 1) / (ln(i + 1) + ln(n - i))``, then ``D`` that side's
+    room), sorted, repeats as ``-1``. Drawn as ``d = floor(exp(u ln(D + 1)))``, ``u`` uniform (a query without room
+    keeps only itself).
 
     ``seed``: exactly :meth:`receptive.patterns.causal_variants.KleinbergAttention.sample_keys` ``(layer)`` of
     ``KleinbergAttention(n, w, causal, seed=seed)`` (copied to ``device`` once, then cached); otherwise drawn with
-    torch on ``generator``'s device (``device`` without one) in float64, the same law."""
+    torch on ``generator``'s device (``device`` without one) in float64, the same law.
+
+    Parameters
+    ----------
+    n : int
+        The sequence length, ``>= 1``.
+    w : int
+        Keys per query, ``1..n``.
+    causal : bool, default False
+        Only keys before the query.
+    seed : int or None, default None
+        Seed of the pattern's keys; ``None`` draws fresh ones.
+    layer : int, default 1
+        Layer of the seeded keys (1-based).
+    generator : torch.Generator or None, default None
+        Generator of fresh keys (without ``seed``).
+    device : torch.device or str or None, default None
+        Where the table lives.
+
+    Returns
+    -------
+    torch.Tensor
+        int64 ``(n, w)``; row ``i`` sorted, ``-1`` for a repeated key.
+
+    Raises
+    ------
+    TypeError
+        If ``n``, ``w``, ``layer`` or ``seed`` is not an integer.
+    ValueError
+        If one of them is out of range.
+
+    References
+    ----------
+    .. [1] J. Kleinberg, "Navigation in a small world", Nature 406, 845 (2000).
+
+    Examples
+    --------
+    >>> import torch
+    >>> table = kleinberg_keys(16, 4, causal=True, generator=torch.Generator().manual_seed(0))
+    >>> tuple(table.shape)
+    (16, 4)
+    >>> bool(((table <= torch.arange(16)[:, None]) | (table == -1)).all())  # causal: no key after the query
+    True
+    """
     n = check_int("n", n, 1)
     w = check_int("w", w, 1, n)
     layer = check_int("layer", layer, 1)
@@ -223,10 +404,56 @@ def _dilated_group(q, k, v, r: int, w: int, causal: bool, backend: str) -> torch
 
 
 def dilated_attention(q, k, v, w: int, causal: bool = False, dilations=None, backend: str = "auto") -> torch.Tensor:
-    """Dilated heads: query head ``h`` attends ``i + r t`` (``t`` in the window offsets of ``w``, see
-    :mod:`receptive.windows`; positions in ``0..n-1``), ``r = dilations[h mod len(dilations)]``; ``dilations``
-    defaults to :func:`head_dilations`'s. Banded per residue class (see the module docstring), ``backend`` as
-    :func:`gpu.swa_attention`'s. ``q``: ``(batch, heads, n, d)``; ``k, v``: GQA allowed."""
+    """Dilated heads (LongNet [1]_): query head ``h`` attends ``i + r t`` for the window offsets ``t`` of ``w``.
+
+    ``t`` runs over the window offsets of ``w`` (see :mod:`receptive.windows`; positions in ``0..n-1``),
+    ``r = dilations[h mod len(dilations)]``; ``dilations`` defaults to :func:`head_dilations`'s. Banded per residue
+    class (see the module docstring), ``backend`` as :func:`gpu.swa_attention`'s.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        ``(batch, heads, n, d)``, floating point.
+    k, v : torch.Tensor
+        ``(batch, kv_heads, n, d)``, same dtype and device; ``kv_heads`` divides ``heads`` (GQA).
+    w : int
+        The window, ``1..n``.
+    causal : bool, default False
+        Only keys at or before the query's position.
+    dilations : sequence of int or None, default None
+        The dilations, each in ``1..n``, assigned to the heads in turn; ``None``: :func:`head_dilations`'s.
+    backend : str, default "auto"
+        The band's backend, one of ``gpu.BACKENDS``.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d)``.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If ``w`` or a dilation is out of range, ``dilations`` is empty, or the shapes do not match.
+
+    References
+    ----------
+    .. [1] J. Ding et al., "LongNet: Scaling Transformers to 1,000,000,000 Tokens", 2023, arXiv:2307.02486.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu import swa_attention
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 2, 12, 4, generator=g) for _ in range(3))
+    >>> out = dilated_attention(q, k, v, 3, causal=True, dilations=[1, 2])
+    >>> bool(torch.allclose(out[:, :1], swa_attention(q[:, :1], k[:, :1], v[:, :1], 3, causal=True)))  # r = 1
+    True
+    >>> even = dilated_attention(q[:, 1:, ::2], k[:, 1:, ::2], v[:, 1:, ::2], 3, causal=True, dilations=[1])
+    >>> bool(torch.allclose(out[:, 1:, ::2], even))  # r = 2: the even positions attend among themselves
+    True
+    """
     check_backend(backend)
     check_qkv(q, k, v)
     causal = check_causal(causal)
@@ -313,9 +540,9 @@ def variant_attention(
 
     References
     ----------
-    Jin & Sui (2026). Stochastic Attention. arXiv:2604.00754.
-    Kleinberg, J. (2000). Navigation in a small world. Nature 406, 845.
-    Ding, J. et al. (2023). LongNet: Scaling Transformers to 1,000,000,000 Tokens. arXiv:2307.02486.
+    - Jin & Sui (2026). Stochastic Attention. arXiv:2604.00754.
+    - Kleinberg, J. (2000). Navigation in a small world. Nature 406, 845.
+    - Ding, J. et al. (2023). LongNet: Scaling Transformers to 1,000,000,000 Tokens. arXiv:2307.02486.
 
     Examples
     --------

@@ -44,7 +44,7 @@ def block_or(bits, out, perm, starts, indptr, indices, diag, accumulate):
 
     References
     ----------
-    .. [1] M. Zaheer et al., "Big Bird: transformers for longer sequences", NeurIPS 2020.
+    - M. Zaheer et al., "Big Bird: transformers for longer sequences", NeurIPS 2020.
 
     Examples
     --------
@@ -159,7 +159,7 @@ def global_keys_or(bits: np.ndarray, out: np.ndarray, tokens: np.ndarray, order:
 
     References
     ----------
-    .. [1] I. Beltagy, M. E. Peters and A. Cohan, "Longformer: the long-document transformer", arXiv:2004.05150 (2020).
+    - I. Beltagy, M. E. Peters and A. Cohan, "Longformer: the long-document transformer", arXiv:2004.05150 (2020).
 
     Examples
     --------
@@ -190,6 +190,11 @@ def global_queries_or(bits: np.ndarray, out: np.ndarray, tokens: np.ndarray, ord
         Sorted int64 positions of the global tokens.
     order : {0, 1, -1}
         Causal filter.
+
+    References
+    ----------
+    - I. Beltagy, M. E. Peters and A. Cohan, "Longformer: the long-document transformer", arXiv:2004.05150
+      (2020) (global tokens).
 
     Examples
     --------
@@ -229,6 +234,10 @@ def full_or(bits, out, order, accumulate, tile):
         OR into ``out`` instead of overwriting it.
     tile : int
         Words per parallel task.
+
+    References
+    ----------
+    - A. Vaswani et al., "Attention Is All You Need", NeurIPS 2017, arXiv:1706.03762.
 
     Examples
     --------

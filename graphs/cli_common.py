@@ -19,6 +19,11 @@ __all__ = ["OneLineErrorParser", "save_png_pdf", "write_atomic"]
 class OneLineErrorParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are one line that names the argument (exit status 2).
 
+    Parameters
+    ----------
+    *args, **kwargs
+        As :class:`argparse.ArgumentParser`.
+
     Examples
     --------
     >>> import contextlib, io

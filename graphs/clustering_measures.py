@@ -330,8 +330,8 @@ def triangles(graph: Graph) -> np.ndarray:
 
     References
     ----------
-    .. [1] T. Schank and D. Wagner, "Finding, counting and listing all triangles in large graphs, an experimental
-       study", WEA 2005, LNCS 3503, 606-609.
+    - T. Schank and D. Wagner, "Finding, counting and listing all triangles in large graphs, an experimental
+      study", WEA 2005, LNCS 3503, 606-609.
 
     Examples
     --------
@@ -373,9 +373,9 @@ def local_clustering(graph: Graph) -> np.ndarray:
 
     References
     ----------
-    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
-       (1998).
-    .. [2] G. Fagiolo, "Clustering in complex directed networks", Phys. Rev. E 76, 026107 (2007).
+    - D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+      (1998).
+    - G. Fagiolo, "Clustering in complex directed networks", Phys. Rev. E 76, 026107 (2007).
 
     Examples
     --------
@@ -413,9 +413,9 @@ def average_clustering(graph: Graph, count_zeros: bool = True) -> float:
 
     References
     ----------
-    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
-       (1998).
-    .. [2] G. Fagiolo, "Clustering in complex directed networks", Phys. Rev. E 76, 026107 (2007).
+    - D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+      (1998).
+    - G. Fagiolo, "Clustering in complex directed networks", Phys. Rev. E 76, 026107 (2007).
 
     Examples
     --------
@@ -451,7 +451,7 @@ def transitivity(graph: Graph) -> float:
 
     References
     ----------
-    .. [1] M. E. J. Newman, "The structure and function of complex networks", SIAM Rev. 45, 167-256 (2003).
+    - M. E. J. Newman, "The structure and function of complex networks", SIAM Rev. 45, 167-256 (2003).
 
     Examples
     --------
@@ -479,8 +479,8 @@ class ClusteringResult:
 
     References
     ----------
-    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
-       (1998).
+    - D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+      (1998).
 
     Examples
     --------
@@ -520,8 +520,8 @@ def clustering(graph: Graph) -> ClusteringResult:
 
     References
     ----------
-    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
-       (1998).
+    - D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+      (1998).
 
     Examples
     --------

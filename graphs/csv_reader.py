@@ -31,9 +31,28 @@ PARALLEL_ROWS = 1 << 20
 
 
 def idle_cores() -> bool:
-    """Whether parallel regions pay: more than one numba thread, and a core left idle by the 1-minute load
-    average. A parallel region ends when its slowest thread does; on cores busy with other work a thread waits
-    for its turn, so the parallel read can be slower than the serial one, and there the serial twins run."""
+    """Whether parallel regions pay: more than one numba thread, and a core left idle by the 1-minute load average.
+
+    A parallel region ends when its slowest thread does; on cores busy with other work a thread waits for its turn,
+    so the parallel read can be slower than the serial one, and there the serial twins run.
+
+    Returns
+    -------
+    bool
+        ``True`` when numba has at least two threads and the load average plus one fits the cores this process may
+        run on (always ``True`` where there is no load average).
+
+    Examples
+    --------
+    >>> import numba
+    >>> idle_cores() in (True, False)
+    True
+    >>> before = numba.get_num_threads()
+    >>> numba.set_num_threads(1)
+    >>> idle_cores()  # one thread: no parallel region
+    False
+    >>> numba.set_num_threads(before)
+    """
     threads = numba.get_num_threads()
     if threads < 2:
         return False

@@ -37,19 +37,93 @@ _U = np.uint64
 
 
 class Irregular(Exception):
-    """A fast reader met something it cannot judge precisely (the standard-library reader reports it)."""
+    """A fast reader met something it cannot judge precisely (the standard-library reader reports it).
+
+    Raised by the pyarrow and pandas readers for a null field, an id column parsed as floats, or a parse error;
+    :func:`read_columns` catches it and reads the file again with the standard library, whose errors name the line.
+
+    Examples
+    --------
+    >>> try:
+    ...     raise Irregular
+    ... except Irregular:
+    ...     print("read again by the standard library")
+    read again by the standard library
+    """
 
 
 def available(engine: str) -> bool:
+    """Whether a reader can run here: ``python`` always, any other when the module of that name is installed.
+
+    Parameters
+    ----------
+    engine : str
+        A module name (``"pyarrow"``, ``"pandas"``) or ``"python"`` (the standard library).
+
+    Returns
+    -------
+    bool
+        ``True`` when the engine's module can be imported.
+
+    Examples
+    --------
+    >>> available("python")
+    True
+    >>> available("no_such_module_here")
+    False
+    """
     return engine == "python" or importlib.util.find_spec(engine) is not None
 
 
 def open_text(path: Path):
+    """Open ``path`` for reading text with universal newlines off, gunzipped when its suffix is ``.gz``.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        A plain or gzip-compressed text file.
+
+    Returns
+    -------
+    io.TextIOBase
+        The open file (``newline=""``, as :mod:`csv` asks); the caller closes it.
+
+    Examples
+    --------
+    >>> import gzip, tempfile
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "edges.txt.gz"
+    >>> with gzip.open(path, "wt") as out:
+    ...     _ = out.write("0 1\\n")
+    >>> with open_text(path) as handle:
+    ...     handle.read()
+    '0 1\\n'
+    """
     return gzip.open(path, "rt", newline="") if path.suffix == ".gz" else open(path, newline="")
 
 
 def first_line(path: Path) -> str | None:
-    """The first line that is not blank (``None`` for a file without one)."""
+    """The first line that is not blank (``None`` for a file without one).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        A plain or gzip-compressed text file.
+
+    Returns
+    -------
+    str or None
+        The line with its line end, or ``None`` when every line is blank.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "edges.csv"
+    >>> _ = path.write_text("\\n  \\npre,post\\n1,2\\n")
+    >>> first_line(path)
+    'pre,post\\n'
+    """
     with open_text(path) as handle:
         for line in handle:
             if line.strip():
@@ -58,7 +132,27 @@ def first_line(path: Path) -> str | None:
 
 
 def sniff(line: str) -> str:
-    """``plain`` for a line starting with ``#`` or without a comma, else ``csv``."""
+    """``plain`` for a line starting with ``#`` or without a comma, else ``csv``.
+
+    Parameters
+    ----------
+    line : str
+        The first line of the file that is not blank (:func:`first_line`).
+
+    Returns
+    -------
+    str
+        ``"plain"`` (whitespace-separated, SNAP style) or ``"csv"``.
+
+    Examples
+    --------
+    >>> sniff("# FromNodeId ToNodeId")
+    'plain'
+    >>> sniff("0 1")
+    'plain'
+    >>> sniff("pre_root_id,post_root_id,syn_count")
+    'csv'
+    """
     return "plain" if line.lstrip().startswith("#") or "," not in line else "csv"
 
 
@@ -152,10 +246,50 @@ def _pandas_read(path: Path, cols: list, is_id: list[bool], plain: bool):
 
 
 def read_columns(path: Path, fmt: str, cols: list[int], names: list[str], is_id: list[bool], engine: str, ncols: int):
-    """The columns ``cols`` (by position; ``names`` from the header of ``ncols`` columns for CSV) as numpy arrays:
-    ids as int64 or strings, weights as float64 or strings. ``engine="auto"``: for CSV the numba reader, then
-    pyarrow, else pandas, else the standard library; ``numba`` reads CSV files of integer ids and numeric
-    weights (:func:`graphs.csv_reader._read_part`) and hands any other file to the standard library."""
+    """The columns ``cols`` of an edge list as numpy arrays: ids as int64 or strings, weights as float64 or strings.
+
+    Columns are picked by position (``names`` from the header of ``ncols`` columns for CSV). ``engine="auto"``:
+    for CSV the numba reader, then pyarrow, else pandas, else the standard library; ``numba`` reads CSV files of
+    integer ids and numeric weights (:func:`graphs.csv_reader._read_part`) and hands any other file to the
+    standard library. A table a fast reader finds irregular is read again by the standard library.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The edge list (plain or ``.gz``).
+    fmt : {"csv", "plain"}
+        The file's format (:func:`sniff`).
+    cols : list of int
+        The positions of the columns to read.
+    names : list of str
+        The header names of those columns (CSV; ignored for plain files).
+    is_id : list of bool
+        Per column: ``True`` for an id column (never parsed as floats), ``False`` for a weight.
+    engine : {"auto", "numba", "pyarrow", "pandas", "python"}
+        The reader.
+    ncols : int
+        The number of columns in the CSV header.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        One array per entry of ``cols``, in that order.
+
+    Raises
+    ------
+    ValueError
+        A row with too few fields (the message names the line).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "edges.txt"
+    >>> _ = path.write_text("# a comment\\n7 3 2.5\\n3 9 1\\n")
+    >>> src, dst = read_columns(path, "plain", [0, 1], ["0", "1"], [True, True], "python", 3)
+    >>> src.tolist(), dst.tolist()
+    (['7', '3'], ['3', '9'])
+    """
     if engine in ("auto", "numba") and fmt == "csv":
         columns = _numba_csv(path, cols, ncols)
         if columns is not None:
@@ -227,8 +361,36 @@ def _factorize_pairs(src, dst):
 
 
 def factorize_pairs(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``u, v, uniques`` with ``uniques[u] == src``, ``uniques[v] == dst``, uniques in order of first appearance
-    row by row, source before target: integers by a numba hash table, strings by :func:`factorize`."""
+    """Number the end points of edges by first appearance: ``u, v, uniques`` with ``uniques[u] == src``.
+
+    Also ``uniques[v] == dst``; uniques are in order of first appearance row by row, source before target.
+    Integers are numbered by a numba hash table (open addressing with linear probing and Fibonacci hashing [1]_),
+    strings by :func:`factorize`.
+
+    Parameters
+    ----------
+    src, dst : numpy.ndarray
+        The sources and targets of the rows, integers or strings, of one length.
+
+    Returns
+    -------
+    u, v : numpy.ndarray
+        The codes of ``src`` and ``dst`` (int32 for integer ids, int64 for strings).
+    uniques : numpy.ndarray
+        The distinct values in order of first appearance.
+
+    References
+    ----------
+    .. [1] D. E. Knuth, *The Art of Computer Programming, Vol. 3: Sorting and Searching*, 2nd ed., Addison-Wesley,
+       1998, section 6.4 (multiplicative hashing, linear probing).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> u, v, uniques = factorize_pairs(np.array([10, 30, 10]), np.array([30, 20, 20]))
+    >>> u.tolist(), v.tolist(), uniques.tolist()
+    ([0, 1, 0], [1, 2, 2], [10, 30, 20])
+    """
     if src.dtype.kind in "iu" and dst.dtype.kind in "iu" and src.size < 2**30:
         return _factorize_pairs(src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False))
     both = np.empty(2 * src.size, dtype=np.result_type(src.dtype, dst.dtype))
@@ -238,8 +400,34 @@ def factorize_pairs(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``codes, uniques`` with ``uniques[codes] == values`` and uniques in order of first appearance, by
-    ``pandas.factorize`` (``numpy.unique`` without pandas)."""
+    """Codes of ``values`` by first appearance: ``codes, uniques`` with ``uniques[codes] == values``.
+
+    By ``pandas.factorize`` (``numpy.unique`` without pandas).
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        One-dimensional values (integers or strings).
+
+    Returns
+    -------
+    codes : numpy.ndarray
+        int64 codes, one per value.
+    uniques : numpy.ndarray
+        The distinct values in order of first appearance.
+
+    References
+    ----------
+    - pandas documentation, ``pandas.factorize``,
+      https://pandas.pydata.org/docs/reference/api/pandas.factorize.html
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> codes, uniques = factorize(np.array(["b", "a", "b", "c"]))
+    >>> codes.tolist(), uniques.tolist()
+    ([0, 1, 0, 2], ['b', 'a', 'c'])
+    """
     if available("pandas"):
         import pandas as pd
 
@@ -253,7 +441,28 @@ def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def as_ids(uniques: np.ndarray) -> np.ndarray:
-    """Distinct ids as int64 when every one is an integer literal (and distinct as an integer), else strings."""
+    """Distinct ids as int64 when every one is an integer literal (and distinct as an integer), else strings.
+
+    Parameters
+    ----------
+    uniques : numpy.ndarray
+        Distinct ids, integers or strings.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 ids, or the ids as strings when one is not an integer literal or two equal the same integer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> as_ids(np.array(["12", "3"])).tolist()
+    [12, 3]
+    >>> as_ids(np.array(["7", "07"])).tolist()
+    ['7', '07']
+    >>> as_ids(np.array(["a", "1"])).tolist()
+    ['a', '1']
+    """
     if uniques.dtype.kind in "iu":
         return uniques.astype(np.int64, copy=False)
     text = uniques.astype(str)
@@ -265,7 +474,28 @@ def as_ids(uniques: np.ndarray) -> np.ndarray:
 
 
 def first_bad_number(values: np.ndarray) -> int | None:
-    """Index of the first entry that is not a finite number (``None`` if every one is)."""
+    """Index of the first entry that is not a finite number (``None`` if every one is).
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        Weights as numbers or as strings.
+
+    Returns
+    -------
+    int or None
+        The index of the first NaN, infinity or text that is not a number; ``None`` when there is none.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> first_bad_number(np.array(["1", "2.5", "x"]))
+    2
+    >>> first_bad_number(np.array([1.0, np.inf]))
+    1
+    >>> first_bad_number(np.array([1, 2])) is None
+    True
+    """
     if values.dtype.kind == "f":
         bad = np.flatnonzero(~np.isfinite(values))
         return int(bad[0]) if bad.size else None
@@ -376,9 +606,45 @@ def _compact(start, cols, kept, used, new):
 
 
 def aggregate(n: int, u: np.ndarray, v: np.ndarray, w: np.ndarray | None, threshold: float | None):
-    """Rows ``u[k] -> v[k]`` (weights ``w``) over nodes ``0..n-1`` as CSR of the distinct pairs that are not
-    self-loops and whose summed weight is ``>= threshold``, over the nodes those pairs touch. Returns ``indptr,
-    indices, used`` (``used``: mask of the nodes kept, in their original order)."""
+    """Rows ``u[k] -> v[k]`` (weights ``w``) over nodes ``0..n-1`` as CSR of the distinct pairs kept.
+
+    A pair is kept when it is not a self-loop and its summed weight is ``>= threshold``; the CSR is over the nodes
+    those pairs touch, renumbered in their original order, and each row's targets are sorted. The rows are
+    bucketed by a stable counting sort by source, then merged per row (``O(m + n)`` plus ``O(d log d)`` per row).
+
+    Parameters
+    ----------
+    n : int
+        The number of nodes (codes ``0..n-1``).
+    u, v : numpy.ndarray
+        The codes of the sources and targets, one per row.
+    w : numpy.ndarray or None
+        The weights, one per row, summed per ordered pair; ``None``: unweighted.
+    threshold : float or None
+        Keep the pairs whose summed weight is ``>= threshold``; ``None``: keep every pair.
+
+    Returns
+    -------
+    indptr, indices : numpy.ndarray
+        The CSR (int64) of the kept pairs over the kept nodes.
+    used : numpy.ndarray
+        Boolean mask over ``0..n-1`` of the nodes kept.
+
+    References
+    ----------
+    - T. H. Cormen, C. E. Leiserson, R. L. Rivest, C. Stein, *Introduction to Algorithms*, 3rd ed., MIT Press,
+      2009, section 8.2 (counting sort).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> u = np.array([0, 0, 1, 2, 0], dtype=np.int32)
+    >>> v = np.array([1, 1, 1, 0, 3], dtype=np.int32)
+    >>> w = np.array([2.0, 3.0, 9.0, 1.0, 6.0])
+    >>> indptr, indices, used = aggregate(4, u, v, w, threshold=5.0)
+    >>> indptr.tolist(), indices.tolist(), used.tolist()
+    ([0, 2, 2, 2], [1, 2], [True, True, False, True])
+    """
     weighted = w is not None
     weights = np.asarray(w, dtype=np.float64) if weighted else np.empty(0, dtype=np.float64)
     start, cols, ws = _bucket(n, u, v, weights, weighted)

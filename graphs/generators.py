@@ -66,8 +66,8 @@ def erdos_renyi(n: int, mean_degree: float, directed: bool = False, seed: int = 
 
     References
     ----------
-    .. [1] P. Erdos and A. Renyi, "On random graphs I", Publ. Math. Debrecen 6, 290-297 (1959).
-    .. [2] E. N. Gilbert, "Random graphs", Ann. Math. Statist. 30, 1141-1144 (1959).
+    - P. Erdos and A. Renyi, "On random graphs I", Publ. Math. Debrecen 6, 290-297 (1959).
+    - E. N. Gilbert, "Random graphs", Ann. Math. Statist. 30, 1141-1144 (1959).
 
     Examples
     --------
@@ -153,8 +153,8 @@ def ring_lattice(n: int, k: int) -> Graph:
 
     References
     ----------
-    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
-       (1998).
+    - D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+      (1998).
 
     Examples
     --------
@@ -205,10 +205,10 @@ def watts_strogatz(n: int, k: int, beta: float, seed: int = 0) -> Graph:
 
     References
     ----------
-    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
-       (1998).
-    .. [2] A. Hagberg, D. Schult and P. Swart, "Exploring network structure, dynamics, and function using
-       NetworkX", Proc. SciPy 2008, 11-15 (``networkx.watts_strogatz_graph``).
+    - D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+      (1998).
+    - A. Hagberg, D. Schult and P. Swart, "Exploring network structure, dynamics, and function using
+      NetworkX", Proc. SciPy 2008, 11-15 (``networkx.watts_strogatz_graph``).
 
     Examples
     --------

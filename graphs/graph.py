@@ -62,8 +62,8 @@ class Graph:
 
     References
     ----------
-    .. [1] A. Hagberg, D. Schult and P. Swart, "Exploring network structure, dynamics, and function using
-       NetworkX", Proc. SciPy 2008, 11-15 (the directed/undirected conventions followed here).
+    - A. Hagberg, D. Schult and P. Swart, "Exploring network structure, dynamics, and function using
+      NetworkX", Proc. SciPy 2008, 11-15 (the directed/undirected conventions followed here).
 
     Examples
     --------

@@ -137,9 +137,9 @@ def load_edge_list(
 
     References
     ----------
-    .. [1] S. Dorkenwald et al., "Neuronal wiring diagram of an adult brain", Nature 634, 124-138 (2024).
-    .. [2] J. Leskovec and A. Krevl, "SNAP Datasets: Stanford large network dataset collection" (2014),
-       https://snap.stanford.edu/data (the plain format).
+    - S. Dorkenwald et al., "Neuronal wiring diagram of an adult brain", Nature 634, 124-138 (2024).
+    - J. Leskovec and A. Krevl, "SNAP Datasets: Stanford large network dataset collection" (2014),
+      https://snap.stanford.edu/data (the plain format).
 
     Examples
     --------
@@ -245,8 +245,8 @@ def load_graphml(path) -> Graph:
 
     References
     ----------
-    .. [1] U. Brandes et al., "GraphML progress report: structural layer proposal", Graph Drawing 2001, LNCS 2265,
-       501-512.
+    - U. Brandes et al., "GraphML progress report: structural layer proposal", Graph Drawing 2001, LNCS 2265,
+      501-512.
 
     Examples
     --------

@@ -40,6 +40,11 @@ def popcount64(x):
     -------
     numpy.uint64
 
+    References
+    ----------
+    - H. S. Warren, *Hacker's Delight*, 2nd ed., Addison-Wesley, 2012, section 5-1 (counting 1-bits,
+      the SWAR popcount).
+
     Examples
     --------
     >>> import numpy as np
@@ -160,8 +165,8 @@ def window_or_ordered(bits, out, perm, left, right, circular, direction, accumul
 
     References
     ----------
-    .. [1] P. M. Fenwick, "A new data structure for cumulative frequency tables", Softw. Pract. Exper. 24, 327-336
-       (1994).
+    - P. M. Fenwick, "A new data structure for cumulative frequency tables", Softw. Pract. Exper. 24, 327-336
+      (1994).
 
     Examples
     --------
@@ -273,6 +278,10 @@ def row_popcounts(bits):
     numpy.ndarray
         int64, length ``n``.
 
+    References
+    ----------
+    - H. S. Warren, *Hacker's Delight*, 2nd ed., Addison-Wesley, 2012, section 5-1 (counting 1-bits).
+
     Examples
     --------
     >>> import numpy as np
@@ -344,6 +353,10 @@ def column_popcounts(bits: np.ndarray) -> np.ndarray:
     -------
     numpy.ndarray
         int64, length ``64 W``.
+
+    References
+    ----------
+    - H. S. Warren, *Hacker's Delight*, 2nd ed., Addison-Wesley, 2012, section 5-1 (counting 1-bits).
 
     Examples
     --------

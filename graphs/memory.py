@@ -52,7 +52,7 @@ def parse_bytes(text: str | int | float, name: str = "max_memory") -> int:
 
     References
     ----------
-    .. [1] Dask Development Team, ``dask.utils.parse_bytes``, https://docs.dask.org/en/stable/api.html (2016-).
+    - Dask Development Team, ``dask.utils.parse_bytes``, https://docs.dask.org/en/stable/api.html (2016-).
 
     Examples
     --------

@@ -8,9 +8,9 @@ reached ``i``), ``pair_count(n)`` and ``buffer_bytes(n, n_words)``.
 
 References
 ----------
-.. [1] I. Beltagy, M. E. Peters and A. Cohan, "Longformer: the long-document transformer", arXiv:2004.05150 (2020)
-   (sliding windows and global tokens).
-.. [2] M. Zaheer et al., "Big Bird: transformers for longer sequences", NeurIPS 2020 (block-sparse attention).
+- I. Beltagy, M. E. Peters and A. Cohan, "Longformer: the long-document transformer", arXiv:2004.05150 (2020)
+  (sliding windows and global tokens).
+- M. Zaheer et al., "Big Bird: transformers for longer sequences", NeurIPS 2020 (block-sparse attention).
 """
 
 from __future__ import annotations
@@ -57,6 +57,12 @@ class WindowOp:
         Number of attended (query, key) pairs.
     buffer_bytes(n, n_words)
         Scratch bytes :meth:`apply` needs, for memory estimates.
+
+    References
+    ----------
+    - I. Beltagy, M. E. Peters and A. Cohan, "Longformer: the long-document transformer", arXiv:2004.05150
+      (2020) (sliding windows).
+    - L. Jin and Y. Sui, arXiv:2604.00754 (2026) (the window in permuted order).
 
     Examples
     --------
@@ -229,7 +235,7 @@ class BlockOp:
 
     References
     ----------
-    .. [1] M. Zaheer et al., "Big Bird: transformers for longer sequences", NeurIPS 2020.
+    - M. Zaheer et al., "Big Bird: transformers for longer sequences", NeurIPS 2020.
 
     Examples
     --------
@@ -312,8 +318,8 @@ class GlobalOp:
 
     References
     ----------
-    .. [1] I. Beltagy, M. E. Peters and A. Cohan, "Longformer: the long-document transformer", arXiv:2004.05150
-       (2020).
+    - I. Beltagy, M. E. Peters and A. Cohan, "Longformer: the long-document transformer", arXiv:2004.05150
+      (2020).
 
     Examples
     --------
@@ -375,6 +381,10 @@ class FullOp:
     buffer_bytes(n, n_words)
         Scratch bytes :meth:`apply` needs, for memory estimates.
 
+    References
+    ----------
+    - A. Vaswani et al., "Attention Is All You Need", NeurIPS 2017, arXiv:1706.03762.
+
     Examples
     --------
     >>> FullOp().pair_count(4), FullOp(1).pair_count(4), FullOp(1).transpose()
@@ -434,6 +444,10 @@ def apply_layer(ops, bits: np.ndarray, out: np.ndarray) -> None:
     -------
     None
         The result is in ``out``.
+
+    References
+    ----------
+    - L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
 
     Examples
     --------

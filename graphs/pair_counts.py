@@ -33,6 +33,11 @@ def window_pairs(length: int, perm: np.ndarray | None, left: int, right: int, ci
     -------
     int
 
+    References
+    ----------
+    - I. Beltagy, M. E. Peters and A. Cohan, "Longformer: the long-document transformer", arXiv:2004.05150
+      (2020) (sliding windows).
+
     Examples
     --------
     >>> window_pairs(5, None, 1, 1, False, 0), window_pairs(5, None, 2, 0, False, 1)

@@ -58,8 +58,8 @@ class PathLengths:
 
     References
     ----------
-    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
-       (1998).
+    - D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+      (1998).
 
     Examples
     --------
@@ -120,6 +120,13 @@ def giant_component(graph: Graph) -> np.ndarray:
     ------
     TypeError
         If ``graph`` is not a :class:`graphs.Graph`.
+
+    References
+    ----------
+    - M. E. J. Newman, *Networks*, 2nd ed., Oxford University Press, 2018, section 6.12 (components).
+    - D. J. Pearce, "An improved algorithm for finding the strongly connected components of a directed graph",
+      Technical report, Victoria University of Wellington (2005) (the algorithm of
+      ``scipy.sparse.csgraph.connected_components``).
 
     Examples
     --------
@@ -189,8 +196,8 @@ def path_lengths(
 
     References
     ----------
-    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
-       (1998).
+    - D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+      (1998).
 
     Examples
     --------

@@ -16,9 +16,9 @@ window operators (independent of the window) and ``O(nnz * W)`` for explicit nei
 
 References
 ----------
-.. [1] L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
-.. [2] M. Then et al., "The more the merrier: efficient multi-source graph traversal", Proc. VLDB Endow. 8, 449-460
-   (2014) (bit-parallel multi-source BFS).
+- L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
+- M. Then et al., "The more the merrier: efficient multi-source graph traversal", Proc. VLDB Endow. 8, 449-460
+  (2014) (bit-parallel multi-source BFS).
 """
 
 from __future__ import annotations
@@ -56,6 +56,10 @@ class ReachCounts:
     layers : int
         Number of layers computed (rows of ``counts``).
 
+    References
+    ----------
+    - L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
+
     Examples
     --------
     >>> from graphs import WindowOp, forward_counts
@@ -92,6 +96,10 @@ def admissible_sizes(nodes: np.ndarray, n: int, causal: bool) -> np.ndarray:
     -------
     numpy.ndarray
         int64, the shape of ``nodes``.
+
+    References
+    ----------
+    - L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
 
     Examples
     --------
@@ -204,6 +212,11 @@ def slab_counts(
     ValueError
         If the slab or the buffers do not fit ``n``.
 
+    References
+    ----------
+    - M. Then et al., "The more the merrier: efficient multi-source graph traversal", Proc. VLDB Endow. 8,
+      449-460 (2014) (bit-parallel multi-source BFS).
+
     Examples
     --------
     >>> from graphs import WindowOp
@@ -256,6 +269,10 @@ def combine_slabs(slabs: Iterable[SlabCounts], n: int, causal: bool) -> ReachCou
     ------
     ValueError
         If the slabs do not partition ``0..n-1`` or one stopped early without being full.
+
+    References
+    ----------
+    - L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
 
     Examples
     --------
@@ -401,7 +418,7 @@ def forward_counts(
 
     References
     ----------
-    .. [1] L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
+    - L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
 
     Examples
     --------
@@ -510,7 +527,7 @@ def backward_counts(
 
     References
     ----------
-    .. [1] L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
+    - L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
 
     Examples
     --------
@@ -641,7 +658,7 @@ def backward_full_layer(
 
     References
     ----------
-    .. [1] L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
+    - L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
 
     Examples
     --------

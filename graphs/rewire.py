@@ -80,8 +80,8 @@ def degree_preserving_random(graph: Graph, switches_per_edge: float = 10.0, seed
 
     References
     ----------
-    .. [1] S. Maslov and K. Sneppen, "Specificity and stability in topology of protein networks", Science 296,
-       910-913 (2002).
+    - S. Maslov and K. Sneppen, "Specificity and stability in topology of protein networks", Science 296,
+      910-913 (2002).
 
     Examples
     --------

@@ -317,10 +317,10 @@ def window_or(bits, out, perm, left, right, circular, accumulate, chunk_len, til
 
     References
     ----------
-    .. [1] M. van Herk, "A fast algorithm for local minimum and maximum filters on rectangular and octagonal kernels",
-       Pattern Recognit. Lett. 13, 517-521 (1992).
-    .. [2] J. Gil and M. Werman, "Computing 2-D min, median, and max filters", IEEE Trans. Pattern Anal. Mach. Intell.
-       15, 504-507 (1993).
+    - M. van Herk, "A fast algorithm for local minimum and maximum filters on rectangular and octagonal kernels",
+      Pattern Recognit. Lett. 13, 517-521 (1992).
+    - J. Gil and M. Werman, "Computing 2-D min, median, and max filters", IEEE Trans. Pattern Anal. Mach. Intell.
+      15, 504-507 (1993).
 
     Examples
     --------

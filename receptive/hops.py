@@ -42,6 +42,14 @@ class HopDistribution:
         Their mean hop count (over the connected pairs only).
     unreached_fraction : float
         Share of admissible pairs not connected within the layers computed.
+
+    Examples
+    --------
+    >>> from receptive import make_pattern
+    >>> from receptive.hops import hop_distribution
+    >>> hops = hop_distribution(make_pattern("swa", 8, 3, causal=True))
+    >>> hops.pairs.tolist(), round(hops.mean, 3), hops.unreached_fraction
+    ([0, 13, 9, 5, 1], 1.786, 0.0)
     """
 
     pattern: str

@@ -113,7 +113,7 @@ def load_layout(path: str | os.PathLike, n: int, seed: int = 0) -> tuple[Pattern
 class StackSummary:
     """One stack at one ``n``: coverage per layer (mean and 95% interval), ``L*``, cost per layer.
 
-    Attributes
+    Parameters
     ----------
     name, description : str
         The stack's name and :meth:`~receptive.patterns.Pattern.describe`.
@@ -135,6 +135,13 @@ class StackSummary:
         How coverage was computed.
     window : int, optional
         The matched window of an SA / SA+SWA twin.
+
+    Examples
+    --------
+    >>> from receptive.layouts import StackSummary
+    >>> s = StackSummary("swa", "swa:16", True, 2, 2, 256, [0.1, 1.0], [None, None], [0.06, 0.5], 17, "exact")
+    >>> s.mean_pairs_relative, s.to_dict()["full_coverage_layer"]
+    (0.28, 2)
     """
 
     name: str
@@ -152,9 +159,11 @@ class StackSummary:
 
     @property
     def mean_pairs_relative(self) -> float:
+        """Attended pairs / full attention's, averaged over the layers."""
         return sum(self.pairs_relative) / len(self.pairs_relative)
 
     def to_dict(self) -> dict:
+        """The fields as a dict, plus ``mean_pairs_relative``."""
         return {**asdict(self), "mean_pairs_relative": self.mean_pairs_relative}
 
 
@@ -162,15 +171,27 @@ class StackSummary:
 class LayoutResult:
     """A layout and the SA / SA+SWA stacks of the same depth at matched pairs per layer.
 
-    Attributes
+    Parameters
     ----------
     layout : StackSummary
+        The layout's own summary.
     source : str
         Where the layout's fields come from.
     layer_kinds : list of str
         One name per layer.
-    matched : dict of str to StackSummary
+    matched : dict of str to StackSummary, optional
         ``"sa"`` and ``"sa+swa"`` twins.
+
+    Examples
+    --------
+    >>> from receptive.layouts import LayoutResult, StackSummary
+    >>> s = StackSummary("swa", "swa:16", True, 1, None, 16, [0.5], [None], [0.06], 16, "exact")
+    >>> LayoutResult(s, "a paper", ["swa"]).to_dict()["layout"]["name"]
+    'swa'
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754 (SA and SA+SWA twins).
     """
 
     layout: StackSummary
@@ -179,6 +200,7 @@ class LayoutResult:
     matched: dict[str, StackSummary] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
+        """The result as a JSON-ready dict (the summaries through :meth:`StackSummary.to_dict`)."""
         return {
             "layout": self.layout.to_dict(),
             "source": self.source,
@@ -319,7 +341,26 @@ def study(paths, n: int, targets: int, seed: int = 0, progress: bool | None = No
 
 
 def format_table(doc: dict) -> str:
-    """The table ``python -m receptive.layouts`` prints, from its JSON document (:func:`run`)."""
+    """The table ``python -m receptive.layouts`` prints, from its JSON document (:func:`run`).
+
+    Parameters
+    ----------
+    doc : dict
+        The document :func:`run` returns.
+
+    Returns
+    -------
+    str
+        A heading, a header line and one line per layout.
+
+    Examples
+    --------
+    >>> from receptive.layouts import build_parser, format_table, run
+    >>> doc = run(build_parser().parse_args(["--n", "256", "--targets", "8", "--only", "mistral-7b-v0.1",
+    ...                                      "--no-progress"]))
+    >>> print(format_table(doc).splitlines()[-1])  # doctest: +ELLIPSIS
+    mistral-7b-v0.1              causal     32 ...
+    """
 
     def star(s: dict) -> str:
         return str(s["full_coverage_layer"]) if s["full_coverage_layer"] is not None else f">{s['depth']}"
@@ -343,7 +384,13 @@ def format_table(doc: dict) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``python -m receptive.layouts`` (one-line errors naming the flag)."""
+    """The parser of ``python -m receptive.layouts`` (one-line errors naming the flag).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser (:class:`receptive.cli_parser.OneLineErrorParser`).
+    """
     p = OneLineErrorParser(
         prog="python -m receptive.layouts",
         description=__doc__.split("\n\n", 1)[1],
@@ -368,7 +415,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> dict:
-    """Validate ``args`` (``ValueError`` naming the flag) and return the JSON document of the study."""
+    """Validate ``args`` (``ValueError`` naming the flag) and return the JSON document of the study.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed by :func:`build_parser`.
+
+    Returns
+    -------
+    dict
+        ``version``, ``n``, ``targets``, ``seed`` and ``layouts`` (:meth:`LayoutResult.to_dict` of each layout).
+
+    Raises
+    ------
+    ValueError
+        If a flag is out of range, ``--json`` is not writable, ``--configs`` is not a folder of layout files, or
+        ``--only`` names an unknown layout (the message names the flag).
+    """
     if args.n < 2:
         raise ValueError(f"--n: expected an integer >= 2, got {args.n}")
     if not 1 <= args.targets:
@@ -403,6 +467,16 @@ def run(args: argparse.Namespace) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI: print the table (or the JSON with ``--json -``), write ``--json PATH``; returns 0.
+
+    Parameters
+    ----------
+    argv : list of str or None, optional
+        The arguments; ``None``: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 (bad input exits 2 with one line on stderr).
 
     Examples
     --------

@@ -36,14 +36,75 @@ from .windows import window_offsets
 
 
 def log_w_n(n: int, w: int) -> float:
-    """``log n / log w``: the depth at which ``w^L`` paths could first reach ``n`` tokens (SA's O(log_w n) scale,
-    Jin & Sui 2026, arXiv 2604.00754). Infinite for ``w = 1``."""
+    """``log n / log w``: the depth at which ``w^L`` paths could first reach ``n`` tokens.
+
+    SA's O(log_w n) scale (Jin & Sui 2026, arXiv 2604.00754). Infinite for ``w = 1``.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 1``.
+    w : int
+        Window size, ``>= 1``.
+
+    Returns
+    -------
+    float
+        ``log n / log w``, ``math.inf`` for ``w = 1``.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an integer argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.theory import log_w_n
+    >>> log_w_n(1024, 32), log_w_n(1024, 1)
+    (2.0, inf)
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    """
     n, w = check_int("n", n, 1), check_int("w", w, 1)
     return math.inf if w == 1 else math.log(n) / math.log(w)
 
 
 def swa_layers_estimate(n: int, w: int) -> float:
-    """``n / w``: the O(n/w) depth sliding windows need (exact value: :func:`swa_full_layer`)."""
+    """``n / w``: the O(n/w) depth sliding windows need (exact value: :func:`swa_full_layer`).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 1``.
+    w : int
+        Window size, ``>= 1``.
+
+    Returns
+    -------
+    float
+        ``n / w``.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an integer argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.theory import swa_layers_estimate
+    >>> swa_layers_estimate(1024, 32)
+    32.0
+
+    References
+    ----------
+    Beltagy, Peters & Cohan 2020, Longformer: The Long-Document Transformer, arXiv 2004.05150 (sliding windows).
+    """
     return check_int("n", n, 1) / check_int("w", w, 1)
 
 
@@ -52,6 +113,43 @@ def swa_coverage(n: int, w: int, layers: int, causal: bool = False, circular: bo
 
     ``RF_L(i) = [i - L*left, i + L*right]`` clipped to ``0..n-1`` (causal: ``[i - L(w-1), i]``, ``A(i) = 0..i``);
     circular two-sided windows: ``min(n, L(w-1) + 1)`` positions. Offsets from :func:`receptive.windows`.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    w : int
+        Window size (self included).
+    layers : int
+        Depth ``L``, ``>= 0``.
+    causal : bool, optional
+        Causal windows (query ``i`` sees ``i - w + 1 .. i``).
+    circular : bool, optional
+        Wrap two-sided windows around the ends.
+
+    Returns
+    -------
+    dict
+        ``"mean"`` and ``"min"``: mean and minimum over queries of ``|RF_L(i)| / |A(i)|``; ``"full_fraction"``:
+        the fraction of queries whose field is everything admissible.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an integer argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.theory import swa_coverage
+    >>> cov = swa_coverage(16, 3, 4, causal=True)
+    >>> round(cov["mean"], 3), cov["min"], cov["full_fraction"]
+    (0.873, 0.5625, 0.5625)
+
+    References
+    ----------
+    Beltagy, Peters & Cohan 2020, Longformer: The Long-Document Transformer, arXiv 2004.05150 (sliding windows).
     """
     from .patterns import SlidingWindow
 
@@ -63,8 +161,44 @@ def swa_coverage(n: int, w: int, layers: int, causal: bool = False, circular: bo
 
 
 def swa_full_layer(n: int, w: int, causal: bool = False, circular: bool = False) -> int | None:
-    """Exact SWA L*: ``ceil((n-1)/(w-1))`` causal or circular, ``ceil((n-1)/((w-1)//2))`` two-sided truncated
-    (the shorter side limits the first and last positions); ``None`` when that side is empty."""
+    """Exact SWA L*: the first depth at which every receptive field is full.
+
+    ``ceil((n-1)/(w-1))`` causal or circular, ``ceil((n-1)/((w-1)//2))`` two-sided truncated (the shorter side
+    limits the first and last positions); ``None`` when that side is empty.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    w : int
+        Window size (self included).
+    causal : bool, optional
+        Causal windows.
+    circular : bool, optional
+        Wrap two-sided windows around the ends.
+
+    Returns
+    -------
+    int or None
+        L*, or ``None`` if coverage never becomes full.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an integer argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.theory import swa_full_layer
+    >>> swa_full_layer(1024, 33, causal=True), swa_full_layer(1024, 33), swa_full_layer(16, 2)
+    (32, 64, None)
+
+    References
+    ----------
+    Beltagy, Peters & Cohan 2020, Longformer: The Long-Document Transformer, arXiv 2004.05150 (sliding windows).
+    """
     from .patterns import SlidingWindow
 
     return SlidingWindow(n, w, causal, circular).closed_form_full_layer()
@@ -83,6 +217,37 @@ def sa_mean_coverage(n: int, w: int, layers: int) -> np.ndarray:
 
     (the random-out-neighbour recursion behind the SA paper's coverage argument). It ignores the overlap between
     window members' fields, so it is optimistic once ``c_L`` is large.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 1``.
+    w : int
+        Window size, ``>= 1``.
+    layers : int
+        Number of layers, ``>= 1``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``c_1 .. c_layers``, shape ``(layers,)``.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an integer argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.theory import sa_mean_coverage
+    >>> sa_mean_coverage(1024, 8, 4).round(3)
+    array([0.008, 0.061, 0.394, 0.982])
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
     """
     n, w, layers = check_int("n", n, 1), check_int("w", w, 1), check_int("layers", layers, 1)
     exponents = np.arange(1, layers + 1, dtype=float) * math.log(w)
@@ -90,7 +255,37 @@ def sa_mean_coverage(n: int, w: int, layers: int) -> np.ndarray:
 
 
 def sa_half_layer(n: int, w: int) -> int | None:
-    """First layer with mean-field coverage ``>= 1/2``: ``(1 - 1/n)^(w^L) <= 1/2``, i.e. ``w^L >= n ln 2``."""
+    """First layer with mean-field coverage ``>= 1/2``: ``(1 - 1/n)^(w^L) <= 1/2``, i.e. ``w^L >= n ln 2``.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 2``.
+    w : int
+        Window size, ``>= 1``.
+
+    Returns
+    -------
+    int or None
+        The layer (``>= 1``), ``None`` for ``w = 1``.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an integer argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.theory import sa_half_layer
+    >>> sa_half_layer(1024, 8), sa_half_layer(1024, 1)
+    (4, None)
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    """
     n, w = check_int("n", n, 2), check_int("w", w, 1)
     if w == 1:
         return None
@@ -98,13 +293,46 @@ def sa_half_layer(n: int, w: int) -> int | None:
 
 
 def sa_full_layer_estimate(n: int, w: int) -> int | None:
-    """Coupon-collector depth for full SA coverage: the first ``L`` with fewer than one expected uncovered
-    (query, key) pair under the mean field, ``n^2 (1 - 1/n)^(w^L) < 1``, i.e. ``w^L > 2 n ln n`` for large n::
+    """Coupon-collector depth for full SA coverage under the mean field.
+
+    The first ``L`` with fewer than one expected uncovered (query, key) pair, ``n^2 (1 - 1/n)^(w^L) < 1``, i.e.
+    ``w^L > 2 n ln n`` for large n::
 
         L_cc = ceil( log(2 n ln n) / log w )
 
     ``None`` for ``w = 1`` (no mixing). Bidirectional only; causal SA is another regime
     (:func:`causal_sa_full_layer_estimate`).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 1``.
+    w : int
+        Window size, ``>= 1``.
+
+    Returns
+    -------
+    int or None
+        ``L_cc`` (``1`` for ``n = 1``), ``None`` for ``w = 1``.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an integer argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.theory import sa_full_layer_estimate
+    >>> sa_full_layer_estimate(1024, 8), sa_full_layer_estimate(1024, 1)
+    (5, None)
+
+    References
+    ----------
+    * Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    * Feller 1968, An Introduction to Probability Theory and Its Applications, Vol. 1, 3rd ed., Wiley (coupon
+      collector).
     """
     n, w = check_int("n", n, 1), check_int("w", w, 1)
     if n == 1:
@@ -118,14 +346,46 @@ SA_FORMULA = "L_cc = ceil(log(2 n ln n) / log w): fewer than one expected uncove
 
 
 def sa_union_bound_layer(n: int, w: int, delta: float = 0.05) -> int | None:
-    """Depth after which, by the union bound over the ``n^2`` (query, key) pairs of the mean-field model,
-    coverage is full with probability ``>= 1 - delta``::
+    """Depth of full mean-field SA coverage with probability ``>= 1 - delta``, by the union bound.
+
+    The union runs over the ``n^2`` (query, key) pairs of the mean-field model::
 
         P(not full after L) <= n^2 (1 - 1/n)^(w^L) <= n^2 exp(-w^L / n) <= delta
         <=>  L >= log_w n + log_w(2 ln n + ln(1/delta))
 
     so ``L* <= log_w n + log_w(2 ln n + ln(1/delta)) + 1 = (1 + o(1)) log_w n``: the O(log_w n) statement with its
     constants. (A bound on the model; the sweep of ``python -m receptive.bound`` checks it against the engine.)
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 2``.
+    w : int
+        Window size, ``>= 1``.
+    delta : float, optional
+        Allowed failure probability, in ``(0, 1)``.
+
+    Returns
+    -------
+    int or None
+        The bound on L*, ``None`` for ``w = 1``.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``w`` is not an integer.
+    ValueError
+        If ``n`` or ``w`` is out of range or ``delta`` is not in ``(0, 1)``.
+
+    Examples
+    --------
+    >>> from receptive.theory import sa_union_bound_layer
+    >>> sa_union_bound_layer(1024, 8), sa_union_bound_layer(1024, 8, delta=1e-6)
+    (5, 5)
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
     """
     n, w = check_int("n", n, 2), check_int("w", w, 1)
     if not 0 < delta < 1:
@@ -136,14 +396,46 @@ def sa_union_bound_layer(n: int, w: int, delta: float = 0.05) -> int | None:
 
 
 def sa_swa_growth_rate(w_sa: int, w_swa: int) -> float:
-    """Per-layer growth of SA+SWA forward sets while they are small: the Perron root of the run model
-    ``(f, k) -> (w_sa f + (w_swa - 1) k, (w_sa - 1) f + k)`` (``f`` tokens in ``k`` runs: SWA lengthens every
-    run by ``w_swa - 1``, SA sends every token to ``w_sa - 1`` random new singletons)::
+    """Per-layer growth of SA+SWA forward sets while they are small.
+
+    The Perron root of the run model ``(f, k) -> (w_sa f + (w_swa - 1) k, (w_sa - 1) f + k)`` (``f`` tokens in
+    ``k`` runs: SWA lengthens every run by ``w_swa - 1``, SA sends every token to ``w_sa - 1`` random new
+    singletons)::
 
         lambda = ((w_sa + 1) + sqrt((w_sa - 1)^2 + 4 (w_sa - 1)(w_swa - 1))) / 2
 
     For ``w_sa = w_swa = w`` this tends to ``phi * w`` (``phi`` the golden ratio), faster than SA's ``w``; the
     geometric mean ``sqrt(w_sa w_swa)`` would be the rate of paths alternating the two.
+
+    Parameters
+    ----------
+    w_sa : int
+        SA window size, ``>= 1``.
+    w_swa : int
+        SWA window size, ``>= 1``.
+
+    Returns
+    -------
+    float
+        ``lambda``.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an integer argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.theory import sa_swa_growth_rate
+    >>> round(sa_swa_growth_rate(8, 8), 3), sa_swa_growth_rate(1, 8)
+    (12.326, 1.0)
+
+    References
+    ----------
+    * Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    * Horn & Johnson 2013, Matrix Analysis, 2nd ed., Cambridge University Press, Ch. 8 (Perron root).
     """
     a, b = check_int("w_sa", w_sa, 1), check_int("w_swa", w_swa, 1)
     return ((a + 1) + math.sqrt((a - 1) ** 2 + 4 * (a - 1) * (b - 1))) / 2
@@ -172,6 +464,42 @@ def sa_full_probability(n: int, w: int, layers: int, circular: bool = False, tar
 
     (the second term: whatever the clumping, one key at least must be complete; it matters only where failure is
     all but certain and the clump count stops making sense).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 2``.
+    w : int
+        Window size, ``>= 1``.
+    layers : int
+        Number of layers, ``>= 1``.
+    circular : bool, optional
+        Circular bands (no truncated windows at the ends of the order).
+    targets : int or None, optional
+        ``K``: the probability that ``K`` random targets are complete (no clumping among them); ``None``: all ``n``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``P(full after L)`` for ``L = 1..layers``, shape ``(layers,)``.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an integer argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.theory import sa_full_probability
+    >>> sa_full_probability(256, 8, 5).round(3)
+    array([0.   , 0.   , 0.   , 0.881, 1.   ])
+
+    References
+    ----------
+    * Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    * Aldous 1989, Probability Approximations via the Poisson Clumping Heuristic, Springer.
     """
     n, w, layers = _check_model_args(n, w, layers)
     left, right = window_offsets(w, False)
@@ -231,6 +559,44 @@ def sa_swa_full_probability(
     Missed tokens after the last layer form ``n (u - u2)`` runs; one key is complete with probability
     ``exp(-n (u - u2))`` and keys fail nearly independently: ``P(full) = exp(-n (1 - exp(-n (u - u2))))``
     (``K`` sampled targets: ``K`` in place of the outer ``n``).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 2``.
+    w : int
+        SA window size, ``>= 1``.
+    layers : int
+        Number of layers, ``>= 1``.
+    w_swa : int or None, optional
+        SWA window size; ``None``: ``w``.
+    circular : bool, optional
+        Circular windows and bands.
+    targets : int or None, optional
+        ``K`` sampled targets; ``None``: all ``n``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``P(full after L)`` for ``L = 1..layers``, shape ``(layers,)``.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an integer argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.theory import sa_swa_full_probability
+    >>> sa_swa_full_probability(256, 8, 5).round(3)
+    array([0., 0., 0., 1., 1.])
+
+    References
+    ----------
+    * Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    * Aldous 1989, Probability Approximations via the Poisson Clumping Heuristic, Springer.
     """
     n, w, layers = _check_model_args(n, w, layers)
     w_swa = w if w_swa is None else check_int("w_swa", w_swa, 1)
@@ -276,8 +642,10 @@ def full_probability(
     targets: int | None = None,
     model: str = "analytic",
 ) -> np.ndarray:
-    """``P(full after L)`` for ``L = 1..layers`` from the sharp model of ``name`` (``sa`` or ``sa+swa``); with
-    ``targets = K``, the probability that ``K`` random targets are all fully covered (what a sampled run measures).
+    """``P(full after L)`` for ``L = 1..layers`` from the sharp model of ``name`` (``sa`` or ``sa+swa``).
+
+    With ``targets = K``, the probability that ``K`` random targets are all fully covered (what a sampled run
+    measures).
 
     ``model="interval"`` (causal, non-circular SA+SWA only): the interval Monte Carlo model
     (:func:`receptive.theory_causal_interval.causal_interval_clumps` with the evaluation's settings,
@@ -287,7 +655,55 @@ def full_probability(
     per call.
 
     Receptive fields only grow, so the probability is made non-decreasing (running maximum): the clumping
-    heuristics are built for rare failures and can dip where failure is all but certain anyway."""
+    heuristics are built for rare failures and can dip where failure is all but certain anyway.
+
+    Parameters
+    ----------
+    name : str
+        ``"sa"`` or ``"sa+swa"``.
+    n : int
+        Sequence length, ``>= 2``.
+    w : int
+        Window size, ``>= 1``.
+    layers : int
+        Number of layers, ``>= 1``.
+    causal : bool, optional
+        Causal attention.
+    circular : bool, optional
+        Circular windows and bands.
+    targets : int or None, optional
+        ``K`` random targets, in ``1..n``; ``None``: all positions.
+    model : str, optional
+        One of :data:`CAUSAL_SA_SWA_MODELS`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Non-decreasing ``P(full after L)`` for ``L = 1..layers``.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an integer argument is out of range, ``name`` or ``model`` is unknown, or ``model="interval"`` is asked
+        for another regime.
+    receptive.theory_causal_interval.IntervalCostError
+        If ``model="interval"`` would cost more than ``EVALUATION_MAX_COST``.
+
+    Examples
+    --------
+    >>> from receptive.theory import full_probability
+    >>> full_probability("sa", 256, 8, 5).round(3)
+    array([0.   , 0.   , 0.   , 0.881, 1.   ])
+    >>> bool((full_probability("sa+swa", 256, 8, 6, causal=True) <= 1).all())
+    True
+
+    References
+    ----------
+    * Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    * Aldous 1989, Probability Approximations via the Poisson Clumping Heuristic, Springer.
+    """
     if targets is not None:
         targets = check_int("targets", targets, 1, n)
     if model not in CAUSAL_SA_SWA_MODELS:
@@ -321,8 +737,32 @@ def full_probability(
 
 
 def median_layer(probabilities) -> int | None:
-    """The first layer ``L`` (1-based) with ``P(full after L) = probabilities[L-1] >= 1/2``: the median L* of a model
-    whose probabilities are non-decreasing, the L* most seeds reach; ``None`` if it is never reached."""
+    """The first layer ``L`` (1-based) with ``P(full after L) = probabilities[L-1] >= 1/2``.
+
+    The median L* of a model whose probabilities are non-decreasing, the L* most seeds reach; ``None`` if it is
+    never reached.
+
+    Parameters
+    ----------
+    probabilities : array_like of float
+        ``P(full after L)`` for ``L = 1, 2, ...``, 1-d.
+
+    Returns
+    -------
+    int or None
+        The layer, or ``None``.
+
+    Raises
+    ------
+    ValueError
+        If ``probabilities`` is not 1-d.
+
+    Examples
+    --------
+    >>> from receptive.theory import median_layer
+    >>> median_layer([0.1, 0.4, 0.6, 0.9]), median_layer([0.1])
+    (3, None)
+    """
     probs = np.asarray(probabilities, dtype=float)
     if probs.ndim != 1:
         raise ValueError(f"probabilities: expected a 1-d array (one per layer), got shape {probs.shape}")
@@ -340,8 +780,53 @@ def predict_full_layer(
     targets: int | None = None,
     model: str = "analytic",
 ) -> tuple[int | None, np.ndarray]:
-    """The sharp prediction of L*: the first layer at which full coverage (of all positions, or of ``targets``
-    random ones) is more likely than not, the L* most seeds reach, and the per-layer probabilities. ``None`` if not
-    reached within ``max_layers``. ``model``: as in :func:`full_probability`."""
+    """The sharp prediction of L* and the per-layer probabilities.
+
+    L* is the first layer at which full coverage (of all positions, or of ``targets`` random ones) is more likely
+    than not, the L* most seeds reach; ``None`` if not reached within ``max_layers``.
+
+    Parameters
+    ----------
+    name : str
+        ``"sa"`` or ``"sa+swa"``.
+    n : int
+        Sequence length, ``>= 2``.
+    w : int
+        Window size, ``>= 1``.
+    causal : bool, optional
+        Causal attention.
+    circular : bool, optional
+        Circular windows and bands.
+    max_layers : int, optional
+        Number of layers modelled.
+    targets : int or None, optional
+        ``K`` random targets; ``None``: all positions.
+    model : str, optional
+        As in :func:`full_probability`.
+
+    Returns
+    -------
+    layer : int or None
+        The predicted L* (:func:`median_layer`).
+    probabilities : numpy.ndarray
+        ``P(full after L)`` for ``L = 1..max_layers``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`full_probability`.
+
+    Examples
+    --------
+    >>> from receptive.theory import predict_full_layer
+    >>> layer, probs = predict_full_layer("sa", 256, 8, max_layers=8)
+    >>> layer, probs.shape
+    (4, (8,))
+
+    References
+    ----------
+    * Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    * Aldous 1989, Probability Approximations via the Poisson Clumping Heuristic, Springer.
+    """
     probs = full_probability(name, n, w, max_layers, causal, circular, targets, model)
     return median_layer(probs), probs

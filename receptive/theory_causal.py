@@ -26,9 +26,51 @@ def causal_full_probability(
     circular: bool = False,
     targets: int | None = None,
 ) -> np.ndarray:
-    """``P(full coverage after L layers)`` of causal SA (``swa=False``) or causal SA+SWA for ``L = 1..layers``:
+    """``P(full coverage after L layers)`` of causal SA or causal SA+SWA for ``L = 1..layers``.
+
     ``exp(-N_L)`` with ``N_L`` the expected number of failure clumps, :func:`causal_failure_clumps` (the model and
-    its derivation are there)."""
+    its derivation are there); ``swa=False`` gives pure causal SA.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 2``.
+    w : int
+        SA window size, ``>= 1``.
+    layers : int
+        Number of layers, ``>= 1``.
+    swa : bool, optional
+        Add the causal sliding window (SA+SWA); ``False``: pure causal SA.
+    w_swa : int or None, optional
+        Causal window size; ``None``: ``w``.
+    circular : bool, optional
+        Circular SA bands.
+    targets : int or None, optional
+        ``K`` sampled target queries; ``None``: all ``n``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``P(full after L)`` for ``L = 1..layers``, shape ``(layers,)``.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an integer argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.theory_causal import causal_full_probability
+    >>> causal_full_probability(256, 8, 6).round(2)
+    array([0.  , 0.  , 0.  , 0.57, 1.  , 1.  ])
+
+    References
+    ----------
+    * Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    * Aldous 1989, Probability Approximations via the Poisson Clumping Heuristic, Springer.
+    """
     return np.exp(-causal_failure_clumps(n, w, layers, swa, w_swa, circular, targets))
 
 
@@ -41,9 +83,10 @@ def causal_failure_clumps(
     circular: bool = False,
     targets: int | None = None,
 ) -> np.ndarray:
-    """Expected number ``N_L`` of failure clumps (groups of neighbouring missed (key, query) pairs) of causal SA
-    (``swa=False``) or causal SA+SWA after ``L = 1..layers`` layers; ``P(full after L) = exp(-N_L)``
-    (:func:`causal_full_probability`).
+    """Expected number ``N_L`` of failure clumps of causal SA or SA+SWA after ``L = 1..layers`` layers.
+
+    A failure clump is a group of neighbouring missed (key, query) pairs; ``swa=False`` gives pure causal SA, and
+    ``P(full after L) = exp(-N_L)`` (:func:`causal_full_probability`).
 
     Causal paths never move backwards, so the forward set of key ``j`` lives on offsets ``x = i - j >= 0`` and,
     away from the end of the sequence, its law does not depend on ``j``. The *profile model* tracks
@@ -59,7 +102,7 @@ def causal_failure_clumps(
     window (``swa=True``) those offsets ``x <= D`` are taken from the run-branching model
     (:func:`causal_run_miss_table`), which keeps that randomness exactly in the Poisson limit; the profile model
     covers ``x > D`` (``D = 6 L (w_swa - 1)``, where the branching model's misses have died out). Failures are counted
-    as clumps (Aldous' Poisson clumping heuristic): a missed pair ``(j, j + x)`` starts a clump along ``x`` with
+    as clumps (Aldous' Poisson clumping heuristic [1]_): a missed pair ``(j, j + x)`` starts a clump along ``x`` with
     probability ``r(x) = 1 - psi_2(x)/psi_1(x)`` (the next offset is not missed too) and, by the time-reversal
     symmetry of the causal pattern, along the keys with the same probability::
 
@@ -76,7 +119,48 @@ def causal_failure_clumps(
     ``K`` sampled targets (queries): ``K/n`` of the pairs, declumped along the keys only (``r`` instead of ``r^2``).
 
     Pure causal SA needs the direct edge ``i-1 -> i`` for every ``i`` (a path between them cannot leave
-    ``[i-1, i]``), so its L* is about ``(n/w) ln n`` (:func:`causal_sa_full_layer_estimate`), not O(log_w n).
+    ``[i-1, i]``), so its L* is about ``(n/w) ln n`` (:func:`causal_sa_full_layer_estimate`), not O(log_w n) [2]_.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 2``.
+    w : int
+        SA window size, ``>= 1``.
+    layers : int
+        Number of layers, ``>= 1``.
+    swa : bool, optional
+        Add the causal sliding window (SA+SWA); ``False``: pure causal SA.
+    w_swa : int or None, optional
+        Causal window size; ``None``: ``w``.
+    circular : bool, optional
+        Circular SA bands.
+    targets : int or None, optional
+        ``K`` sampled target queries; ``None``: all ``n``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``N_L`` for ``L = 1..layers``, shape ``(layers,)`` (zeros once below ``1e-12``).
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an integer argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.theory_causal import causal_failure_clumps
+    >>> clumps = causal_failure_clumps(256, 8, 6)
+    >>> bool(clumps[2] > 1 > clumps[3]), bool(clumps[-1] < 1e-9)
+    (True, True)
+
+    References
+    ----------
+    .. [1] Aldous 1989, Probability Approximations via the Poisson Clumping Heuristic, Springer.
+    .. [2] Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
     """
     n, w, layers = _check_model_args(n, w, layers)
     a = (w if w_swa is None else check_int("w_swa", w_swa, 1)) if swa else 1
@@ -110,8 +194,10 @@ def causal_failure_clumps(
 
 
 def causal_run_miss_table(p: float, a: int, layers: int, depth: int, m: int = 1) -> np.ndarray:
-    """``psi[t, d]``: probability that ``m`` consecutive targets, the last ``d`` positions after a newly reached
-    token with ``t`` layers to go, are all missed, in the run-branching model of causal SA+SWA (Poisson limit).
+    """``psi[t, d]``: probability that ``m`` consecutive targets are all missed, in the run-branching model.
+
+    The targets are the last ``d`` positions after a newly reached token with ``t`` layers to go, in the
+    run-branching model of causal SA+SWA (Poisson limit).
 
     A reached token starts a *run* that the causal window (``a`` keys) lengthens by ``a - 1`` per layer; ``k``
     layers later it holds ``c_k = k (a - 1) + 1`` tokens, each of which is an SA key of every later query with
@@ -126,7 +212,45 @@ def causal_run_miss_table(p: float, a: int, layers: int, depth: int, m: int = 1)
     computed for ``t = 0..layers``, ``d = 0..depth`` with prefix sums in ``O(depth layers^2)``. A pair ``(j, j + x)``
     is missed after ``L`` layers with probability ``psi_1(x, L)`` (the key itself is the root run). The ignored
     overlap makes it a little optimistic about single pairs near L* (``tests/receptive/test_causal_model.py`` checks
-    it against the engine)."""
+    it against the engine).
+
+    Parameters
+    ----------
+    p : float
+        Probability that a token is an SA key of a given later query, in ``[0, 1]``.
+    a : int
+        Causal window size, ``>= 1``.
+    layers : int
+        Layers to go, ``>= 0``.
+    depth : int
+        Largest distance ``d``, ``>= 0``.
+    m : int, optional
+        Consecutive targets, ``>= 1``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``psi``, shape ``(layers + 1, depth + 1)``.
+
+    Raises
+    ------
+    TypeError
+        If ``a``, ``layers``, ``depth`` or ``m`` is not an integer.
+    ValueError
+        If ``p`` is not in ``[0, 1]`` or an integer argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.theory_causal import causal_run_miss_table
+    >>> psi = causal_run_miss_table(0.05, 4, 3, 8)
+    >>> psi.shape, psi[1].round(3).tolist()
+    ((4, 9), [0.0, 0.0, 0.0, 0.0, 0.951, 0.951, 0.951, 0.951, 0.951])
+
+    References
+    ----------
+    * Harris 1963, The Theory of Branching Processes, Springer.
+    * Aldous 1989, Probability Approximations via the Poisson Clumping Heuristic, Springer.
+    """
     p = float(p)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p: expected a probability in [0, 1], got {p!r}")
@@ -196,9 +320,43 @@ def _window_missed(u: np.ndarray, log_cum: np.ndarray, length: int) -> np.ndarra
 
 
 def causal_sa_full_layer_estimate(n: int, w: int, circular: bool = False) -> float | None:
-    """Median L* of pure causal SA from its bottleneck, the direct edges ``i-1 -> i``: each layer puts ``i-1`` in
-    ``i``'s band with probability ``pi`` (``(w-1)/(n-1)`` circular; exact truncated-band sum otherwise), so
-    ``P(full after L) ~ exp(-(n-1)(1-pi)^L)`` and the median is ``L = ln((n-1)/ln 2) / -ln(1-pi)``."""
+    """Median L* of pure causal SA from its bottleneck, the direct edges ``i-1 -> i``.
+
+    Each layer puts ``i-1`` in ``i``'s band with probability ``pi`` (``(w-1)/(n-1)`` circular; exact truncated-band
+    sum otherwise), so ``P(full after L) ~ exp(-(n-1)(1-pi)^L)`` and the median is
+    ``L = ln((n-1)/ln 2) / -ln(1-pi)``.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 2``.
+    w : int
+        SA window size, ``>= 1``.
+    circular : bool, optional
+        Circular SA bands.
+
+    Returns
+    -------
+    float or None
+        The median L* (not rounded), ``1.0`` if ``pi = 1``, ``None`` if ``pi = 0``.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an integer argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.theory_causal import causal_sa_full_layer_estimate
+    >>> round(causal_sa_full_layer_estimate(256, 8), 2), causal_sa_full_layer_estimate(2, 1)
+    (214.18, None)
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    """
     n, w = check_int("n", n, 2), check_int("w", w, 1)
     left, right = window_offsets(w, False)
     if circular:
@@ -216,7 +374,9 @@ def causal_sa_full_layer_estimate(n: int, w: int, circular: bool = False) -> flo
 
 
 def causal_swa_scaling_law(n: int, w: int, w_swa: int | None = None) -> float:
-    """Scaling law of causal SA+SWA's L* while ``w^3 < n`` (``docs/theory.md`` Sec. 5): the solution of
+    """Scaling law of causal SA+SWA's L* while ``w^3 < n`` (``docs/theory.md`` Sec. 5).
+
+    The solution of::
 
         L^3 (w_swa - 1)^2 (w - 1) = 6 n ln(n L (w_swa - 1))
 
@@ -227,7 +387,39 @@ def causal_swa_scaling_law(n: int, w: int, w_swa: int | None = None) -> float:
     edge with probability ``(w - 1)/(n - 1)``. The ``~ n L (w_swa - 1)`` hardest pairs are all covered when the
     expected number of such paths reaches ``ln`` of their number. Hence ``L* = Theta(n^(1/3) / w)`` up to a
     logarithm: not O(log_w n) until ``w ~ n^(1/3)``. Paths with several shortcuts make L* grow a little slower
-    (``ln ln`` rather than ``ln`` in the limit), so the law is an approximation, not a bound."""
+    (``ln ln`` rather than ``ln`` in the limit), so the law is an approximation, not a bound.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 2``.
+    w : int
+        SA window size, ``>= 2``.
+    w_swa : int or None, optional
+        Causal window size, ``>= 2``; ``None``: ``w``.
+
+    Returns
+    -------
+    float
+        ``L`` (fixed-point iteration, not rounded).
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an integer argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.theory_causal import causal_swa_scaling_law
+    >>> round(causal_swa_scaling_law(1024, 8), 3)
+    5.752
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    """
     n, w = check_int("n", n, 2), check_int("w", w, 2)
     a = (w if w_swa is None else check_int("w_swa", w_swa, 2)) - 1
     layers = 1.0

@@ -39,7 +39,25 @@ from .windows import window_offsets
 
 
 class IntervalCostError(RuntimeError):
-    """The interval Monte Carlo would cost more than its ``max_cost`` word operations."""
+    """The interval Monte Carlo would cost more than its ``max_cost`` word operations.
+
+    Raised by :func:`causal_interval_clumps` before it simulates anything; :func:`interval_point_model` catches it
+    and keeps the analytic model.
+
+    Parameters
+    ----------
+    *args
+        The message, as for :class:`RuntimeError`.
+
+    Examples
+    --------
+    >>> from receptive.theory_causal_interval import IntervalCostError, causal_interval_clumps
+    >>> try:
+    ...     causal_interval_clumps(256, 8, 6, max_cost=1)
+    ... except IntervalCostError as exc:
+    ...     print(str(exc).split(" at ")[0])
+    interval Monte Carlo: about ... word operations
+    """
 
 
 #: the evaluation's settings of the Monte Carlo (:func:`interval_point_model`, and
@@ -235,13 +253,63 @@ def interval_event_rates(
     seed: int = 0,
     cut: int | None = None,
 ) -> dict:
-    """Monte Carlo of the causal interval process (module docstring): for ``L = 1..layers`` and horizons
-    ``h = 0..cut`` (default ``6 layers (a - 1) + a``, the same for every layer: the near part of the causal model),
-    the probability
-    ``fail[L-1, h]`` that a key with ``h`` queries after it fails, and ``start[g][L-1, h]`` that it starts an event
-    with declumping gap ``g`` (per key). ``samples`` strips of ``keys`` consecutive keys (a multiple of 64);
-    ``fail`` uses all keys of a strip, ``start[g]`` the ``keys - g`` that have ``g`` keys before them.
-    Reproducible for a given ``seed`` whatever the number of threads."""
+    """Monte Carlo of the causal interval process (module docstring): failure and event-start rates.
+
+    For ``L = 1..layers`` and horizons ``h = 0..cut`` (default ``6 layers (a - 1) + a``, the same for every layer:
+    the near part of the causal model), the probability ``fail[L-1, h]`` that a key with ``h`` queries after it
+    fails, and ``start[g][L-1, h]`` that it starts an event with declumping gap ``g`` (per key). ``samples`` strips
+    of ``keys`` consecutive keys (a multiple of 64); ``fail`` uses all keys of a strip, ``start[g]`` the
+    ``keys - g`` that have ``g`` keys before them. Reproducible for a given ``seed`` whatever the number of threads.
+
+    Parameters
+    ----------
+    p : float
+        SA edge probability per unordered pair and layer, in ``(0, 1)``.
+    a : int
+        Causal window size (keys, self included), ``>= 1``.
+    layers : int
+        Number of layers, in ``1..4096``.
+    samples : int
+        Number of strips, ``>= 1``.
+    keys : int, optional
+        Keys per strip, a multiple of 64 in ``64..4096``.
+    gaps : tuple of int, optional
+        Declumping gaps ``g``, each in ``0..keys-1``; non-empty.
+    seed : int, optional
+        Seed, in ``0..2**63-1``.
+    cut : int or None, optional
+        Largest horizon, ``>= 1``; ``None``: ``6 layers (a - 1) + a``.
+
+    Returns
+    -------
+    dict
+        ``fail`` (shape ``(layers, cut + 1)``), ``start`` (``{g: array of that shape}``), ``starts_seen`` (event
+        starts sampled at the cut, shape ``(layers, len(gaps))``), and the settings ``cut``, ``samples``, ``keys``,
+        ``gaps``, ``p``, ``a``.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an argument is out of range, ``keys`` is not a multiple of 64, ``gaps`` is empty, or a strip would need
+        over 256 MiB.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from receptive.theory_causal_interval import interval_event_rates
+    >>> rates = interval_event_rates(0.03, 4, 3, 4, keys=64, gaps=(8,), seed=1)
+    >>> rates["fail"].shape, rates["cut"]
+    ((3, 59), 58)
+    >>> bool(np.all(np.diff(rates["fail"], axis=1) >= 0))  # a longer horizon fails more often
+    True
+
+    References
+    ----------
+    * Aldous 1989, Probability Approximations via the Poisson Clumping Heuristic, Springer.
+    * Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    """
     if not 0.0 < p < 1.0:
         raise ValueError(f"p: expected an edge probability in (0, 1), got {p!r}")
     a = check_int("a", a, 1)
@@ -290,9 +358,36 @@ def _cut(a: int, layers: int) -> int:
 
 
 def interval_cost(p: float, samples: int, keys: int, cut: int, alive) -> float:
-    """Word operations of :func:`interval_event_rates` (an estimate): per strip and layer, the window and the scan
-    over ``length x keys/64`` words plus one update per shortcut (``p length^2 / 2`` of them), times ``alive[L]``, the
-    share of strips that still have a failing key when layer ``L`` starts (a strip stops once none fails)."""
+    """Word operations of :func:`interval_event_rates` (an estimate).
+
+    Per strip and layer, the window and the scan over ``length x keys/64`` words plus one update per shortcut
+    (``p length^2 / 2`` of them), times ``alive[L]``, the share of strips that still have a failing key when layer
+    ``L`` starts (a strip stops once none fails).
+
+    Parameters
+    ----------
+    p : float
+        SA edge probability per pair and layer.
+    samples : int
+        Number of strips.
+    keys : int
+        Keys per strip.
+    cut : int
+        Largest horizon (``length = keys + cut + 1``).
+    alive : array_like of float
+        Share of strips still simulating at each layer.
+
+    Returns
+    -------
+    float
+        The estimated number of word operations.
+
+    Examples
+    --------
+    >>> from receptive.theory_causal_interval import interval_cost
+    >>> round(interval_cost(0.03, 4, 64, 22, [1, 1, 1]), 1)
+    9944.1
+    """
     length = keys + cut + 1
     per_layer = float(samples) * (length * (keys // 64) * 3 + p * length * length / 2 * (keys // 64 + 4))
     return per_layer * float(np.sum(alive))
@@ -353,12 +448,13 @@ def causal_interval_clumps(
     keys: int = 256,
     max_cost: float = 2e11,
 ) -> dict:
-    """Expected number of failure events of causal SA+SWA (window ``a = w``) after ``L = 1..layers``, from the
-    interval Monte Carlo (near part, offsets up to ``cut``) and the profile model (beyond). The cut is at least
-    ``min(6 L_s (w - 1) + w, n - 1)`` (``L_s`` the last simulated layer), and grows by factors of ``CUT_GROWTH``
-    until the profile model leaves at most ``FAR_TOLERANCE`` events beyond it at every layer whose analytic count is
-    at most ``DECIDING_CLUMPS``, as far as ``max_cost`` allows (``cut_wanted`` in the result says where it would have
-    stopped):
+    """Expected number of failure events of causal SA+SWA after ``L = 1..layers``, by interval Monte Carlo.
+
+    The window is ``a = w``; the interval Monte Carlo covers the near part (offsets up to ``cut``) and the profile
+    model the rest. The cut is at least ``min(6 L_s (w - 1) + w, n - 1)`` (``L_s`` the last simulated layer), and
+    grows by factors of ``CUT_GROWTH`` until the profile model leaves at most ``FAR_TOLERANCE`` events beyond it at
+    every layer whose analytic count is at most ``DECIDING_CLUMPS``, as far as ``max_cost`` allows (``cut_wanted`` in
+    the result says where it would have stopped):
 
     * all pairs (``targets=None``): events are runs of failing keys,
       ``N_L = q_L(cut) + sum_{h=0}^{n-2} s_L(min(h, cut))`` (key ``j`` has ``h = n - 1 - j`` queries after it; key 0,
@@ -370,13 +466,65 @@ def causal_interval_clumps(
     ``P(full after L) = min(exp(-N_L), B_L)`` with ``B_L = min_b (1 - q_L(b - 1))^floor(n/b)`` (all pairs: keys
     ``b`` apart fail independently within ``b - 1``) or ``1 - q_L(cut)`` (sampled), with ``N_L`` replaced by its
     non-increasing envelope, and past the layers where the sample holds ``MIN_STARTS`` event starts, ``N_L``
-    continued geometrically (:func:`_extrapolate_tail`). The number of strips is chosen so that about ``events``
-    independent events are sampled where ``N_L = 1``: ``events * n / keys`` strips for all pairs, ``events * K *
-    KEYS_PER_EVENT / keys`` for sampled targets. Layers are simulated up to ``SIMULATION_MARGIN`` past the first at
-    which the analytic model's count (:func:`receptive.theory.causal_failure_clumps`) falls below 1e-4; the rest is
-    the extrapolated tail. Refused with :class:`IntervalCostError` (before simulating) where that would take more
-    than ``max_cost`` word operations (:func:`interval_cost`, with the share of strips still failing at each layer
-    from the analytic model) at the shortest cut."""
+    continued geometrically. The number of strips is chosen so that about ``events`` independent events are sampled
+    where ``N_L = 1``: ``events * n / keys`` strips for all pairs, ``events * K * KEYS_PER_EVENT / keys`` for sampled
+    targets. Layers are simulated up to ``SIMULATION_MARGIN`` past the first at which the analytic model's count
+    (:func:`receptive.theory.causal_failure_clumps`) falls below 1e-4; the rest is the extrapolated tail. Refused
+    with :class:`IntervalCostError` (before simulating) where that would take more than ``max_cost`` word operations
+    (:func:`interval_cost`, with the share of strips still failing at each layer from the analytic model) at the
+    shortest cut.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 2``.
+    w : int
+        Window size of both SA and the causal window, ``>= 1``.
+    layers : int
+        Number of layers, ``>= 1``.
+    targets : int or None, optional
+        ``K`` sampled targets, in ``1..n``; ``None``: every pair.
+    events : int, optional
+        Independent events to sample where ``N_L = 1``, ``>= 1``.
+    gap : int, optional
+        Declumping gap, in ``0..keys-1``.
+    seed : int, optional
+        Seed of the Monte Carlo.
+    keys : int, optional
+        Keys per strip, a multiple of 64 in ``64..4096``.
+    max_cost : float, optional
+        Word operations allowed, ``> 0``.
+
+    Returns
+    -------
+    dict
+        ``full_probability`` and ``clumps`` (``layers`` values each), ``near`` and ``far`` (the two parts over the
+        simulated layers), ``simulated_layers``, ``samples``, ``p``, ``cut``, ``cut_wanted`` and ``cost``.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an argument is out of range.
+    IntervalCostError
+        If the simulation would cost more than ``max_cost``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from receptive.theory_causal_interval import causal_interval_clumps
+    >>> res = causal_interval_clumps(256, 8, 6, events=20)
+    >>> res["full_probability"].shape, bool(np.all(np.diff(res["full_probability"]) >= 0))
+    ((6,), True)
+    >>> float(res["full_probability"][-1])
+    1.0
+
+    References
+    ----------
+    * Aldous 1989, Probability Approximations via the Poisson Clumping Heuristic, Springer.
+    * Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    """
     n, w, layers = _check_model_args(n, w, layers)
     if targets is not None:
         targets = check_int("targets", targets, 1, n)

@@ -1,4 +1,3 @@
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -31,12 +30,3 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
-
-
-def load_benchmark(name):
-    """The script ``benchmarks/<name>.py`` as a module (a script, not a package: loaded from its file path, so it
-    is not importable by name; test modules import this with ``from conftest import load_benchmark``)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module

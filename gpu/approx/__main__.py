@@ -1,4 +1,4 @@
-"""``python -m gpu.approx``: relative error ||O - O_hat||_F / ||O||_F of every method against exact float64
+"""``python -m gpu.approx``: relative error ``||O - O_hat||_F / ||O||_F`` of every method against exact float64
 attention (causal with ``--causal``), mean +- std over seeds, on synthetic matrices, with each row's cost (FLOPs as a
 share of exact attention's, KV-cache bytes per token) beside it. ``--costs`` prints only the cost table.
 
@@ -33,6 +33,43 @@ HEADS = 4
 
 
 def synthetic(kind: str, n: int, d: int, seed: int, heads: int = HEADS):
+    """Synthetic float64 ``(q, k, v)`` of one kind, drawn from ``seed``.
+
+    ``random``: standard normal (near-uniform attention); ``lowrank``: q and k of rank 4 through a shared basis (a
+    score matrix of rank at most 4); ``spiky`` (any other kind): ``max(1, n // 64)`` attention-sink keys aligned with
+    the queries' mean plus a smooth sinusoidal component shared by q and k (a local bias), the structure reported for
+    the attention of trained models [1]_.
+
+    Parameters
+    ----------
+    kind : str
+        ``"random"``, ``"lowrank"`` or ``"spiky"``.
+    n : int
+        Sequence length.
+    d : int
+        Head dimension (at least 4 for ``lowrank``'s rank).
+    seed : int
+        Seed of the draw.
+    heads : int, optional
+        Number of heads.
+
+    Returns
+    -------
+    tuple of torch.Tensor
+        ``(q, k, v)``, each ``(1, heads, n, d)`` float64.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.__main__ import synthetic
+    >>> q, k, v = synthetic("lowrank", 16, 8, seed=0)
+    >>> q.shape, int(torch.linalg.matrix_rank(q[0, 0] @ k[0, 0].T))
+    (torch.Size([1, 4, 16, 8]), 4)
+
+    References
+    ----------
+    .. [1] Xiao et al., "Efficient Streaming Language Models with Attention Sinks", ICLR 2024, arXiv:2309.17453.
+    """
     g = torch.Generator().manual_seed(seed)
 
     def randn(*shape):
@@ -54,7 +91,34 @@ def synthetic(kind: str, n: int, d: int, seed: int, heads: int = HEADS):
 
 
 def budgets_for(name: str, budgets, n: int, d: int, heads: int = HEADS) -> list[int]:
-    """The budgets of ``budgets`` valid for ``name``; if none, the powers of two up to its maximum."""
+    """The budgets of ``budgets`` valid for method ``name``; if none, the powers of two up to its maximum.
+
+    Parameters
+    ----------
+    name : str
+        A name of :data:`gpu.approx.METHODS`.
+    budgets : iterable of int
+        The requested budgets.
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    heads : int, optional
+        Number of heads (a latent method's maximum rank is ``2 heads d``).
+
+    Returns
+    -------
+    list of int
+        The valid budgets.
+
+    Examples
+    --------
+    >>> from gpu.approx.__main__ import budgets_for
+    >>> budgets_for("swa", [16, 32], 64, 8)
+    [16, 32]
+    >>> budgets_for("tpa", [16, 32], 64, 8)  # rank at most min(heads, d) = 4
+    [1, 2, 4]
+    """
     top = METHODS[name].max_budget(n, d, heads)
     if top is None:
         return list(budgets)
@@ -70,8 +134,42 @@ def _options(name: str, kind: str, n: int, d: int, seed: int, causal: bool) -> d
 
 
 def study(kinds, n, d, budgets, seeds, methods=tuple(METHODS), causal=False) -> list[dict]:
-    """One row per (kind, method, budget): mean and std of the relative error over ``seeds`` draws (data and
-    method seed both ``s``), with the cost at ``heads = 4``."""
+    """One row per (kind, method, budget): mean and std of the relative error over ``seeds`` draws.
+
+    Data and method seed are both ``s`` for ``s`` in ``range(seeds)``; the error is
+    :func:`gpu.approx.relative_error` against exact float64 attention; the cost is at ``heads = 4``, with its FLOPs
+    as a share of exact attention's and of SWA's at the same budget.
+
+    Parameters
+    ----------
+    kinds : iterable of str
+        Kinds of :func:`synthetic`.
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    budgets : iterable of int
+        Budgets (keys per query, or ranks).
+    seeds : int
+        Draws per row.
+    methods : iterable of str, optional
+        Names of :data:`gpu.approx.METHODS`.
+    causal : bool, optional
+        Causal methods against exact causal attention.
+
+    Returns
+    -------
+    list of dict
+        Rows with ``kind, method, budget, mean, std``, the :class:`gpu.approx.costs.Cost` fields, ``flops_share``
+        and ``flops_vs_swa``.
+
+    Examples
+    --------
+    >>> from gpu.approx.__main__ import study
+    >>> rows = study(["random"], 16, 4, [4], 2, methods=("swa", "top-k"))
+    >>> [(r["method"], r["budget"], r["flops_vs_swa"]) for r in rows]
+    [('swa', 4, 1.0), ('top-k', 4, 2.33...)]
+    """
     rows = []
     reference = exact_cost(n, d, HEADS, causal)
     swa = {b: method_cost("swa", n, d, b, heads=HEADS, causal=causal).flops for b in budgets}
@@ -100,9 +198,44 @@ def study(kinds, n, d, budgets, seeds, methods=tuple(METHODS), causal=False) -> 
 
 
 def cost_rows(n, d, budgets, heads, causal, methods=tuple(METHODS), measure: bool = False) -> list[dict]:
-    """Every method's :func:`method_cost` at every valid budget, after exact attention's; with ``measure`` also the
-    matrix-product FLOPs torch counts in one run of the lab's code (:func:`gpu.approx.measure.measured_flops`) and the
-    peak bytes its profiler records (:func:`gpu.approx.measure.measured_peak_bytes`, plus the inputs)."""
+    """Every method's :func:`gpu.approx.method_cost` at every valid budget, after exact attention's.
+
+    With ``measure`` also the matrix-product FLOPs torch counts in one run of the lab's code
+    (:func:`gpu.approx.measure.measured_flops`) and the peak bytes its profiler records
+    (:func:`gpu.approx.measure.measured_peak_bytes`, plus the inputs). Causal skips methods without a causal version.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    budgets : iterable of int
+        Budgets (keys per query, or ranks).
+    heads : int
+        Number of heads.
+    causal : bool
+        Causal costs.
+    methods : iterable of str, optional
+        Names of :data:`gpu.approx.METHODS`.
+    measure : bool, optional
+        Also run the lab's code once per row and measure it.
+
+    Returns
+    -------
+    list of dict
+        Rows with ``method, budget``, the :class:`gpu.approx.costs.Cost` fields and ``flops_share`` (and, with
+        ``measure``, ``measured_flops`` and ``measured_peak_bytes``).
+
+    Examples
+    --------
+    >>> from gpu.approx.__main__ import cost_rows
+    >>> rows = cost_rows(16, 4, [4], 1, False, ("swa", "performer"))
+    >>> [(r["method"], r["budget"]) for r in rows]
+    [('exact', 16), ('swa', 4), ('performer', 4)]
+    >>> rows[0]["flops_share"]
+    1.0
+    """
     rows = [{"method": "exact", "budget": n, **exact_cost(n, d, heads, causal).to_dict(), "flops_share": 1.0}]
     inputs = 3 * 4 * n * d * heads  # q, k, v: the measured peak is beyond the inputs
     if measure:
@@ -134,7 +267,29 @@ def _print_costs(rows, n, d, heads, causal):
 
 
 def equal_compute(rows, budget, tolerance: float = 0.25) -> list[str]:
-    """The methods whose FLOPs at ``budget`` are within ``tolerance`` of SWA's at the same budget."""
+    """The methods whose FLOPs at ``budget`` are within ``tolerance`` of SWA's at the same budget.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`study`.
+    budget : int
+        The budget compared.
+    tolerance : float, optional
+        Largest relative difference ``|flops_vs_swa - 1|`` accepted.
+
+    Returns
+    -------
+    list of str
+        The method names, sorted.
+
+    Examples
+    --------
+    >>> from gpu.approx.__main__ import equal_compute, study
+    >>> rows = study(["random"], 16, 4, [4], 1, methods=("swa", "top-k"))
+    >>> equal_compute(rows, 4)
+    ['swa']
+    """
     return sorted({r["method"] for r in rows if r["budget"] == budget and r["flops_vs_swa"] is not None
                    and abs(r["flops_vs_swa"] - 1) <= tolerance})  # fmt: skip
 
@@ -154,6 +309,18 @@ def _print_study(rows, kinds, seeds, n, d, causal):
 
 
 def main(argv=None) -> int:
+    """Run ``python -m gpu.approx``: the error study, or with ``--costs`` the cost table; ``--json`` writes the rows.
+
+    Parameters
+    ----------
+    argv : list of str or None, optional
+        The command line without the program name; ``None``: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 on success (a bad argument exits 2 with one line on stderr).
+    """
     p = OneLineErrorParser(prog="python -m gpu.approx", description=__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated from {', '.join(KINDS)}")

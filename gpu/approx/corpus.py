@@ -17,6 +17,26 @@ _HEADING = re.compile(r"^(.+)\n([*=\-^~])\2{2,}\s*$", re.M)
 
 @dataclass(frozen=True)
 class Section:
+    """One titled section of a help topic, split into its first paragraph and the rest.
+
+    Parameters
+    ----------
+    topic : str
+        The key of ``pydoc_data.topics.topics`` it comes from.
+    title : str
+        The heading's text.
+    first_paragraph : str
+        The first paragraph under the heading (the retrieval query).
+    rest : str
+        The other paragraphs, joined by blank lines (the retrieval document).
+
+    Examples
+    --------
+    >>> from gpu.approx.corpus import Section
+    >>> Section("assert", "The assert statement", "Assert statements ...", "The simple form ...").title
+    'The assert statement'
+    """
+
     topic: str
     title: str
     first_paragraph: str
@@ -30,8 +50,30 @@ def _topics() -> dict[str, str]:
 
 
 def sections() -> list[Section]:
-    """Every section (a heading underlined by ``*``, ``=``, ``-``, ``^`` or ``~``) with at least two paragraphs, in
-    the sorted order of the topics."""
+    """Every titled section of the help topics with at least two paragraphs, in the sorted order of the topics.
+
+    A heading is a line underlined by three or more of ``*``, ``=``, ``-``, ``^`` or ``~`` (reStructuredText's
+    section adornment [1]_); paragraphs are separated by blank lines.
+
+    Returns
+    -------
+    list of Section
+        The sections, topic by topic.
+
+    Examples
+    --------
+    >>> from gpu.approx.corpus import sections
+    >>> found = sections()
+    >>> all(s.first_paragraph and s.rest for s in found)
+    True
+    >>> found[0].topic == min(s.topic for s in found)
+    True
+
+    References
+    ----------
+    .. [1] Docutils, "reStructuredText Markup Specification", section "Sections"
+       (https://docutils.sourceforge.io/docs/ref/rst/restructuredtext.html#sections).
+    """
     found = []
     topics = _topics()
     for topic in sorted(topics):
@@ -46,11 +88,47 @@ def sections() -> list[Section]:
 
 
 def retrieval_pairs(count_tokens, min_document_tokens: int = 256) -> list[Section]:
-    """Sections whose rest has at least ``min_document_tokens`` word pieces (``count_tokens(text) -> int``)."""
+    """Sections whose rest has at least ``min_document_tokens`` word pieces: the lab's retrieval set.
+
+    Query = a section's first paragraph, document = its rest.
+
+    Parameters
+    ----------
+    count_tokens : callable
+        ``count_tokens(text) -> int``, the number of word pieces of a text (the model's tokenizer).
+    min_document_tokens : int, optional
+        Shortest document kept, in word pieces.
+
+    Returns
+    -------
+    list of Section
+        The kept sections, in the order of :func:`sections`.
+
+    Examples
+    --------
+    >>> from gpu.approx.corpus import retrieval_pairs, sections
+    >>> words = lambda text: len(text.split())
+    >>> pairs = retrieval_pairs(words, 200)
+    >>> 0 < len(pairs) < len(sections()) and all(words(s.rest) >= 200 for s in pairs)
+    True
+    """
     return [s for s in sections() if count_tokens(s.rest) >= min_document_tokens]
 
 
 def long_text() -> str:
-    """Every topic, in sorted order, separated by blank lines."""
+    """Every help topic, in sorted order, separated by blank lines.
+
+    Returns
+    -------
+    str
+        The concatenated topics.
+
+    Examples
+    --------
+    >>> from gpu.approx.corpus import long_text
+    >>> text = long_text()
+    >>> len(text) > 100_000
+    True
+    """
     topics = _topics()
     return "\n\n".join(topics[t] for t in sorted(topics))

@@ -8,10 +8,10 @@ graphs ``swa``, ``sa`` and ``sa+swa`` this way).
 
 References
 ----------
-.. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442 (1998).
-.. [2] M. D. Humphries and K. Gurney, "Network 'small-world-ness': a quantitative method for determining canonical
-   network equivalence", PLoS ONE 3, e0002051 (2008).
-.. [3] A. Lin et al., "Network statistics of the whole-brain connectome of Drosophila", Nature 634, 153-165 (2024).
+- D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442 (1998).
+- M. D. Humphries and K. Gurney, "Network 'small-world-ness': a quantitative method for determining canonical
+  network equivalence", PLoS ONE 3, e0002051 (2008).
+- A. Lin et al., "Network statistics of the whole-brain connectome of Drosophila", Nature 634, 153-165 (2024).
 """
 
 from __future__ import annotations
@@ -479,8 +479,8 @@ def main(
 
     References
     ----------
-    .. [1] M. D. Humphries and K. Gurney, "Network 'small-world-ness': a quantitative method for determining
-       canonical network equivalence", PLoS ONE 3, e0002051 (2008).
+    - M. D. Humphries and K. Gurney, "Network 'small-world-ness': a quantitative method for determining
+      canonical network equivalence", PLoS ONE 3, e0002051 (2008).
 
     Examples
     --------

@@ -5,7 +5,7 @@ probability ``1 - random_fraction`` (to one of its ``neighbourhood`` nearest neu
 uniformly random neuron. Reverses of one-way connections are then added (or one edge of mutual pairs dropped, as
 local wiring is often mutual by itself) until the reciprocity, the share of connections whose reverse exists,
 is the target, and ``mu`` is corrected once so that the mean out-degree is the target. Local links make triangles
-(clustering), shortcuts make paths short: the Watts-Strogatz mechanism in 3-D.
+(clustering), shortcuts make paths short: the Watts-Strogatz mechanism [1]_ in 3-D.
 
 :func:`calibrate_connectome` fits ``random_fraction`` and ``neighbourhood`` so that the model's clustering and
 directed path length match FlyWire's [2]_ [3]_ (snapshot v630, connections of >= 5 synapses [4]_), and reports the
@@ -99,10 +99,10 @@ def connectome_model(
 
     References
     ----------
-    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
-       (1998).
-    .. [2] A. Lin et al., "Network statistics of the whole-brain connectome of Drosophila",
-       Nature 634, 153-165 (2024).
+    - D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+      (1998).
+    - A. Lin et al., "Network statistics of the whole-brain connectome of Drosophila",
+      Nature 634, 153-165 (2024).
 
     Examples
     --------
@@ -184,8 +184,8 @@ def reciprocity(graph: Graph) -> float:
 
     References
     ----------
-    .. [1] D. Garlaschelli and M. I. Loffredo, "Patterns of link reciprocity in directed networks", Phys. Rev. Lett.
-       93, 268701 (2004).
+    - D. Garlaschelli and M. I. Loffredo, "Patterns of link reciprocity in directed networks", Phys. Rev. Lett.
+      93, 268701 (2004).
 
     Examples
     --------
@@ -221,6 +221,12 @@ class ConnectomeFit:
         The same statistics as targeted.
     evaluations : int
         Number of model graphs drawn.
+
+    Examples
+    --------
+    >>> fit = ConnectomeFit(0.2, 30, 1000, 0, {"C": 0.1}, {"C": 0.1}, 12)
+    >>> fit.to_dict()["neighbourhood"], fit.evaluations
+    (30, 12)
     """
 
     random_fraction: float
@@ -301,8 +307,8 @@ def calibrate_connectome(
 
     References
     ----------
-    .. [1] A. Lin et al., "Network statistics of the whole-brain connectome of Drosophila",
-       Nature 634, 153-165 (2024).
+    - A. Lin et al., "Network statistics of the whole-brain connectome of Drosophila",
+      Nature 634, 153-165 (2024).
 
     Examples
     --------

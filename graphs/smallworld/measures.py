@@ -13,14 +13,14 @@ The lattice reference of omega is the ring lattice with the same mean degree, ``
 
 References
 ----------
-.. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442 (1998).
-.. [2] M. D. Humphries and K. Gurney, "Network 'small-world-ness': a quantitative method for determining
-   canonical network equivalence", PLoS ONE 3, e0002051 (2008).
-.. [3] Q. K. Telesford, K. E. Joyce, S. Hayasaka, J. H. Burdette and P. J. Laurienti, "The ubiquity of small-world
-   networks", Brain Connectivity 1, 367-375 (2011).
-.. [4] A. Fronczak, P. Fronczak and J. A. Holyst, "Average path length in random networks", Phys. Rev. E 70, 056110
-   (2004).
-.. [5] A. Lin et al., "Network statistics of the whole-brain connectome of Drosophila", Nature 634, 153-165 (2024).
+- D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442 (1998).
+- M. D. Humphries and K. Gurney, "Network 'small-world-ness': a quantitative method for determining
+  canonical network equivalence", PLoS ONE 3, e0002051 (2008).
+- Q. K. Telesford, K. E. Joyce, S. Hayasaka, J. H. Burdette and P. J. Laurienti, "The ubiquity of small-world
+  networks", Brain Connectivity 1, 367-375 (2011).
+- A. Fronczak, P. Fronczak and J. A. Holyst, "Average path length in random networks", Phys. Rev. E 70, 056110
+  (2004).
+- A. Lin et al., "Network statistics of the whole-brain connectome of Drosophila", Nature 634, 153-165 (2024).
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ def er_clustering(n: int, mean_degree: float) -> float:
 
     References
     ----------
-    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
-       (1998).
+    - D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+      (1998).
 
     Examples
     --------
@@ -100,8 +100,8 @@ def er_path_length(n: int, mean_degree: float) -> float:
 
     References
     ----------
-    .. [1] A. Fronczak, P. Fronczak and J. A. Holyst, "Average path length in random networks", Phys. Rev. E 70,
-       056110 (2004), Eq. 21.
+    - A. Fronczak, P. Fronczak and J. A. Holyst, "Average path length in random networks", Phys. Rev. E 70,
+      056110 (2004), Eq. 21.
 
     Examples
     --------
@@ -140,8 +140,8 @@ def lattice_clustering(mean_degree: float) -> float:
 
     References
     ----------
-    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
-       (1998).
+    - D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+      (1998).
 
     Examples
     --------
@@ -197,9 +197,18 @@ class SmallWorld:
 
     References
     ----------
-    .. [1] M. D. Humphries and K. Gurney, "Network 'small-world-ness': a quantitative method for determining
-       canonical network equivalence", PLoS ONE 3, e0002051 (2008).
-    .. [2] Q. K. Telesford et al., "The ubiquity of small-world networks", Brain Connectivity 1, 367-375 (2011).
+    - M. D. Humphries and K. Gurney, "Network 'small-world-ness': a quantitative method for determining
+      canonical network equivalence", PLoS ONE 3, e0002051 (2008).
+    - Q. K. Telesford et al., "The ubiquity of small-world networks", Brain Connectivity 1, 367-375 (2011).
+
+    Examples
+    --------
+    >>> from graphs.generators import watts_strogatz
+    >>> sw = small_world(watts_strogatz(200, 6, 0.1, seed=1))
+    >>> sw.n, sw.edges, sw.reference, sw.L_method, sw.C_directed
+    (200, 600, 'analytic', 'exact', None)
+    >>> bool(sw.sigma > 1), sw.to_dict()["n"]
+    (True, 200)
     """
 
     n: int
@@ -265,11 +274,11 @@ def small_world(
 
     References
     ----------
-    .. [1] D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
-       (1998).
-    .. [2] M. D. Humphries and K. Gurney, "Network 'small-world-ness': a quantitative method for determining
-       canonical network equivalence", PLoS ONE 3, e0002051 (2008).
-    .. [3] Q. K. Telesford et al., "The ubiquity of small-world networks", Brain Connectivity 1, 367-375 (2011).
+    - D. J. Watts and S. H. Strogatz, "Collective dynamics of 'small-world' networks", Nature 393, 440-442
+      (1998).
+    - M. D. Humphries and K. Gurney, "Network 'small-world-ness': a quantitative method for determining
+      canonical network equivalence", PLoS ONE 3, e0002051 (2008).
+    - Q. K. Telesford et al., "The ubiquity of small-world networks", Brain Connectivity 1, 367-375 (2011).
 
     Examples
     --------

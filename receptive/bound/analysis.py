@@ -25,6 +25,44 @@ class PointResult:
     0.05, bidirectional only) and ``bound_holds`` whether every seed met it; ``probability_checks``: per layer where
     the outcome is uncertain, the measured fraction of full seeds, the predicted probability and the two-sided
     binomial p-value of the difference (:func:`binomial_checks`).
+
+    Parameters
+    ----------
+    pattern : str
+        ``"sa"`` or ``"sa+swa"``.
+    n, w : int
+        Sequence length and window.
+    causal, circular : bool
+        The mode.
+    method : str
+        ``"exact"`` or ``"sampled"``.
+    seeds : list of int
+        The seeds, in order.
+    full_layers : list of int or None
+        L* per seed.
+    mean_coverage : list of float
+        Mean coverage per layer.
+    typical, predicted, coupon_collector, bound : int or None, optional
+        Measured and predicted L* (see above).
+    log_w_n : float, optional
+        ``log n / log w``.
+    ceil_log_w_n : int, optional
+        Its ceiling.
+    n_over_w : float, optional
+        ``n / w``.
+    bound_holds : bool or None, optional
+        Whether every seed met ``bound``.
+    probability_checks : list of dict, optional
+        The calibration checks.
+    note : str, optional
+        A remark for the report.
+
+    Examples
+    --------
+    >>> from receptive.bound.analysis import PointResult
+    >>> res = PointResult("sa", 256, 8, False, False, "exact", [0, 1], [4, None], [])
+    >>> res.reached, res.to_dict()["L_min"], res.to_dict()["L_max"]
+    ([4], 4, None)
     """
 
     pattern: str
@@ -49,9 +87,11 @@ class PointResult:
 
     @property
     def reached(self) -> list[int]:
+        """The L* of the seeds that reached full coverage, in seed order."""
         return [x for x in self.full_layers if x is not None]
 
     def to_dict(self) -> dict:
+        """The fields as a dict, plus ``L_mean``, ``L_min`` and ``L_max`` over the seeds (``None`` where undefined)."""
         d = asdict(self)
         reached = self.reached
         d["L_mean"] = float(np.mean(reached)) if len(reached) == len(self.full_layers) else None
@@ -66,6 +106,30 @@ def group_results(results: list[dict]) -> dict[tuple, dict[int, dict]]:
     A seed's L* is the latest of its slabs' (exact) or its sample's; its mean coverage per layer adds the slabs'
     coverage sums, a slab that stopped full carrying its last value forward. Seeds whose slabs do not yet cover all
     ``n`` sources are left out.
+
+    Parameters
+    ----------
+    results : list of dict
+        Task results, each with ``task`` (``pattern``, ``n``, ``w``, ``causal``, ``circular``, ``seed``,
+        ``method``), ``positions``, ``coverage_sum`` (list of float or ``None``) and ``full_layer``.
+
+    Returns
+    -------
+    dict
+        Per grid point, per seed: ``method``, ``full_layer`` (``None`` if a slab is not full), ``coverage`` (mean
+        coverage per layer, or ``None`` for sampled tasks) and ``positions``.
+
+    Examples
+    --------
+    >>> from receptive.bound.analysis import group_results
+    >>> task = {"pattern": "sa", "n": 16, "w": 4, "causal": False, "circular": False, "seed": 0, "method": "exact"}
+    >>> rows = [
+    ...     {"task": task, "positions": 8, "coverage_sum": cov, "full_layer": full}
+    ...     for cov, full in (([2.0, 8.0], 2), ([8.0], 1))
+    ... ]
+    >>> point = group_results(rows)["sa", 16, 4, False, False][0]
+    >>> point["full_layer"], [round(float(c), 3) for c in point["coverage"]]
+    (2, [0.625, 1.0])
     """
     by_seed: dict[tuple, list[dict]] = defaultdict(list)
     for row in results:
@@ -103,11 +167,38 @@ def _check_full_layers(full_layers) -> list[int | None]:
 
 
 def typical_layer(full_layers, max_layers: int | None = None) -> int | None:
-    """The typical L* of a grid point over its ``k`` seeds: the smallest layer ``L`` that at least half the seeds
-    reach, ``min {L : #{s : L*_s <= L} >= k/2}``, i.e. the ``ceil(k/2)``-th smallest L* (the lower median; a seed
-    not full, ``None``, ranks last). ``None`` if fewer than ``ceil(k/2)`` seeds are full within ``max_layers``
-    (``None``: no cap). It is the measured counterpart of the sharp model's prediction, the first ``L`` with
-    ``P(full after L) >= 1/2`` (:func:`receptive.theory.predict_full_layer`; ``docs/theory.md`` Sec. 3 and 5)."""
+    """The typical L* of a grid point over its ``k`` seeds: the lower median of their L*.
+
+    The smallest layer ``L`` that at least half the seeds reach, ``min {L : #{s : L*_s <= L} >= k/2}``, i.e. the
+    ``ceil(k/2)``-th smallest L* (the lower median; a seed not full, ``None``, ranks last). ``None`` if fewer than
+    ``ceil(k/2)`` seeds are full within ``max_layers`` (``None``: no cap). It is the measured counterpart of the sharp
+    model's prediction, the first ``L`` with ``P(full after L) >= 1/2`` (:func:`receptive.theory.predict_full_layer`;
+    ``docs/theory.md`` Sec. 3 and 5).
+
+    Parameters
+    ----------
+    full_layers : sequence of int or None
+        L* per seed (``>= 1``, or ``None`` for a seed not full); non-empty.
+    max_layers : int or None, optional
+        Cap, ``>= 1``; ``None``: no cap.
+
+    Returns
+    -------
+    int or None
+        The typical L*.
+
+    Raises
+    ------
+    ValueError
+        If ``full_layers`` is empty or holds something other than ``None`` or integers ``>= 1``, or ``max_layers``
+        is not ``None`` or an integer ``>= 1``.
+
+    Examples
+    --------
+    >>> from receptive.bound.analysis import typical_layer
+    >>> typical_layer([3, 4, None]), typical_layer([3, None, None]), typical_layer([2, 3, 3, 4], max_layers=2)
+    (4, None, None)
+    """
     layers = _check_full_layers(full_layers)
     if max_layers is not None and (
         isinstance(max_layers, bool) or not isinstance(max_layers, (int, np.integer)) or max_layers < 1
@@ -119,14 +210,45 @@ def typical_layer(full_layers, max_layers: int | None = None) -> int | None:
 
 
 def binomial_checks(full_layers, probabilities) -> list[dict]:
-    """The per-layer calibration checks of a model against ``k`` seeds: for each layer ``L = 1 .. len(probabilities)``
-    where the outcome is uncertain (``0 < K_L < k`` or ``0.01 < F(L) < 0.99``), with ``K_L = #{s : L*_s <= L}`` the
-    seeds full after ``L`` and ``F(L) = probabilities[L-1]`` the model's ``P(full after L)``, the two-sided exact
-    binomial test of ``K_L ~ Bin(k, F(L))`` (``scipy.stats.binomtest``; ``F`` clipped to ``[1e-12, 1 - 1e-12]``).
+    """The per-layer calibration checks of a model against ``k`` seeds (exact binomial tests).
 
-    Returns ``[{"layer": L, "full": K_L, "seeds": k, "predicted": F(L), "p_value": p}, ...]`` in layer order. The
-    test is discrete, so under a calibrated model ``P(p <= a) <= a`` at each layer: at most about 1% of the checks
-    fall below 0.01 (the layers of one point are not independent: ``K_L`` is non-decreasing in ``L``)."""
+    For each layer ``L = 1 .. len(probabilities)`` where the outcome is uncertain (``0 < K_L < k`` or
+    ``0.01 < F(L) < 0.99``), with ``K_L = #{s : L*_s <= L}`` the seeds full after ``L`` and
+    ``F(L) = probabilities[L-1]`` the model's ``P(full after L)``, the two-sided exact binomial test of
+    ``K_L ~ Bin(k, F(L))`` (``scipy.stats.binomtest``; ``F`` clipped to ``[1e-12, 1 - 1e-12]``).
+
+    The test is discrete, so under a calibrated model ``P(p <= a) <= a`` at each layer: at most about 1% of the
+    checks fall below 0.01 (the layers of one point are not independent: ``K_L`` is non-decreasing in ``L``).
+
+    Parameters
+    ----------
+    full_layers : sequence of int or None
+        L* per seed; non-empty.
+    probabilities : array_like of float
+        ``P(full after L)``, 1-d, in ``[0, 1]``.
+
+    Returns
+    -------
+    list of dict
+        ``[{"layer": L, "full": K_L, "seeds": k, "predicted": F(L), "p_value": p}, ...]`` in layer order.
+
+    Raises
+    ------
+    ValueError
+        If ``full_layers`` is invalid (:func:`typical_layer`) or ``probabilities`` is not a 1-d array of
+        probabilities.
+
+    Examples
+    --------
+    >>> from receptive.bound.analysis import binomial_checks
+    >>> [(c["layer"], c["full"], round(c["p_value"], 3)) for c in binomial_checks([2, 3, 3, None], [0.1, 0.5, 0.9])]
+    [(1, 0, 1.0), (2, 1, 0.625), (3, 3, 0.344)]
+
+    References
+    ----------
+    SciPy, ``scipy.stats.binomtest`` (exact two-sided binomial test),
+    https://docs.scipy.org/doc/scipy/reference/generated/scipy.stats.binomtest.html
+    """
     layers = _check_full_layers(full_layers)
     probs = np.asarray(probabilities, dtype=float)
     if probs.ndim != 1 or np.any(~((probs >= 0) & (probs <= 1))):
@@ -193,19 +315,51 @@ LOG_FLOOR = 1e-6
 
 
 def log_likelihood_check(full_layers, probabilities, floor: float = LOG_FLOOR) -> dict:
-    """The log-likelihood of ``k`` seeds' L* under a model's law ``F(L) = P(L* <= L)``, ``L = 1 .. m``
-    (``m = len(probabilities)``), with its mean and variance if the seeds followed that law: a calibration test of
-    the whole distribution (location and spread), not only of its median.
+    """The log-likelihood of ``k`` seeds' L* under a model's law ``F(L) = P(L* <= L)``, with its null moments.
+
+    ``L = 1 .. m`` (``m = len(probabilities)``); the mean and variance are those if the seeds followed that law: a
+    calibration test of the whole distribution (location and spread), not only of its median.
 
     Outcomes ``L = 1 .. m`` have ``p_L = F(L) - F(L - 1)`` (``F(0) = 0``); a seed not full within ``m`` (``None`` or
     ``> m``) has ``p_0 = 1 - F(m)``. Scores are ``log max(p, floor)`` (a seed the model gives no chance would
-    otherwise score minus infinity). Returns ``{"log_likelihood": sum_s log max(p_{L*_s}, floor), "expected":
-    k sum_L p_L log max(p_L, floor), "variance": k Var_p(log max(p, floor)), "seeds": k, "at_floor": #(seeds whose
-    outcome has p < floor)}``. Summed over points (seeds independent), ``z = (observed - expected) /
+    otherwise score minus infinity). Summed over points (seeds independent), ``z = (observed - expected) /
     sqrt(variance)`` is about standard normal for a calibrated model and negative when the seeds fall where the model
-    puts little mass (the logarithmic score, Gneiting & Raftery 2007, J. Am. Stat. Assoc. 102, Sec. 7). A seed scored
-    at the floor means the model gave its outcome almost no chance: z is then set by the floor, not normal, and says
-    only that the model is overconfident there."""
+    puts little mass (the logarithmic score [1]_). A seed scored at the floor means the model gave its outcome almost
+    no chance: z is then set by the floor, not normal, and says only that the model is overconfident there.
+
+    Parameters
+    ----------
+    full_layers : sequence of int or None
+        L* per seed; non-empty.
+    probabilities : array_like of float
+        Non-decreasing ``F(L)``, 1-d, non-empty, in ``[0, 1]``.
+    floor : float, optional
+        Smallest probability scored, in ``(0, 1)``.
+
+    Returns
+    -------
+    dict
+        ``log_likelihood`` (``sum_s log max(p_{L*_s}, floor)``), ``expected`` (``k sum_L p_L log max(p_L, floor)``),
+        ``variance`` (``k Var_p(log max(p, floor))``), ``seeds`` (``k``) and ``at_floor`` (seeds whose outcome has
+        ``p < floor``).
+
+    Raises
+    ------
+    ValueError
+        If ``full_layers`` or ``probabilities`` is invalid, or ``floor`` is not in ``(0, 1)``.
+
+    Examples
+    --------
+    >>> from receptive.bound.analysis import log_likelihood_check
+    >>> res = log_likelihood_check([2, 3, 3, None], [0.1, 0.5, 0.9])
+    >>> round(res["log_likelihood"], 3), round(res["expected"], 3), res["at_floor"]
+    (-5.051, -4.774, 0)
+
+    References
+    ----------
+    .. [1] Gneiting & Raftery 2007, Strictly Proper Scoring Rules, Prediction, and Estimation, J. Am. Stat. Assoc.
+       102, 359-378, Sec. 7.
+    """
     layers = _check_full_layers(full_layers)
     probs = np.asarray(probabilities, dtype=float)
     if probs.ndim != 1 or probs.size == 0 or np.any(~((probs >= 0) & (probs <= 1))) or np.any(np.diff(probs) < -1e-12):
@@ -231,10 +385,48 @@ def log_likelihood_check(full_layers, probabilities, floor: float = LOG_FLOOR) -
 def analyse_point(
     key: tuple, seeds: dict[int, dict], max_layers: int, model: str = "analytic", interval_file=None
 ) -> PointResult:
-    """Statistics and predictions of one grid point (sampled points are predicted for their K targets). ``model``:
-    causal SA+SWA's sharp model (:data:`receptive.theory.CAUSAL_SA_SWA_MODELS`; ``"interval"`` computes the interval
-    Monte Carlo live, or reads the points ``interval_file`` holds, :func:`receptive.bound.models.point_probabilities`);
-    every other pattern and mode has the analytic model only."""
+    """Statistics and predictions of one grid point (sampled points are predicted for their K targets).
+
+    ``model``: causal SA+SWA's sharp model (:data:`receptive.theory.CAUSAL_SA_SWA_MODELS`; ``"interval"`` computes
+    the interval Monte Carlo live, or reads the points ``interval_file`` holds,
+    :func:`receptive.bound.models.point_probabilities`); every other pattern and mode has the analytic model only.
+
+    Parameters
+    ----------
+    key : tuple
+        ``(pattern, n, w, causal, circular)``.
+    seeds : dict
+        ``{seed: {"method", "full_layer", "coverage", "positions"}}``, as :func:`group_results` gives.
+    max_layers : int
+        Layers run (and predicted).
+    model : str, optional
+        One of :data:`receptive.theory.CAUSAL_SA_SWA_MODELS`.
+    interval_file : str, Path or None, optional
+        An interval-model result file (``model="interval"`` only).
+
+    Returns
+    -------
+    PointResult
+        The point's statistics, predictions and calibration checks.
+
+    Raises
+    ------
+    ValueError
+        If ``model`` is unknown, or from :func:`receptive.bound.models.point_probabilities`.
+
+    Examples
+    --------
+    >>> from receptive.bound.analysis import analyse_point
+    >>> seeds = {s: {"method": "exact", "full_layer": L, "coverage": None, "positions": 256}
+    ...          for s, L in enumerate([4, 4, 5])}
+    >>> res = analyse_point(("sa", 256, 8, False, False), seeds, 8)
+    >>> res.typical, res.predicted, res.bound, res.bound_holds
+    (4, 4, 4, False)
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    """
     if model not in theory.CAUSAL_SA_SWA_MODELS:
         raise ValueError(f"model: expected one of {', '.join(theory.CAUSAL_SA_SWA_MODELS)}, got {model!r}")
     pattern, n, w, causal, circular = key
@@ -269,8 +461,33 @@ def analyse_point(
 
 
 def fit_log_law(points: list[PointResult]) -> dict | None:
-    """Least squares ``L*_mean ~ a * log_w n + b`` over points where every seed reached full coverage, with the
-    residuals and ``R^2``."""
+    """Least squares ``L*_mean ~ a * log_w n + b`` over points where every seed reached full coverage.
+
+    Parameters
+    ----------
+    points : list of PointResult
+        The grid points.
+
+    Returns
+    -------
+    dict or None
+        ``a``, ``b``, ``r2`` (``R^2``), ``max_abs_residual`` and ``residuals`` (one record per point used);
+        ``None`` with fewer than two usable points.
+
+    Examples
+    --------
+    >>> from receptive.bound.analysis import PointResult, fit_log_law
+    >>> import math
+    >>> points = [PointResult("sa", n, 8, False, False, "exact", [0], [L], [], log_w_n=math.log(n, 8))
+    ...           for n, L in ((64, 3), (256, 4), (1024, 5))]
+    >>> fit = fit_log_law(points)
+    >>> round(fit["a"], 3), round(fit["b"], 3), round(fit["r2"], 3)
+    (1.5, 0.0, 1.0)
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    """
     usable = [p for p in points if p.reached and len(p.reached) == len(p.full_layers)]
     if len(usable) < 2:
         return None
@@ -293,8 +510,32 @@ def fit_log_law(points: list[PointResult]) -> dict | None:
 
 
 def deviations(points: list[PointResult]) -> dict:
-    """Largest ``|prediction - typical L*|`` per predictor, the share of points (n >= 1024) that the sharp model
-    gets exactly right and within one layer, overall and per regime (pattern x causal), and the binomial checks."""
+    """Largest deviations of each predictor from the typical L*, and the sharp model's hit shares.
+
+    Largest absolute ``prediction - typical L*`` per predictor, the share of points (n >= 1024) that the sharp model
+    gets exactly right and within one layer, overall and per regime (pattern x causal), and the binomial checks.
+
+    Parameters
+    ----------
+    points : list of PointResult
+        The grid points.
+
+    Returns
+    -------
+    dict
+        ``{predictor: {"max_abs_deviation", "points"}}`` for ``ceil_log_w_n``, ``coupon_collector`` and
+        ``predicted``; ``sharp_exact_share_n_ge_1024``, ``sharp_within_one_share``, ``points_n_ge_1024``; the same
+        shares ``by_regime``; ``probability_checks`` and ``probability_checks_rejected_at_1pct``.
+
+    Examples
+    --------
+    >>> from receptive.bound.analysis import PointResult, deviations
+    >>> points = [PointResult("sa", 1024, 8, False, False, "exact", [0], [5], [], typical=5, ceil_log_w_n=4,
+    ...                       coupon_collector=5, predicted=5)]
+    >>> out = deviations(points)
+    >>> out["ceil_log_w_n"], out["sharp_exact_share_n_ge_1024"]
+    ({'max_abs_deviation': 1, 'points': 1}, 1.0)
+    """
     out = {}
     scored = [p for p in points if p.typical is not None]
     for name in ("ceil_log_w_n", "coupon_collector", "predicted"):

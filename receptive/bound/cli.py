@@ -67,6 +67,13 @@ def parse_sizes(text: str, name: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m receptive.bound`` (one-line errors naming the flag).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser (:class:`receptive.cli_parser.OneLineErrorParser`).
+    """
     p = OneLineErrorParser(
         prog="python -m receptive.bound",
         description=DESCRIPTION,
@@ -238,6 +245,26 @@ def _skip_reason(name, n, w, causal, circular, max_layers, targets=None) -> str:
 
 
 def summarise(store: ResultStore, params: dict, skipped: list[dict], failed: list[str]) -> dict:
+    """The JSON document of a sweep: every grid point analysed, the log-law fits and the deviations.
+
+    Parameters
+    ----------
+    store : ResultStore
+        The task results.
+    params : dict
+        The sweep's parameters (:func:`plan`).
+    skipped : list of dict
+        Points not simulated, with why.
+    failed : list of str
+        Tasks that failed.
+
+    Returns
+    -------
+    dict
+        ``version``, ``parameters``, ``points`` (:meth:`~receptive.bound.analysis.PointResult.to_dict`), ``fits``
+        (:func:`~receptive.bound.analysis.fit_log_law` per pattern and mode), ``deviations``, ``skipped`` and
+        ``failed_tasks``.
+    """
     grouped = group_results(store.results())
     wanted = set(params["seeds"])
     points = [
@@ -269,6 +296,18 @@ def summarise(store: ResultStore, params: dict, skipped: list[dict], failed: lis
 
 
 def format_table(doc: dict) -> str:
+    """The table ``python -m receptive.bound`` prints, from its JSON document (:func:`summarise`).
+
+    Parameters
+    ----------
+    doc : dict
+        The document.
+
+    Returns
+    -------
+    str
+        One line per grid point, then the fits and deviations.
+    """
     head = (
         f"{'pattern':<7} {'mode':<6} {'n':>8} {'w':>4} {'method':<7} {'L* seeds':<22} {'typ':>3} "
         f"{'logw':>5} {'cc':>3} {'sharp':>5} {'n/w':>8} {'bound':>5} {'ok':>3}  P(full) at uncertain layers"
@@ -325,6 +364,15 @@ def _pct(x) -> str:
 
 
 def write_csv(doc: dict, path: Path) -> None:
+    """Write one CSV row per grid point of ``doc`` to ``path`` (atomically; errors name ``--out``).
+
+    Parameters
+    ----------
+    doc : dict
+        The document (:func:`summarise`).
+    path : pathlib.Path
+        The CSV file.
+    """
     cols = [
         "pattern",
         "causal",
@@ -354,6 +402,18 @@ def write_csv(doc: dict, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the sweep: plan, simulate (locally or with Dask), write ``bound.json`` and ``bound.csv``, print the table.
+
+    Parameters
+    ----------
+    argv : list of str or None, optional
+        The arguments; ``None``: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0, or 1 if a task failed (bad input exits 2 with one line on stderr).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

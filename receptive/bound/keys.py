@@ -28,8 +28,39 @@ from graphs.ops import NeighbourOp, WindowOp
 
 
 def distinct_keys(pattern, layer: int = 1) -> np.ndarray:
-    """Distinct keys of every query of layer ``layer`` (self included when the pattern attends to it): the row
-    counts of ``pattern.adjacency(layer)``, int64 array of length ``n`` (see the module docstring)."""
+    """Distinct keys of every query of layer ``layer`` (self included when the pattern attends to it).
+
+    The row counts of ``pattern.adjacency(layer)``, without building it on the fast path (see the module docstring).
+
+    Parameters
+    ----------
+    pattern : receptive.patterns.Pattern
+        Any object with ``n`` and ``layer_ops`` (a receptive pattern).
+    layer : int, optional
+        The layer, ``>= 1``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 array of length ``n``: the distinct keys of each query.
+
+    Raises
+    ------
+    ValueError
+        If ``pattern`` is not a pattern, ``layer`` is not an integer ``>= 1``, or an operator holds an index out of
+        range.
+
+    Examples
+    --------
+    >>> from receptive import make_pattern
+    >>> from receptive.bound.keys import distinct_keys
+    >>> distinct_keys(make_pattern("swa", 16, 3, causal=True)).tolist()
+    [1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3]
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    """
     _check(pattern, layer)
     n = int(pattern.n)
     ops = pattern.layer_ops(int(layer))
@@ -73,8 +104,41 @@ def distinct_keys(pattern, layer: int = 1) -> np.ndarray:
 
 
 def mean_distinct_keys(pattern, layer: int = 1) -> float:
-    """Mean distinct keys per query of layer ``layer``: ``sum_i keys(i) / n`` (:func:`distinct_keys`), equal to
-    ``keys_per_query(pattern, layer) = nnz(A_l) / n`` at any ``n`` without building ``A_l``."""
+    """Mean distinct keys per query of layer ``layer``: ``sum_i keys(i) / n`` (:func:`distinct_keys`).
+
+    Equal to ``keys_per_query(pattern, layer) = nnz(A_l) / n`` at any ``n`` without building ``A_l``.
+
+    Parameters
+    ----------
+    pattern : receptive.patterns.Pattern
+        Any object with ``n`` and ``layer_ops`` (a receptive pattern).
+    layer : int, optional
+        The layer, ``>= 1``.
+
+    Returns
+    -------
+    float
+        The mean.
+
+    Raises
+    ------
+    ValueError
+        If ``pattern`` is not a pattern, ``layer`` is not an integer ``>= 1``, or an operator holds an index out of
+        range.
+
+    Examples
+    --------
+    >>> from receptive import make_pattern
+    >>> from receptive.bound.keys import mean_distinct_keys
+    >>> from receptive.patterns.causal_variants import keys_per_query
+    >>> pattern = make_pattern("sa+swa", 64, 4, seed=0)
+    >>> mean_distinct_keys(pattern, 2) == keys_per_query(pattern, 2)
+    True
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    """
     return float(distinct_keys(pattern, layer).sum() / pattern.n)
 
 
@@ -84,8 +148,9 @@ SMALL_BYTES, SMALL_BYTES_PER_OP = 4096, 512
 
 
 def memory_bytes(pattern, layer: int = 1) -> int:
-    """Peak scratch bytes :func:`distinct_keys` holds beyond the pattern on its fast path (window and neighbour
-    operators only): all of it is alive while the kernel runs::
+    """Peak scratch bytes :func:`distinct_keys` holds beyond the pattern on its fast path.
+
+    The fast path is window and neighbour operators only; all of it is alive while the kernel runs::
 
         8 n (stamp array) + 8 n (counts) + 8 n W (the W window operators' inverses, one array)
         + the window permutations as one int64 array: none for one int64 permutation (passed as it is), 8 n for
@@ -96,7 +161,32 @@ def memory_bytes(pattern, layer: int = 1) -> int:
     Nothing else is allocated before the kernel (the inverses are filled in place by a compiled loop). An upper
     bound on the fast path, checked against ``tracemalloc``'s peak in ``tests/receptive/test_bound_keys.py``; layers
     with other operators, or a permutation holding an index twice, build the adjacency instead (not bounded
-    here)."""
+    here).
+
+    Parameters
+    ----------
+    pattern : receptive.patterns.Pattern
+        Any object with ``n`` and ``layer_ops`` (a receptive pattern).
+    layer : int, optional
+        The layer, ``>= 1``.
+
+    Returns
+    -------
+    int
+        The bound in bytes.
+
+    Raises
+    ------
+    ValueError
+        If ``pattern`` is not a pattern or ``layer`` is not an integer ``>= 1``.
+
+    Examples
+    --------
+    >>> from receptive import make_pattern
+    >>> from receptive.bound.keys import memory_bytes
+    >>> memory_bytes(make_pattern("swa", 16, 3, causal=True))  # 16 n + 8 n + 8 n + 4096 + 512
+    5120
+    """
     _check(pattern, layer)
     ops = pattern.layer_ops(int(layer))
     n = int(pattern.n)

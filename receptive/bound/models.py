@@ -63,6 +63,11 @@ def model_probabilities(
     >>> probs = model_probabilities("sa", 4096, 8, False, False, 8, None)
     >>> len(probs), probs[0] < 0.01 < 0.99 < probs[-1]
     (8, True)
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754; Aldous 1989, Probability Approximations via the Poisson
+    Clumping Heuristic, Springer.
     """
     probs = theory.full_probability(pattern, n, w, max_layers, causal, circular, targets)
     return tuple(float(p) for p in probs)
@@ -97,6 +102,11 @@ def interval_probabilities(n: int, w: int, max_layers: int, targets: int | None,
     >>> probs = interval_probabilities(256, 8, 6, None)
     >>> len(probs), probs[-1] > 0.99
     (6, True)
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754; Aldous 1989, Probability Approximations via the Poisson
+    Clumping Heuristic, Springer.
     """
     table, settings = {}, {}
     if path is not None:
@@ -171,6 +181,11 @@ def point_probabilities(
     --------
     >>> point_probabilities("sa+swa", 1024, 8, True, False, 12, None).shape
     (12,)
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754; Aldous 1989, Probability Approximations via the Poisson
+    Clumping Heuristic, Springer.
     """
     if model not in MODELS:
         raise ValueError(f"model: expected one of {', '.join(MODELS)}, got {model!r}")

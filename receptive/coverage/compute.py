@@ -203,7 +203,24 @@ def _size(nbytes: int) -> str:
 
 
 def exact_fits(n: int) -> bool:
-    """Whether ``auto`` computes every receptive field of an ``n``-token pattern (see EXACT_WORDS_PER_LAYER)."""
+    """Whether ``auto`` computes every receptive field of an ``n``-token pattern (see EXACT_WORDS_PER_LAYER).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+
+    Returns
+    -------
+    bool
+        ``n * ceil(n / 64) <= EXACT_WORDS_PER_LAYER`` (the bit matrix of one layer, in 64-bit words).
+
+    Examples
+    --------
+    >>> from receptive.coverage.compute import exact_fits
+    >>> exact_fits(4096), exact_fits(2**20)
+    (True, False)
+    """
     return n * math.ceil(n / 64) <= EXACT_WORDS_PER_LAYER
 
 
@@ -313,8 +330,36 @@ def _layer_stats(
 
 
 def extend(result: CoverageResult, layers: int) -> CoverageResult:
-    """``result`` with its per-layer rows repeated up to ``layers`` rows; only past full coverage, where nothing
-    changes any more (raises otherwise)."""
+    """``result`` with its per-layer rows repeated up to ``layers`` rows, only past full coverage.
+
+    Past full coverage nothing changes any more, so the last row is repeated; a result not yet full raises.
+
+    Parameters
+    ----------
+    result : CoverageResult
+        A coverage result.
+    layers : int
+        Rows wanted (a result with as many or more is returned as it is).
+
+    Returns
+    -------
+    CoverageResult
+        The extended result (a copy).
+
+    Raises
+    ------
+    ValueError
+        If ``result`` has fewer rows than ``layers`` and is not fully covered within them.
+
+    Examples
+    --------
+    >>> from receptive import make_pattern
+    >>> from receptive.coverage import coverage
+    >>> from receptive.coverage.compute import extend
+    >>> res = coverage(make_pattern("swa", 16, 3, causal=True), 8, method="exact", progress=False)
+    >>> res.full_coverage_layer, len(extend(res, 12).layers), extend(res, 12).layers[-1].layer
+    (8, 12, 12)
+    """
     have = len(result.layers)
     if have >= layers:
         return result

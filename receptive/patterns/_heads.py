@@ -13,9 +13,38 @@ from .local import SlidingWindow
 
 
 def equal_key_window(w: int, heads: int, minimum: int = 2) -> int:
-    """Per-head window so that ``heads`` heads together add about as many other keys as one window of ``w``:
+    """Per-head window so that ``heads`` heads together add about as many other keys as one window of ``w``.
+
     ``max(minimum, 1 + round((w - 1) / heads))``. ``minimum`` is 2 by default (a head must see one key besides the
-    query); a bidirectional dilated head needs 3 (one key on each side, :class:`DilatedHeads`)."""
+    query); a bidirectional dilated head needs 3 (one key on each side, :class:`DilatedHeads`).
+
+    Parameters
+    ----------
+    w : int
+        The window to match, ``>= 1``.
+    heads : int
+        Number of heads, ``>= 1``.
+    minimum : int, optional
+        Smallest head window, ``>= 1``.
+
+    Returns
+    -------
+    int
+        The per-head window.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If an argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.patterns.causal_variants import equal_key_window
+    >>> equal_key_window(8, 3), equal_key_window(8, 16), equal_key_window(8, 16, minimum=3)
+    (3, 2, 3)
+    """
     w, heads = check_int("w", w, 1), check_int("heads", heads, 1)
     return max(check_int("minimum", minimum, 1), 1 + round((w - 1) / heads))
 

@@ -15,16 +15,60 @@ from .base import Pattern
 
 
 def block_starts(n: int, block: int) -> np.ndarray:
-    """``0, block, 2 block, .., n``: the last block may be shorter."""
+    """``0, block, 2 block, .., n``: the last block may be shorter.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    block : int
+        Block size.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 block starts, ending with ``n``.
+
+    Examples
+    --------
+    >>> from receptive.patterns.blocks import block_starts
+    >>> block_starts(10, 4).tolist()
+    [0, 4, 8, 10]
+    """
     return np.append(np.arange(0, n, block, dtype=np.int64), n)
 
 
 class Chunked(Pattern):
-    """Chunked attention: the sequence is cut into chunks of ``chunk`` positions and a query attends only its own
+    """Chunked attention: a query attends only its own chunk of ``chunk`` positions.
+
+    Chunked attention: the sequence is cut into chunks of ``chunk`` positions and a query attends only its own
     chunk (causal: the keys of its chunk up to itself). Llama 4's local layers (HF ``attention_chunk_size``, 8192).
 
     Closed form, ``L >= 1``: ``|RF_L(i)| = |chunk(i)|`` (causal ``i - chunk_start(i) + 1``): nothing crosses a chunk
     boundary however deep the stack, so ``L* = 1`` if one chunk holds the sequence and never otherwise.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    chunk : int
+        Chunk size, in ``1..n``.
+    causal : bool, optional
+        Causal mask inside the chunk.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``chunk`` is not an integer.
+    ValueError
+        If ``chunk`` is out of range.
+
+    Examples
+    --------
+    >>> from receptive.patterns.blocks import Chunked
+    >>> p = Chunked(16, 4, causal=True)
+    >>> p.closed_form_counts(1).tolist()[:8], p.closed_form_full_layer(), p.describe()
+    ([1, 2, 3, 4, 1, 2, 3, 4], None, 'chunk size=4')
 
     References
     ----------
@@ -62,12 +106,46 @@ class Chunked(Pattern):
 
 
 class BigBird(Pattern):
-    """BigBird's block-sparse attention, ITC variant (Zaheer et al. 2020, NeurIPS, arXiv 2007.14062, Sec. 2 and
+    """BigBird's block-sparse attention (ITC): window, random and global blocks.
+
+    BigBird's block-sparse attention, ITC variant (Zaheer et al. 2020, NeurIPS, arXiv 2007.14062, Sec. 2 and
     App. D; HF ``block_size`` 64, ``num_random_blocks`` 3): blocks of ``block`` positions; query block ``b``
     attends the ``window`` blocks around it (``b-1 .. b+1`` for 3), ``random`` blocks drawn afresh per layer among
     the others, and the ``globals`` global blocks (the first ``ceil(g/2)`` and last ``floor(g/2)``), which attend
     every block. Causal (a decoder reading, not in the paper): only blocks before ``b`` (window ``b-window+1 .. b``,
     random among earlier blocks, global blocks at the start), the own block causally.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    block : int, optional
+        Block size, in ``1..n``.
+    window : int, optional
+        Window blocks per query block, in ``1 .. 2 n_blocks - 1``.
+    random : int, optional
+        Random blocks per query block and layer, in ``0..n_blocks``.
+    globals : int, optional
+        Global blocks, in ``0..n_blocks``.
+    causal : bool, optional
+        The decoder reading (see above).
+    seed : int, optional
+        Seed of the random blocks, ``>= 0``.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If an argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.coverage import coverage
+    >>> from receptive.patterns.blocks import BigBird
+    >>> p = BigBird(256, block=16, window=3, random=1, globals=2)
+    >>> p.global_blocks.tolist(), coverage(p, 4, progress=False).full_coverage_layer
+    ([0, 15], 2)
 
     References
     ----------

@@ -38,15 +38,75 @@ from .multiscale import MultiScaleSA, block_permutation, check_blocks, default_b
 
 
 def keys_per_query(pattern: Pattern, layer: int = 1) -> float:
-    """Mean number of distinct keys a query attends to in layer ``layer`` (self included): ``nnz(A_l) / n`` of the
-    layer's adjacency (enumerates the ``O(n w)`` edges; for cross-checks and the equal-cost tables)."""
+    """Mean number of distinct keys a query attends to in layer ``layer`` (self included).
+
+    ``nnz(A_l) / n`` of the layer's adjacency (enumerates the ``O(n w)`` edges; for cross-checks and the equal-cost
+    tables; :func:`receptive.bound.keys.mean_distinct_keys` counts the same in ``O(n)`` memory).
+
+    Parameters
+    ----------
+    pattern : Pattern
+        The pattern.
+    layer : int, optional
+        The layer, ``>= 1``.
+
+    Returns
+    -------
+    float
+        ``nnz(A_l) / n``.
+
+    Raises
+    ------
+    ValueError
+        If ``layer`` is out of range (from :meth:`Pattern.adjacency`).
+
+    Examples
+    --------
+    >>> from receptive import make_pattern
+    >>> from receptive.patterns.causal_variants import keys_per_query
+    >>> keys_per_query(make_pattern("swa", 16, 3, causal=True))  # (1 + 2 + 14 * 3) / 16
+    2.8125
+    """
     return pattern.adjacency(layer).nnz / pattern.n
 
 
 def sa_expected_keys(n: int, w: int, causal: bool) -> float:
-    """Expected distinct keys per query of SA with a two-sided band of ``w`` slots (circular or not, edges
-    ignored): ``w`` bidirectional; causal ``1 + (w - 1) i/(n - 1)`` at position ``i`` (each other slot holds a
-    uniform other token, earlier with probability ``i/(n-1)``), ``(w + 1)/2`` averaged over ``i``."""
+    """Expected distinct keys per query of SA with a two-sided band of ``w`` slots.
+
+    Circular or not, edges ignored: ``w`` bidirectional; causal ``1 + (w - 1) i/(n - 1)`` at position ``i`` (each
+    other slot holds a uniform other token, earlier with probability ``i/(n-1)``), ``(w + 1)/2`` averaged over ``i``.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 2``.
+    w : int
+        Band slots, ``>= 1``.
+    causal : bool
+        Causal mask.
+
+    Returns
+    -------
+    float
+        The expected keys per query, averaged over positions.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``w`` is not an integer.
+    ValueError
+        If ``n`` or ``w`` is out of range.
+
+    Examples
+    --------
+    >>> from receptive.patterns.causal_variants import sa_expected_keys
+    >>> sa_expected_keys(1024, 8, True), sa_expected_keys(1024, 8, False)
+    (4.5, 8.0)
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    """
     n, w = check_int("n", n, 2), check_int("w", w, 1)
     return (w + 1) / 2 if causal else float(w)
 
@@ -55,12 +115,63 @@ VARIANT_FAMILIES = ("sa-ms", "kleinberg", "dilated")
 
 
 def variant_names() -> list[str]:
-    """Every registered name: ``family``, ``family+swa`` and their ``-eq`` forms."""
+    """Every registered name: ``family``, ``family+swa`` and their ``-eq`` forms.
+
+    Returns
+    -------
+    list of str
+        The names, family by family (:data:`VARIANT_FAMILIES`).
+
+    Examples
+    --------
+    >>> from receptive.patterns.causal_variants import variant_names
+    >>> len(variant_names()), variant_names()[:4]
+    (12, ['sa-ms', 'sa-ms-eq', 'sa-ms+swa', 'sa-ms+swa-eq'])
+    """
     return [f + s + e for f in VARIANT_FAMILIES for s in ("", "+swa") for e in ("", "-eq")]
 
 
 def make_variant(name: str, n: int, w: int, causal: bool = False, circular: bool = False, seed: int = 0) -> Pattern:
-    """Build one of :func:`variant_names` (``sa-ms+swa-eq``: multi-scale SA with the window, equal keys)."""
+    """Build one of :func:`variant_names` (``sa-ms+swa-eq``: multi-scale SA with the window, equal keys).
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`variant_names`.
+    n : int
+        Sequence length.
+    w : int
+        Window size.
+    causal : bool, optional
+        Causal mask.
+    circular : bool, optional
+        Circular windows.
+    seed : int, optional
+        Seed of the random heads (``dilated`` is deterministic and ignores it).
+
+    Returns
+    -------
+    Pattern
+        A :class:`MultiScaleSA`, :class:`KleinbergAttention` or :class:`DilatedHeads`.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown, or from the pattern's constructor.
+
+    Examples
+    --------
+    >>> from receptive.patterns.causal_variants import make_variant
+    >>> p = make_variant("sa-ms+swa-eq", 256, 4, causal=True)
+    >>> type(p).__name__, p.n, p.causal
+    ('MultiScaleSA', 256, True)
+
+    References
+    ----------
+    * Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    * Kleinberg 2000, Navigation in a small world, Nature 406, 845.
+    * Ding et al. 2023, LongNet: Scaling Transformers to 1,000,000,000 Tokens, arXiv 2307.02486.
+    """
     if name not in variant_names():
         raise ValueError(f"name: unknown variant {name!r}; choose from {', '.join(variant_names())}")
     equal = name.endswith("-eq")
@@ -75,8 +186,22 @@ def make_variant(name: str, n: int, w: int, causal: bool = False, circular: bool
 
 
 def registry_constructors() -> dict:
-    """``{name: constructor(n, w, causal, circular, seed, permutations)}`` for :mod:`.registry` (the variants draw
-    their own permutations: passing ``permutations`` is an error)."""
+    """``{name: constructor(n, w, causal, circular, seed, permutations)}`` for :mod:`.registry`.
+
+    The variants draw their own permutations: passing ``permutations`` is an error (``ValueError``).
+
+    Returns
+    -------
+    dict
+        One constructor per name of :func:`variant_names`.
+
+    Examples
+    --------
+    >>> from receptive.patterns.causal_variants import registry_constructors
+    >>> build = registry_constructors()["kleinberg"]
+    >>> type(build(64, 4, False, False, 0, None)).__name__
+    'KleinbergAttention'
+    """
 
     def build(name):
         def construct(n, w, causal, circular, seed, permutations):
@@ -90,7 +215,31 @@ def registry_constructors() -> dict:
 
 
 def heads_of(n: int, w: int) -> int:
-    """Number of heads of the default ``sa-ms`` (``len(default_blocks(n, w))``): ``~ log_w n``."""
+    """Number of heads of the default ``sa-ms`` (``len(default_blocks(n, w))``): ``~ log_w n``.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    w : int
+        Window size (``1``: one head).
+
+    Returns
+    -------
+    int
+        The number of heads.
+
+    Raises
+    ------
+    ValueError
+        From :func:`default_blocks` for arguments out of range.
+
+    Examples
+    --------
+    >>> from receptive.patterns.causal_variants import heads_of
+    >>> heads_of(4096, 8), heads_of(4096, 1)
+    (4, 1)
+    """
     return len(default_blocks(n, w)) if w > 1 else 1
 
 

@@ -15,8 +15,35 @@ from .base import Pattern
 
 
 def residue_order(n: int, modulus: int, gap: int) -> np.ndarray:
-    """A virtual sequence: the positions of residue ``0, 1, ..`` mod ``modulus``, each group in increasing order and
-    followed by ``gap`` holes (``-1``), so that a window of half-width ``<= gap`` never leaves its group."""
+    """A virtual sequence: the positions grouped by residue mod ``modulus``, with ``gap`` holes after each group.
+
+    The positions of residue ``0, 1, ..`` mod ``modulus``, each group in increasing order and followed by ``gap``
+    holes (``-1``), so that a window of half-width ``<= gap`` never leaves its group.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    modulus : int
+        The dilation ``r``, ``>= 1``.
+    gap : int
+        Holes after each group, ``>= 0``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 array of length ``modulus * (ceil(n / modulus) + gap)``: original positions, ``-1`` for holes.
+
+    Examples
+    --------
+    >>> from receptive.patterns.dilated import residue_order
+    >>> residue_order(5, 2, 1).tolist()
+    [0, 2, 4, -1, 1, 3, -1, -1]
+
+    References
+    ----------
+    Beltagy, Peters & Cohan 2020, "Longformer: The Long-Document Transformer", arXiv 2004.05150.
+    """
     per_group = -(-n // modulus) + gap
     i = np.arange(n, dtype=np.int64)
     perm = np.full(modulus * per_group, -1, dtype=np.int64)
@@ -25,13 +52,42 @@ def residue_order(n: int, modulus: int, gap: int) -> np.ndarray:
 
 
 class DilatedWindow(Pattern):
-    """A dilated sliding window (Longformer, Beltagy et al. 2020, arXiv 2004.05150, Sec. 3.1): query ``i`` attends
-    ``w`` keys ``i + r k`` for ``k = -left .. right`` (``(w-1, 0)`` causal, ``(w//2, (w-1)//2)`` otherwise), gaps of
-    ``r - 1`` between them. ``r = 1`` is the sliding window.
+    """A dilated sliding window: query ``i`` attends ``w`` keys ``r`` positions apart.
+
+    Longformer's dilated window (Beltagy et al. 2020, arXiv 2004.05150, Sec. 3.1): query ``i`` attends ``w`` keys
+    ``i + r k`` for ``k = -left .. right`` (``(w-1, 0)`` causal, ``(w//2, (w-1)//2)`` otherwise), gaps of ``r - 1``
+    between them. ``r = 1`` is the sliding window.
 
     Closed form: ``RF_L(i) = {i + r k : -L left <= k <= L right} ∩ [0, n)``; only positions of ``i``'s residue mod
     ``r`` are ever reached, so ``L*`` exists only for ``r = 1``. One layer is a window over the positions grouped
     by residue (:func:`residue_order`), the same kernel as SWA.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    w : int
+        Keys per query, in ``1 .. ceil(n/r)`` causal, ``1 .. 2 ceil(n/r) - 1`` otherwise.
+    dilation : int
+        ``r``, in ``1..n``.
+    causal : bool, optional
+        Causal mask.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.patterns.dilated import DilatedWindow
+    >>> p = DilatedWindow(16, 3, 2, causal=True)
+    >>> p.closed_form_counts(1).tolist()[:6], p.closed_form_full_layer(), p.describe()
+    ([1, 1, 2, 2, 3, 3], None, 'dilated w=3 r=2')
+    >>> DilatedWindow(16, 3, 1).closed_form_full_layer()
+    15
 
     References
     ----------
@@ -74,8 +130,38 @@ class DilatedWindow(Pattern):
 
 
 def grouped_order(n: int, segment: int, dilation: int) -> tuple[np.ndarray, np.ndarray]:
-    """LongNet's sparsification of one ``(segment, dilation)`` pair with every head offset: positions sorted by
-    (segment, residue of the offset in the segment, position) and the starts of the groups in that order."""
+    """LongNet's sparsification of one ``(segment, dilation)`` pair with every head offset.
+
+    Positions sorted by (segment, residue of the offset in the segment, position) and the starts of the groups in
+    that order.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    segment : int
+        Segment length ``w_i``.
+    dilation : int
+        Dilation ``r_i``.
+
+    Returns
+    -------
+    perm : numpy.ndarray
+        int64 array of the ``n`` positions in group order.
+    starts : numpy.ndarray
+        int64 starts of the groups in ``perm``, ending with ``n``.
+
+    Examples
+    --------
+    >>> from receptive.patterns.dilated import grouped_order
+    >>> perm, starts = grouped_order(8, 4, 2)
+    >>> perm.tolist(), starts.tolist()
+    ([0, 2, 1, 3, 4, 6, 5, 7], [0, 2, 4, 6, 8])
+
+    References
+    ----------
+    Ding et al. 2023, "LongNet: Scaling Transformers to 1,000,000,000 Tokens", arXiv 2307.02486.
+    """
     i = np.arange(n, dtype=np.int64)
     seg, res = i // segment, (i % segment) % dilation
     perm = np.lexsort((i, res, seg)).astype(np.int64)
@@ -85,13 +171,46 @@ def grouped_order(n: int, segment: int, dilation: int) -> tuple[np.ndarray, np.n
 
 
 class LongNet(Pattern):
-    """LongNet's dilated attention (Ding et al. 2023, arXiv 2307.02486, Sec. 2.2-2.4): for each pair
-    ``(w_i, r_i)`` the sequence is cut into segments of ``w_i`` positions, each segment is sparsified by keeping
-    every ``r_i``-th row, and the kept rows attend each other (full attention inside the group). With the heads
-    offset (Sec. 2.3) every residue is a group of some head, so for reachability a pair links ``i`` and ``j`` iff
-    they share a segment and ``(i - j) mod r_i = 0``; a layer is the union over pairs (the paper mixes them).
-    Causal: ``j <= i`` inside a group. Default geometric schedule ``w_i = segment * ratio^i``, ``r_i = ratio^i``
-    up to the first ``w_i >= n`` (the paper: w = 2048 .. 32768, r = 1, 2, 4, 6, 12).
+    """LongNet's dilated attention: full attention inside dilated segments, a union over ``(w_i, r_i)`` pairs.
+
+    Ding et al. 2023, arXiv 2307.02486, Sec. 2.2-2.4: for each pair ``(w_i, r_i)`` the sequence is cut into segments
+    of ``w_i`` positions, each segment is sparsified by keeping every ``r_i``-th row, and the kept rows attend each
+    other (full attention inside the group). With the heads offset (Sec. 2.3) every residue is a group of some head,
+    so for reachability a pair links ``i`` and ``j`` iff they share a segment and ``(i - j) mod r_i = 0``; a layer is
+    the union over pairs (the paper mixes them). Causal: ``j <= i`` inside a group. Default geometric schedule
+    ``w_i = segment * ratio^i``, ``r_i = ratio^i`` up to the first ``w_i >= n`` (the paper: w = 2048 .. 32768,
+    r = 1, 2, 4, 6, 12).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    segment : int, optional
+        First segment length ``w_0``, in ``1..n`` (default schedule only).
+    ratio : int, optional
+        Growth of segments and dilations, ``>= 2`` (default schedule only).
+    causal : bool, optional
+        Causal mask.
+    segments, dilations : sequence of int or None, optional
+        An explicit schedule, two lists of the same length (``1 <= r_i <= w_i <= n``); ``None``: the geometric
+        default.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an argument is out of range or the schedule's lists are empty or of different lengths.
+
+    Examples
+    --------
+    >>> from receptive.fields import receptive_field
+    >>> from receptive.patterns.dilated import LongNet
+    >>> p = LongNet(16, segment=4, ratio=2)
+    >>> p.describe()
+    'longnet (w, r) = (4, 1), (8, 2), (16, 4)'
+    >>> receptive_field(p, 5, 1).tolist()
+    [1, 3, 4, 5, 6, 7, 9, 13]
 
     References
     ----------

@@ -18,9 +18,42 @@ from ._heads import _HeadsPattern, equal_key_window
 
 
 def dilation_permutation(n: int, r: int, gap: int = 0) -> np.ndarray:
-    """Positions grouped by residue, ``(i mod r, i // r)``, with ``gap`` holes (``-1``) after each group: a window of
-    at most ``gap + 1`` keys in this virtual order is a window of stride ``r`` that never crosses into another
-    residue class (:class:`graphs.ops.WindowOp` skips holes)."""
+    """Positions grouped by residue, ``(i mod r, i // r)``, with ``gap`` holes (``-1``) after each group.
+
+    A window of at most ``gap + 1`` keys in this virtual order is a window of stride ``r`` that never crosses into
+    another residue class (:class:`graphs.ops.WindowOp` skips holes).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 1``.
+    r : int
+        Dilation, in ``1..n``.
+    gap : int, optional
+        Holes after each group, ``>= 0`` (none for ``r = 1``).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 virtual order: original positions, ``-1`` for holes.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If an argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.patterns.dilated_heads import dilation_permutation
+    >>> dilation_permutation(6, 2).tolist(), dilation_permutation(6, 2, gap=1).tolist()
+    ([0, 2, 4, 1, 3, 5], [0, 2, 4, -1, 1, 3, 5, -1])
+
+    References
+    ----------
+    Ding et al. 2023, "LongNet: Scaling Transformers to 1,000,000,000 Tokens", arXiv 2307.02486.
+    """
     n, r, gap = check_int("n", n, 1), check_int("r", r, 1, n), check_int("gap", gap, 0)
     i = np.arange(n, dtype=np.int64)
     order = np.lexsort((i // r, i % r)).astype(np.int64)
@@ -35,7 +68,9 @@ def dilation_permutation(n: int, r: int, gap: int = 0) -> np.ndarray:
 
 
 class DilatedHeads(_HeadsPattern):
-    """Dilated heads (``dilated``, LongNet-style, Ding et al. 2023, arXiv 2307.02486; deterministic): head ``k``
+    """Dilated heads (``dilated``): one sliding window per dilation ``r_k = w^(k-1)``.
+
+    Dilated heads (``dilated``, LongNet-style, Ding et al. 2023, arXiv 2307.02486; deterministic): head ``k``
     attends to ``i - r_k t`` for ``t = 0 .. head_w - 1`` (causal) or ``t`` in the two-sided window of ``head_w``
     (bidirectional), with dilations ``r_k = w^(k-1)`` while ``r_k < n`` (``r_1 = 1`` is the sliding window). Each
     head is a window over positions ordered by ``(i mod r, i // r)`` with holes between residue classes
@@ -53,6 +88,44 @@ class DilatedHeads(_HeadsPattern):
     is deliberate: ``H'`` heads of 3 keys (``1 + 2H' <= w``) must span ``n`` with dilations of base ``n^(1/H')``,
     and a distance then needs up to ``H' n^(1/H') / 2`` steps, a polynomial law in ``n``
     rather than a logarithmic one.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    w : int
+        Window size (and the base of the default dilations).
+    causal : bool, optional
+        Causal mask.
+    circular : bool, optional
+        Circular window of the ``r = 1`` head (and the ``swa`` window).
+    dilations : sequence of int or None, optional
+        Dilations, each in ``1..n``; ``None``: ``1, w, w^2, ...`` below ``n``.
+    head_w : int or None, optional
+        Keys per head, in ``1..n``; ``None``: ``w``, or the equal-keys width with ``equal_keys``.
+    swa : bool, optional
+        Add a separate sliding window.
+    w_swa : int or None, optional
+        Its size; ``None``: ``w``.
+    equal_keys : bool, optional
+        The ``-eq`` form (see above).
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an argument is out of range or ``dilations`` is empty.
+
+    Examples
+    --------
+    >>> from receptive.coverage import coverage
+    >>> from receptive.patterns.dilated_heads import DilatedHeads
+    >>> p = DilatedHeads(64, 4, causal=True)
+    >>> p.describe(), coverage(p, 4, progress=False).full_coverage_layer  # <= ceil(log_4 64) = 3
+    ('dilated w=4 head_w=4 dilations=[1, 4, 16]', 3)
+    >>> DilatedHeads(64, 4, causal=True, equal_keys=True).head_w
+    2
 
     References
     ----------

@@ -20,13 +20,43 @@ def _tokens(name: str, tokens, count: int, n: int) -> np.ndarray:
 
 
 class WindowGlobal(SlidingWindow):
-    """Longformer attention (Beltagy, Peters & Cohan 2020, arXiv 2004.05150, Sec. 3.1): a sliding window of ``w``
+    """Longformer attention: a sliding window plus global tokens that attend and are attended by all.
+
+    Longformer attention (Beltagy, Peters & Cohan 2020, arXiv 2004.05150, Sec. 3.1): a sliding window of ``w``
     keys plus ``g`` global tokens (the first ``g`` positions unless ``tokens`` are given) that attend every key
     and that every query attends (symmetric). Causal: a global token attends keys ``j <= g`` and is attended by
     queries ``i >= g``.
 
     Closed form (bidirectional): ``RF_1(i) = W(i) U G`` (``A`` for a global ``i``) and every field is complete
     after two layers, ``RF_2(i) ⊇ RF_1(g) = A``: ``L* = 2`` unless one window already spans the sequence.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    w : int
+        Window size.
+    globals : int, optional
+        Number of global tokens (the first positions), in ``1..n``; ignored when ``tokens`` is given.
+    causal : bool, optional
+        Causal mask.
+    tokens : array_like of int or None, optional
+        Global positions in ``0..n-1``; ``None``: ``0..globals-1``.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an argument is out of range or ``tokens`` is empty.
+
+    Examples
+    --------
+    >>> from receptive.coverage import coverage
+    >>> from receptive.patterns.global_tokens import WindowGlobal
+    >>> p = WindowGlobal(64, 3, globals=1)
+    >>> p.describe(), coverage(p, 4, progress=False).full_coverage_layer
+    ('global w=3 globals=1', 2)
 
     References
     ----------
@@ -77,12 +107,39 @@ class WindowGlobal(SlidingWindow):
 
 
 class SinkWindow(SlidingWindow):
-    """StreamingLLM (Xiao et al. 2024, ICLR, arXiv 2309.17453): the first ``sinks`` positions (attention sinks; 4 in
+    """StreamingLLM: a sliding window plus ``sinks`` attention-sink positions that every query attends.
+
+    StreamingLLM (Xiao et al. 2024, ICLR, arXiv 2309.17453): the first ``sinks`` positions (attention sinks; 4 in
     the paper) are keys of every query, besides a window of ``w`` keys. Sinks attend only their own window.
 
     Closed form, ``L >= 1``: causal ``RF_L(i) = [i - L(w-1), i] U [0, min(s-1, i)]``; bidirectional
     ``RF_L(i) = [i - L left, i + L right] U [0, s - 1 + (L - 1) right]`` (a sink's field is a prefix that grows by
     ``right`` per layer), clipped to ``0..n-1``.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    w : int
+        Window size.
+    sinks : int, optional
+        Attention sinks (the first positions), in ``1..n``.
+    causal : bool, optional
+        Causal mask.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.patterns.global_tokens import SinkWindow
+    >>> p = SinkWindow(16, 3, sinks=2, causal=True)
+    >>> p.closed_form_counts(1).tolist()[:6], p.describe()
+    ([1, 2, 3, 4, 5, 5], 'sink w=3 sinks=2')
 
     References
     ----------

@@ -20,7 +20,9 @@ _KLEINBERG_STREAM = 3  # (3, layer) for Kleinberg's random keys
 
 
 class KleinbergAttention(Pattern):
-    """Distance-stratified random keys (``kleinberg``; Kleinberg 2000, "Navigation in a small world", Nature 406):
+    """Distance-stratified random keys (``kleinberg``): ``m`` keys per query at log-uniform distances.
+
+    Distance-stratified random keys (``kleinberg``; Kleinberg 2000, "Navigation in a small world", Nature 406):
     every layer, query ``i`` attends to itself and ``m`` fresh random keys at distance ``d`` drawn from the
     discrete log-uniform law ``P(d) = ln(1 + 1/d) / ln(D + 1)`` on ``d = 1..D`` (``~ 1/d``, the harmonic law):
     causal ``D = i`` (keys ``i - d``); bidirectional a side is chosen in proportion to its mass ``ln(D_side + 1)``
@@ -29,6 +31,43 @@ class KleinbergAttention(Pattern):
     ``equal_keys`` to ``round((w - 1)/2)`` in causal mode (causal SA keeps ``(w + 1)/2`` keys on average) and
     ``w - 1`` otherwise. Draws are independent, so a query may repeat a key (counted once). Explicit neighbour lists:
     ``n (m + 1)`` int64 entries per layer.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    w : int
+        Window size, in ``1..n`` (sets the default ``m``).
+    causal : bool, optional
+        Causal mask (keys ``i - d``).
+    circular : bool, optional
+        Must be ``False``.
+    seed : int, optional
+        Seed of the draws, ``>= 0``.
+    m : int or None, optional
+        Random keys per query and layer, in ``0..n-1``; ``None``: see above.
+    swa : bool, optional
+        Add the sliding window.
+    w_swa : int or None, optional
+        Its size; ``None``: ``w``.
+    equal_keys : bool, optional
+        The ``-eq`` form.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If ``circular`` is true or an argument is out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from receptive.patterns.kleinberg import KleinbergAttention
+    >>> p = KleinbergAttention(64, 4, causal=True)
+    >>> keys = p.sample_keys(1)
+    >>> p.name, keys.shape, bool((keys[1:] < np.arange(1, 64)[:, None]).all())  # causal: every key before its query
+    ('kleinberg', (64, 3), True)
 
     References
     ----------

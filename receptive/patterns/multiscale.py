@@ -30,7 +30,37 @@ _BLOCK_STREAM = 2  # SeedSequence spawn keys (2, layer, block) for the block per
 
 
 def default_blocks(n: int, w: int) -> list[int]:
-    """``w, w^2, ...`` while they divide ``n`` and are smaller than it, then ``n`` (one head per distance scale)."""
+    """``w, w^2, ...`` while they divide ``n`` and are smaller than it, then ``n`` (one head per distance scale).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 2``.
+    w : int
+        Window size, ``>= 1`` (``1``: the single block ``n``).
+
+    Returns
+    -------
+    list of int
+        The block sizes, increasing, ending with ``n``.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``w`` is not an integer.
+    ValueError
+        If ``n`` or ``w`` is out of range.
+
+    Examples
+    --------
+    >>> from receptive.patterns.multiscale import default_blocks
+    >>> default_blocks(4096, 8), default_blocks(1000, 8), default_blocks(64, 1)
+    ([8, 64, 512, 4096], [8, 1000], [64])
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    """
     n, w = check_int("n", n, 2), check_int("w", w, 1)
     blocks, b = [], w
     while w > 1 and b < n and n % b == 0:
@@ -40,7 +70,37 @@ def default_blocks(n: int, w: int) -> list[int]:
 
 
 def check_blocks(blocks: Sequence[int], n: int) -> list[int]:
-    """Block sizes as a list of distinct ints in ``2..n`` that divide ``n``, else a one-line ``ValueError``."""
+    """Block sizes as a list of distinct ints in ``2..n`` that divide ``n``, else a one-line error.
+
+    Parameters
+    ----------
+    blocks : sequence of int
+        The block sizes.
+    n : int
+        Sequence length.
+
+    Returns
+    -------
+    list of int
+        The block sizes as Python ints, in the given order.
+
+    Raises
+    ------
+    TypeError
+        If a block size is not an integer.
+    ValueError
+        If ``blocks`` is empty, a size is outside ``2..n`` or does not divide ``n``, or sizes repeat.
+
+    Examples
+    --------
+    >>> from receptive.patterns.multiscale import check_blocks
+    >>> check_blocks([4, 16], 16)
+    [4, 16]
+    >>> check_blocks([3], 16)
+    Traceback (most recent call last):
+    ...
+    ValueError: blocks: every block size must be an integer in [2, n = 16] dividing n, got 3
+    """
     out = []
     if len(blocks) == 0:
         raise ValueError("blocks: expected at least one block size")
@@ -56,9 +116,49 @@ def check_blocks(blocks: Sequence[int], n: int) -> list[int]:
 
 
 def block_permutation(n: int, block: int, seed: int, layer: int) -> np.ndarray:
-    """A uniform random permutation within consecutive blocks of ``block`` positions (``perm[p]`` = original
-    position at permuted position ``p``; block ``b`` maps onto itself). ``block = n`` is SA's
-    :func:`receptive.layer_permutation`, so one head of ``sa-ms`` is exactly SA."""
+    """A uniform random permutation within consecutive blocks of ``block`` positions.
+
+    ``perm[p]`` = original position at permuted position ``p``; block ``b`` maps onto itself. ``block = n`` is SA's
+    :func:`receptive.layer_permutation`, so one head of ``sa-ms`` is exactly SA.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 1``.
+    block : int
+        Block size, a divisor of ``n``.
+    seed : int
+        Seed.
+    layer : int
+        Layer (one independent permutation per layer and block size).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 permutation of ``0..n-1``.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``block`` is not an integer.
+    ValueError
+        If ``block`` is outside ``1..n`` or does not divide ``n``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from receptive import layer_permutation
+    >>> from receptive.patterns.multiscale import block_permutation
+    >>> perm = block_permutation(8, 4, 0, 1)
+    >>> sorted(perm[:4].tolist()), sorted(perm[4:].tolist())
+    ([0, 1, 2, 3], [4, 5, 6, 7])
+    >>> bool(np.array_equal(block_permutation(8, 8, 0, 1), layer_permutation(8, 0, 1)))
+    True
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
+    """
     n, block = check_int("n", n, 1), check_int("block", block, 1, n)
     if n % block:
         raise ValueError(f"block: expected a divisor of n = {n}, got {block}")
@@ -70,20 +170,60 @@ def block_permutation(n: int, block: int, seed: int, layer: int) -> np.ndarray:
 
 
 class MultiScaleSA(_HeadsPattern):
-    """Multi-scale SA (``sa-ms``): head ``k`` runs SA's two-sided band of ``head_w`` slots over a permutation drawn
-    uniformly *within* blocks of ``blocks[k]`` positions (default :func:`default_blocks`: ``w, w^2, ..., n``); causal
-    heads mask keys after the query in original positions, as SA does. A layer is the union over heads (and the
-    sliding window of ``w`` keys with ``swa``). The head with block ``n`` uses SA's own permutation, so
-    ``blocks=[n]`` is SA. ``head_w`` defaults to ``w`` (cost: ``heads`` times SA's per layer); ``equal_keys``
-    sets it to :func:`equal_key_window` (about SA's keys per query in all).
+    """Multi-scale SA (``sa-ms``): SA's band per head over a permutation drawn within blocks.
+
+    Head ``k`` runs SA's two-sided band of ``head_w`` slots over a permutation drawn uniformly *within* blocks of
+    ``blocks[k]`` positions (default :func:`default_blocks`: ``w, w^2, ..., n``); causal heads mask keys after the
+    query in original positions, as SA does. A layer is the union over heads (and the sliding window of ``w`` keys
+    with ``swa``). The head with block ``n`` uses SA's own permutation, so ``blocks=[n]`` is SA. ``head_w`` defaults
+    to ``w`` (cost: ``heads`` times SA's per layer); ``equal_keys`` sets it to :func:`equal_key_window` (about SA's
+    keys per query in all).
 
     A band's members lie in the query's block or a neighbouring one, so head ``k`` links distances up to about
     ``2 b_k``, each at random: every distance scale gets random shortcuts, and the causal mask no longer leaves
     distances between ``w`` and ``n/w`` to the window alone.
 
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    w : int
+        Window size (and the default head band).
+    causal : bool, optional
+        Causal mask.
+    circular : bool, optional
+        Circular bands.
+    seed : int, optional
+        Seed of the permutations, ``>= 0``.
+    blocks : sequence of int or None, optional
+        Block sizes, one head each (:func:`check_blocks`); ``None``: :func:`default_blocks`.
+    head_w : int or None, optional
+        Band slots per head, in ``1..n``; ``None``: ``w``, or :func:`equal_key_window` with ``equal_keys``.
+    swa : bool, optional
+        Add the sliding window.
+    w_swa : int or None, optional
+        Its size; ``None``: ``w``.
+    equal_keys : bool, optional
+        Shrink the heads to about SA's keys per query.
+
+    Raises
+    ------
+    TypeError
+        If an integer argument is not an integer.
+    ValueError
+        If an argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.patterns.multiscale import MultiScaleSA
+    >>> p = MultiScaleSA(256, 4, causal=True)
+    >>> p.describe(), len(p.layer_ops(1))
+    ('sa-ms w=4 head_w=4 blocks=[4, 16, 64, 256]', 4)
+
     References
     ----------
-    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754 (the band over a permutation).
+    * Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754. (the band over a permutation)
+    * Kleinberg 2000, Navigation in a small world, Nature 406, 845 (shortcuts at every distance scale).
     """
 
     name = "sa-ms"

@@ -14,12 +14,39 @@ from .base import Pattern
 
 
 class RandomKeys(Pattern):
-    """Each query attends ``k`` keys drawn uniformly at random, afresh in every layer, plus itself: ``k`` draws with
+    """Each query attends ``k`` uniformly random keys, drawn afresh in every layer, plus itself.
+
+    Each query attends ``k`` keys drawn uniformly at random, afresh in every layer, plus itself: ``k`` draws with
     replacement among the other admissible positions (all others, or ``j < i`` when causal), duplicates merged, so
     a query keeps ``m (1 - (1 - 1/m)^k)`` distinct keys on average (``m`` admissible others).
 
     The random graph of Erdos & Renyi (1959) per layer, and BigBird's random attention at token level (Zaheer et
     al. 2020, NeurIPS, arXiv 2007.14062). Seeded per layer (stream ``RANDOM_KEYS_STREAM``).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    k : int
+        Draws per query and layer, in ``1..max(1, n-1)``.
+    causal : bool, optional
+        Draw among earlier positions only.
+    seed : int, optional
+        Seed, ``>= 0``.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If an argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.patterns.random_keys import RandomKeys
+    >>> p = RandomKeys(64, 3, seed=0)
+    >>> p.describe(), 64 < p.adjacency(1).nnz <= 64 * 4  # itself plus at most k others each
+    ('random k=3', True)
 
     References
     ----------

@@ -15,7 +15,9 @@ from .dilated import grouped_order
 
 
 class Strided(Pattern):
-    """Strided attention (Sec. 4.2, Eq. 2 of the paper): one head attends the previous ``l`` positions, the other
+    """Sparse Transformer's strided attention: a window of ``l`` keys plus every ``l``-th earlier position.
+
+    Strided attention (Sec. 4.2, Eq. 2 of the paper): one head attends the previous ``l`` positions, the other
     every ``l``-th position before the query, ``(i - j) mod l = 0``; a layer is the union of both heads. The paper's
     first head ``{i-l .. i}`` has ``l + 1`` keys; ``i - l`` is also in the second head, so the union equals a window
     of ``l`` keys (``i-l+1 .. i``, the project's convention) plus the stride. Bidirectional: the two-sided window of
@@ -23,6 +25,30 @@ class Strided(Pattern):
 
     Every position is reached in two layers once ``n > l`` (a window holds every residue, the stride reaches all
     positions of one): ``L* <= 2``.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    stride : int
+        ``l``, in ``1..n``.
+    causal : bool, optional
+        Causal mask.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If ``stride`` is out of range.
+
+    Examples
+    --------
+    >>> from receptive.coverage import coverage
+    >>> from receptive.patterns.sparse_transformer import Strided
+    >>> p = Strided(64, 8, causal=True)
+    >>> p.describe(), coverage(p, 4, progress=False).full_coverage_layer
+    ('strided l=8', 2)
 
     References
     ----------
@@ -47,9 +73,37 @@ class Strided(Pattern):
 
 
 class Fixed(Pattern):
-    """Fixed attention (Sec. 4.2, Eq. 3): one head attends its own block of ``l`` positions, ``floor(j/l) =
+    """Sparse Transformer's fixed attention: the own block of ``l`` positions plus ``c`` summary positions per block.
+
+    Fixed attention (Sec. 4.2, Eq. 3): one head attends its own block of ``l`` positions, ``floor(j/l) =
     floor(i/l)``, the other the ``c`` summary positions at the end of every block, ``j mod l >= l - c`` (causal: only
     ``j <= i`` in both). A layer is the union of both heads.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    block : int
+        ``l``, in ``1..n``.
+    summary : int, optional
+        ``c``, in ``1..block``.
+    causal : bool, optional
+        Causal mask.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If an argument is out of range.
+
+    Examples
+    --------
+    >>> from receptive.coverage import coverage
+    >>> from receptive.patterns.sparse_transformer import Fixed
+    >>> p = Fixed(64, 8, causal=True)
+    >>> p.tokens.tolist()[:3], coverage(p, 4, progress=False).full_coverage_layer
+    ([7, 15, 23], 2)
 
     References
     ----------

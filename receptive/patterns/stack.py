@@ -18,7 +18,36 @@ from .base import Pattern
 
 
 class LayerStack(Pattern):
-    """``period`` (a list of patterns on the same ``n`` and causality) repeated cyclically to ``depth`` layers."""
+    """``period`` (a list of patterns on the same ``n`` and causality) repeated cyclically to ``depth`` layers.
+
+    Layer ``L`` (1-based) uses ``period[(L - 1) % len(period)]``; hybrid models (local and global layers in a fixed
+    rhythm) are stacks of this kind.
+
+    Parameters
+    ----------
+    period : sequence of Pattern
+        The patterns of one period, non-empty, all with the same ``n`` and ``causal``.
+    depth : int or None, optional
+        Layers, ``>= 1``; ``None``: ``len(period)``.
+    name : str or None, optional
+        A name; ``None``: ``"stack"``.
+
+    Raises
+    ------
+    TypeError
+        If ``period`` holds something other than patterns, or ``depth`` is not an integer.
+    ValueError
+        If ``period`` is empty, its patterns differ in ``n`` or causality, or ``depth < 1``.
+
+    Examples
+    --------
+    >>> from receptive import make_pattern
+    >>> from receptive.coverage import coverage
+    >>> from receptive.patterns.stack import LayerStack
+    >>> stack = LayerStack([make_pattern("swa", 64, 4, causal=True), make_pattern("full", 64, 1, causal=True)], depth=4)
+    >>> stack.layer_names(), coverage(stack, 4, progress=False).full_coverage_layer
+    (['swa w=4', 'full', 'swa w=4', 'full'], 2)
+    """
 
     name = "stack"
 

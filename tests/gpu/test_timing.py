@@ -12,7 +12,7 @@ import random
 import statistics
 
 import pytest
-from conftest import load_benchmark
+from benchmark_scripts import load_benchmark
 
 from gpu.timing import _times, round_robin
 

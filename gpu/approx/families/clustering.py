@@ -10,10 +10,56 @@ from .common import generator, indexed_attention, masked_attention
 
 
 def moba(q, k, v, m, seed, causal=False, blocks_per_query: int = 4):
-    """MoBA: keys in blocks of ``B = m / blocks_per_query``; each query scores the blocks by ``q . mean(k_block)``,
-    keeps the top ``blocks_per_query`` (its own block always) and attends to their keys. Causal (the paper's
-    setting): only blocks before the query's own are scored, and the own block is causally masked.
-    ``m = B * blocks_per_query``."""
+    """MoBA [1]_: each query attends to the keys of its top ``blocks_per_query`` blocks of keys.
+
+    Keys in blocks of ``B = m / blocks_per_query``; each query scores the blocks by ``q . mean(k_block)``, keeps the
+    top ``blocks_per_query`` (its own block always) and attends to their keys. Causal (the paper's setting): only
+    blocks before the query's own are scored, and the own block is causally masked. ``m = B * blocks_per_query``.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Keys per query (``blocks_per_query`` blocks of ``m // blocks_per_query``).
+    seed : int
+        Unused: the routing is deterministic.
+    causal : bool, optional
+        Causal attention.
+    blocks_per_query : int, optional
+        Blocks each query attends to (``>= 1``).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Raises
+    ------
+    TypeError
+        If ``blocks_per_query`` is not an integer.
+    ValueError
+        If ``blocks_per_query`` is below 1.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.clustering import moba
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> out = moba(q, k, v, 8, seed=0, causal=True, blocks_per_query=2)  # every block: exact
+    >>> relative_error(out, exact_attention(q, k, v, causal=True)) < 1e-12
+    True
+
+    References
+    ----------
+    .. [1] Lu et al., "MoBA: Mixture of Block Attention for Long-Context LLMs", 2025, arXiv:2502.13189.
+    """
     blocks_per_query = check_int("blocks_per_query", blocks_per_query, 1)
     b, h, n, d = q.shape
     size = max(1, m // blocks_per_query)
@@ -31,9 +77,42 @@ def moba(q, k, v, m, seed, causal=False, blocks_per_query: int = 4):
 
 
 def spherical_kmeans(x: torch.Tensor, clusters: int, seed: int, iterations: int = 10) -> torch.Tensor:
-    """Lloyd's iterations on the unit sphere (cosine similarity) for every ``(batch, head)``: ``x`` of shape
-    ``(b, h, N, d)``, ``clusters`` initial centroids drawn without replacement from ``x`` with ``seed``; returns the
-    unit centroids ``(b, h, clusters, d)``. An empty cluster keeps its centroid."""
+    """Lloyd's iterations [1]_ on the unit sphere (spherical k-means [2]_, cosine similarity).
+
+    For every ``(batch, head)``: ``x`` of shape ``(b, h, N, d)``, ``clusters`` initial centroids drawn without
+    replacement from ``x`` with ``seed``. An empty cluster keeps its centroid.
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        Points ``(b, h, N, d)`` (normalised inside).
+    clusters : int
+        Number of centroids (at most ``N``).
+    seed : int
+        Seed of the initial draw.
+    iterations : int, optional
+        Lloyd steps.
+
+    Returns
+    -------
+    torch.Tensor
+        Unit centroids ``(b, h, clusters, d)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.clustering import spherical_kmeans
+    >>> x = torch.randn(1, 1, 8, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    >>> centroids = spherical_kmeans(x, 3, seed=0)
+    >>> centroids.shape, torch.allclose(centroids.norm(dim=-1), torch.ones(1, 1, 3, dtype=torch.float64))
+    (torch.Size([1, 1, 3, 4]), True)
+
+    References
+    ----------
+    .. [1] Lloyd, "Least squares quantization in PCM", IEEE Trans. Information Theory 28(2), 1982.
+    .. [2] Dhillon & Modha, "Concept Decompositions for Large Sparse Text Data Using Clustering",
+       Machine Learning 42, 2001.
+    """
     total = x.shape[2]
     x = x / x.norm(dim=-1, keepdim=True).clamp_min(1e-30)
     start = torch.randperm(total, generator=generator(seed))[:clusters].to(x.device)
@@ -48,11 +127,60 @@ def spherical_kmeans(x: torch.Tensor, clusters: int, seed: int, iterations: int 
 
 
 def routing(q, k, v, m, seed, causal=False, iterations: int = 10):
-    """Routing Transformer: spherical k-means with ``c = ceil(n / m)`` centroids shared by queries and keys (fitted
-    here by ``iterations`` Lloyd steps on the ``2n`` unit vectors, where the paper updates them online during
-    training); each centroid takes its ``m`` nearest keys (the paper's balanced clusters: top-``m`` by similarity,
-    so a key may serve several clusters or none) and each query attends to the keys of its nearest centroid.
-    Exactly ``min(m, n)`` keys per query; exact when ``m >= n``."""
+    """Routing Transformer [1]_: each query attends to the ``m`` keys of its nearest k-means centroid.
+
+    Spherical k-means with ``c = ceil(n / m)`` centroids shared by queries and keys (fitted here by ``iterations``
+    Lloyd steps on the ``2n`` unit vectors, where the paper updates them online during training); each centroid takes
+    its ``m`` nearest keys (the paper's balanced clusters: top-``m`` by similarity, so a key may serve several
+    clusters or none) and each query attends to the keys of its nearest centroid. Exactly ``min(m, n)`` keys per
+    query; exact when ``m >= n``.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Keys per cluster.
+    seed : int
+        Seed of the k-means initialisation.
+    causal : bool, optional
+        Also drop keys after the query.
+    iterations : int, optional
+        Lloyd steps (``>= 0``).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Raises
+    ------
+    TypeError
+        If ``iterations`` is not an integer.
+    ValueError
+        If ``iterations`` is negative.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.clustering import routing
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> routing(q, k, v, 4, seed=0).shape
+    torch.Size([1, 1, 8, 4])
+    >>> relative_error(routing(q, k, v, 8, seed=0), exact_attention(q, k, v)) < 1e-12
+    True
+
+    References
+    ----------
+    .. [1] Roy, Saffar, Vaswani & Grangier, "Efficient Content-Based Sparse Attention with Routing
+       Transformers", TACL 9, 2021, arXiv:2003.05997.
+    """
     iterations = check_int("iterations", iterations, 0)
     n = q.shape[2]
     m = min(m, n)

@@ -11,16 +11,96 @@ QUERY_CHUNK = 256  # queries per block in :func:`indexed_attention` (memory O(ch
 
 
 def scale_of(q: torch.Tensor) -> float:
+    """The softmax temperature ``1 / sqrt(d)`` of queries ``q`` (``d`` their last axis).
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, head dimension last.
+
+    Returns
+    -------
+    float
+        ``1 / sqrt(q.shape[-1])``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import scale_of
+    >>> scale_of(torch.zeros(4, 16))
+    0.25
+
+    References
+    ----------
+    .. [1] Vaswani et al., "Attention Is All You Need", NeurIPS 2017, arXiv:1706.03762, Eq. 1 (scaled dot
+       product).
+    """
     return 1.0 / math.sqrt(q.shape[-1])
 
 
 def causal_mask(n: int, device) -> torch.Tensor:
-    """``mask[i, j] = j <= i``."""
+    """The causal mask ``mask[i, j] = j <= i``.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    device : torch.device or str
+        Where the mask is allocated.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(n, n)`` bool, lower triangular (diagonal included).
+
+    Examples
+    --------
+    >>> from gpu.approx.families.common import causal_mask
+    >>> causal_mask(3, "cpu").int()
+    tensor([[1, 0, 0],
+            [1, 1, 0],
+            [1, 1, 1]], dtype=torch.int32)
+    """
     return torch.ones(n, n, dtype=torch.bool, device=device).tril()
 
 
 def exact_attention(q, k, v, causal: bool = False) -> torch.Tensor:
-    """``softmax(q k^T / sqrt(d) + M) v`` with ``M = 0`` (bidirectional) or ``-inf`` above the diagonal (causal)."""
+    """Exact softmax attention [1]_, the reference every method is measured against.
+
+    ``softmax(q k^T / sqrt(d) + M) v`` with ``M = 0`` (bidirectional) or ``-inf`` above the diagonal (causal).
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    causal : bool, optional
+        Mask keys after the query.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 4, 2, generator=g) for _ in range(3))
+    >>> out = exact_attention(q, k, v, causal=True)
+    >>> out.shape
+    torch.Size([1, 1, 4, 2])
+    >>> torch.allclose(out[..., 0, :], v[..., 0, :])  # the first query sees only the first key
+    True
+
+    References
+    ----------
+    .. [1] Vaswani et al., "Attention Is All You Need", NeurIPS 2017, arXiv:1706.03762, Eq. 1.
+    """
     scores = q @ k.transpose(-1, -2) * scale_of(q)
     if causal:
         scores = scores.masked_fill(~causal_mask(q.shape[-2], q.device), float("-inf"))
@@ -28,13 +108,69 @@ def exact_attention(q, k, v, causal: bool = False) -> torch.Tensor:
 
 
 def relative_error(approx: torch.Tensor, exact: torch.Tensor) -> float:
-    """``||O - O_hat||_F / ||O||_F``."""
+    """The relative Frobenius error ``||O - O_hat||_F / ||O||_F`` [1]_, computed in float64.
+
+    Parameters
+    ----------
+    approx : torch.Tensor
+        The approximation ``O_hat``.
+    exact : torch.Tensor
+        The reference ``O``, same shape.
+
+    Returns
+    -------
+    float
+        The error (0 for an exact result).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import relative_error
+    >>> exact = torch.ones(2, 3)
+    >>> round(relative_error(1.01 * exact, exact), 6)
+    0.01
+
+    References
+    ----------
+    .. [1] Golub & Van Loan, "Matrix Computations", 4th ed., Johns Hopkins University Press, 2013, Sec. 2.3
+       (the Frobenius norm).
+    """
     return float(torch.linalg.norm((approx - exact).double()) / torch.linalg.norm(exact.double()))
 
 
 def masked_attention(q, k, v, mask: torch.Tensor, causal: bool = False) -> torch.Tensor:
-    """Softmax over the keys where ``mask`` (broadcast to ``(..., n, n)``) holds; with ``causal`` also ``j <= i``.
-    Dense ``O(n^2)`` scores: used by the oracles and MoBA's block mask."""
+    """Softmax attention over the keys where ``mask`` holds; with ``causal`` also ``j <= i``.
+
+    ``mask`` is broadcast to ``(..., n, n)``. Dense ``O(n^2)`` scores: used by the oracles and MoBA's block mask.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    mask : torch.Tensor
+        Bool, broadcastable to ``(batch, heads, n, n)``; ``mask[..., i, j]`` lets query ``i`` see key ``j``.
+    causal : bool, optional
+        Also mask keys after the query.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``; a row without a visible key is NaN.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, masked_attention
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 4, 2, generator=g) for _ in range(3))
+    >>> everything = torch.ones(4, 4, dtype=torch.bool)
+    >>> torch.allclose(masked_attention(q, k, v, everything, causal=True), exact_attention(q, k, v, causal=True))
+    True
+    """
     if causal:
         mask = mask & causal_mask(q.shape[-2], q.device)
     scores = (q @ k.transpose(-1, -2) * scale_of(q)).masked_fill(~mask, float("-inf"))
@@ -42,17 +178,81 @@ def masked_attention(q, k, v, mask: torch.Tensor, causal: bool = False) -> torch
 
 
 def generator(seed: int) -> torch.Generator:
-    """A CPU generator: every random draw is made on the CPU in float64, so a seed gives the same method on any
-    device."""
+    """A seeded CPU generator.
+
+    Every random draw is made on the CPU in float64, so a seed gives the same method on any device.
+
+    Parameters
+    ----------
+    seed : int
+        The seed.
+
+    Returns
+    -------
+    torch.Generator
+        A CPU generator seeded with ``seed``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import generator
+    >>> torch.equal(torch.rand(3, generator=generator(7)), torch.rand(3, generator=generator(7)))
+    True
+    """
     return torch.Generator().manual_seed(int(seed))
 
 
 def randn(g: torch.Generator, *shape, like: torch.Tensor) -> torch.Tensor:
+    """Standard normal numbers drawn in float64 on the CPU from ``g``, then cast to ``like``'s device and dtype.
+
+    Parameters
+    ----------
+    g : torch.Generator
+        A CPU generator (:func:`generator`).
+    *shape : int
+        The shape of the draw.
+    like : torch.Tensor
+        The tensor whose device and dtype the result takes.
+
+    Returns
+    -------
+    torch.Tensor
+        ``shape``, on ``like.device`` in ``like.dtype``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import generator, randn
+    >>> x = randn(generator(0), 2, 3, like=torch.zeros(1, dtype=torch.float16))
+    >>> x.shape, x.dtype
+    (torch.Size([2, 3]), torch.float16)
+    """
     return torch.randn(*shape, generator=g, dtype=torch.float64).to(like.device, like.dtype)
 
 
 def dedupe(idx: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
-    """``valid`` with every repeated index of a row (last axis) switched off but its first occurrence."""
+    """``valid`` with every repeated index of a row (last axis) switched off but its first occurrence.
+
+    Parameters
+    ----------
+    idx : torch.Tensor
+        Integer indices, rows along the last axis.
+    valid : torch.Tensor
+        Bool, same shape: the entries in use (switched-off entries are not counted as repeats).
+
+    Returns
+    -------
+    torch.Tensor
+        Bool, same shape: ``valid`` and not a repeat of an earlier valid entry of the row.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import dedupe
+    >>> idx = torch.tensor([[3, 1, 3, 0]])
+    >>> dedupe(idx, torch.ones_like(idx, dtype=torch.bool))
+    tensor([[ True,  True, False,  True]])
+    """
     big = torch.iinfo(idx.dtype).max
     keyed = idx.masked_fill(~valid, big)
     order = keyed.argsort(dim=-1, stable=True)
@@ -64,11 +264,45 @@ def dedupe(idx: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
 
 def indexed_attention(q, k, v, idx: torch.Tensor, valid: torch.Tensor | None = None, causal: bool = False,
                       scores_bias: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
-    """Exact softmax attention of query ``i`` over its keys ``idx[..., i, :]`` (``(batch, heads, n, K)`` indices into
-    the keys; ``valid`` switches entries off; ``causal`` also drops keys after the query). Repeated indices must be
-    switched off by the caller (:func:`dedupe`) or they count twice. ``scores_bias`` is added to the scores.
-    Queries are processed in blocks of ``QUERY_CHUNK``: memory ``O(QUERY_CHUNK K d)`` per head. A row without a
-    valid key gives zeros."""
+    """Exact softmax attention of query ``i`` over its own list of keys ``idx[..., i, :]``.
+
+    ``idx`` holds ``(batch, heads, n, K)`` indices into the keys; ``valid`` switches entries off; ``causal`` also
+    drops keys after the query. Repeated indices must be switched off by the caller (:func:`dedupe`) or they count
+    twice. ``scores_bias`` is added to the scores. Queries are processed in blocks of ``QUERY_CHUNK``: memory
+    ``O(QUERY_CHUNK K d)`` per head. A row without a valid key gives zeros.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    idx : torch.Tensor
+        Integer ``(batch, heads, n, K)``: the keys of every query.
+    valid : torch.Tensor or None, optional
+        Bool, same shape as ``idx``; ``None`` means every entry.
+    causal : bool, optional
+        Also drop keys ``idx > i`` of query ``i``.
+    scores_bias : torch.Tensor or None, optional
+        ``(batch, heads, n, K)`` added to the scaled scores (e.g. log importance weights).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, indexed_attention
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 4, 2, generator=g) for _ in range(3))
+    >>> every = torch.arange(4).expand(1, 1, 4, 4)
+    >>> torch.allclose(indexed_attention(q, k, v, every, causal=True), exact_attention(q, k, v, causal=True))
+    True
+    """
     b, h, n, d = q.shape
     if valid is None:
         valid = torch.ones_like(idx, dtype=torch.bool)
@@ -95,5 +329,23 @@ def indexed_attention(q, k, v, idx: torch.Tensor, valid: torch.Tensor | None = N
 
 
 def wide(x: torch.Tensor) -> torch.Tensor:
-    """``x`` in float32 if it is a half type: the CPU decompositions (``eigh``, ``svd``, ``pinv``) need it."""
+    """``x`` in float32 if it is a half type: the CPU decompositions (``eigh``, ``svd``, ``pinv``) need it.
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        Any tensor.
+
+    Returns
+    -------
+    torch.Tensor
+        ``x.float()`` for float16 and bfloat16, ``x`` itself otherwise.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import wide
+    >>> wide(torch.zeros(2, dtype=torch.bfloat16)).dtype, wide(torch.zeros(2, dtype=torch.float64)).dtype
+    (torch.float32, torch.float64)
+    """
     return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x

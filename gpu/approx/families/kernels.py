@@ -15,16 +15,80 @@ PREFIX_CHUNK = 128  # positions per block of the causal prefix sums
 
 
 def haar_orthogonal(d: int, g: torch.Generator) -> torch.Tensor:
-    """A Haar-distributed ``d x d`` orthogonal matrix: ``Q diag(sign(diag R))`` of the QR of a Gaussian matrix
-    (Mezzadri 2007; without the sign correction LAPACK's ``Q`` is not Haar, e.g. ``E[Q_00] != 0``)."""
+    """A Haar-distributed ``d x d`` orthogonal matrix, in float64.
+
+    ``Q diag(sign(diag R))`` of the QR of a Gaussian matrix (Mezzadri [1]_; without the sign correction LAPACK's
+    ``Q`` is not Haar, e.g. ``E[Q_00] != 0``).
+
+    Parameters
+    ----------
+    d : int
+        Size.
+    g : torch.Generator
+        CPU generator of the Gaussian matrix.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(d, d)`` float64, orthogonal.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.kernels import haar_orthogonal
+    >>> Q = haar_orthogonal(4, torch.Generator().manual_seed(0))
+    >>> torch.allclose(Q.T @ Q, torch.eye(4, dtype=torch.float64))
+    True
+
+    References
+    ----------
+    .. [1] Mezzadri, "How to generate random matrices from the classical compact groups", Notices of the AMS
+       54(5), 2007, arXiv:math-ph/0609050.
+    """
     ortho, upper = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
     return ortho * torch.sign(torch.diagonal(upper))[None, :]
 
 
 def orthogonal_gaussian(rows: int, d: int, seed: int, like: torch.Tensor) -> torch.Tensor:
-    """``rows x d`` random features: blocks of ``d`` orthonormal rows, each block the ``Q`` of a Gaussian matrix
-    with the QR sign correction ``Q diag(sign(diag R))`` (Haar-distributed, Mezzadri 2007), rows rescaled to
-    ``chi(d)`` lengths so that every row is marginally ``N(0, I_d)`` (Performer's ORF)."""
+    """``rows x d`` orthogonal random features (Performer's ORF [1]_), drawn from ``seed``.
+
+    Blocks of ``d`` orthonormal rows, each block the ``Q`` of a Gaussian matrix with the QR sign correction
+    ``Q diag(sign(diag R))`` (Haar-distributed, Mezzadri [2]_), rows rescaled to ``chi(d)`` lengths so that every
+    row is marginally ``N(0, I_d)``.
+
+    Parameters
+    ----------
+    rows : int
+        Number of features ``m``.
+    d : int
+        Dimension of each feature.
+    seed : int
+        Seed of the draw (made on the CPU in float64).
+    like : torch.Tensor
+        Tensor whose device and dtype the result takes.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(rows, d)``; rows of the same block are orthogonal.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.kernels import orthogonal_gaussian
+    >>> w = orthogonal_gaussian(6, 4, 0, torch.zeros(1, dtype=torch.float64))
+    >>> w.shape
+    torch.Size([6, 4])
+    >>> gram = w[:4] @ w[:4].T
+    >>> torch.allclose(gram, torch.diag(gram.diagonal()))
+    True
+
+    References
+    ----------
+    .. [1] Choromanski et al., "Rethinking Attention with Performers", ICLR 2021, arXiv:2009.14794.
+    .. [2] Mezzadri, "How to generate random matrices from the classical compact groups", Notices of the AMS
+       54(5), 2007, arXiv:math-ph/0609050.
+    """
     g = generator(seed)
     blocks = []
     for _ in range(-(-rows // d)):
@@ -35,9 +99,40 @@ def orthogonal_gaussian(rows: int, d: int, seed: int, like: torch.Tensor) -> tor
 
 
 def positive_features(x: torch.Tensor, w: torch.Tensor, stab: torch.Tensor | float = 0.0, proj=None) -> torch.Tensor:
-    """FAVOR+ positive features ``phi(x) = exp(w x - |x|^2 / 2 - stab) / sqrt(m)`` of ``x = input / d^(1/4)``, with
-    ``E[phi(q) . phi(k)] = exp(q . k / sqrt d) exp(-2 stab)`` (Choromanski et al. 2021, Lemma 1); ``proj``: ``x w^T``
-    if already computed."""
+    """FAVOR+ positive random features [1]_ of ``x = input / d^(1/4)``.
+
+    ``phi(x) = exp(w x - ||x||^2 / 2 - stab) / sqrt(m)``, with ``E[phi(q) . phi(k)] = exp(q . k / sqrt d)
+    exp(-2 stab)`` (Choromanski et al. 2021, Lemma 1).
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        Queries or keys, ``(..., d)``.
+    w : torch.Tensor
+        ``(m, d)`` random features (:func:`orthogonal_gaussian`).
+    stab : torch.Tensor or float, optional
+        Stabiliser subtracted in the exponent (broadcast against ``(..., m)``).
+    proj : torch.Tensor or None, optional
+        ``x w^T`` of the scaled ``x`` if already computed.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(..., m)``, positive.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.kernels import orthogonal_gaussian, positive_features
+    >>> x = torch.randn(3, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    >>> phi = positive_features(x, orthogonal_gaussian(64, 4, 0, x))
+    >>> phi.shape, bool((phi > 0).all())
+    (torch.Size([3, 64]), True)
+
+    References
+    ----------
+    .. [1] Choromanski et al., "Rethinking Attention with Performers", ICLR 2021, arXiv:2009.14794.
+    """
     x = x * x.shape[-1] ** -0.25
     proj = x @ w.T if proj is None else proj
     return torch.exp(proj - (x * x).sum(-1, keepdim=True) / 2 - stab) / math.sqrt(w.shape[0])
@@ -74,10 +169,50 @@ def _causal_linear(fq, fk, v, level=None):
 
 
 def performer(q, k, v, m, seed, causal=False):
-    """Performer FAVOR+: ``m`` positive orthogonal random features; ``softmax(qk^T/sqrt d) v ~ phi(q) (phi(k)^T v)``
-    normalised by ``phi(q) (phi(k)^T 1)``. Causal: the same sums over ``j <= i`` by prefix sums (Choromanski et
-    al. 2021, Sec. 2.4). The key stabiliser cancels: the maximum over all keys (bidirectional) or the running
-    maximum over keys ``j <= i`` rescaled exactly per query (causal, so that no future key sets it)."""
+    """Performer FAVOR+ attention [1]_ with ``m`` positive orthogonal random features.
+
+    ``softmax(qk^T/sqrt d) v ~ phi(q) (phi(k)^T v)`` normalised by ``phi(q) (phi(k)^T 1)``. Causal: the same sums
+    over ``j <= i`` by prefix sums (Choromanski et al. 2021, Sec. 2.4). The key stabiliser cancels: the maximum over
+    all keys (bidirectional) or the running maximum over keys ``j <= i`` rescaled exactly per query (causal, so that
+    no future key sets it).
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Number of random features.
+    seed : int
+        Seed of the features.
+    causal : bool, optional
+        Causal attention by blocked prefix sums.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.kernels import performer
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> out = performer(q, k, v, 256, seed=0)
+    >>> out.shape
+    torch.Size([1, 1, 8, 4])
+    >>> relative_error(out, exact_attention(q, k, v)) < 0.5
+    True
+
+    References
+    ----------
+    .. [1] Choromanski et al., "Rethinking Attention with Performers", ICLR 2021, arXiv:2009.14794.
+    """
     d = q.shape[-1]
     w = orthogonal_gaussian(m, d, seed, q)
     proj_q = (q * d**-0.25) @ w.T
@@ -93,8 +228,44 @@ def performer(q, k, v, m, seed, causal=False):
 
 
 def polynomial_attention(q, k, v, degree: int, causal: bool = False) -> torch.Tensor:
-    """The exact attention PolySketch estimates: weights ``(1 + s_ij / p)^p`` (``s = q k^T / sqrt d``, ``p`` even,
-    so non-negative), normalised per row; the degree-``p`` truncation of ``exp(s) = lim (1 + s/p)^p``."""
+    """The exact attention PolySketch [1]_ estimates: weights ``(1 + s_ij / p)^p``, normalised per row.
+
+    ``s = q k^T / sqrt d`` and ``p`` even, so the weights are non-negative; the degree-``p`` truncation of
+    ``exp(s) = lim (1 + s/p)^p``.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    degree : int
+        The even degree ``p``.
+    causal : bool, optional
+        Keep only keys ``j <= i``.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.kernels import polynomial_attention
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> relative_error(polynomial_attention(q, k, v, 16), exact_attention(q, k, v)) < 0.05
+    True
+
+    References
+    ----------
+    .. [1] Kacham, Mirrokni & Zhong, "PolySketchFormer: Fast Transformers via Sketching Polynomial Kernels",
+       ICML 2024, arXiv:2310.01655.
+    """
     weights = (1 + q @ k.transpose(-1, -2) * scale_of(q) / degree) ** degree
     if causal:
         weights = weights.tril()
@@ -102,10 +273,41 @@ def polynomial_attention(q, k, v, degree: int, causal: bool = False) -> torch.Te
 
 
 def tensor_sketch(x: torch.Tensor, degree: int, r: int, seed: int) -> torch.Tensor:
-    """``psi(x) = prod_{t=1}^{p/2} (G_t x') / sqrt(r)`` (entrywise product over the ``p/2`` sketches) with
+    """A Gaussian product sketch [1]_ of the tensor power ``x'^(p/2)``, with ``r`` columns.
+
+    ``psi(x) = prod_{t=1}^{p/2} (G_t x') / sqrt(r)`` (entrywise product over the ``p/2`` sketches) with
     ``x' = [1, x / (p^(1/2) d^(1/4))]`` and independent ``(d + 1) x r`` standard Gaussian ``G_t`` drawn from
     ``seed``: ``E[psi(x) . psi(y)] = (x' . y')^(p/2) = (1 + x . y / (p sqrt d))^(p/2)`` (a Gaussian product sketch
-    of the tensor power, Ahle et al. 2020)."""
+    of the tensor power, Ahle et al. 2020).
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        Queries or keys, ``(..., d)``.
+    degree : int
+        The even degree ``p``.
+    r : int
+        Sketch columns.
+    seed : int
+        Seed of the ``G_t``.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(..., r)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.kernels import tensor_sketch
+    >>> tensor_sketch(torch.ones(2, 5, 4), degree=4, r=8, seed=0).shape
+    torch.Size([2, 5, 8])
+
+    References
+    ----------
+    .. [1] Ahle et al., "Oblivious Sketching of High-Degree Polynomial Kernels", SODA 2020,
+       arXiv:1909.01410.
+    """
     d = x.shape[-1]
     g = generator(seed)
     x1 = torch.cat([torch.ones_like(x[..., :1]), x * (degree**0.5 * d**0.25) ** -1], dim=-1)
@@ -116,13 +318,67 @@ def tensor_sketch(x: torch.Tensor, degree: int, r: int, seed: int) -> torch.Tens
 
 
 def polysketch(q, k, v, m, seed, causal=False, degree: int = 4):
-    """PolySketchFormer-style attention of even ``degree`` p with sketched features. The kernel is
-    ``(x' . y')^p = (1 + s / p)^p`` on ``x' = [1, x / (p^(1/2) d^(1/4))]``; a Gaussian product sketch of the
-    tensor power ``x'^(p/2)`` (:func:`tensor_sketch`, ``E[psi(x) . psi(y)] = (x' . y')^(p/2)``) is squared as in
-    the paper's non-negative construction: ``(psi(q) . psi(k))^2 = (psi(q) (x) psi(q)) . (psi(k) (x) psi(k))``,
-    features of dimension ``r^2 = m`` (``r = floor(sqrt m)``), linear attention on them. Kacham et al. train with the
-    polynomial kernel itself; training-free it approximates softmax through ``(1 + s/p)^p -> e^s``: two errors,
-    degree (:func:`polynomial_attention` vs softmax) and sketch. Causal by prefix sums."""
+    """PolySketchFormer-style attention [1]_ of even ``degree`` p with sketched features.
+
+    The kernel is ``(x' . y')^p = (1 + s / p)^p`` on ``x' = [1, x / (p^(1/2) d^(1/4))]``; a Gaussian product sketch
+    of the tensor power ``x'^(p/2)`` (:func:`tensor_sketch` [2]_, ``E[psi(x) . psi(y)] = (x' . y')^(p/2)``) is
+    squared as in the paper's non-negative construction:
+    ``(psi(q) . psi(k))^2 = (psi(q) (x) psi(q)) . (psi(k) (x) psi(k))``, features of dimension ``r^2 = m``
+    (``r = floor(sqrt m)``), linear attention on them. Kacham et al. train with the polynomial kernel itself;
+    training-free it approximates softmax through ``(1 + s/p)^p -> e^s``: two errors, degree
+    (:func:`polynomial_attention` vs softmax) and sketch. Causal by prefix sums.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Feature budget: ``floor(sqrt m)^2`` features.
+    seed : int
+        Seed of the sketches.
+    causal : bool, optional
+        Causal attention by blocked prefix sums.
+    degree : int, optional
+        The even degree ``p >= 2``.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Raises
+    ------
+    TypeError
+        If ``degree`` is not an integer.
+    ValueError
+        If ``degree`` is below 2 or odd.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.kernels import polysketch
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> out = polysketch(q, k, v, 64, seed=0, causal=True)
+    >>> out.shape, bool(out.isfinite().all())
+    (torch.Size([1, 1, 8, 4]), True)
+    >>> polysketch(q, k, v, 64, seed=0, degree=3)
+    Traceback (most recent call last):
+        ...
+    ValueError: degree: expected an even integer >= 2 (non-negative weights), got 3
+
+    References
+    ----------
+    .. [1] Kacham, Mirrokni & Zhong, "PolySketchFormer: Fast Transformers via Sketching Polynomial Kernels",
+       ICML 2024, arXiv:2310.01655.
+    .. [2] Ahle et al., "Oblivious Sketching of High-Degree Polynomial Kernels", SODA 2020,
+       arXiv:1909.01410.
+    """
     degree = check_int("degree", degree, 2)
     if degree % 2:
         raise ValueError(f"degree: expected an even integer >= 2 (non-negative weights), got {degree}")
@@ -139,16 +395,80 @@ def polysketch(q, k, v, m, seed, causal=False, degree: int = 4):
 
 
 def leverage_scores(keys: torch.Tensor) -> torch.Tensor:
-    """Statistical leverage of every key row: ``l_j = k_j^T (K^T K)^+ k_j`` (``sum_j l_j = rank K``)."""
+    """Statistical leverage [1]_ of every key row: ``l_j = k_j^T (K^T K)^+ k_j``.
+
+    The scores sum to ``rank K``. Half types are widened to float32 for the pseudo-inverse.
+
+    Parameters
+    ----------
+    keys : torch.Tensor
+        ``(..., n, d)``.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(..., n)``, each in ``[0, 1]``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.kernels import leverage_scores
+    >>> keys = torch.randn(8, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    >>> round(float(leverage_scores(keys).sum()), 6)
+    4.0
+
+    References
+    ----------
+    .. [1] Drineas, Magdon-Ismail, Mahoney & Woodruff, "Fast approximation of matrix coherence and statistical
+       leverage", JMLR 13, 2012, arXiv:1109.3843.
+    """
     keys = wide(keys)
     gram = keys.transpose(-1, -2) @ keys
     return ((keys @ torch.linalg.pinv(gram, hermitian=True)) * keys).sum(-1)
 
 
 def levattention(q, k, v, m, seed, causal=False):
-    """LevAttention: the ``m`` keys of largest leverage score in ``K`` form a universal set shared by every query
-    (the paper shows that large attention weights of any query fall on large-leverage keys, for polynomial
-    kernels), exact softmax attention on them. Exact at ``m >= n``. Cost ``O(n d^2 + n m d)``."""
+    """LevAttention [1]_: exact softmax attention on the ``m`` keys of largest leverage score.
+
+    The ``m`` keys of largest leverage score in ``K`` (:func:`leverage_scores`) form a universal set shared by every
+    query (the paper shows that large attention weights of any query fall on large-leverage keys, for polynomial
+    kernels), exact softmax attention on them. Exact at ``m >= n``. Cost ``O(n d^2 + n m d)``.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Keys kept (at most ``n``).
+    seed : int
+        Unused: the method is deterministic.
+    causal : bool, optional
+        Unused (a bidirectional method).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.kernels import levattention
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> relative_error(levattention(q, k, v, 8, seed=0), exact_attention(q, k, v)) < 1e-12
+    True
+
+    References
+    ----------
+    .. [1] Kannan, Bhattacharyya, Kacham & Woodruff, "LevAttention: Time, Space, and Streaming Efficient
+       Algorithm for Heavy Attentions", 2024, arXiv:2410.05462.
+    """
     n = q.shape[2]
     m = min(m, n)
     chosen = leverage_scores(k).topk(m, dim=-1).indices  # (b, h, m)

@@ -22,7 +22,41 @@ from .common import generator, indexed_attention, randn, scale_of, wide
 
 
 def segment_matrix(n: int, m: int, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(P, sizes)``: the ``m x n`` mean-pooling matrix over ``m`` contiguous segments and their sizes."""
+    """``(P, sizes)``: the ``m x n`` mean-pooling matrix over ``m`` contiguous segments and their sizes.
+
+    The segment edges are ``round(linspace(0, n, m + 1))``; the pooling is Linformer's untrained projection [1]_.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    m : int
+        Number of segments (``1 <= m <= n``).
+    like : torch.Tensor
+        Tensor whose device and dtype the results take.
+
+    Returns
+    -------
+    P : torch.Tensor
+        ``(m, n)``: row ``s`` averages the positions of segment ``s``.
+    sizes : torch.Tensor
+        ``(m,)``: the number of positions in each segment.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.lowrank import segment_matrix
+    >>> P, sizes = segment_matrix(5, 2, torch.zeros(1))
+    >>> sizes
+    tensor([2., 3.])
+    >>> P.sum(-1)
+    tensor([1., 1.])
+
+    References
+    ----------
+    .. [1] Wang, Li, Khabsa, Fang & Ma, "Linformer: Self-Attention with Linear Complexity", 2020,
+       arXiv:2006.04768.
+    """
     edges = np.linspace(0, n, m + 1).round().astype(int)
     sizes = torch.as_tensor(np.diff(edges), dtype=like.dtype, device=like.device)
     seg = torch.as_tensor(np.repeat(np.arange(m), np.diff(edges)), device=like.device)
@@ -32,8 +66,35 @@ def segment_matrix(n: int, m: int, like: torch.Tensor) -> tuple[torch.Tensor, to
 
 
 def segment_means(x: torch.Tensor, m: int) -> torch.Tensor:
-    """The means of ``x`` over ``m`` contiguous segments of the sequence (the rows of :func:`segment_matrix`),
-    ``O(n d)`` by ``index_add``."""
+    """The means of ``x`` over ``m`` contiguous segments of the sequence, ``O(n d)`` by ``index_add``.
+
+    The rows of :func:`segment_matrix` applied to ``x``: Nystromformer's landmarks [1]_.
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        ``(..., n, d)``.
+    m : int
+        Number of segments (``1 <= m <= n``).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(..., m, d)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.lowrank import segment_means
+    >>> segment_means(torch.arange(5.0)[:, None], 2)
+    tensor([[0.5000],
+            [3.0000]])
+
+    References
+    ----------
+    .. [1] Xiong et al., "Nystromformer: A Nystrom-Based Algorithm for Approximating Self-Attention",
+       AAAI 2021, arXiv:2102.03902.
+    """
     n = x.shape[-2]
     edges = np.linspace(0, n, m + 1).round().astype(int)
     seg = torch.as_tensor(np.repeat(np.arange(m), np.diff(edges)), device=x.device)
@@ -43,9 +104,47 @@ def segment_means(x: torch.Tensor, m: int) -> torch.Tensor:
 
 
 def linformer(q, k, v, m, seed, causal=False):
-    """Linformer with the paper's untrained mean-pooling projections ``E = F = P`` (``m x n``, segment means of
-    ``n / m`` keys): ``softmax(q (P k)^T / sqrt d + log sizes) (P v)``. The ``log sizes`` term weights a pooled
-    key by the number of keys it stands for (a constant shift when the segments are equal). Exact at ``m = n``."""
+    """Linformer [1]_ with the paper's untrained mean-pooling projections ``E = F = P``.
+
+    ``P`` is ``m x n``, segment means of ``n / m`` keys: ``softmax(q (P k)^T / sqrt d + log sizes) (P v)``. The
+    ``log sizes`` term weights a pooled key by the number of keys it stands for (a constant shift when the segments
+    are equal). Exact at ``m = n``.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Projected length (at most ``n``).
+    seed : int
+        Unused: the projection is deterministic.
+    causal : bool, optional
+        Unused (a bidirectional method).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.lowrank import linformer
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> relative_error(linformer(q, k, v, 8, seed=0), exact_attention(q, k, v)) < 1e-12
+    True
+
+    References
+    ----------
+    .. [1] Wang, Li, Khabsa, Fang & Ma, "Linformer: Self-Attention with Linear Complexity", 2020,
+       arXiv:2006.04768.
+    """
     n = q.shape[-2]
     pool, sizes = segment_matrix(n, min(m, n), q)
     scores = q @ (pool @ k).transpose(-1, -2) * scale_of(q) + torch.log(sizes)
@@ -53,9 +152,49 @@ def linformer(q, k, v, m, seed, causal=False):
 
 
 def linformer_jl(q, k, v, m, seed, causal=False):
-    """Linformer with separate random Johnson-Lindenstrauss projections ``E, F`` (``m x n``, entries
-    ``N(0, 1/m)``, independent): ``softmax(q (E k)^T / sqrt d) (F v)``. Untrained random projections mix keys
-    with signs; the paper trains them. Not an estimator of softmax attention: reported to show that."""
+    """Linformer [1]_ with separate random Johnson-Lindenstrauss [2]_ projections ``E, F``.
+
+    ``E, F`` are ``m x n`` with independent ``N(0, 1/m)`` entries: ``softmax(q (E k)^T / sqrt d) (F v)``. Untrained
+    random projections mix keys with signs; the paper trains them. Not an estimator of softmax attention: reported
+    to show that.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Projected length.
+    seed : int
+        Seed of ``E`` and ``F``.
+    causal : bool, optional
+        Unused (a bidirectional method).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.lowrank import linformer_jl
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> linformer_jl(q, k, v, 4, seed=0).shape
+    torch.Size([1, 1, 8, 4])
+
+    References
+    ----------
+    .. [1] Wang, Li, Khabsa, Fang & Ma, "Linformer: Self-Attention with Linear Complexity", 2020,
+       arXiv:2006.04768.
+    .. [2] Johnson & Lindenstrauss, "Extensions of Lipschitz mappings into a Hilbert space", Contemporary
+       Mathematics 26, 1984.
+    """
     n = q.shape[-2]
     g = generator(seed)
     e, f = (randn(g, m, n, like=q) / math.sqrt(m) for _ in range(2))
@@ -73,8 +212,46 @@ def _newton_schulz_pinv(a: torch.Tensor, iterations: int = 6) -> torch.Tensor:
 
 
 def nystromformer(q, k, v, m, seed, causal=False):
-    """Nystromformer: ``m`` landmarks as segment means of q and k,
-    ``A ~ softmax(Q Kt^T) pinv(softmax(Qt Kt^T)) softmax(Qt K^T)`` with 6 Newton-Schulz iterations (the paper's)."""
+    """Nystromformer [1]_: ``m`` landmarks as segment means of q and k.
+
+    ``A ~ softmax(Q Kt^T) pinv(softmax(Qt Kt^T)) softmax(Qt K^T)`` with 6 Newton-Schulz iterations (the paper's) for
+    the pseudo-inverse.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Number of landmarks (at most ``n``).
+    seed : int
+        Unused: the landmarks are deterministic.
+    causal : bool, optional
+        Unused (a bidirectional method).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.lowrank import nystromformer
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> relative_error(nystromformer(q, k, v, 8, seed=0), exact_attention(q, k, v)) < 0.05
+    True
+
+    References
+    ----------
+    .. [1] Xiong et al., "Nystromformer: A Nystrom-Based Algorithm for Approximating Self-Attention",
+       AAAI 2021, arXiv:2102.03902.
+    """
     m = min(m, q.shape[-2])
     ql, kl = segment_means(q, m), segment_means(k, m)
     s = scale_of(q)
@@ -102,11 +279,49 @@ def _kernel_attention(q, k, v, left, right):
 
 
 def skyformer(q, k, v, m, seed, causal=False):
-    """Skyformer's Nystrom approximation of the symmetrised kernel: ``m`` landmarks drawn uniformly without
-    replacement from the ``2n`` points ``[Q; K] / d^(1/4)``, ``C ~ C_{:,S} pinv(C_SS) C_{S,:}``, whose ``Q, K``
-    block gives the softmax numerator after the diagonal scalings (the row factor ``a_i`` cancels in the
-    normalisation). Skyformer trains with the Gaussian kernel itself; training-free it approximates softmax
-    attention. Exact (to the pseudo-inverse's conditioning) at ``m = 2n``."""
+    """Skyformer's [1]_ Nystrom approximation [2]_ of the symmetrised Gaussian kernel on ``[Q; K]``.
+
+    ``m`` landmarks drawn uniformly without replacement from the ``2n`` points ``[Q; K] / d^(1/4)``,
+    ``C ~ C_{:,S} pinv(C_SS) C_{S,:}``, whose ``Q, K`` block gives the softmax numerator after the diagonal
+    scalings (the row factor ``a_i`` cancels in the normalisation). Skyformer trains with the Gaussian kernel itself;
+    training-free it approximates softmax attention. Exact (to the pseudo-inverse's conditioning) at ``m = 2n``.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Number of landmarks (at most ``2 n``).
+    seed : int
+        Seed of the landmark draw.
+    causal : bool, optional
+        Unused (a bidirectional method).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.lowrank import skyformer
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> relative_error(skyformer(q, k, v, 16, seed=0), exact_attention(q, k, v)) < 1e-8
+    True
+
+    References
+    ----------
+    .. [1] Chen, Zeng, Ji & Yang, "Skyformer: Remodel Self-Attention with Gaussian Kernel and Nystrom
+       Method", NeurIPS 2021, arXiv:2111.00035.
+    .. [2] Williams & Seeger, "Using the Nystrom Method to Speed Up Kernel Machines", NeurIPS 13, 2001.
+    """
     n = q.shape[-2]
     m = min(m, 2 * n)
     x = torch.cat([q, k], dim=2)
@@ -119,15 +334,55 @@ def skyformer(q, k, v, m, seed, causal=False):
 
 
 def pivoted_cholesky(q, k, v, m, seed, causal=False, tolerance: float = 0.0):
-    """Pivoted (incomplete) Cholesky of the PSD softmax kernel itself, ``C = exp(X X^T / sqrt d - M)`` on the
-    ``2n`` points ``X = [Q; K]`` (PSD by the Schur product theorem; ``M`` = the largest ``|x|^2 / sqrt d`` keeps
-    every entry <= 1 and cancels): ``m`` greedy steps, each pivoting on the largest residual diagonal entry,
-    ``C ~ L L^T`` with ``L`` of ``2n x m``, so ``exp(s_ij - M) ~ (L_Q L_K^T)_ij`` and the output is
-    ``L_Q (L_K^T v) / L_Q (L_K^T 1)``. Large-norm points (sinks) are pivoted first. Stops early when the residual
-    trace is at most ``tolerance`` times the trace (0: only an exactly zero residual). Exact at ``m = 2n``; cost
-    ``O(n m (m + d))``, only ``m`` columns of ``C`` are formed. (On the Gaussian kernel with diagonal scalings, the
-    route of :func:`skyformer`, the same factorisation blew up on wide score ranges: the scalings amplify the
-    low-rank error and the normaliser can cross zero.)"""
+    """Pivoted (incomplete) Cholesky [1]_ of the PSD softmax kernel on ``X = [Q; K]``.
+
+    The kernel is ``C = exp(X X^T / sqrt d - M)`` on the ``2n`` points (PSD by the Schur product theorem [2]_;
+    ``M`` = the largest ``||x||^2 / sqrt d`` keeps every entry <= 1 and cancels): ``m`` greedy steps, each pivoting
+    on the largest residual diagonal entry, ``C ~ L L^T`` with ``L`` of ``2n x m``, so
+    ``exp(s_ij - M) ~ (L_Q L_K^T)_ij`` and the output is ``L_Q (L_K^T v) / L_Q (L_K^T 1)``. Large-norm points (sinks)
+    are pivoted first. Stops early when the residual trace is at most ``tolerance`` times the trace (0: only an
+    exactly zero residual). Exact at ``m = 2n``; cost ``O(n m (m + d))``, only ``m`` columns of ``C`` are formed.
+    (On the Gaussian kernel with diagonal scalings, the route of :func:`skyformer`, the same factorisation blew up
+    on wide score ranges: the scalings amplify the low-rank error and the normaliser can cross zero.)
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Rank of the factor (at most ``2 n``).
+    seed : int
+        Unused: the pivoting is deterministic.
+    causal : bool, optional
+        Unused (a bidirectional method).
+    tolerance : float, optional
+        Relative residual trace at which to stop early.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.lowrank import pivoted_cholesky
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> relative_error(pivoted_cholesky(q, k, v, 16, seed=0), exact_attention(q, k, v)) < 1e-8
+    True
+
+    References
+    ----------
+    .. [1] Harbrecht, Peters & Schneider, "On the low-rank approximation by the pivoted Cholesky
+       decomposition", Applied Numerical Mathematics 62(4), 2012.
+    .. [2] Horn & Johnson, "Matrix Analysis", 2nd ed., Cambridge University Press, 2013 (Schur product theorem).
+    """
     b, h, n, d = q.shape
     m = min(m, 2 * n)
     x = torch.cat([q, k], dim=2) * d**-0.25
@@ -157,19 +412,103 @@ def pivoted_cholesky(q, k, v, m, seed, causal=False, tolerance: float = 0.0):
 
 
 def pca_basis(keys: torch.Tensor, rank: int) -> torch.Tensor:
-    """The top-``rank`` principal directions ``(b or 1, h, d, rank)`` of the keys ``(b, h, N, d)`` (uncentred, as
-    Loki's: the second-moment matrix ``K^T K``), pooled over the batch."""
+    """The top-``rank`` principal directions of the keys, pooled over the batch (Loki's basis [1]_).
+
+    Uncentred, as Loki's: the eigenvectors of the second-moment matrix ``K^T K`` of largest eigenvalue, first.
+
+    Parameters
+    ----------
+    keys : torch.Tensor
+        ``(b, h, N, d)``.
+    rank : int
+        Number of directions (``1 <= rank <= d``).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(1, h, d, rank)`` with orthonormal columns, in ``keys.dtype``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.lowrank import pca_basis
+    >>> keys = torch.randn(1, 1, 8, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    >>> basis = pca_basis(keys, 2)
+    >>> basis.shape
+    torch.Size([1, 1, 4, 2])
+    >>> torch.allclose(basis[0, 0].T @ basis[0, 0], torch.eye(2, dtype=torch.float64))
+    True
+
+    References
+    ----------
+    .. [1] Singhania, Singh, He, Feizi & Bhatele, "Loki: Low-Rank Keys for Efficient Sparse Attention",
+       NeurIPS 2024, arXiv:2406.02542.
+    """
     second = torch.einsum("bhnd,bhne->hde", wide(keys), wide(keys))
     _, vectors = torch.linalg.eigh(second)
     return vectors[..., -rank:].flip(-1)[None].to(keys.dtype)
 
 
 def loki(q, k, v, m, seed, causal=False, rank: int | None = None, calibration: torch.Tensor | None = None):
-    """Loki: keys projected on their top ``rank`` principal directions (default ``d / 4``, the paper's setting),
-    approximate scores ``(q P)(k P)^T`` pick each query's top ``m`` keys (causal: among keys ``j <= i``), and
-    exact attention runs on those. The PCA basis comes from ``calibration`` keys ``(b', h, N', d)`` (the paper
-    computes it offline on other text); without them, from the first half of the given keys (bidirectional only:
-    a causal basis must not see the sequence itself). Exact at ``m >= n``; the selection costs ``O(n^2 r)``."""
+    """Loki [1]_: approximate scores in the keys' top principal directions select keys for exact attention.
+
+    Keys projected on their top ``rank`` principal directions (default ``d / 4``, the paper's setting), approximate
+    scores ``(q P)(k P)^T`` pick each query's top ``m`` keys (causal: among keys ``j <= i``), and exact attention
+    runs on those. The PCA basis comes from ``calibration`` keys ``(b', h, N', d)`` (the paper computes it offline on
+    other text); without them, from the first half of the given keys (bidirectional only: a causal basis must not
+    see the sequence itself). Exact at ``m >= n``; the selection costs ``O(n^2 r)``.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Keys kept per query (at most ``n``).
+    seed : int
+        Unused: the selection is deterministic.
+    causal : bool, optional
+        Causal attention (needs ``calibration``).
+    rank : int or None, optional
+        PCA dimensions in ``1..d``; ``None`` means ``max(1, d // 4)``.
+    calibration : torch.Tensor or None, optional
+        Keys ``(b', heads, N', d)`` from other text for the basis.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Raises
+    ------
+    TypeError
+        If ``rank`` is not an integer.
+    ValueError
+        If ``rank`` is outside ``1..d``, ``causal`` is set without ``calibration``, or ``calibration`` has the wrong
+        shape.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.lowrank import loki
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> relative_error(loki(q, k, v, 8, seed=0, causal=True, calibration=k), exact_attention(q, k, v, True)) < 1e-12
+    True
+    >>> loki(q, k, v, 4, seed=0, causal=True)
+    Traceback (most recent call last):
+        ...
+    ValueError: calibration: causal loki needs calibration keys (b, heads, N, d) from other text
+
+    References
+    ----------
+    .. [1] Singhania, Singh, He, Feizi & Bhatele, "Loki: Low-Rank Keys for Efficient Sparse Attention",
+       NeurIPS 2024, arXiv:2406.02542.
+    """
     _, h, n, d = q.shape
     rank = check_int("rank", max(1, d // 4) if rank is None else rank, 1, d)
     if calibration is None:

@@ -9,7 +9,36 @@ from .common import dedupe, generator, indexed_attention, randn
 
 
 def angular_hash(x: torch.Tensor, rotations: torch.Tensor) -> torch.Tensor:
-    """Angular LSH of Andoni et al. (2015) as in Reformer Eq. (1): ``h(x) = argmax [xR; -xR]`` on ``x / |x|``."""
+    """Angular LSH of Andoni et al. [1]_ as in Reformer Eq. (1) [2]_: ``h(x) = argmax [xR; -xR]`` on ``x / ||x||``.
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        Vectors ``(..., d)``.
+    rotations : torch.Tensor
+        Random ``(d, buckets / 2)`` projection ``R``; zero columns mean a single bucket.
+
+    Returns
+    -------
+    torch.Tensor
+        Long bucket ids ``(...)`` in ``[0, 2 R.shape[-1])`` (zeros for a single bucket).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.lsh import angular_hash
+    >>> x = torch.tensor([[1.0, 0.0], [-1.0, 0.0]])
+    >>> angular_hash(x, torch.eye(2))
+    tensor([0, 2])
+    >>> angular_hash(x, torch.zeros(2, 0))
+    tensor([0, 0])
+
+    References
+    ----------
+    .. [1] Andoni, Indyk, Laarhoven, Razenshteyn & Schmidt, "Practical and Optimal LSH for Angular
+       Distance", NeurIPS 2015, arXiv:1509.02897.
+    .. [2] Kitaev, Kaiser & Levskaya, "Reformer: The Efficient Transformer", ICLR 2020, arXiv:2001.04451.
+    """
     if rotations.shape[-1] == 0:  # a single bucket
         return torch.zeros_like(x[..., 0], dtype=torch.long)
     proj = (x / x.norm(dim=-1, keepdim=True).clamp_min(1e-30)) @ rotations
@@ -17,20 +46,67 @@ def angular_hash(x: torch.Tensor, rotations: torch.Tensor) -> torch.Tensor:
 
 
 def reformer_lsh(q, k, v, m, seed, causal=False, rounds: int = 2):
-    """Reformer LSH attention, shared-QK style. Reformer ties keys to queries (``k_j = q_j / |q_j|``), so one sort
-    puts every query next to the keys of its bucket. A pretrained model has ``k != q``; here the ``2n`` vectors
-    (queries and keys) are hashed by the same random rotations and sorted together by ``(bucket, position)``, so
-    sorting is by bucket for both; the sorted sequence is cut into chunks of ``c = m / rounds`` items and a query
-    attends to the keys of its own chunk and the previous one (about ``c`` keys: half the items are keys), plus
-    the key at its own position so that no row is empty. ``rounds`` independent hashings: a query attends to the
-    union of its keys, each key once: this is the paper's de-duplication (scores minus ``log N_ij``, the number of
-    rounds in which ``i`` meets ``j``), which makes the merged output softmax over the union. About ``m + 1``
-    keys per query on average (at most ``2m + 1``, when two chunks hold only keys); ``n_buckets = 2n / c`` (about
-    one chunk per bucket).
+    """Reformer LSH attention [1]_, shared-QK style, over ``rounds`` independent hashings.
+
+    Reformer ties keys to queries (``k_j = q_j / ||q_j||``), so one sort puts every query next to the keys of its
+    bucket. A pretrained model has ``k != q``; here the ``2n`` vectors (queries and keys) are hashed by the same
+    random rotations and sorted together by ``(bucket, position)``, so sorting is by bucket for both; the sorted
+    sequence is cut into chunks of ``c = m / rounds`` items and a query attends to the keys of its own chunk and the
+    previous one (about ``c`` keys: half the items are keys), plus the key at its own position so that no row is
+    empty. ``rounds`` independent hashings: a query attends to the union of its keys, each key once: this is the
+    paper's de-duplication (scores minus ``log N_ij``, the number of rounds in which ``i`` meets ``j``), which makes
+    the merged output softmax over the union. About ``m + 1`` keys per query on average (at most ``2m + 1``, when two
+    chunks hold only keys); ``n_buckets = 2n / c`` (about one chunk per bucket).
 
     Causal: chunk boundaries of a joint sort move when a future vector changes, so the causal version keeps the
     paper's bucket rule without chunks: in every round query ``i`` attends to the last ``c`` keys ``j <= i`` of its
-    own bucket (found by a binary search in the keys sorted by ``(bucket, position)``), plus itself."""
+    own bucket (found by a binary search in the keys sorted by ``(bucket, position)``), plus itself.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Keys per query, over all rounds.
+    seed : int
+        Seed of the random rotations.
+    causal : bool, optional
+        Causal attention (bucket rule without chunks).
+    rounds : int, optional
+        Hash rounds (``>= 1``).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Raises
+    ------
+    TypeError
+        If ``rounds`` is not an integer.
+    ValueError
+        If ``rounds`` is below 1.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.lsh import reformer_lsh
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> reformer_lsh(q, k, v, 4, seed=0).shape
+    torch.Size([1, 1, 8, 4])
+    >>> relative_error(reformer_lsh(q, k, v, 16, seed=0, causal=True), exact_attention(q, k, v, causal=True)) < 1e-12
+    True
+
+    References
+    ----------
+    .. [1] Kitaev, Kaiser & Levskaya, "Reformer: The Efficient Transformer", ICLR 2020, arXiv:2001.04451.
+    """
     rounds = check_int("rounds", rounds, 1)
     if causal:
         return _causal_reformer(q, k, v, m, seed, rounds)

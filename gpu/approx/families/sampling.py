@@ -25,17 +25,61 @@ def _gray_rank(bits: torch.Tensor) -> torch.Tensor:
 
 
 def hyper_estimates(q, k, v, m, seed, shift=None, return_shift: bool = False):
-    """HyperAttention's two parts with ``b = ceil(m / 2)`` keys found by sortLSH and ``s = m - b`` uniformly
-    sampled columns: queries and keys are hashed by ``r`` random hyperplanes (``2^r ~ n / b`` buckets), the keys
-    sorted by the Gray rank of their buckets and cut into blocks of ``b``; query ``i`` meets the key block in the
-    middle of its own bucket's keys (mask ``M``; found by a binary search, so that no query's keys depend on the
-    other queries, which the causal recursion needs; the paper sorts the queries too and pairs the ``i``-th query
-    block with the ``i``-th key block). The rest is estimated from ``s`` columns ``j_1..j_s`` drawn uniformly with
-    replacement, weighted ``n / s``:
-    ``N_i = sum_{j: M_ij} e^{s_ij - c_i} v_j + (n / s) sum_t (1 - M_{i j_t}) e^{s_{i j_t} - c_i} v_{j_t}`` and ``D_i``
-    likewise with ``v = 1`` (the paper's approximate row normaliser). Unbiased for ``sum_j e^{s_ij - c_i} v_j``
-    given ``c`` (``shift``: ``(b, h, n)``; default the row maximum of the computed scores; ``return_shift`` returns
-    it third)."""
+    """HyperAttention's [1]_ estimates ``(N, D)`` of the shifted numerator and normaliser.
+
+    With ``b = ceil(m / 2)`` keys found by sortLSH and ``s = m - b`` uniformly sampled columns: queries and keys are
+    hashed by ``r`` random hyperplanes (``2^r ~ n / b`` buckets), the keys sorted by the Gray rank of their buckets
+    and cut into blocks of ``b``; query ``i`` meets the key block in the middle of its own bucket's keys (mask
+    ``M``; found by a binary search, so that no query's keys depend on the other queries, which the causal recursion
+    needs; the paper sorts the queries too and pairs the ``i``-th query block with the ``i``-th key block). The rest
+    is estimated from ``s`` columns ``j_1..j_s`` drawn uniformly with replacement, weighted ``n / s``:
+    ``N_i = sum_{j: M_ij} e^{s_ij - c_i} v_j + (n / s) sum_t (1 - M_{i j_t}) e^{s_{i j_t} - c_i} v_{j_t}`` and
+    ``D_i`` likewise with ``v = 1`` (the paper's approximate row normaliser). Unbiased for
+    ``sum_j e^{s_ij - c_i} v_j`` given ``c`` (``shift``: ``(b, h, n)``; default the row maximum of the computed
+    scores; ``return_shift`` returns it third).
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n_q, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d)``.
+    m : int
+        Keys per query: ``ceil(m / 2)`` by sortLSH, the rest sampled.
+    seed : int
+        Seed of the hyperplanes and the samples.
+    shift : torch.Tensor or None, optional
+        The row shift ``c``, ``(batch, heads, n)``; ``None``: the row maximum of the computed scores.
+    return_shift : bool, optional
+        Also return the shift used.
+
+    Returns
+    -------
+    N : torch.Tensor
+        ``(batch, heads, n_q, d)``, the numerator estimate.
+    D : torch.Tensor
+        ``(batch, heads, n_q)``, the normaliser estimate.
+    shift : torch.Tensor
+        ``(batch, heads, n_q)``, only with ``return_shift``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.sampling import hyper_estimates
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> N, D = hyper_estimates(q, k, v, 16, seed=0)  # one block holds every key: exact
+    >>> torch.allclose(N / D[..., None], exact_attention(q, k, v))
+    True
+
+    References
+    ----------
+    .. [1] Han, Jayaram, Karbasi, Mirrokni, Woodruff & Zandieh, "HyperAttention: Long-context Attention in
+       Near-Linear Time", ICLR 2024, arXiv:2310.05869.
+    """
     bsz, h, n_q, d = q.shape
     n = k.shape[2]  # keys; the causal recursion pairs n - n/2 queries with n/2 keys
     block = min(n, max(1, -(-m // 2)))
@@ -76,12 +120,51 @@ def hyper_estimates(q, k, v, m, seed, shift=None, return_shift: bool = False):
 
 
 def hyperattention(q, k, v, m, seed, causal=False):
-    """HyperAttention: ``N / D`` of :func:`hyper_estimates` (``m`` keys per query: ``m / 2`` by sortLSH, ``m / 2``
-    sampled columns shared by all queries). Causal: the paper's recursion (Han et al. 2024, Sec. 3.2): the causal
-    matrix splits into two causal diagonal halves (recursively) and one full off-diagonal block that the
-    bidirectional estimator handles; the parts merge exactly by log-sum-exp. Diagonal blocks of at most
-    ``B = m / 2`` positions are exact; each of the ``L = ceil(log2(n / B))`` off-diagonal levels a query meets gets
-    ``(m - B) / L`` keys, so a query sees at most ``m`` keys."""
+    """HyperAttention [1]_: ``N / D`` of :func:`hyper_estimates`.
+
+    ``m`` keys per query: ``m / 2`` by sortLSH, ``m / 2`` sampled columns shared by all queries. Causal: the paper's
+    recursion (Han et al. 2024, Sec. 3.2): the causal matrix splits into two causal diagonal halves (recursively) and
+    one full off-diagonal block that the bidirectional estimator handles; the parts merge exactly by log-sum-exp.
+    Diagonal blocks of at most ``B = m / 2`` positions are exact; each of the ``L = ceil(log2(n / B))`` off-diagonal
+    levels a query meets gets ``(m - B) / L`` keys, so a query sees at most ``m`` keys.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Keys per query.
+    seed : int
+        Seed of the hyperplanes and the samples.
+    causal : bool, optional
+        Causal attention by the recursion.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.sampling import hyperattention
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> hyperattention(q, k, v, 4, seed=0).shape
+    torch.Size([1, 1, 8, 4])
+    >>> relative_error(hyperattention(q, k, v, 16, seed=0, causal=True), exact_attention(q, k, v, causal=True)) < 1e-12
+    True
+
+    References
+    ----------
+    .. [1] Han, Jayaram, Karbasi, Mirrokni, Woodruff & Zandieh, "HyperAttention: Long-context Attention in
+       Near-Linear Time", ICLR 2024, arXiv:2310.05869.
+    """
     if causal:
         n = q.shape[2]
         base = max(1, m // 2)
@@ -110,15 +193,59 @@ def _causal_hyper(q, k, v, base, m_off, seed):
 
 
 def kde_estimates(q, k, v, m, seed, shift=None, uniform_share: float = 0.1):
-    """KDEformer-style importance sampling of ``m`` columns. The sampling distribution follows the paper's
-    ``p_j ~ ||A_{:,j}|| ||v_j||`` (``A = D^-1 exp(s)``) with the column norms estimated on ``m`` uniformly sampled
-    queries ``S``: ``||A_{:,j}||^2 ~ sum_{i in S} exp(2 s_ij) / D_i^2``, the probe rows' ``D_i`` computed exactly
-    from the same ``m x n`` scores (the paper estimates the densities with a KDE data structure), mixed with a
-    ``uniform_share`` of the uniform distribution so that no column has probability 0 (defensive importance
-    sampling). With ``j_1..j_m ~ p``:
+    """KDEformer-style [1]_ importance-sampling estimates ``(N, D)`` from ``m`` sampled columns.
+
+    The sampling distribution follows the paper's ``p_j ~ ||A_{:,j}|| ||v_j||`` (``A = D^-1 exp(s)``) with the
+    column norms estimated on ``m`` uniformly sampled queries ``S``: ``||A_{:,j}||^2 ~ sum_{i in S} exp(2 s_ij) /
+    D_i^2``, the probe rows' ``D_i`` computed exactly from the same ``m x n`` scores (the paper estimates the
+    densities with a KDE data structure), mixed with a ``uniform_share`` of the uniform distribution so that no column
+    has probability 0 (defensive importance sampling [2]_). With ``j_1..j_m ~ p``:
     ``N_i = (1/m) sum_t e^{s_{i j_t} - c_i} v_{j_t} / p_{j_t}``, ``D_i`` likewise with ``v = 1``; unbiased for
-    ``sum_j e^{s_ij - c_i} v_j`` given ``c`` (``shift``, default the row maximum of the sampled scores). The
-    paper's LSH step for the heaviest entries is left out (HyperAttention has one)."""
+    ``sum_j e^{s_ij - c_i} v_j`` given ``c`` (``shift``, default the row maximum of the sampled scores). The paper's
+    LSH step for the heaviest entries is left out (HyperAttention has one).
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Sampled columns (and probe queries).
+    seed : int
+        Seed of the probes and the samples.
+    shift : torch.Tensor or None, optional
+        The row shift ``c``, ``(batch, heads, n)``; ``None``: the row maximum of the sampled scores.
+    uniform_share : float, optional
+        Weight of the uniform distribution in the mixture, in ``(0, 1]``.
+
+    Returns
+    -------
+    N : torch.Tensor
+        ``(batch, heads, n, d_v)``, the numerator estimate.
+    D : torch.Tensor
+        ``(batch, heads, n)``, the normaliser estimate.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.sampling import kde_estimates
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> N, D = kde_estimates(q, k, v, 4, seed=0)
+    >>> N.shape, D.shape
+    (torch.Size([1, 1, 8, 4]), torch.Size([1, 1, 8]))
+
+    References
+    ----------
+    .. [1] Zandieh, Han, Daliri & Karbasi, "KDEformer: Accelerating Transformers via Kernel Density
+       Estimation", ICML 2023, arXiv:2302.02451.
+    .. [2] Owen & Zhou, "Safe and Effective Importance Sampling", Journal of the American Statistical
+       Association 95(449), 2000 (defensive mixtures).
+    """
     b, h, n, d = q.shape
     g = generator(seed)
     scale = scale_of(q)
@@ -139,6 +266,43 @@ def kde_estimates(q, k, v, m, seed, shift=None, uniform_share: float = 0.1):
 
 
 def kdeformer(q, k, v, m, seed, causal=False):
-    """KDEformer-style sampler: ``N / D`` of :func:`kde_estimates` with ``m`` columns (shared by all queries)."""
+    """KDEformer-style sampler [1]_: ``N / D`` of :func:`kde_estimates` with ``m`` columns shared by all queries.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Sampled columns (and probe queries).
+    seed : int
+        Seed of the probes and the samples.
+    causal : bool, optional
+        Unused (a bidirectional method).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.sampling import kde_estimates, kdeformer
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> N, D = kde_estimates(q, k, v, 4, seed=0)
+    >>> torch.allclose(kdeformer(q, k, v, 4, seed=0), N / D[..., None])
+    True
+
+    References
+    ----------
+    .. [1] Zandieh, Han, Daliri & Karbasi, "KDEformer: Accelerating Transformers via Kernel Density
+       Estimation", ICML 2023, arXiv:2302.02451.
+    """
     numerator, denominator = kde_estimates(q, k, v, m, seed)
     return numerator / denominator[..., None]

@@ -16,6 +16,37 @@ from .common import exact_attention, wide
 
 
 def check_tpa_rank(r, h: int, d: int) -> int:
+    """Check a TPA rank: an integer in ``[1, min(h, d)]``, else a one-line ``ValueError`` naming the budget.
+
+    Parameters
+    ----------
+    r : int
+        The rank ``R`` (the method's budget).
+    h : int
+        Number of heads.
+    d : int
+        Head dimension.
+
+    Returns
+    -------
+    int
+        ``r``.
+
+    Raises
+    ------
+    ValueError
+        If ``r`` is not an integer (booleans included) or lies outside ``[1, min(h, d)]``.
+
+    Examples
+    --------
+    >>> from gpu.approx.families.tensor import check_tpa_rank
+    >>> check_tpa_rank(2, 2, 4)
+    2
+    >>> check_tpa_rank(3, 2, 4)
+    Traceback (most recent call last):
+        ...
+    ValueError: budget: the TPA rank R must be an integer in [1, min(heads, d) = 2], got 3
+    """
     top = min(h, d)
     if isinstance(r, bool) or not isinstance(r, int) or not 1 <= r <= top:
         raise ValueError(f"budget: the TPA rank R must be an integer in [1, min(heads, d) = {top}], got {r!r}")
@@ -23,14 +54,87 @@ def check_tpa_rank(r, h: int, d: int) -> int:
 
 
 def per_token_rank(x: torch.Tensor, r: int) -> torch.Tensor:
-    """``x`` (``(b, h, n, d)``) with every token's ``h x d`` matrix replaced by its best rank-``r`` approximation."""
+    """``x`` with every token's ``h x d`` matrix replaced by its best rank-``r`` approximation [1]_.
+
+    The truncated SVD of each token's matrix, the factors a rank-``r`` TPA layer [2]_ would cache.
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        Keys or values, ``(b, h, n, d)``.
+    r : int
+        Rank (``1 <= r <= min(h, d)``).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(b, h, n, d)`` in ``x.dtype``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.tensor import per_token_rank
+    >>> x = torch.randn(1, 2, 3, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    >>> torch.allclose(per_token_rank(x, 2), x)
+    True
+    >>> torch.linalg.matrix_rank(per_token_rank(x, 1).transpose(1, 2))
+    tensor([[1, 1, 1]])
+
+    References
+    ----------
+    .. [1] Eckart & Young, "The approximation of one matrix by another of lower rank", Psychometrika 1,
+       1936.
+    .. [2] Zhang et al., "Tensor Product Attention Is All You Need", 2025, arXiv:2501.06425.
+    """
     tokens = x.transpose(1, 2)  # (b, n, h, d)
     u, s, vh = torch.linalg.svd(wide(tokens), full_matrices=False)
     return ((u[..., :r] * s[..., None, :r]) @ vh[..., :r, :]).transpose(1, 2).to(x.dtype)
 
 
 def tensor_product(q, k, v, m, seed, causal=False):
-    """TPA at rank ``R = m``: keys and values replaced by their per-token rank-``R`` factorisations, then exact
-    attention (causal: over ``j <= i``). Exact at ``R = min(h, d)``."""
+    """TPA [1]_ at rank ``R = m``: per-token rank-``R`` keys and values, then exact attention.
+
+    Keys and values replaced by their per-token rank-``R`` factorisations (:func:`per_token_rank`), then exact
+    attention (causal: over ``j <= i``). Exact at ``R = min(h, d)``.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d)``.
+    m : int
+        Rank ``R`` in ``[1, min(heads, d)]``.
+    seed : int
+        Unused: the factorisation is deterministic.
+    causal : bool, optional
+        Causal attention.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d)``.
+
+    Raises
+    ------
+    ValueError
+        If ``m`` is not an integer in ``[1, min(heads, d)]``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.tensor import tensor_product
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 2, 6, 2, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> relative_error(tensor_product(q, k, v, 2, seed=0, causal=True), exact_attention(q, k, v, causal=True)) < 1e-12
+    True
+
+    References
+    ----------
+    .. [1] Zhang et al., "Tensor Product Attention Is All You Need", 2025, arXiv:2501.06425.
+    """
     r = check_tpa_rank(m, k.shape[1], k.shape[3])
     return exact_attention(q, per_token_rank(k, r), per_token_rank(v, r), causal=causal)

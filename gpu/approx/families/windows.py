@@ -32,10 +32,45 @@ def _window(m: int, n: int, causal: bool) -> int:
 
 
 def band_logsumexp(q, k, left: int, right: int, perm: torch.Tensor | None = None, causal: bool = False):
-    """``log sum_j exp(q_i . k_j / sqrt d)`` over the band ``-left <= p(j) - p(i) <= right`` in the order ``perm``
-    (identity without), with ``causal`` also ``j <= i`` in original positions; ``(batch, heads, n)`` in original
-    order. Queries in blocks of ``b_q`` meet ``b_q + left + right`` keys, as in :func:`gpu.banded.banded_attention`:
-    memory ``O(n (b_q + left + right))``."""
+    """The log-normaliser of banded attention [1]_: ``log sum_j exp(q_i . k_j / sqrt d)`` over the band.
+
+    The band is ``-left <= p(j) - p(i) <= right`` in the order ``perm`` (identity without), with ``causal`` also
+    ``j <= i`` in original positions; ``(batch, heads, n)`` in original order. Queries in blocks of ``b_q`` meet
+    ``b_q + left + right`` keys, as in :func:`gpu.banded.banded_attention`: memory ``O(n (b_q + left + right))``.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    left : int
+        Keys before the query in the band.
+    right : int
+        Keys after the query in the band.
+    perm : torch.Tensor or None, optional
+        The order of the band, a permutation of ``range(n)``; ``None``: the identity.
+    causal : bool, optional
+        Also drop keys after the query in original positions.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n)``, in original order.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.windows import band_logsumexp
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(2))
+    >>> torch.allclose(band_logsumexp(q, k, 7, 7), torch.logsumexp(q @ k.transpose(-1, -2) / 2, dim=-1))
+    True
+
+    References
+    ----------
+    .. [1] Beltagy, Peters & Cohan, "Longformer: The Long-Document Transformer", 2020, arXiv:2004.05150.
+    """
     b, h, n, d = q.shape
     if perm is not None:
         q, k = q.index_select(2, perm), k.index_select(2, perm)
@@ -64,8 +99,53 @@ def _add_sink(q, k, v, out, lse, in_window):
 
 
 def sliding_window(q, k, v, m, seed, causal=False, sink=False):
-    """SWA with ``w = m`` keys (itself included), ``gpu.swa_attention``; with ``sink`` a window of ``m - 1`` keys
-    and the first position."""
+    """SWA [1]_ with ``w = m`` keys (itself included), :func:`gpu.swa_attention`.
+
+    With ``sink`` a window of ``m - 1`` keys and the first position (the attention sink [2]_), merged exactly by
+    log-sum-exp of the two parts' log-normalisers [3]_.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Window size in keys (the sink included), capped at the largest window of ``n``.
+    seed : int
+        Unused: the window is deterministic.
+    causal : bool, optional
+        Causal window ``i-w+1..i``.
+    sink : bool, optional
+        A window of ``m - 1`` keys plus the first position, merged by log-sum-exp.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.windows import sliding_window
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> relative_error(sliding_window(q, k, v, 8, seed=0, causal=True), exact_attention(q, k, v, causal=True)) < 1e-12
+    True
+    >>> sliding_window(q, k, v, 3, seed=0, causal=True, sink=True).shape
+    torch.Size([1, 1, 8, 4])
+
+    References
+    ----------
+    .. [1] Beltagy, Peters & Cohan, "Longformer: The Long-Document Transformer", 2020, arXiv:2004.05150.
+    .. [2] Xiao et al., "Efficient Streaming Language Models with Attention Sinks" (StreamingLLM),
+       ICLR 2024, arXiv:2309.17453.
+    .. [3] Milakov & Gimelshein, "Online normalizer calculation for softmax", 2018, arXiv:1805.02867
+       (merging softmax parts by their log-normalisers).
+    """
     n = q.shape[2]
     w = _window(max(1, m - 1) if sink else m, n, causal)
     out = swa_attention(q, k, v, w, causal=causal)
@@ -77,8 +157,49 @@ def sliding_window(q, k, v, m, seed, causal=False, sink=False):
 
 
 def stochastic(q, k, v, m, seed, causal=False, sink=False):
-    """SA with ``w = m`` keys in the order of ``receptive.layer_permutation(n, seed, 1)``, ``gpu.sa_attention``;
-    with ``sink`` a window of ``m - 1`` keys and the first position."""
+    """SA [1]_ with ``w = m`` keys in the order of ``receptive.layer_permutation(n, seed, 1)``.
+
+    Through :func:`gpu.sa_attention`; with ``sink`` a window of ``m - 1`` keys and the first position (the attention
+    sink [2]_).
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Window size in keys (the sink included), capped at the largest window of ``n``.
+    seed : int
+        Seed of the permutation.
+    causal : bool, optional
+        Keep the band and drop keys whose original position is after the query's.
+    sink : bool, optional
+        A window of ``m - 1`` keys plus the first position, merged by log-sum-exp.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.windows import stochastic
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> relative_error(stochastic(q, k, v, 15, seed=0), exact_attention(q, k, v)) < 1e-12  # the band covers all
+    True
+
+    References
+    ----------
+    .. [1] Jin & Sui, 2026, arXiv:2604.00754 (stochastic attention, SA + SWA).
+    .. [2] Xiao et al., "Efficient Streaming Language Models with Attention Sinks" (StreamingLLM),
+       ICLR 2024, arXiv:2309.17453.
+    """
     n = q.shape[2]
     w = _window(max(1, m - 1) if sink else m, n, False)
     out, perm = sa_attention(q, k, v, w, causal=causal, seed=seed, layer=1, return_perm=True)
@@ -92,13 +213,77 @@ def stochastic(q, k, v, m, seed, causal=False, sink=False):
 
 
 def stochastic_plus_window(q, k, v, m, seed, causal=False):
-    """SA+SWA as the gated dual path with equal gates: ``(Y_sa + Y_swa) / 2``, each path with ``m // 2`` keys."""
+    """SA+SWA [1]_ as the gated dual path with equal gates: ``(Y_sa + Y_swa) / 2``, ``m // 2`` keys each.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, ``(batch, heads, n, d)``.
+    k : torch.Tensor
+        Keys, ``(batch, heads, n, d)``.
+    v : torch.Tensor
+        Values, ``(batch, heads, n, d_v)``.
+    m : int
+        Total keys per query, split evenly over the two paths.
+    seed : int
+        Seed of the SA permutation.
+    causal : bool, optional
+        Causal attention in both paths.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, n, d_v)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.windows import stochastic_plus_window
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> relative_error(stochastic_plus_window(q, k, v, 30, seed=0), exact_attention(q, k, v)) < 1e-12
+    True
+
+    References
+    ----------
+    .. [1] Jin & Sui, 2026, arXiv:2604.00754 (stochastic attention, SA + SWA).
+    """
     half = max(1, m // 2)
     return 0.5 * (stochastic(q, k, v, half, seed, causal) + sliding_window(q, k, v, half, seed, causal))
 
 
 def with_sink(method):
-    """``method`` with ``m - 1`` window keys plus the first position."""
+    """``method`` with ``m - 1`` window keys plus the first position (the attention sink [1]_).
+
+    Parameters
+    ----------
+    method : callable
+        A window method with a ``sink`` keyword (:func:`sliding_window`, :func:`stochastic`).
+
+    Returns
+    -------
+    callable
+        ``run(q, k, v, m, seed, causal=False)`` calling ``method`` with ``sink=True``, named ``<method>_sink``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import exact_attention, relative_error
+    >>> from gpu.approx.families.windows import sliding_window, with_sink
+    >>> g = torch.Generator().manual_seed(0)
+    >>> q, k, v = (torch.randn(1, 1, 8, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    >>> swa_sink = with_sink(sliding_window)
+    >>> swa_sink.__name__
+    'sliding_window_sink'
+    >>> torch.equal(swa_sink(q, k, v, 3, 0, True), sliding_window(q, k, v, 3, 0, True, sink=True))
+    True
+
+    References
+    ----------
+    .. [1] Xiao et al., "Efficient Streaming Language Models with Attention Sinks" (StreamingLLM),
+       ICLR 2024, arXiv:2309.17453.
+    """
 
     def run(q, k, v, m, seed, causal=False):
         return method(q, k, v, m, seed, causal, sink=True)
