@@ -1,0 +1,507 @@
+"""Causal patterns in generation form: the keys of query position ``i`` among the keys ``0..i`` before it, chosen
+without looking at any later token, so one decode step with a KV cache reads exactly what the full-sequence forward
+gives that position.
+
+A pattern whose row ``i`` depends on later tokens cannot decode incrementally: the keys cached at step ``i`` would
+differ from those of the full forward. The window methods of :mod:`gpu.approx` in their causal form are such rows
+for SWA, sinks, MoBA and top-k, and this module gives the same keys. Causal SA of :mod:`gpu.approx` is not: it takes
+its band in a permutation of the ``n`` tokens present and drops the later ones, so a row changes as tokens arrive.
+SA's generation form fixes both ends (Jin & Sui 2026 define SA by a per-layer permutation ``sigma``):
+
+* ``sigma`` is drawn once per layer over a stated ``max_length`` (``receptive.layer_permutation(max_length, seed,
+  1)``), and the tokens present keep their relative order in it;
+* query ``i`` takes the band of ``w`` slots (``receptive.window_offsets(w, False)``: ``left`` before, ``right``
+  after) around itself in the permuted order of the keys ``0..i``, clipped at the ends of that order. Every query
+  past the first ``w`` tokens reads about ``w`` keys, not the ``(w + 1) / 2`` the lab's causal SA keeps.
+
+Methods (:data:`GENERATION_METHODS`), ``m`` keys per query (per head):
+
+* ``swa``: keys ``i-m+1..i``; ``swa+sink``: keys ``i-m+2..i`` and key 0 (StreamingLLM's sink);
+* ``sa``: SA's band of ``m`` in generation form; ``sa+sink``: the band of ``m - 1`` and key 0;
+* ``sa+swa``: the mean of the two paths, SA's band of ``m/2`` and the window of ``m/2`` (the gated SA+SWA with equal
+  gates); ``sa+swa-union``: one softmax over the union of the two key sets;
+* ``sa-ms``: multi-scale SA: head ``h`` takes SA's band of ``m`` in a permutation drawn within blocks of
+  ``b_{h mod s}`` positions (``receptive.patterns.multiscale.default_blocks(max_length, m)``: ``m, m^2, ...,
+  max_length``), so every distance scale has shortcuts;
+* ``moba``: MoBA's top 4 blocks of ``m/4`` keys over the cache (the earlier blocks scored by ``q . mean(k)``, the own
+  block causal), as :func:`gpu.approx.families.clustering.moba`;
+* ``top-k``: the ``m`` largest scores among the keys before the query (an oracle that reads every key).
+
+What each keeps in the KV cache: ``swa``, ``swa+sink`` need only the last ``m`` keys (and key 0): a sliding cache
+(transformers' ``DynamicCache(config)`` with ``sliding_window``, or the static sliding layers) would do; the
+indices here address the full ``DynamicCache`` of the model. SA and every SA variant read keys anywhere in the past:
+their saving is compute (``m`` keys per query), not memory. MoBA reads the block means of the whole past, top-k every
+key.
+
+References
+----------
+- Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
+- Beltagy, Peters & Cohan (2020). Longformer. arXiv 2004.05150.
+- Xiao et al. (2024). Efficient streaming language models with attention sinks. ICLR, arXiv 2309.17453.
+- Lu et al. (2025). MoBA: mixture of block attention for long-context LLMs. arXiv 2502.13189.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import torch
+
+from gpu.approx.families.common import dedupe, indexed_attention, scale_of
+from receptive.patterns.multiscale import block_permutation, default_blocks
+from receptive.permutations import layer_permutation
+from receptive.windows import window_offsets
+
+from .validation import check_choice, check_int
+
+#: Cells of the ``(queries, keys)`` rank table SA's generation form builds at once (memory: 8 bytes per cell).
+RANK_CELLS = 1 << 22
+#: MoBA's blocks per query (the paper's top-k blocks; :func:`gpu.approx.families.clustering.moba`).
+MOBA_BLOCKS = 4
+
+
+@dataclass(frozen=True)
+class GenerationMethod:
+    """A causal pattern in generation form.
+
+    Parameters
+    ----------
+    name : str
+        The key in :data:`GENERATION_METHODS`.
+    meaning : str
+        What the budget ``m`` means.
+    randomized : bool
+        Whether the seed changes the keys.
+    kv_cache : str
+        What the method must keep in the KV cache.
+    data_dependent : bool
+        Whether the keys depend on the queries and keys (MoBA, top-k) rather than on positions alone.
+
+    Examples
+    --------
+    >>> GENERATION_METHODS["sa"].randomized, GENERATION_METHODS["swa"].kv_cache
+    (True, 'the last m keys')
+    """
+
+    name: str
+    meaning: str
+    randomized: bool
+    kv_cache: str
+    data_dependent: bool = False
+
+
+GENERATION_METHODS: dict[str, GenerationMethod] = {
+    g.name: g
+    for g in (
+        GenerationMethod("swa", "window of m keys", False, "the last m keys"),
+        GenerationMethod("swa+sink", "window of m - 1 keys and key 0", False, "the last m - 1 keys and key 0"),
+        GenerationMethod("sa", "SA's band of m keys among the past", True, "every key"),
+        GenerationMethod("sa+sink", "SA's band of m - 1 keys and key 0", True, "every key"),
+        GenerationMethod("sa+swa", "mean of SA's band of m/2 and the window of m/2", True, "every key"),
+        GenerationMethod("sa+swa-union", "one softmax over SA's band of m/2 and the window of m/2", True, "every key"),
+        GenerationMethod("sa-ms", "per head, SA's band of m in block permutations", True, "every key"),
+        GenerationMethod("moba", "4 blocks of m/4 keys (block means routed)", False, "every key", True),
+        GenerationMethod("top-k", "the m largest scores", False, "every key", True),
+        GenerationMethod("exact", "every key before the query", False, "every key"),
+    )
+}
+
+
+@lru_cache(maxsize=256)
+def _sigma_rank(max_length: int, seed: int, block: int) -> torch.Tensor:
+    """``rank[j]``: the permuted position of token ``j`` in the layer's permutation over ``max_length``."""
+    perm = layer_permutation(max_length, seed, 1) if block == max_length else block_permutation(
+        max_length, block, seed, 1)  # fmt: skip
+    rank = np.empty(max_length, dtype=np.int64)
+    rank[perm] = np.arange(max_length)
+    return torch.from_numpy(rank)
+
+
+def sa_band(positions: torch.Tensor, n_keys: int, w: int, sigma_rank: torch.Tensor):
+    """SA's band in generation form: the ``w`` slots around each query in the permuted order of the keys before it.
+
+    Query ``i`` (an entry of ``positions``) ranks the keys ``0..i`` by ``sigma_rank`` and takes those whose rank lies
+    within ``-left..right`` of its own (``receptive.window_offsets(w, False)``), clipped at the ends.
+
+    Parameters
+    ----------
+    positions : torch.Tensor
+        ``(q,)`` int64 query positions, each below ``n_keys``.
+    n_keys : int
+        Keys present (``0..n_keys-1``).
+    w : int
+        Band slots, at least 1.
+    sigma_rank : torch.Tensor
+        ``(>= n_keys,)`` int64, the permuted position of each token (distinct values).
+
+    Returns
+    -------
+    idx, valid : torch.Tensor
+        ``(q, w)`` key indices and which slots hold a key; every valid index is at most the query's position.
+
+    Examples
+    --------
+    >>> import torch
+    >>> idx, valid = sa_band(torch.tensor([3]), 4, 3, torch.tensor([3, 0, 2, 1]))  # order 1, 3, 2, 0
+    >>> idx[valid].tolist()
+    [1, 3, 2]
+
+    References
+    ----------
+    Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
+    """
+    left, right = window_offsets(w, False)
+    order = torch.argsort(sigma_rank[:n_keys])  # tokens in permuted order
+    slot_of = torch.argsort(order)  # each token's column in that order
+    offsets = torch.arange(-left, right + 1)
+    chunk = max(1, RANK_CELLS // max(1, n_keys))
+    idx, valid = [], []
+    for start in range(0, len(positions), chunk):
+        p = positions[start : start + chunk]
+        past = order[None, :] <= p[:, None]  # (c, n_keys) in permuted order
+        count = past.cumsum(1)  # count[c, s]: past keys at columns <= s
+        own = count.gather(1, slot_of[p][:, None]) - 1  # the query's rank among its past keys
+        target = own + offsets[None, :]
+        ok = (target >= 0) & (target <= p[:, None])
+        column = torch.searchsorted(count, (target.clamp(0) + 1).contiguous())  # first column holding that rank
+        idx.append(order[column.clamp(max=n_keys - 1)].masked_fill(~ok, 0))
+        valid.append(ok)
+    return torch.cat(idx), torch.cat(valid)
+
+
+def window(positions: torch.Tensor, w: int):
+    """The causal sliding window: keys ``i-w+1..i`` of each query ``i``.
+
+    Parameters
+    ----------
+    positions : torch.Tensor
+        ``(q,)`` int64 query positions.
+    w : int
+        Window size, at least 1.
+
+    Returns
+    -------
+    idx, valid : torch.Tensor
+        ``(q, w)`` key indices and which hold a key.
+
+    Examples
+    --------
+    >>> idx, valid = window(torch.tensor([1]), 3)
+    >>> idx[valid].tolist()
+    [0, 1]
+
+    References
+    ----------
+    Beltagy, Peters & Cohan (2020). Longformer. arXiv 2004.05150.
+    """
+    idx = positions[:, None] - w + 1 + torch.arange(w)[None, :]
+    return idx.clamp(min=0), idx >= 0
+
+
+def with_sink(idx: torch.Tensor, valid: torch.Tensor):
+    """Key 0 added to each row (the attention sink of StreamingLLM), counted once.
+
+    Parameters
+    ----------
+    idx, valid : torch.Tensor
+        ``(..., K)`` key indices and which hold a key.
+
+    Returns
+    -------
+    idx, valid : torch.Tensor
+        ``(..., K + 1)``, key 0 first.
+
+    Examples
+    --------
+    >>> idx, valid = with_sink(*window(torch.tensor([0, 5]), 2))
+    >>> [i[v].tolist() for i, v in zip(idx, valid)]
+    [[0], [0, 4, 5]]
+
+    References
+    ----------
+    Xiao et al. (2024). Efficient streaming language models with attention sinks. arXiv 2309.17453.
+    """
+    idx = torch.cat([torch.zeros_like(idx[..., :1]), idx], -1)
+    valid = torch.cat([torch.ones_like(valid[..., :1]), valid], -1)
+    return idx, dedupe(idx, valid)
+
+
+def union(*parts):
+    """The union of several ``(idx, valid)`` key sets, each key counted once.
+
+    Parameters
+    ----------
+    *parts : tuple of torch.Tensor
+        ``(idx, valid)`` pairs with the same leading shape.
+
+    Returns
+    -------
+    idx, valid : torch.Tensor
+        Concatenated along the last axis, repeats switched off.
+
+    Examples
+    --------
+    >>> idx, valid = union(window(torch.tensor([3]), 2), window(torch.tensor([3]), 3))
+    >>> sorted(idx[valid].tolist())
+    [1, 2, 3]
+    """
+    idx = torch.cat([i for i, _ in parts], -1)
+    return idx, dedupe(idx, torch.cat([v for _, v in parts], -1))
+
+
+def sa_ms_blocks(max_length: int, w: int) -> list[int]:
+    """Multi-scale SA's block sizes over ``max_length``: ``w, w^2, ...`` while they divide it, then ``max_length``.
+
+    Parameters
+    ----------
+    max_length : int
+        The longest sequence, at least 2.
+    w : int
+        Band slots per head.
+
+    Returns
+    -------
+    list of int
+        Increasing block sizes; head ``h`` uses ``blocks[h % len(blocks)]``.
+
+    Examples
+    --------
+    >>> sa_ms_blocks(8192, 64)
+    [64, 4096, 8192]
+    """
+    return default_blocks(max_length, w) if w >= 2 else [max_length]
+
+
+def position_keys(method: str, positions: torch.Tensor, n_keys: int, m: int, heads: int, seed: int,
+                  max_length: int):  # fmt: skip
+    """The keys of each query of a position-only method (every one but MoBA and top-k), per head.
+
+    Parameters
+    ----------
+    method : str
+        ``swa``, ``swa+sink``, ``sa``, ``sa+sink``, ``sa+swa-union``, ``sa-ms`` or ``exact``.
+    positions : torch.Tensor
+        ``(q,)`` int64 query positions, below ``n_keys``.
+    n_keys : int
+        Keys present.
+    m : int
+        Keys per query (the budget), at least 1.
+    heads : int
+        Attention heads (``sa-ms`` gives each its scale).
+    seed : int
+        The layer's seed.
+    max_length : int
+        The length SA's permutations are drawn over, at least ``n_keys``.
+
+    Returns
+    -------
+    idx, valid : torch.Tensor
+        ``(heads, q, K)`` key indices and which hold a key (``K`` depends on the method).
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is data-dependent, or ``sa+swa`` (two softmaxes, not one key set).
+
+    Examples
+    --------
+    >>> idx, valid = position_keys("swa+sink", torch.tensor([9]), 10, 3, 1, 0, 16)
+    >>> idx[valid].tolist()
+    [0, 8, 9]
+    """
+    q = len(positions)
+    if method == "exact":
+        idx = torch.arange(n_keys).expand(q, n_keys)
+        parts = (idx, idx <= positions[:, None])
+    elif method == "swa":
+        parts = window(positions, m)
+    elif method == "swa+sink":
+        parts = with_sink(*window(positions, max(1, m - 1)))
+    elif method == "sa":
+        parts = sa_band(positions, n_keys, m, _sigma_rank(max_length, seed, max_length))
+    elif method == "sa+sink":
+        parts = with_sink(*sa_band(positions, n_keys, max(1, m - 1), _sigma_rank(max_length, seed, max_length)))
+    elif method == "sa+swa-union":
+        half = max(1, m // 2)
+        parts = union(sa_band(positions, n_keys, half, _sigma_rank(max_length, seed, max_length)),
+                      window(positions, half))  # fmt: skip
+    elif method == "sa-ms":
+        blocks = sa_ms_blocks(max_length, m)
+        per_block = [sa_band(positions, n_keys, m, _sigma_rank(max_length, seed, b)) for b in blocks]
+        idx = torch.stack([per_block[h % len(blocks)][0] for h in range(heads)])
+        return idx, torch.stack([per_block[h % len(blocks)][1] for h in range(heads)])
+    else:
+        raise ValueError(f"method: {method!r} has no position-only key set")
+    return parts[0].expand(heads, *parts[0].shape), parts[1].expand(heads, *parts[1].shape)
+
+
+def _rows_attention(q, k, v, keep):
+    """Softmax of ``q`` over the keys ``keep`` (``(b, h, q, K)``) holds; a row without a key gives zeros."""
+    scores = (q @ k.transpose(-1, -2) * scale_of(q)).masked_fill(~keep, float("-inf"))
+    top = scores.amax(-1, keepdim=True).clamp_min(torch.finfo(scores.dtype).min)
+    weights = torch.exp(scores - top) * keep
+    return (weights / weights.sum(-1, keepdim=True).clamp_min(torch.finfo(q.dtype).tiny)) @ v
+
+
+def _moba_keep(q, k, positions, m):
+    """MoBA's keys over the cache: the own block (causal) and the top earlier blocks by ``q . mean(k_block)``."""
+    b, h, n, d = k.shape
+    size = max(1, m // MOBA_BLOCKS)
+    nb = -(-n // size)
+    block_of = torch.arange(n) // size
+    means = torch.zeros(b, h, nb, d, dtype=k.dtype).index_add_(2, block_of, k)
+    means = means / torch.bincount(block_of, minlength=nb).to(k.dtype)[:, None]
+    gate = q @ means.transpose(-1, -2)
+    own = positions // size
+    gate = gate.masked_fill(torch.arange(nb) > own[:, None], float("-inf"))
+    gate[..., torch.arange(len(positions)), own] = float("inf")
+    chosen = gate.topk(min(MOBA_BLOCKS, nb), dim=-1).indices
+    blocks = torch.zeros(b, h, len(positions), nb, dtype=torch.bool).scatter_(-1, chosen, True)
+    return blocks[..., block_of] & (torch.arange(n)[None, :] <= positions[:, None])
+
+
+def _top_k_keep(q, k, positions, m):
+    """The ``m`` largest scores among the keys before each query (ties with the ``m``-th kept)."""
+    causal = torch.arange(k.shape[2])[None, :] <= positions[:, None]
+    scores = (q @ k.transpose(-1, -2) * scale_of(q)).masked_fill(~causal, float("-inf"))
+    threshold = scores.topk(min(m, k.shape[2]), dim=-1).values[..., -1:]
+    return causal & (scores >= threshold)
+
+
+def generation_attention(method: str, q, k, v, m: int, seed: int = 0, max_length: int | None = None,
+                         trace=None) -> torch.Tensor:  # fmt: skip
+    """Causal attention of ``method`` for the last ``q.shape[2]`` positions of the ``k.shape[2]`` keys.
+
+    A prefill passes every position (as many queries as keys), a decode step the new ones; a row reads the same keys
+    in both, so incremental decoding equals the full forward.
+
+    Parameters
+    ----------
+    method : str
+        A name of :data:`GENERATION_METHODS`.
+    q : torch.Tensor
+        ``(batch, heads, q, d)`` queries of positions ``n - q .. n - 1``.
+    k, v : torch.Tensor
+        ``(batch, heads, n, d)`` keys and values of positions ``0 .. n - 1``, ``n >= q``.
+    m : int
+        Keys per query, at least 1.
+    seed : int, default 0
+        The seed of SA's permutations (the layer's own).
+    max_length : int, optional
+        The length SA's permutations are drawn over, at least ``n``; ``None``: ``n`` (a prefill that never decodes).
+    trace : callable, optional
+        ``trace(positions, keep)`` receives the query positions and a ``(q, n)`` bool of the keys some head of some
+        batch row reads.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, q, d_v)``.
+
+    Raises
+    ------
+    TypeError
+        If ``m``, ``seed`` or ``max_length`` is not an integer.
+    ValueError
+        If ``method`` is unknown, there are more queries than keys, ``m < 1``, or ``max_length`` is below ``n``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx import exact_attention
+    >>> q, k, v = torch.randn(3, 1, 2, 8, 4, dtype=torch.float64).unbind(0)
+    >>> full = generation_attention("sa", q, k, v, 3, max_length=16)
+    >>> last = generation_attention("sa", q[:, :, -1:], k, v, 3, max_length=16)  # one decode step
+    >>> torch.allclose(full[:, :, -1:], last)
+    True
+    >>> torch.allclose(generation_attention("exact", q, k, v, 1), exact_attention(q, k, v, causal=True))
+    True
+
+    References
+    ----------
+    - Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
+    - Lu et al. (2025). MoBA. arXiv 2502.13189.
+    """
+    check_choice("method", method, GENERATION_METHODS)
+    m = check_int("m", m, 1)
+    seed = check_int("seed", seed, 0)
+    _, h, n_q, _ = q.shape
+    n = k.shape[2]
+    if n_q > n:
+        raise ValueError(f"q: {n_q} queries but only {n} keys (queries are the last positions of the keys)")
+    max_length = n if max_length is None else check_int("max_length", max_length, 1)
+    if n > max_length:
+        raise ValueError(f"max_length: the sequence has {n} tokens, more than max_length = {max_length}")
+    positions = torch.arange(n - n_q, n)
+    if method in ("moba", "top-k"):
+        keep = (_moba_keep if method == "moba" else _top_k_keep)(q, k, positions, m)
+        if trace is not None:
+            trace(positions, keep.any(0).any(0))
+        return _rows_attention(q, k, v, keep)
+    if method == "sa+swa":
+        half = max(1, m // 2)
+        parts = [position_keys(name, positions, n, half, h, seed, max_length) for name in ("sa", "swa")]
+        if trace is not None:
+            trace(positions, _keep_of(torch.cat([parts[0][0], parts[1][0]], -1),
+                                      torch.cat([parts[0][1], parts[1][1]], -1), n))  # fmt: skip
+        return 0.5 * sum(_indexed(q, k, v, idx, valid) for idx, valid in parts)
+    idx, valid = position_keys(method, positions, n, m, h, seed, max_length)
+    if trace is not None:
+        trace(positions, _keep_of(idx, valid, n))
+    return _indexed(q, k, v, idx, valid)
+
+
+def _keep_of(idx, valid, n):
+    """``(heads, q, K)`` key sets as a ``(q, n)`` bool: the keys some head reads."""
+    heads, q, width = idx.shape
+    flat_idx = idx.permute(1, 0, 2).reshape(q, heads * width)
+    flat_valid = valid.permute(1, 0, 2).reshape(q, heads * width).to(torch.int32)
+    return torch.zeros(q, n, dtype=torch.int32).scatter_add_(1, flat_idx, flat_valid) > 0
+
+
+def _indexed(q, k, v, idx, valid):
+    """:func:`indexed_attention` with per-head ``(heads, q, K)`` key sets shared by the batch."""
+    b = q.shape[0]
+    return indexed_attention(q, k, v, idx.expand(b, *idx.shape), valid.expand(b, *valid.shape))
+
+
+def keys_per_query(method: str, n: int, m: int, heads: int = 1, seed: int = 0, max_length: int | None = None):
+    """The mean number of keys a query of a length-``n`` sequence reads per head (the attended pairs per query; the two
+    paths of ``sa+swa`` both count), for the position-only methods.
+
+    Parameters
+    ----------
+    method : str
+        A name of :data:`GENERATION_METHODS` but ``moba`` and ``top-k`` (their keys depend on the data; their
+        budget is ``m``).
+    n : int
+        Sequence length.
+    m : int
+        Budget.
+    heads : int, default 1
+        Heads.
+    seed : int, default 0
+        Seed.
+    max_length : int, optional
+        SA's permutation length; ``None``: ``n``.
+
+    Returns
+    -------
+    float
+        Mean keys per query and head.
+
+    Examples
+    --------
+    >>> keys_per_query("swa", 4, 2)  # 1, 2, 2, 2
+    1.75
+    """
+    check_choice("method", method, GENERATION_METHODS)
+    positions = torch.arange(check_int("n", n, 1))
+    max_length = n if max_length is None else max_length
+    if method == "sa+swa":
+        a, b = (position_keys(x, positions, n, max(1, m // 2), heads, seed, max_length) for x in ("sa", "swa"))
+        return float((a[1].sum() + b[1].sum()) / (heads * n))
+    _, valid = position_keys(method, positions, n, m, heads, seed, max_length)
+    return float(valid.sum() / (heads * n))

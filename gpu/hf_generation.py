@@ -1,0 +1,315 @@
+"""Generation with a KV cache for the causal patterns of :mod:`gpu.generation_patterns`, as transformers attention
+implementations: ``model.generate()`` and incremental decoding run a sparse pattern.
+
+::
+
+    from gpu.hf_generation import register_generation
+
+    name = register_generation("sa", 128, max_length=8192)  # "receptive-gen-sa-128"
+    model.set_attn_implementation(name)
+    model.generate(input_ids, max_new_tokens=20)  # prefill and every decode step read SA's keys
+
+transformers' own caches hold the keys (``DynamicCache`` by default, or a ``StaticCache``): the model appends the new
+keys and calls the attention with the queries of the new tokens and every cached key. The attention finds each row's
+tokens from the mask (key padding on either side, a static cache's empty slots), gathers them into a dense sequence,
+and runs the pattern for the last positions of it, so each query reads the keys the full-sequence forward gives it.
+The mask is always materialised (transformers' ``sdpa_mask`` without its ``is_causal`` shortcut, which aligns the
+queries of a static cache's prefill with the first slots and a decode step with the last).
+
+Options:
+
+* ``decode="exact"``: the paper's protocol for its training-free results (Jin & Sui 2026): a call with no cached
+  keys before its queries (the prefill) runs the pattern, a call after cached keys (a decode step, or a chunk of
+  tokens scored after a sparse prefill) attends to every key;
+* ``exact_layers``: layers that always attend to every key (as Gemma keeps global layers among local ones); the
+  complement is "the pattern only in some layers";
+* ``max_length``: SA's permutations are drawn over this many positions; a longer sequence is a one-line error.
+  ``None``: the model's ``max_position_embeddings``;
+* ``trace``: ``trace(layer, positions, keep)`` sees each call's query positions and the ``(q, n)`` keys some head
+  reads, the data for following a token's influence through the stack.
+
+References
+----------
+- Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
+- Wolf et al. (2020). Transformers: state-of-the-art natural language processing. EMNLP (system demonstrations).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+
+import torch
+
+from .generation_patterns import GENERATION_METHODS, generation_attention
+from .validation import check_choice, check_int
+
+PREFIX = "receptive-gen"
+DECODES = ("sparse", "exact")
+
+
+def _row_keep(attention_mask, b: int, n_q: int, n: int) -> torch.Tensor | None:
+    """The boolean ``(b, q, n)`` keep-mask of a boolean or additive 4-d mask, or ``None``."""
+    if attention_mask is None:
+        return None
+    if attention_mask.dim() != 4:
+        raise ValueError(f"attention_mask: expected a 4-d mask (batch, heads, q, n), got {attention_mask.dim()}-d")
+    keep = attention_mask
+    if keep.dtype != torch.bool:
+        keep = keep > torch.finfo(keep.dtype).min / 2
+    if keep.shape[1] != 1 and not bool((keep == keep[:, :1]).all()):
+        raise ValueError("attention_mask: a mask that differs between heads is not supported")
+    return keep[:, 0].expand(b, n_q, n)
+
+
+def compacted(attend: Callable, q, k, v, attention_mask) -> torch.Tensor:
+    """``attend(q, k, v)`` on each row's tokens gathered into a dense sequence; queries of padding get zeros.
+
+    A row's tokens are the keys some query reads; a query's own slot is the last key it reads (a padding query that
+    repeats the previous query's keys, or reads none, gets zeros). The queries must be the row's last tokens and the
+    mask causal among them: key padding on either side and a static cache's empty slots pass, a packed or custom
+    mask is refused. Rows with the same numbers of tokens and queries share one call.
+
+    Parameters
+    ----------
+    attend : callable
+        ``attend(q, k, v)`` with ``(b, heads, q, d)`` queries at the last ``q`` of ``n`` positions.
+    q : torch.Tensor
+        ``(batch, heads, q, d)``.
+    k, v : torch.Tensor
+        ``(batch, heads, n, d)``.
+    attention_mask : torch.Tensor or None
+        Boolean (``True``: attend) or additive ``(batch, 1, q, n)``; ``None``: no padding, the queries last.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, q, d_v)``.
+
+    Raises
+    ------
+    ValueError
+        If the mask is not causal over each row's tokens with the queries last.
+
+    Examples
+    --------
+    >>> import torch
+    >>> x = torch.arange(4.0).view(1, 1, 4, 1)
+    >>> keep = torch.tensor([False, True, True, True])  # left padding
+    >>> mask = (keep[None, :] & torch.ones(4, 4, dtype=torch.bool).tril())[None, None]
+    >>> compacted(lambda q, k, v: q, x, x, x, mask)[0, 0, :, 0]
+    tensor([0., 1., 2., 3.])
+    """
+    b, _, n_q, _ = q.shape
+    n = k.shape[2]
+    keep = _row_keep(attention_mask, b, n_q, n)
+    if keep is None:
+        return attend(q, k, v)
+    reads = keep.any(dim=-1)  # (b, q): query rows that read some key
+    slot = torch.where(reads, n - 1 - keep.flip(-1).int().argmax(-1), -1)  # a query's own slot: its last key
+    first = reads.int().argmax(1, keepdim=True)  # each row's first query
+    offset = slot.gather(1, first) - first  # query i sits in slot offset + i
+    if bool((reads.any(1, keepdim=True) & (offset + n_q > n)).any()):
+        raise ValueError("attention_mask: the queries do not fit in the key slots; only a causal mask is supported")
+    queries = reads & (slot == offset + torch.arange(n_q))  # padding queries read an earlier query's keys or none
+    tokens = keep.any(dim=1)  # (b, n): the keys some query reads
+    rank = tokens.cumsum(1) - 1  # each slot's position in its row's dense sequence
+    count, q_count = tokens.sum(1), queries.sum(1)
+    q_rank = rank.gather(1, slot.clamp(min=0))
+    expected = tokens[:, None, :] & (rank[:, None, :] <= q_rank[:, :, None])
+    last = q_rank == (count - q_count)[:, None] + queries.cumsum(1) - 1
+    if bool(((keep != expected) & queries[:, :, None]).any()) or bool((queries & ~last).any()):
+        raise ValueError(
+            "attention_mask: only key padding and a causal mask over each row's tokens (queries last) are supported"
+        )
+    if bool(tokens.all()) and bool(queries.all()):
+        return attend(q, k, v)
+    out = q.new_zeros(*q.shape[:-1], v.shape[-1])
+    for size, q_size in torch.stack([count, q_count], 1).unique(dim=0).tolist():
+        if q_size == 0:
+            continue
+        rows = ((count == size) & (q_count == q_size)).nonzero().squeeze(1)
+        key_index = tokens[rows].nonzero()[:, 1].view(len(rows), 1, size, 1)
+        query_index = queries[rows].nonzero()[:, 1].view(len(rows), 1, q_size, 1)
+
+        def gather(x, index, rows=rows):
+            return x[rows].gather(2, index.expand(-1, x.shape[1], -1, x.shape[-1]))
+
+        result = attend(gather(q, query_index), gather(k, key_index), gather(v, key_index))
+        out[rows] = out[rows].scatter(2, query_index.expand(-1, out.shape[1], -1, out.shape[-1]), result)
+    return out
+
+
+def generation_name(method: str, budget: int, seed: int = 0, decode: str = "sparse", exact_layers=()) -> str:
+    """The registered name: ``receptive-gen-<method>-<budget>`` with ``-s<seed>``, ``-exact-decode`` and
+    ``-exact-<layers>`` where they apply.
+
+    Parameters
+    ----------
+    method : str
+        A name of :data:`gpu.generation_patterns.GENERATION_METHODS`.
+    budget : int
+        Keys per query.
+    seed : int, default 0
+        Seed.
+    decode : {"sparse", "exact"}, default "sparse"
+        The decode protocol.
+    exact_layers : iterable of int, default ()
+        Layers kept exact.
+
+    Returns
+    -------
+    str
+        The name.
+
+    Examples
+    --------
+    >>> generation_name("sa", 64), generation_name("sa", 64, 1, "exact", (0, 5))
+    ('receptive-gen-sa-64', 'receptive-gen-sa-64-s1-exact-decode-exact-0.5')
+    """
+    name = f"{PREFIX}-{method}-{budget}" + (f"-s{seed}" if seed else "")
+    name += "-exact-decode" if decode == "exact" else ""
+    layers = sorted(set(exact_layers))
+    return name + (f"-exact-{'.'.join(map(str, layers))}" if layers else "")
+
+
+def generation_forward(method: str, budget: int, seed: int = 0, *, max_length: int | None = None,
+                       decode: str = "sparse", exact_layers: Iterable[int] = (), trace=None) -> Callable:  # fmt: skip
+    """A transformers attention function running ``method`` in generation form, KV cache included.
+
+    Parameters
+    ----------
+    method : str
+        A name of :data:`gpu.generation_patterns.GENERATION_METHODS`.
+    budget : int
+        Keys per query (per head), at least 1.
+    seed : int, default 0
+        The model's seed; layer ``l`` of ``L`` draws SA's permutation with ``seed * L + l``.
+    max_length : int, optional
+        The length SA's permutations are drawn over; ``None``: the model's ``max_position_embeddings``.
+    decode : {"sparse", "exact"}, default "sparse"
+        ``"exact"``: calls after cached keys attend to every key (sparse prefill, exact decode).
+    exact_layers : iterable of int, default ()
+        Layers that attend to every key.
+    trace : callable, optional
+        ``trace(layer, positions, keep)`` for every call.
+
+    Returns
+    -------
+    callable
+        ``forward(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None, **kwargs)``
+        returning ``(output (batch, q, heads, d), None)``.
+
+    Raises
+    ------
+    TypeError
+        If ``method`` or ``decode`` is not a string, or ``budget``, ``seed``, ``max_length`` or a layer is not an
+        integer.
+    ValueError
+        If one is out of range.
+
+    Examples
+    --------
+    >>> import torch
+    >>> forward = generation_forward("swa", 4)
+    >>> x = torch.zeros(1, 2, 5, 8)  # (batch, heads, n, d)
+    >>> forward(None, x, x, x, None, is_causal=True)[0].shape
+    torch.Size([1, 5, 2, 8])
+
+    References
+    ----------
+    Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
+    """
+    check_choice("method", method, GENERATION_METHODS)
+    budget = check_int("budget", budget, 1)
+    seed = check_int("seed", seed, 0)
+    if max_length is not None:
+        max_length = check_int("max_length", max_length, 1)
+    check_choice("decode", decode, DECODES)
+    exact = frozenset(check_int("exact_layers", layer, 0) for layer in exact_layers)
+    name = generation_name(method, budget, seed, decode, exact)
+
+    def forward(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, is_causal=None,
+                **kwargs):  # fmt: skip
+        if dropout:
+            raise ValueError(f"dropout: the attention {name} is training-free; call model.eval() (got {dropout})")
+        if kwargs.get("position_bias") is not None or kwargs.get("softcap") is not None:
+            raise ValueError(f"position_bias, softcap: not supported by the attention {name}")
+        if not bool(is_causal if is_causal is not None else getattr(module, "is_causal", True)):
+            raise ValueError(f"is_causal: the attention {name} is causal; the model is not")
+        groups = getattr(module, "num_key_value_groups", 1)
+        if groups > 1:
+            key, value = key.repeat_interleave(groups, dim=1), value.repeat_interleave(groups, dim=1)
+        d = query.shape[-1]
+        if scaling is not None and not math.isclose(scaling * math.sqrt(d), 1.0, rel_tol=1e-12):
+            query = query * (scaling * math.sqrt(d))
+        config = getattr(module, "config", None)
+        layer = getattr(module, "layer_idx", None) or 0
+        layers = getattr(config, "num_hidden_layers", 1)
+        length = max_length or getattr(config, "max_position_embeddings", None) or key.shape[2]
+        layer_trace = None if trace is None else (lambda positions, keep: trace(layer, positions, keep))
+
+        def attend(q, k, v):
+            decoding = k.shape[2] > q.shape[2]
+            run = "exact" if layer in exact or (decoding and decode == "exact") else method
+            return generation_attention(run, q, k, v, budget, seed * layers + layer, length, layer_trace)
+
+        out = compacted(attend, query, key, value, attention_mask)
+        return out.transpose(1, 2).contiguous(), None
+
+    forward.__name__ = forward.__qualname__ = f"attention_{name}"
+    return forward
+
+
+def register_generation(method: str, budget: int, seed: int = 0, *, max_length: int | None = None,
+                        decode: str = "sparse", exact_layers: Iterable[int] = (), trace=None) -> str:  # fmt: skip
+    """Register ``method`` in generation form with transformers' attention and mask interfaces.
+
+    Parameters
+    ----------
+    method, budget, seed, max_length, decode, exact_layers, trace
+        As :func:`generation_forward`.
+
+    Returns
+    -------
+    str
+        The name to pass as ``attn_implementation`` (:func:`generation_name`).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`generation_forward`.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from transformers import LlamaConfig, LlamaForCausalLM
+    >>> config = LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+    ...                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64)
+    >>> torch.manual_seed(0) and None
+    >>> model = LlamaForCausalLM(config).eval()
+    >>> model.set_attn_implementation(register_generation("sa", 4))
+    >>> model.generate(torch.arange(8)[None], max_new_tokens=3, do_sample=False).shape
+    torch.Size([1, 11])
+
+    References
+    ----------
+    - Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
+    - Wolf et al. (2020). Transformers. EMNLP (system demonstrations).
+    """
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface
+
+    forward = generation_forward(method, budget, seed, max_length=max_length, decode=decode,
+                                 exact_layers=exact_layers, trace=trace)  # fmt: skip
+    name = forward.__name__.removeprefix("attention_")
+    AttentionInterface.register(name, forward)
+    AttentionMaskInterface.register(name, _materialised_mask)
+    return name
+
+
+def _materialised_mask(*args, **kwargs):
+    """transformers' ``sdpa_mask``, never ``None`` for a causal mask (the queries' alignment stays explicit)."""
+    from transformers.masking_utils import sdpa_mask
+
+    return sdpa_mask(*args, **(kwargs | {"allow_is_causal_skip": False}))

@@ -1,0 +1,138 @@
+"""The generation-form key sets against dense boolean oracles, and their attention against float64 dense attention."""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpu.approx import approximate
+from gpu.generation_patterns import (
+    GENERATION_METHODS,
+    generation_attention,
+    keys_per_query,
+    position_keys,
+    sa_band,
+)
+from receptive.windows import window_offsets
+
+
+def band_oracle(n: int, w: int, rank: np.ndarray) -> np.ndarray:
+    """Dense ``(n, n)``: query ``i`` reads the past keys whose rank among ``0..i`` (by ``rank``) is within its band."""
+    left, right = window_offsets(w, False)
+    keep = np.zeros((n, n), dtype=bool)
+    for i in range(n):
+        past = sorted(range(i + 1), key=lambda j: rank[j])
+        own = past.index(i)
+        for r, j in enumerate(past):
+            keep[i, j] = -left <= r - own <= right
+    return keep
+
+
+def dense(idx, valid, n):
+    keep = np.zeros((idx.shape[-2], n), dtype=bool)
+    for row, (i, v) in enumerate(zip(idx.numpy(), valid.numpy(), strict=True)):
+        keep[row, i[v]] = True
+    return keep
+
+
+@given(n=st.integers(1, 40), w=st.integers(1, 12), seed=st.integers(0, 10**6))
+def test_sa_band_equals_the_dense_oracle(n, w, seed):
+    rank = torch.from_numpy(np.random.default_rng(seed).permutation(n + 3))  # drawn over a longer max_length
+    idx, valid = sa_band(torch.arange(n), n, w, rank)
+    assert np.array_equal(dense(idx, valid, n), band_oracle(n, w, rank.numpy()))
+
+
+@given(n=st.integers(1, 30), m=st.integers(1, 10), seed=st.integers(0, 50))
+def test_no_row_reads_a_later_key_or_a_key_twice(n, m, seed):
+    positions = torch.arange(n)
+    for method in ("swa", "swa+sink", "sa", "sa+sink", "sa+swa-union", "sa-ms"):
+        idx, valid = position_keys(method, positions, n, m, 3, seed, 64)
+        assert bool((idx[valid] <= positions[:, None].expand_as(idx[0])[None].expand_as(idx)[valid]).all())
+        for head in range(3):
+            for i, v in zip(idx[head], valid[head], strict=True):
+                assert len(set(i[v].tolist())) == int(v.sum())
+
+
+def test_rows_do_not_depend_on_later_tokens():
+    """The keys of the first 20 positions are the same with 20 tokens present as with 50."""
+    for method in ("sa", "sa+sink", "sa+swa-union", "sa-ms"):
+        short = position_keys(method, torch.arange(20), 20, 5, 4, 7, 64)
+        long = position_keys(method, torch.arange(20), 50, 5, 4, 7, 64)
+        for a, b in zip(short, long, strict=True):
+            assert torch.equal(a, b)
+
+
+def test_sa_reads_about_its_whole_band():
+    """Past the first tokens a query reads nearly ``w`` keys (the lab's causal SA keeps about half)."""
+    assert keys_per_query("sa", 2048, 64, max_length=8192) > 0.95 * 64
+    assert keys_per_query("swa", 2048, 64) == pytest.approx(64 - 63 * 64 / 2 / 2048)
+
+
+def test_swa_sink_moba_top_k_equal_the_lab_forms_in_prefill():
+    q, k, v = torch.randn(3, 2, 3, 40, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0)).unbind(0)
+    for method in ("swa", "swa+sink", "moba", "top-k"):
+        ours = generation_attention(method, q, k, v, 8)
+        lab = approximate(method, q, k, v, 8, causal=True)
+        assert torch.allclose(ours, lab, atol=1e-12), method
+
+
+def reference(method, q, k, v, m, seed, max_length):
+    """float64 dense attention over the oracle's key sets (SA's band from :func:`band_oracle`)."""
+    n = k.shape[2]
+    causal = np.tril(np.ones((n, n), dtype=bool))
+    scores = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
+
+    def attend(keep):
+        keep = torch.as_tensor(keep)
+        return torch.softmax(scores.masked_fill(~keep, float("-inf")), -1) @ v
+
+    from gpu.generation_patterns import _sigma_rank
+
+    rank = _sigma_rank(max_length, seed, max_length).numpy()
+    window = np.tril(np.ones((n, n), dtype=bool), 0) & ~np.tril(np.ones((n, n), dtype=bool), -m)
+    if method == "exact":
+        return attend(causal)
+    if method == "sa":
+        return attend(band_oracle(n, m, rank))
+    if method == "swa":
+        return attend(window)
+    if method == "sa+swa":
+        half = max(1, m // 2)
+        w_half = np.tril(np.ones((n, n), dtype=bool), 0) & ~np.tril(np.ones((n, n), dtype=bool), -half)
+        return 0.5 * (attend(band_oracle(n, half, rank)) + attend(w_half))
+    raise AssertionError(method)
+
+
+@pytest.mark.parametrize("method", ["exact", "sa", "swa", "sa+swa"])
+@given(n=st.integers(2, 24), m=st.integers(1, 9), seed=st.integers(0, 20))
+def test_attention_equals_float64_dense_attention_over_the_oracle_keys(method, n, m, seed):
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = torch.randn(3, 1, 2, n, 4, dtype=torch.float64, generator=g).unbind(0)
+    out = generation_attention(method, q, k, v, m, seed, max_length=32)
+    assert torch.allclose(out, reference(method, q, k, v, m, seed, 32), atol=1e-12)
+
+
+@pytest.mark.parametrize("method", sorted(GENERATION_METHODS))
+def test_a_decode_step_reads_what_the_full_forward_gives_its_position(method):
+    q, k, v = torch.randn(3, 1, 4, 30, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(1)).unbind(0)
+    full = generation_attention(method, q, k, v, 6, 3, 64)
+    for t in (0, 5, 17, 29):
+        step = generation_attention(method, q[:, :, t : t + 1], k[:, :, : t + 1], v[:, :, : t + 1], 6, 3, 64)
+        assert torch.allclose(step, full[:, :, t : t + 1], atol=1e-12), (method, t)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"m": 0}, ValueError, "m: "),
+        ({"m": 2.0}, TypeError, "m: "),
+        ({"max_length": 10}, ValueError, "max_length: the sequence has 12 tokens"),
+        ({"method": "nope"}, ValueError, "method: "),
+    ],
+)
+def test_bad_arguments_are_one_line_errors(kwargs, error, match):
+    x = torch.zeros(1, 1, 12, 4)
+    args = {"method": "sa", "m": 4, "max_length": 64} | kwargs
+    with pytest.raises(error, match=match):
+        generation_attention(args.pop("method"), x, x, x, **args)
