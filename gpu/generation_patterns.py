@@ -435,6 +435,11 @@ def generation_attention(method: str, q, k, v, m: int, seed: int = 0, max_length
     if n > max_length:
         raise ValueError(f"max_length: the sequence has {n} tokens, more than max_length = {max_length}")
     positions = torch.arange(n - n_q, n)
+    if method == "exact":
+        keep = torch.arange(n)[None, :] <= positions[:, None]
+        if trace is not None:
+            trace(positions, keep)
+        return _rows_attention(q, k, v, keep)
     if method in ("moba", "top-k"):
         keep = (_moba_keep if method == "moba" else _top_k_keep)(q, k, positions, m)
         if trace is not None:

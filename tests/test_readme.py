@@ -38,3 +38,25 @@ def test_causal_coverage_numbers():
     assert m, "the causal finding moved: update this test"
     assert p["sa"]["full_coverage_layer"] is None and f"within {m[1]} layers" in p["sa"]["note"]
     assert int(m[2]) == p["sa+swa"]["full_coverage_layer"]
+
+
+def test_real_model_numbers():
+    data = json.loads((ROOT / "analysis/real_models/results/smollm2_n2048_m128.json").read_text())
+    m = re.search(r"SA's perplexity is ([\d.]+) with a sparse prefill and an exact decode against ([\d.]+)\s+for SWA "
+                  r"and ([\d.]+) for full attention", README)  # fmt: skip
+    assert m, "the real-model finding moved: update this test"
+
+    def mean(label, protocol):
+        values = [r["perplexity"] for r in data["rows"] if r["task"] == "perplexity" and r["label"] == label
+                  and r["protocol"] == protocol]  # fmt: skip
+        return round(sum(values) / len(values), 1)
+
+    assert (float(m[1]), float(m[2]), float(m[3])) == (
+        mean("sa", "sparse-prefill"),
+        mean("swa", "sparse-prefill"),
+        mean("exact", "sparse"),
+    )
+    reach = [r["reach_layer"] for r in data["rows"] if r["task"] == "passkey" and r["label"] == "sa"]
+    assert max(reach) <= 2 and not any(
+        r["correct"] for r in data["rows"] if r["task"] == "passkey" and r["label"] == "sa"
+    )

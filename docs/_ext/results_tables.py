@@ -518,6 +518,63 @@ class Tables(BenchmarkTables):
         intro = "Validation perplexity (mean ± std over draws where randomized).\n\n"
         return self.header(rel, data=[d]) + intro + md_table(head, rows)
 
+    def real_models(self) -> str:
+        rel = "analysis/real_models/results/smollm2_n2048_m128.json"
+        d = self.load(rel)
+        if d is None:
+            return ""
+        ppl: dict[str, dict[str, list[float]]] = {}
+        seconds: dict[str, list[float]] = {}
+        for r in d["rows"]:
+            if r["task"] == "perplexity":
+                ppl.setdefault(r["label"], {}).setdefault(r["protocol"], []).append(r["perplexity"])
+                if r["protocol"] == "sparse":
+                    seconds.setdefault(r["label"], []).append(r["seconds"])
+        keys: dict[str, list] = {}
+        for r in d["rows"]:
+            if r["task"] == "passkey":
+                keys.setdefault(r["label"], []).append(r)
+        costs = {c["label"]: c for c in d["costs"]}
+
+        def cell(values):
+            if not values:
+                return ""
+            mean = sum(values) / len(values)
+            if len(values) == 1:
+                return fmt(mean)
+            std = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
+            return f"{fmt(mean)} ± {fmt(std)} ({len(values)} seeds)"
+
+        rows = []
+        for label, by_protocol in ppl.items():
+            trials = keys.get(label, [])
+            reach = sorted({r["reach_layer"] for r in trials}, key=lambda x: (x is None, x))
+            c = costs.get(label, {})
+            rows.append([
+                label,
+                cell(by_protocol.get("sparse", [])),
+                cell(by_protocol.get("sparse-prefill", [])),
+                f"{sum(r['correct'] for r in trials)}/{len(trials)}" if trials else "",
+                ", ".join("never" if x is None else str(x) for x in reach),
+                fmt(c["keys_per_query"]) if c else "all",
+                fmt(c["kv_cache_keys"]) if c else "all",
+                fmt(sum(seconds[label]) / len(seconds[label])),
+            ])  # fmt: skip
+        n = d["rows"][0]["n"]
+        budget = next(r["budget"] for r in d["rows"] if r["label"] != "exact")
+        intro = (
+            f"{d['model']}, {d['layers']} layers, n = {n}, m = {budget} keys per query. Perplexity of the last "
+            f"{d['rows'][0]['scored']} tokens of the standard library's help topics: *sparse* (the pattern at every "
+            "position, which equals sparse generation teacher-forced) and *sparse prefill* (exact attention for the "
+            "scored tokens over the sparse cache); passkey found by greedy generation with the pattern (depths 10, "
+            "50, 90 %); the layer after which the last prompt position can first depend on the key (each trial); "
+            "mean keys per query over the stack; keys the KV cache must hold at length n.\n\n"
+        )
+        head = ["pattern", "perplexity, sparse", "perplexity, sparse prefill", "passkey", "needle reaches the "
+                "answer after layer", "keys / query", "KV-cache keys",
+                f"CPU s / forward ({d['threads']} threads)"]  # fmt: skip
+        return self.header(rel, data=[d]) + intro + md_table(head, rows)
+
     def all(self) -> dict[str, str]:
         """Every table, by file name."""
         names = [n for n in dir(self) if not n.startswith("_") and n not in ("all", "load", "command", "header")]

