@@ -10,7 +10,7 @@ import torch
 pytest.importorskip("transformers")
 
 from analysis.real_models import figure, study
-from gpu.generation_patterns import position_keys
+from gpu.generation_keys import position_keys
 from gpu.hf_models import smollm2_gguf
 
 RESULT = Path(study.__file__).parent / "results" / "smollm2_n2048_m128.json"

@@ -7,13 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpu.approx import approximate
-from gpu.generation_patterns import (
-    GENERATION_METHODS,
-    generation_attention,
-    keys_per_query,
-    position_keys,
-    sa_band,
-)
+from gpu.generation_keys import position_keys, sa_band
+from gpu.generation_patterns import GENERATION_METHODS, generation_attention, keys_per_query
 from receptive.windows import window_offsets
 
 
@@ -87,7 +82,7 @@ def reference(method, q, k, v, m, seed, max_length):
         keep = torch.as_tensor(keep)
         return torch.softmax(scores.masked_fill(~keep, float("-inf")), -1) @ v
 
-    from gpu.generation_patterns import _sigma_rank
+    from gpu.generation_keys import _sigma_rank
 
     rank = _sigma_rank(max_length, seed, max_length).numpy()
     window = np.tril(np.ones((n, n), dtype=bool), 0) & ~np.tril(np.ones((n, n), dtype=bool), -m)

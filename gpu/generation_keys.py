@@ -1,0 +1,252 @@
+"""The keys each query position reads in the position-only causal patterns of :mod:`gpu.generation_patterns`:
+SA's band among the past keys in a permutation over ``max_length``, the window, the sink, their unions and
+multi-scale SA's per-head bands. Each row depends on the positions before the query only.
+
+References
+----------
+- Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
+- Xiao et al. (2024). Efficient streaming language models with attention sinks. arXiv 2309.17453.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import torch
+
+from gpu.approx.families.common import dedupe
+from receptive.patterns.multiscale import block_permutation, default_blocks
+from receptive.permutations import layer_permutation
+from receptive.windows import window_offsets
+
+#: Cells of the ``(queries, keys)`` rank table SA's generation form builds at once (memory: 8 bytes per cell).
+RANK_CELLS = 1 << 22
+
+
+@lru_cache(maxsize=256)
+def _sigma_rank(max_length: int, seed: int, block: int) -> torch.Tensor:
+    """``rank[j]``: the permuted position of token ``j`` in the layer's permutation over ``max_length``."""
+    perm = layer_permutation(max_length, seed, 1) if block == max_length else block_permutation(
+        max_length, block, seed, 1)  # fmt: skip
+    rank = np.empty(max_length, dtype=np.int64)
+    rank[perm] = np.arange(max_length)
+    return torch.from_numpy(rank)
+
+
+def sa_band(positions: torch.Tensor, n_keys: int, w: int, sigma_rank: torch.Tensor):
+    """SA's band in generation form: the ``w`` slots around each query in the permuted order of the keys before it.
+
+    Query ``i`` (an entry of ``positions``) ranks the keys ``0..i`` by ``sigma_rank`` and takes those whose rank lies
+    within ``-left..right`` of its own (``receptive.window_offsets(w, False)``), clipped at the ends.
+
+    Parameters
+    ----------
+    positions : torch.Tensor
+        ``(q,)`` int64 query positions, each below ``n_keys``.
+    n_keys : int
+        Keys present (``0..n_keys-1``).
+    w : int
+        Band slots, at least 1.
+    sigma_rank : torch.Tensor
+        ``(>= n_keys,)`` int64, the permuted position of each token (distinct values).
+
+    Returns
+    -------
+    idx, valid : torch.Tensor
+        ``(q, w)`` key indices and which slots hold a key; every valid index is at most the query's position.
+
+    Examples
+    --------
+    >>> import torch
+    >>> idx, valid = sa_band(torch.tensor([3]), 4, 3, torch.tensor([3, 0, 2, 1]))  # order 1, 3, 2, 0
+    >>> idx[valid].tolist()
+    [1, 3, 2]
+
+    References
+    ----------
+    Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
+    """
+    left, right = window_offsets(w, False)
+    order = torch.argsort(sigma_rank[:n_keys])  # tokens in permuted order
+    slot_of = torch.argsort(order)  # each token's column in that order
+    offsets = torch.arange(-left, right + 1)
+    chunk = max(1, RANK_CELLS // max(1, n_keys))
+    idx, valid = [], []
+    for start in range(0, len(positions), chunk):
+        p = positions[start : start + chunk]
+        past = order[None, :] <= p[:, None]  # (c, n_keys) in permuted order
+        count = past.cumsum(1)  # count[c, s]: past keys at columns <= s
+        own = count.gather(1, slot_of[p][:, None]) - 1  # the query's rank among its past keys
+        target = own + offsets[None, :]
+        ok = (target >= 0) & (target <= p[:, None])
+        column = torch.searchsorted(count, (target.clamp(0) + 1).contiguous())  # first column holding that rank
+        idx.append(order[column.clamp(max=n_keys - 1)].masked_fill(~ok, 0))
+        valid.append(ok)
+    return torch.cat(idx), torch.cat(valid)
+
+
+def window(positions: torch.Tensor, w: int):
+    """The causal sliding window: keys ``i-w+1..i`` of each query ``i``.
+
+    Parameters
+    ----------
+    positions : torch.Tensor
+        ``(q,)`` int64 query positions.
+    w : int
+        Window size, at least 1.
+
+    Returns
+    -------
+    idx, valid : torch.Tensor
+        ``(q, w)`` key indices and which hold a key.
+
+    Examples
+    --------
+    >>> idx, valid = window(torch.tensor([1]), 3)
+    >>> idx[valid].tolist()
+    [0, 1]
+
+    References
+    ----------
+    Beltagy, Peters & Cohan (2020). Longformer. arXiv 2004.05150.
+    """
+    idx = positions[:, None] - w + 1 + torch.arange(w)[None, :]
+    return idx.clamp(min=0), idx >= 0
+
+
+def with_sink(idx: torch.Tensor, valid: torch.Tensor):
+    """Key 0 added to each row (the attention sink of StreamingLLM), counted once.
+
+    Parameters
+    ----------
+    idx, valid : torch.Tensor
+        ``(..., K)`` key indices and which hold a key.
+
+    Returns
+    -------
+    idx, valid : torch.Tensor
+        ``(..., K + 1)``, key 0 first.
+
+    Examples
+    --------
+    >>> idx, valid = with_sink(*window(torch.tensor([0, 5]), 2))
+    >>> [i[v].tolist() for i, v in zip(idx, valid)]
+    [[0], [0, 4, 5]]
+
+    References
+    ----------
+    Xiao et al. (2024). Efficient streaming language models with attention sinks. arXiv 2309.17453.
+    """
+    idx = torch.cat([torch.zeros_like(idx[..., :1]), idx], -1)
+    valid = torch.cat([torch.ones_like(valid[..., :1]), valid], -1)
+    return idx, dedupe(idx, valid)
+
+
+def union(*parts):
+    """The union of several ``(idx, valid)`` key sets, each key counted once.
+
+    Parameters
+    ----------
+    *parts : tuple of torch.Tensor
+        ``(idx, valid)`` pairs with the same leading shape.
+
+    Returns
+    -------
+    idx, valid : torch.Tensor
+        Concatenated along the last axis, repeats switched off.
+
+    Examples
+    --------
+    >>> idx, valid = union(window(torch.tensor([3]), 2), window(torch.tensor([3]), 3))
+    >>> sorted(idx[valid].tolist())
+    [1, 2, 3]
+    """
+    idx = torch.cat([i for i, _ in parts], -1)
+    return idx, dedupe(idx, torch.cat([v for _, v in parts], -1))
+
+
+def sa_ms_blocks(max_length: int, w: int) -> list[int]:
+    """Multi-scale SA's block sizes over ``max_length``: ``w, w^2, ...`` while they divide it, then ``max_length``.
+
+    Parameters
+    ----------
+    max_length : int
+        The longest sequence, at least 2.
+    w : int
+        Band slots per head.
+
+    Returns
+    -------
+    list of int
+        Increasing block sizes; head ``h`` uses ``blocks[h % len(blocks)]``.
+
+    Examples
+    --------
+    >>> sa_ms_blocks(8192, 64)
+    [64, 4096, 8192]
+    """
+    return default_blocks(max_length, w) if w >= 2 else [max_length]
+
+
+def position_keys(method: str, positions: torch.Tensor, n_keys: int, m: int, heads: int, seed: int,
+                  max_length: int):  # fmt: skip
+    """The keys of each query of a position-only method (every one but MoBA and top-k), per head.
+
+    Parameters
+    ----------
+    method : str
+        ``swa``, ``swa+sink``, ``sa``, ``sa+sink``, ``sa+swa-union``, ``sa-ms`` or ``exact``.
+    positions : torch.Tensor
+        ``(q,)`` int64 query positions, below ``n_keys``.
+    n_keys : int
+        Keys present.
+    m : int
+        Keys per query (the budget), at least 1.
+    heads : int
+        Attention heads (``sa-ms`` gives each its scale).
+    seed : int
+        The layer's seed.
+    max_length : int
+        The length SA's permutations are drawn over, at least ``n_keys``.
+
+    Returns
+    -------
+    idx, valid : torch.Tensor
+        ``(heads, q, K)`` key indices and which hold a key (``K`` depends on the method).
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is data-dependent, or ``sa+swa`` (two softmaxes, not one key set).
+
+    Examples
+    --------
+    >>> idx, valid = position_keys("swa+sink", torch.tensor([9]), 10, 3, 1, 0, 16)
+    >>> idx[valid].tolist()
+    [0, 8, 9]
+    """
+    q = len(positions)
+    if method == "exact":
+        idx = torch.arange(n_keys).expand(q, n_keys)
+        parts = (idx, idx <= positions[:, None])
+    elif method == "swa":
+        parts = window(positions, m)
+    elif method == "swa+sink":
+        parts = with_sink(*window(positions, max(1, m - 1)))
+    elif method == "sa":
+        parts = sa_band(positions, n_keys, m, _sigma_rank(max_length, seed, max_length))
+    elif method == "sa+sink":
+        parts = with_sink(*sa_band(positions, n_keys, max(1, m - 1), _sigma_rank(max_length, seed, max_length)))
+    elif method == "sa+swa-union":
+        half = max(1, m // 2)
+        parts = union(sa_band(positions, n_keys, half, _sigma_rank(max_length, seed, max_length)),
+                      window(positions, half))  # fmt: skip
+    elif method == "sa-ms":
+        blocks = sa_ms_blocks(max_length, m)
+        per_block = [sa_band(positions, n_keys, m, _sigma_rank(max_length, seed, b)) for b in blocks]
+        idx = torch.stack([per_block[h % len(blocks)][0] for h in range(heads)])
+        return idx, torch.stack([per_block[h % len(blocks)][1] for h in range(heads)])
+    else:
+        raise ValueError(f"method: {method!r} has no position-only key set")
+    return parts[0].expand(heads, *parts[0].shape), parts[1].expand(heads, *parts[1].shape)
