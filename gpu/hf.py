@@ -52,10 +52,34 @@ PREFIX = "receptive"
 Attend = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, bool, int, int], torch.Tensor]
 
 
-def _keep_mask(attention_mask: torch.Tensor, shape: tuple[int, int, int]) -> torch.Tensor:
-    """A boolean ``(batch, n, n)`` keep-mask from a boolean or additive float 4-d mask."""
+def keep_mask(attention_mask: torch.Tensor, shape: tuple[int, int, int]) -> torch.Tensor:
+    """A boolean ``(batch, q, n)`` keep-mask (``True``: attend) from a boolean or additive float 4-d mask.
+
+    Parameters
+    ----------
+    attention_mask : torch.Tensor
+        ``(batch, 1 or heads, q, n)``, boolean or additive (0 kept, the dtype's minimum masked).
+    shape : tuple of int
+        ``(batch, q, n)``.
+
+    Returns
+    -------
+    torch.Tensor
+
+    Raises
+    ------
+    ValueError
+        If the mask is not 4-d or differs between heads.
+
+    Examples
+    --------
+    >>> import torch
+    >>> additive = torch.tensor([[[[0.0, torch.finfo(torch.float32).min]]]])
+    >>> keep_mask(additive, (1, 1, 2)).tolist()
+    [[[True, False]]]
+    """
     if attention_mask.dim() != 4:
-        raise ValueError(f"attention_mask: expected a 4-d mask (batch, heads, n, n), got {attention_mask.dim()}-d")
+        raise ValueError(f"attention_mask: expected a 4-d mask (batch, heads, q, n), got {attention_mask.dim()}-d")
     keep = attention_mask
     if keep.dtype != torch.bool:  # additive: 0 where kept, the dtype's minimum where masked
         keep = keep > torch.finfo(keep.dtype).min / 2
@@ -108,7 +132,7 @@ def padded(attend: Attend, q, k, v, attention_mask, causal: bool, layer: int, la
     b, _, n, _ = q.shape
     if attention_mask is None:
         return attend(q, k, v, causal, layer, layers)
-    keep = _keep_mask(attention_mask, (b, n, n))
+    keep = keep_mask(attention_mask, (b, n, n))
     valid = keep.any(dim=1)  # (b, n): keys some query reads; in self-attention, the sequence's tokens
     expected = valid[:, None, :]
     if causal:
@@ -177,22 +201,81 @@ def hf_attention(attend: Attend, name: str = "receptive") -> Callable:
                 f"cache: the attention {name} runs prefill only ({query.shape[2]} queries, {key.shape[2]} keys); "
                 "call the model with use_cache=False"
             )
-        if kwargs.get("position_bias") is not None or kwargs.get("softcap") is not None:
-            raise ValueError(f"position_bias, softcap: not supported by the attention {name}")
-        groups = getattr(module, "num_key_value_groups", 1)
-        if groups > 1:
-            key, value = key.repeat_interleave(groups, dim=1), value.repeat_interleave(groups, dim=1)
-        d = query.shape[-1]
-        if scaling is not None and not math.isclose(scaling * math.sqrt(d), 1.0, rel_tol=1e-12):
-            query = query * (scaling * math.sqrt(d))
+        query, key, value = heads_and_scale(name, module, query, key, value, scaling, kwargs)
         causal = bool(is_causal if is_causal is not None else getattr(module, "is_causal", False))
-        layer = getattr(module, "layer_idx", None) or 0
-        layers = getattr(getattr(module, "config", None), "num_hidden_layers", 1)
+        layer, layers = layer_of(module)
         out = padded(attend, query, key, value, attention_mask, causal, layer, layers)
         return out.transpose(1, 2).contiguous(), None
 
     forward.__name__ = forward.__qualname__ = f"attention_{name}"
     return forward
+
+
+def heads_and_scale(name: str, module, query, key, value, scaling, kwargs: dict):
+    """The inputs of a transformers attention call as the methods take them: grouped key heads repeated, ``query``
+    rescaled so that ``q k^T / sqrt(d)`` gives the module's scores; bias and softcap refused.
+
+    Parameters
+    ----------
+    name : str
+        The implementation's name, for the error message.
+    module : torch.nn.Module or None
+        The attention module (``num_key_value_groups`` read from it).
+    query, key, value : torch.Tensor
+        ``(batch, heads, q or n, d)``.
+    scaling : float or None
+        The module's score scale; ``None``: ``d^-1/2``.
+    kwargs : dict
+        The call's other keyword arguments.
+
+    Returns
+    -------
+    query, key, value : torch.Tensor
+
+    Raises
+    ------
+    ValueError
+        On ``position_bias`` or ``softcap``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> q = torch.ones(1, 2, 3, 4)
+    >>> kv = torch.ones(1, 1, 3, 4)
+    >>> q2, k2, _ = heads_and_scale("x", None, q, kv, kv, 1.0, {})  # scale 1 = (d^-1/2) * 2
+    >>> float(q2[0, 0, 0, 0]), k2.shape[1]
+    (2.0, 1)
+    """
+    if kwargs.get("position_bias") is not None or kwargs.get("softcap") is not None:
+        raise ValueError(f"position_bias, softcap: not supported by the attention {name}")
+    groups = getattr(module, "num_key_value_groups", 1)
+    if groups > 1:
+        key, value = key.repeat_interleave(groups, dim=1), value.repeat_interleave(groups, dim=1)
+    d = query.shape[-1]
+    if scaling is not None and not math.isclose(scaling * math.sqrt(d), 1.0, rel_tol=1e-12):
+        query = query * (scaling * math.sqrt(d))
+    return query, key, value
+
+
+def layer_of(module) -> tuple[int, int]:
+    """The module's layer index and its model's number of layers (``0, 1`` when it names neither).
+
+    Parameters
+    ----------
+    module : torch.nn.Module or None
+        An attention module (``layer_idx``, ``config.num_hidden_layers``).
+
+    Returns
+    -------
+    tuple of int
+
+    Examples
+    --------
+    >>> layer_of(None)
+    (0, 1)
+    """
+    layer = getattr(module, "layer_idx", None) or 0
+    return layer, getattr(getattr(module, "config", None), "num_hidden_layers", 1)
 
 
 def register_function(name: str, attend: Attend) -> str:

@@ -36,30 +36,16 @@ References
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 
 import torch
 
 from .generation_patterns import GENERATION_METHODS, generation_attention
+from .hf import heads_and_scale, keep_mask, layer_of
 from .validation import check_choice, check_int
 
 PREFIX = "receptive-gen"
 DECODES = ("sparse", "exact")
-
-
-def _row_keep(attention_mask, b: int, n_q: int, n: int) -> torch.Tensor | None:
-    """The boolean ``(b, q, n)`` keep-mask of a boolean or additive 4-d mask, or ``None``."""
-    if attention_mask is None:
-        return None
-    if attention_mask.dim() != 4:
-        raise ValueError(f"attention_mask: expected a 4-d mask (batch, heads, q, n), got {attention_mask.dim()}-d")
-    keep = attention_mask
-    if keep.dtype != torch.bool:
-        keep = keep > torch.finfo(keep.dtype).min / 2
-    if keep.shape[1] != 1 and not bool((keep == keep[:, :1]).all()):
-        raise ValueError("attention_mask: a mask that differs between heads is not supported")
-    return keep[:, 0].expand(b, n_q, n)
 
 
 def compacted(attend: Callable, q, k, v, attention_mask) -> torch.Tensor:
@@ -102,9 +88,9 @@ def compacted(attend: Callable, q, k, v, attention_mask) -> torch.Tensor:
     """
     b, _, n_q, _ = q.shape
     n = k.shape[2]
-    keep = _row_keep(attention_mask, b, n_q, n)
-    if keep is None:
+    if attention_mask is None:
         return attend(q, k, v)
+    keep = keep_mask(attention_mask, (b, n_q, n))
     reads = keep.any(dim=-1)  # (b, q): query rows that read some key
     slot = torch.where(reads, n - 1 - keep.flip(-1).int().argmax(-1), -1)  # a query's own slot: its last key
     first = reads.int().argmax(1, keepdim=True)  # each row's first query
@@ -233,19 +219,11 @@ def generation_forward(method: str, budget: int, seed: int = 0, *, max_length: i
                 **kwargs):  # fmt: skip
         if dropout:
             raise ValueError(f"dropout: the attention {name} is training-free; call model.eval() (got {dropout})")
-        if kwargs.get("position_bias") is not None or kwargs.get("softcap") is not None:
-            raise ValueError(f"position_bias, softcap: not supported by the attention {name}")
         if not bool(is_causal if is_causal is not None else getattr(module, "is_causal", True)):
             raise ValueError(f"is_causal: the attention {name} is causal; the model is not")
-        groups = getattr(module, "num_key_value_groups", 1)
-        if groups > 1:
-            key, value = key.repeat_interleave(groups, dim=1), value.repeat_interleave(groups, dim=1)
-        d = query.shape[-1]
-        if scaling is not None and not math.isclose(scaling * math.sqrt(d), 1.0, rel_tol=1e-12):
-            query = query * (scaling * math.sqrt(d))
+        query, key, value = heads_and_scale(name, module, query, key, value, scaling, kwargs)
+        layer, layers = layer_of(module)
         config = getattr(module, "config", None)
-        layer = getattr(module, "layer_idx", None) or 0
-        layers = getattr(config, "num_hidden_layers", 1)
         length = max_length or getattr(config, "max_position_embeddings", None) or key.shape[2]
         layer_trace = None if trace is None else (lambda positions, keep: trace(layer, positions, keep))
 
