@@ -14,14 +14,12 @@ from functools import lru_cache
 
 import numpy as np
 import torch
+from numba import njit, prange
 
 from gpu.approx.families.common import dedupe
 from receptive.patterns.multiscale import block_permutation, default_blocks
 from receptive.permutations import layer_permutation
 from receptive.windows import window_offsets
-
-#: Cells of the ``(queries, keys)`` rank table SA's generation form builds at once (memory: 8 bytes per cell).
-RANK_CELLS = 1 << 22
 
 
 @lru_cache(maxsize=256)
@@ -70,20 +68,34 @@ def sa_band(positions: torch.Tensor, n_keys: int, w: int, sigma_rank: torch.Tens
     left, right = window_offsets(w, False)
     order = torch.argsort(sigma_rank[:n_keys])  # tokens in permuted order
     slot_of = torch.argsort(order)  # each token's column in that order
-    offsets = torch.arange(-left, right + 1)
-    chunk = max(1, RANK_CELLS // max(1, n_keys))
-    idx, valid = [], []
-    for start in range(0, len(positions), chunk):
-        p = positions[start : start + chunk]
-        past = order[None, :] <= p[:, None]  # (c, n_keys) in permuted order
-        count = past.cumsum(1)  # count[c, s]: past keys at columns <= s
-        own = count.gather(1, slot_of[p][:, None]) - 1  # the query's rank among its past keys
-        target = own + offsets[None, :]
-        ok = (target >= 0) & (target <= p[:, None])
-        column = torch.searchsorted(count, (target.clamp(0) + 1).contiguous())  # first column holding that rank
-        idx.append(order[column.clamp(max=n_keys - 1)].masked_fill(~ok, 0))
-        valid.append(ok)
-    return torch.cat(idx), torch.cat(valid)
+    idx = np.zeros((len(positions), w), dtype=np.int64)
+    valid = np.zeros((len(positions), w), dtype=np.bool_)
+    _band_walk(positions.numpy(), slot_of.numpy(), order.numpy(), left, right, idx, valid)
+    return torch.from_numpy(idx), torch.from_numpy(valid)
+
+
+@njit(parallel=True, cache=True)
+def _band_walk(positions, slot_of, order, left, right, idx, valid):  # pragma: no cover - compiled
+    """From each query's column walk left, then right, through the permuted order, keeping the first ``left`` and
+    ``right`` keys not after the query: ``O(w n / i)`` steps for query ``i`` on average."""
+    for a in prange(positions.shape[0]):
+        p = positions[a]
+        idx[a, left] = p
+        valid[a, left] = True
+        found, s = 0, slot_of[p] - 1
+        while found < left and s >= 0:
+            if order[s] <= p:
+                found += 1
+                idx[a, left - found] = order[s]
+                valid[a, left - found] = True
+            s -= 1
+        found, s = 0, slot_of[p] + 1
+        while found < right and s < order.shape[0]:
+            if order[s] <= p:
+                found += 1
+                idx[a, left + found] = order[s]
+                valid[a, left + found] = True
+            s += 1
 
 
 def window(positions: torch.Tensor, w: int):

@@ -33,6 +33,10 @@ indices here address the full ``DynamicCache`` of the model. SA and every SA var
 their saving is compute (``m`` keys per query), not memory. MoBA reads the block means of the whole past, top-k every
 key.
 
+How they are computed: the position methods and MoBA attend through :func:`gpu.gathered_attention.gathered_attention`
+(``O(m)`` keys read per query where they lie, no gathered copy; the torch form under autograd); top-k and ``exact``
+through PyTorch's fused SDPA with a boolean mask (``is_causal`` for an exact prefill).
+
 References
 ----------
 - Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
@@ -47,8 +51,9 @@ from dataclasses import dataclass
 
 import torch
 
-from gpu.approx.families.common import indexed_attention, scale_of
+from gpu.approx.families.common import scale_of
 
+from .gathered_attention import gathered_attention
 from .generation_keys import position_keys
 from .validation import check_choice, check_int
 
@@ -104,15 +109,15 @@ GENERATION_METHODS: dict[str, GenerationMethod] = {
 
 
 def _rows_attention(q, k, v, keep):
-    """Softmax of ``q`` over the keys ``keep`` (``(b, h, q, K)``) holds; a row without a key gives zeros."""
-    scores = (q @ k.transpose(-1, -2) * scale_of(q)).masked_fill(~keep, float("-inf"))
-    top = scores.amax(-1, keepdim=True).clamp_min(torch.finfo(scores.dtype).min)
-    weights = torch.exp(scores - top) * keep
-    return (weights / weights.sum(-1, keepdim=True).clamp_min(torch.finfo(q.dtype).tiny)) @ v
+    """Softmax of ``q`` over the keys ``keep`` (``(b, h, q, n)`` or ``(q, n)``) holds, by the fused SDPA kernel; a row
+    without a key gives zeros."""
+    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+    return out.masked_fill(~keep.any(-1, keepdim=True), 0.0)
 
 
-def _moba_keep(q, k, positions, m):
-    """MoBA's keys over the cache: the own block (causal) and the top earlier blocks by ``q . mean(k_block)``."""
+def _moba_keys(q, k, positions, m):
+    """MoBA's keys over the cache as ``(b, h, q, K)`` indices: the own block (causal) and the top earlier blocks by
+    ``q . mean(k_block)``."""
     b, h, n, d = k.shape
     size = max(1, m // MOBA_BLOCKS)
     nb = -(-n // size)
@@ -123,9 +128,9 @@ def _moba_keep(q, k, positions, m):
     own = positions // size
     gate = gate.masked_fill(torch.arange(nb) > own[:, None], float("-inf"))
     gate[..., torch.arange(len(positions)), own] = float("inf")
-    chosen = gate.topk(min(MOBA_BLOCKS, nb), dim=-1).indices
-    blocks = torch.zeros(b, h, len(positions), nb, dtype=torch.bool).scatter_(-1, chosen, True)
-    return blocks[..., block_of] & (torch.arange(n)[None, :] <= positions[:, None])
+    chosen = gate.topk(min(MOBA_BLOCKS, nb), dim=-1).indices  # (b, h, q, blocks); a later block reads no key
+    idx = (chosen[..., None] * size + torch.arange(size)).flatten(-2)
+    return idx.clamp(max=n - 1), idx <= positions[:, None]
 
 
 def _top_k_keep(q, k, positions, m):
@@ -205,9 +210,16 @@ def generation_attention(method: str, q, k, v, m: int, seed: int = 0, max_length
         keep = torch.arange(n)[None, :] <= positions[:, None]
         if trace is not None:
             trace(positions, keep)
+        if n_q == n:
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
         return _rows_attention(q, k, v, keep)
-    if method in ("moba", "top-k"):
-        keep = (_moba_keep if method == "moba" else _top_k_keep)(q, k, positions, m)
+    if method == "moba":
+        idx, valid = _moba_keys(q, k, positions, m)
+        if trace is not None:
+            trace(positions, _keep_of(idx.flatten(0, 1), valid.flatten(0, 1), n))
+        return gathered_attention(q, k, v, idx, valid)
+    if method == "top-k":
+        keep = _top_k_keep(q, k, positions, m)
         if trace is not None:
             trace(positions, keep.any(0).any(0))
         return _rows_attention(q, k, v, keep)
@@ -233,9 +245,11 @@ def _keep_of(idx, valid, n):
 
 
 def _indexed(q, k, v, idx, valid):
-    """:func:`indexed_attention` with per-head ``(heads, q, K)`` key sets shared by the batch."""
-    b = q.shape[0]
-    return indexed_attention(q, k, v, idx.expand(b, *idx.shape), valid.expand(b, *valid.shape))
+    """:func:`gathered_attention` with per-head ``(heads, q, K)`` key sets shared by the batch (one copy when the
+    heads share them)."""
+    if idx.stride(0) == 0 and valid.stride(0) == 0:
+        idx, valid = idx[:1], valid[:1]
+    return gathered_attention(q, k, v, idx[None], valid[None])
 
 
 def keys_per_query(method: str, n: int, m: int, heads: int = 1, seed: int = 0, max_length: int | None = None):

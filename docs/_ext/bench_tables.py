@@ -128,3 +128,30 @@ class BenchmarkTables:
         ]
         intro = f"{d['device']}, {d['torch_threads']} thread, score budget {d['score_budget']:,}.\n\n"
         return self.header(rel, data=[d]) + intro + md_table(["n", "pass", "path", "median", "over one shot"], rows)
+
+    def bench_generation(self) -> str:
+        rel = "benchmarks/results/generation.json"
+        d = self.load(rel)
+        if d is None:
+            return ""
+        lengths = sorted({r["n"] for r in d["forward"]})
+        by = {(r["attention"], r["n"]): r for r in d["forward"]}
+        decode = {r["attention"]: r for r in d["decode"]}
+        names = list(dict.fromkeys(r["attention"] for r in d["forward"]))
+        rows = []
+        for name in names:
+            cells = [f"{secs(by[name, n]['seconds'])} ({by[name, n]['over_sdpa']:.2f}x)" for n in lengths]
+            step = decode.get(name)
+            cells += [ms(step["median_step_seconds"]), f"{step['growth']:.2f}"] if step else ["", ""]
+            rows.append([name, *cells])
+        first = d["decode"][0] if d["decode"] else None
+        intro = (
+            f"{d['model']}, {d['layers']} layers, {d['budget']} keys per query, {d['threads']} threads. Forward "
+            "without a cache: median of the rounds, and the ratio to SDPA in the same run"
+            + (f"; decode: {first['new_tokens']} greedy steps after {first['prefill']} tokens, median step and the "
+               f"last quarter over the first (a recomputed prefix would cost {secs(first['recompute_seconds'])} "
+               "per token)" if first else "")
+            + ".\n\n"
+        )  # fmt: skip
+        head = ["attention", *(f"forward, n = {n:,}" for n in lengths), "decode s / token", "decode growth"]
+        return self.header(rel, data=[d]) + intro + md_table(head, rows)

@@ -131,3 +131,11 @@ def test_bad_arguments_are_one_line_errors(kwargs, error, match):
     args = {"method": "sa", "m": 4, "max_length": 64} | kwargs
     with pytest.raises(error, match=match):
         generation_attention(args.pop("method"), x, x, x, **args)
+
+
+@given(n=st.integers(1, 40), w=st.integers(1, 12), queries=st.integers(1, 5), seed=st.integers(0, 10**6))
+def test_the_band_of_the_last_queries_alone_equals_their_oracle_rows(n, w, queries, seed):
+    rank = torch.from_numpy(np.random.default_rng(seed).permutation(n))
+    positions = torch.arange(max(0, n - queries), n)
+    idx, valid = sa_band(positions, n, w, rank)
+    assert np.array_equal(dense(idx, valid, n), band_oracle(n, w, rank.numpy())[positions.numpy()])
