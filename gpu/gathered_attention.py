@@ -5,13 +5,13 @@ keys: the inference kernel of the generation-form patterns.
 the values before two ``einsum``\\ s: at SmolLM2's sizes (9 heads, ``d = 64``, ``K = 128``, ``n = 2048``) that is
 1.2 GB written and read again per layer, and the forward is memory-bound several times over dense SDPA. Here a numba
 kernel walks each query's list, reads each key row where it lies (one head's keys are 512 KiB at ``n = 2048``: they
-stay in the cache) and keeps the running maximum, the sum and the weighted values in registers: ``4 q K d`` FLOPs and
-``O(q K)`` index reads, nothing written but the output. It runs without autograd; training uses the torch form.
+stay in the cache), keeps its ``K`` scores in a small buffer, then sums the weighted value rows into one output row:
+``4 q K d`` FLOPs and ``O(q K)`` index reads, nothing written but the output. It runs without autograd; training uses
+the torch form.
 
 References
 ----------
-- Milakov & Gimelshein (2018). Online normalizer calculation for softmax. arXiv 1805.02867.
-- Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
+Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def gathered_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, idx: t
 
     References
     ----------
-    Milakov & Gimelshein (2018). Online normalizer calculation for softmax. arXiv 1805.02867.
+    Vaswani et al. (2017). Attention is all you need. NeurIPS.
     """
     batch, heads, n_q, d = q.shape
     if k.dim() != 4 or k.shape[0] != batch or k.shape[3] != d or heads % k.shape[1] or v.shape[:3] != k.shape[:3]:

@@ -70,7 +70,7 @@ def sa_band(positions: torch.Tensor, n_keys: int, w: int, sigma_rank: torch.Tens
     slot_of = torch.argsort(order)  # each token's column in that order
     idx = np.zeros((len(positions), w), dtype=np.int64)
     valid = np.zeros((len(positions), w), dtype=np.bool_)
-    _band_walk(positions.numpy(), slot_of.numpy(), order.numpy(), left, right, idx, valid)
+    _band_walk(positions.to(torch.int64).contiguous().numpy(), slot_of.numpy(), order.numpy(), left, right, idx, valid)
     return torch.from_numpy(idx), torch.from_numpy(valid)
 
 

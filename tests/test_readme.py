@@ -46,10 +46,12 @@ def test_real_model_numbers():
                   r"and ([\d.]+) for full attention", README)  # fmt: skip
     assert m, "the real-model finding moved: update this test"
 
+    from analysis.real_models.figure import summary
+
+    table = summary(data)
+
     def mean(label, protocol):
-        values = [r["perplexity"] for r in data["rows"] if r["task"] == "perplexity" and r["label"] == label
-                  and r["protocol"] == protocol]  # fmt: skip
-        return round(sum(values) / len(values), 1)
+        return round(table[label][protocol], 1)
 
     assert (float(m[1]), float(m[2]), float(m[3])) == (
         mean("sa", "sparse-prefill"),

@@ -5,25 +5,27 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 from receptive.cli_parser import OneLineErrorParser
 
 
 def summary(data: dict) -> dict[str, dict]:
-    """Per pattern: mean perplexity per protocol, and passkey hits and trials."""
+    """Per pattern: the perplexity per protocol (per seed the geometric mean over the windows, then the mean over
+    the seeds), and passkey hits and trials."""
     out: dict[str, dict] = {}
     for r in data["rows"]:
-        entry = out.setdefault(r["label"], {"sparse": [], "sparse-prefill": [], "hits": 0, "trials": 0})
+        entry = out.setdefault(r["label"], {"sparse": {}, "sparse-prefill": {}, "hits": 0, "trials": 0})
         if r["task"] == "perplexity":
-            entry[r["protocol"]].append(r["perplexity"])
+            entry[r["protocol"]].setdefault(r["seed"], []).append(math.log(r["perplexity"]))
         else:
             entry["hits"] += bool(r["correct"])
             entry["trials"] += 1
     for entry in out.values():
         for protocol in ("sparse", "sparse-prefill"):
-            values = entry[protocol]
-            entry[protocol] = sum(values) / len(values) if values else None
+            per_seed = [math.exp(sum(v) / len(v)) for v in entry[protocol].values()]
+            entry[protocol] = sum(per_seed) / len(per_seed) if per_seed else None
     return out
 
 

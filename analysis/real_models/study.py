@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import itertools
 import json
 import sys
 import time
@@ -119,6 +120,25 @@ class Reach:
             self.layer = layer + 1  # after this layer
 
 
+class StepClock:
+    """A ``generate(streamer=...)`` that timestamps every ``put``: the prompt first, then each new token, so the
+    prefill and the per-token decode times come apart."""
+
+    def __init__(self):
+        self.times = []
+
+    def put(self, value):
+        self.times.append(time.perf_counter())
+
+    def end(self):
+        pass
+
+    def split(self, start: float) -> tuple[float, list[float]]:
+        """Seconds from ``start`` to the first new token (prefill), and of each later token."""
+        stamps = self.times[1:]  # the first put is the prompt
+        return stamps[0] - start, [b - a for a, b in itertools.pairwise(stamps)]
+
+
 def run_passkey(model, tokenizer, n: int, label: str, method: str, exact: tuple, budget: int, seed: int,
                 depths, trials: int) -> list[dict]:  # fmt: skip
     rows = []
@@ -129,16 +149,20 @@ def run_passkey(model, tokenizer, n: int, label: str, method: str, exact: tuple,
             reach = Reach(ids.shape[1], needle_positions(tokenizer, ids, key))
             name = register_generation(method, budget, seed, exact_layers=exact, trace=reach)
             model.set_attn_implementation(name)
+            clock = StepClock()
             start = time.perf_counter()
             with torch.no_grad():
-                out = model.generate(ids, max_new_tokens=8, do_sample=False, pad_token_id=tokenizer.eos_token_id)
+                out = model.generate(ids, max_new_tokens=8, do_sample=False, pad_token_id=tokenizer.eos_token_id,
+                                     streamer=clock)  # fmt: skip
             seconds = time.perf_counter() - start
+            prefill, steps = clock.split(start)
             answer = tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True)
             digits = "".join(ch for ch in answer if ch.isdigit())
             rows.append({"task": "passkey", "label": label, "method": method, "exact_layers": list(exact),
                          "budget": budget, "seed": seed, "n": int(ids.shape[1]), "depth": depth, "trial": trial,
                          "key": key, "answer": answer.strip(), "correct": digits.startswith(key),
-                         "reach_layer": reach.layer, "seconds": seconds,
+                         "reach_layer": reach.layer, "seconds": seconds, "prefill_seconds": prefill,
+                         "decode_seconds_per_token": sum(steps) / max(1, len(steps)),
                          "new_tokens": int(out.shape[1] - ids.shape[1])})  # fmt: skip
     return rows
 

@@ -13,7 +13,8 @@ from analysis.real_models import figure, study
 from gpu.generation_keys import position_keys
 from gpu.hf_models import smollm2_gguf
 
-RESULT = Path(study.__file__).parent / "results" / "smollm2_n2048_m128.json"
+RESULTS = Path(study.__file__).parent / "results"
+RESULT = RESULTS / "smollm2_n2048_m128.json"
 
 
 @pytest.mark.parametrize("n, w", [(40, 4), (100, 8), (17, 2)])
@@ -41,8 +42,10 @@ def test_pydoc_text_is_long_english_prose():
 
 def synthetic():
     rows = [{"task": "perplexity", "label": label, "protocol": protocol, "perplexity": ppl, "n": 64, "scored": 8,
-             "budget": 4} for label, protocol, ppl in (("exact", "sparse", 10.0), ("sa", "sparse", 90.0),
-                                                        ("sa", "sparse-prefill", 20.0))]  # fmt: skip
+             "budget": 4, "seed": seed, "window": window}
+            for label, protocol, ppl, seed, window in (("exact", "sparse", 10.0, 0, 0), ("sa", "sparse", 4.0, 0, 0),
+                                                       ("sa", "sparse", 9.0, 0, 1), ("sa", "sparse", 12.0, 1, 0),
+                                                       ("sa", "sparse-prefill", 20.0, 0, 0))]  # fmt: skip
     rows += [{"task": "passkey", "label": "sa", "correct": c, "reach_layer": 2, "n": 64} for c in (True, False)]
     return {"model": "tiny", "rows": rows, "costs": [{"label": "sa", "budget": 4}]}
 
@@ -52,6 +55,28 @@ def test_figure_writes_png_and_pdf(tmp_path):
     assert figure.main(["--json", str(tmp_path / "r.json"), "--out", str(tmp_path / "fig")]) == 0
     assert (tmp_path / "fig.png").stat().st_size > 0 and (tmp_path / "fig.pdf").stat().st_size > 0
     assert figure.summary(synthetic())["sa"]["hits"] == 1
+
+
+def test_summary_takes_the_geometric_mean_over_windows_then_the_mean_over_seeds():
+    sa = figure.summary(synthetic())["sa"]
+    assert sa["sparse"] == pytest.approx((6.0 + 12.0) / 2) and sa["sparse-prefill"] == pytest.approx(20.0)
+
+
+def test_step_clock_splits_the_prefill_from_each_generated_token():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64)  # fmt: skip
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config).eval()
+    clock = study.StepClock()
+    start = study.time.perf_counter()
+    with torch.no_grad():
+        out = model.generate(torch.arange(1, 9)[None], max_new_tokens=5, min_new_tokens=5, do_sample=False,
+                             streamer=clock)  # fmt: skip
+    prefill, steps = clock.split(start)
+    assert out.shape[1] == 13 and len(clock.times) == 6  # the prompt, then 5 tokens
+    assert prefill > 0 and len(steps) == 4 and all(s >= 0 for s in steps)
 
 
 @pytest.mark.parametrize(
@@ -96,3 +121,24 @@ def test_the_study_runs_at_its_smallest_size_on_smollm2(tmp_path):
     rows = json.loads(out.read_text())["rows"]
     assert [(r["label"], r["protocol"]) for r in rows] == [("exact", "sparse"), ("sa", "sparse"),
                                                           ("sa", "sparse-prefill")]  # fmt: skip
+
+
+def test_committed_long_result_is_complete_and_consistent():
+    data = json.loads((RESULTS / "smollm2_n8192_m128.json").read_text())
+    labels = {r["label"] for r in data["rows"]}
+    assert labels <= {"exact", *study.CONFIGS} and "exact" in labels and "sa" in labels
+    for r in data["rows"]:
+        assert r["n"] == 8192 or r["task"] == "passkey"
+        if r["task"] == "passkey":
+            assert r["correct"] == "".join(c for c in r["answer"] if c.isdigit()).startswith(r["key"])
+            assert r["prefill_seconds"] > 0 and r["decode_seconds_per_token"] >= 0
+    assert {c["label"] for c in data["costs"]} == labels - {"exact"}
+
+
+def test_repeated_share_counts_only_copies_that_end_before_the_tail():
+    from analysis.real_models.windows import repeated_share
+
+    assert repeated_share([5, 6, 7, 5, 6, 7, 5, 6], 2, 2) == 1.0
+    assert repeated_share([1, 2, 3, 4], 1, 3) == 0.0  # the context itself does not count
+    data = json.loads((RESULTS / "windows.json").read_text())
+    assert {r["n"] for r in data["rows"]} == {2048, 8192} and all(0 <= r["repeated_share"] <= 1 for r in data["rows"])
