@@ -7,6 +7,7 @@ from attention_oracle import dense_reference
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gpu.approx.families.common import dedupe
 from gpu.gathered_attention import gathered_attention
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -37,18 +38,6 @@ def oracle(q, k, v, idx, valid):
     return torch.where(torch.from_numpy(keep).any(-1, keepdim=True), out, 0.0)
 
 
-def distinct(idx, valid):
-    """``valid`` with repeats of an index in the same list switched off (repeats count twice in the kernel)."""
-    keep = torch.zeros_like(valid)
-    for pos in np.ndindex(*idx.shape[:-1]):
-        seen = set()
-        for j, (i, ok) in enumerate(zip(idx[pos].tolist(), valid[pos].tolist(), strict=True)):
-            if ok and i not in seen:
-                seen.add(i)
-                keep[(*pos, j)] = True
-    return keep
-
-
 @given(
     seed=st.integers(0, 10**6),
     batch=st.integers(1, 2),
@@ -64,7 +53,7 @@ def test_kernel_equals_float64_dense_attention(seed, batch, kv_heads, groups, n,
                                                dtype):  # fmt: skip
     n_q = 1 + seed % n
     q, k, v, idx, valid = case(seed, batch, kv_heads, groups, n_q, n, width, share_rows, share_heads, dtype)
-    valid = distinct(idx, valid)
+    valid = dedupe(idx, valid)  # repeats count twice in the kernel
     out = gathered_attention(q, k, v, idx, valid)
     assert out.dtype == dtype and not out.isnan().any()
     tol = 1e-12 if dtype == torch.float64 else 1e-5
