@@ -295,15 +295,19 @@ def _profile_start(n: int) -> tuple[np.ndarray, np.ndarray]:
 def _profile_step(u, u2, band, band_freq, a: int) -> tuple[np.ndarray, np.ndarray]:
     """One layer of the profile model (:func:`causal_failure_clumps`): ``(u, u2) -> (u', u2')`` with a causal window
     of ``a`` keys and SA bands of sizes ``band`` (frequencies ``band_freq``)."""
-    n = u.size
-    before = np.concatenate([[0.0], np.cumsum(1 - u)[:-1]])
+    n = u.size  # in place where it can be: at n = 2^22 each temporary is 32 MB
+    before = np.zeros(n)
+    np.cumsum(1 - u[:-1], out=before[1:])
     miss = _mixed_empty_prob(band - 1, band_freq, before, n - 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(u > 0, u2 / u, 0.0)
+    ratio = np.divide(u2, u, out=np.zeros(n), where=u > 0)
     ratio[0] = 1.0  # offsets before the key are never reached
-    log_cum = np.concatenate([[0.0], np.cumsum(np.log(np.maximum(ratio, 1e-300)))])
-    u_new = _window_missed(u, log_cum, a) * miss
-    u2_new = _window_missed(u, log_cum, a + 1) * miss * np.concatenate([[1.0], miss[:-1]])
+    log_cum = np.zeros(n + 1)
+    np.cumsum(np.log(np.maximum(ratio, 1e-300, out=ratio), out=ratio), out=log_cum[1:])
+    u_new = _window_missed(u, log_cum, a)
+    u_new *= miss
+    u2_new = _window_missed(u, log_cum, a + 1)
+    u2_new *= miss
+    u2_new[1:] *= miss[:-1]
     u_new[0] = 0.0
     u2_new = np.minimum(u2_new, u_new)
     u2_new[1:] = np.minimum(u2_new[1:], u_new[:-1])
@@ -314,9 +318,15 @@ def _profile_step(u, u2, band, band_freq, a: int) -> tuple[np.ndarray, np.ndarra
 def _window_missed(u: np.ndarray, log_cum: np.ndarray, length: int) -> np.ndarray:
     """``P(offsets x-length+1 .. x all missed) = u(x) prod_{y=x-length+2..x} u2(y)/u(y)`` for every ``x``
     (``log_cum``: prefix sums of ``log(u2/u)``)."""
-    x = np.arange(u.size)
-    lo = np.maximum(x - length + 2, 0)
-    return u * np.exp(log_cum[x + 1] - log_cum[lo])
+    n, k = u.size, length - 2  # the product starts at y = x - k (at 0 for x < k)
+    log_ratio = log_cum[1:].copy()
+    if k < 0:
+        log_ratio -= log_cum[1:]
+    elif k < n:
+        log_ratio[k:] -= log_cum[: n - k]
+    np.exp(log_ratio, out=log_ratio)
+    log_ratio *= u
+    return log_ratio
 
 
 def causal_sa_full_layer_estimate(n: int, w: int, circular: bool = False) -> float | None:

@@ -6,6 +6,14 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# Under pytest-xdist each worker gets its share of the cores for torch's and numba's thread pools (as scikit-learn's
+# conftest does): OpenMP workers that spin-wait for each other on oversubscribed cores make a busy machine several
+# times slower. The environment carries the share to the notebooks' kernels and the CLIs the tests start.
+if "PYTEST_XDIST_WORKER_COUNT" in os.environ:
+    _share = str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ[_name] = _share
 try:  # Triton kernels run on the CPU interpreter where there is no CUDA; set before any module imports triton
     import torch
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from graphs.block_kernels import FULL, PREFIX
@@ -11,7 +9,7 @@ from graphs.ops import BlockOp, Op
 
 from ..permutations import RANDOM_BLOCKS_STREAM, layer_rng
 from ..validation import check_int
-from .base import Pattern
+from .base import Pattern, layer_cached
 
 
 def block_starts(n: int, block: int) -> np.ndarray:
@@ -178,8 +176,8 @@ class BigBird(Pattern):
         if self.causal:
             first = np.arange(g)
         self.global_blocks = np.unique(np.concatenate([first, last])).astype(np.int64)
-        self._op = lru_cache(maxsize=8)(self._draw)
 
+    @layer_cached(maxsize=8)
     def _draw(self, layer: int) -> BlockOp:
         nb = self.n_blocks
         rng = layer_rng(self.seed, layer, RANDOM_BLOCKS_STREAM)
@@ -205,7 +203,7 @@ class BigBird(Pattern):
         return BlockOp(self.starts, indptr, np.concatenate(lists), PREFIX if self.causal else FULL)
 
     def layer_ops(self, layer: int) -> tuple[Op, ...]:
-        return (self._op(self._check_layer(layer)),)
+        return (self._draw(self._check_layer(layer)),)
 
     def describe(self) -> str:
         return f"{self.name} block={self.block} window={self.window} random={self.random} globals={self.globals}"

@@ -6,14 +6,12 @@ probability ``ln(1 + 1/d) / ln(D + 1)`` (``D`` the largest distance available; t
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from graphs.ops import NeighbourOp, Op
 
 from ..validation import check_int
-from .base import Pattern
+from .base import Pattern, layer_cached
 from .local import SlidingWindow
 
 _KLEINBERG_STREAM = 3  # (3, layer) for Kleinberg's random keys
@@ -100,7 +98,6 @@ class KleinbergAttention(Pattern):
         self.m = check_int("m", m, 0, n - 1)
         self.swa = SlidingWindow(self.n, self.w if w_swa is None else w_swa, self.causal, False) if swa else None
         self.name = "kleinberg" + ("+swa" if swa else "") + ("-eq" if equal_keys else "")
-        self._ops = lru_cache(maxsize=4)(self._layer_op)
 
     def sample_keys(self, layer: int) -> np.ndarray:
         """``keys[i]``: the ``m`` random keys of query ``i`` in layer ``layer`` (shape ``(n, m)``)."""
@@ -122,6 +119,7 @@ class KleinbergAttention(Pattern):
         keys = np.where(side, i - d, i + d)
         return np.where((keys >= 0) & (keys < n), keys, i)  # only i = 0 (causal) or D = 0 has no key: itself
 
+    @layer_cached(maxsize=4)
     def _layer_op(self, layer: int) -> NeighbourOp:
         keys = self.sample_keys(layer)
         n = self.n
@@ -130,7 +128,7 @@ class KleinbergAttention(Pattern):
         return NeighbourOp(indptr, np.ascontiguousarray(both.ravel()))
 
     def layer_ops(self, layer: int) -> tuple[Op, ...]:
-        return (self._ops(self._check_layer(layer)),) + (self.swa.layer_ops(layer) if self.swa is not None else ())
+        return (self._layer_op(self._check_layer(layer)),) + (self.swa.layer_ops(layer) if self.swa is not None else ())
 
     def describe(self) -> str:
         return f"{self.name} w={self.w} m={self.m}"

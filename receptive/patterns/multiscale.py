@@ -15,7 +15,6 @@ the block sizes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 
 import numpy as np
 
@@ -25,6 +24,7 @@ from ..permutations import layer_permutation
 from ..validation import check_int
 from ..windows import window_offsets
 from ._heads import _HeadsPattern, equal_key_window
+from .base import layer_cached
 
 _BLOCK_STREAM = 2  # SeedSequence spawn keys (2, layer, block) for the block permutations of sa-ms heads
 
@@ -249,9 +249,10 @@ class MultiScaleSA(_HeadsPattern):
         self.head_w = check_int("head_w", head_w, 1, self.n)
         self.head_left, self.head_right = window_offsets(self.head_w, False)
         self.name = self._named("sa-ms")
-        self.permutation = lru_cache(maxsize=None)(self._permutation)
 
-    def _permutation(self, layer: int, head: int) -> np.ndarray:
+    @layer_cached()
+    def permutation(self, layer: int, head: int) -> np.ndarray:
+        """Head ``head``'s permutation in layer ``layer``: :func:`block_permutation` (kept once drawn)."""
         self._check_layer(layer)
         return block_permutation(
             self.n, self.blocks[check_int("head", head, 0, len(self.blocks) - 1)], self.seed, layer

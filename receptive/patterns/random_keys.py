@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from graphs.ops import NeighbourOp, Op
 
 from ..permutations import RANDOM_KEYS_STREAM, layer_rng
 from ..validation import check_int
-from .base import Pattern
+from .base import Pattern, layer_cached
 
 
 class RandomKeys(Pattern):
@@ -59,8 +57,8 @@ class RandomKeys(Pattern):
         super().__init__(n, causal)
         self.k = check_int("k", k, 1, max(1, self.n - 1))
         self.seed = check_int("seed", seed, 0)
-        self._op = lru_cache(maxsize=8)(self._draw)
 
+    @layer_cached(maxsize=8)
     def _draw(self, layer: int) -> NeighbourOp:
         n, k = self.n, self.k
         rng = layer_rng(self.seed, layer, RANDOM_KEYS_STREAM)
@@ -79,7 +77,7 @@ class RandomKeys(Pattern):
         return NeighbourOp(indptr, cols)
 
     def layer_ops(self, layer: int) -> tuple[Op, ...]:
-        return (self._op(self._check_layer(layer)),)
+        return (self._draw(self._check_layer(layer)),)
 
     def describe(self) -> str:
         return f"{self.name} k={self.k}"

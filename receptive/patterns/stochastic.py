@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 
 import numpy as np
 
@@ -11,7 +10,7 @@ from graphs.ops import Op, WindowOp
 
 from ..permutations import layer_permutation
 from ..validation import check_int, check_permutation
-from .base import WindowPattern
+from .base import WindowPattern, layer_cached
 from .local import SlidingWindow
 
 
@@ -75,9 +74,10 @@ class StochasticAttention(WindowPattern):
             self.max_layers = len(self._given)
         else:
             self._given = None
-        self.permutation = lru_cache(maxsize=None)(self._permutation)
 
-    def _permutation(self, layer: int) -> np.ndarray:
+    @layer_cached()
+    def permutation(self, layer: int) -> np.ndarray:
+        """``sigma_l`` of layer ``layer``: the given one, or :func:`receptive.layer_permutation` (kept once drawn)."""
         self._check_layer(layer)
         if self._given is not None:
             return self._given[layer - 1]

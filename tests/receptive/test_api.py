@@ -177,3 +177,29 @@ def test_slabs_are_independent_tasks():
 def test_result_memory_is_checked():
     with pytest.raises(MemoryError, match="max_memory"):
         coverage(make_pattern("swa", 2**30, 64), layers=10, max_memory="1GiB")
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_a_dropped_pattern_is_freed_without_the_garbage_collector(causal):
+    """Patterns keep their per-layer draws without reference cycles: the last reference frees them (a 2^20 Kleinberg
+    draw is ~1 GB), so sweeps over many big patterns need no ``gc.collect``."""
+    import gc
+    import weakref
+
+    from receptive.patterns import PATTERNS
+    from receptive.patterns.blocks import BigBird
+    from receptive.patterns.random_keys import RandomKeys
+
+    builders = [lambda name=name: make_pattern(name, 256, 8, causal, seed=1) for name in PATTERNS]
+    builders += [lambda: RandomKeys(256, 4, causal, seed=1), lambda: BigBird(256, 16, causal=causal, seed=1)]
+    gc.disable()
+    try:
+        for build in builders:
+            pattern = build()
+            for layer in (1, 2, 1):
+                pattern.layer_ops(layer)
+            ref = weakref.ref(pattern)
+            del pattern
+            assert ref() is None, f"{build()!r} is kept alive by a reference cycle"
+    finally:
+        gc.enable()
