@@ -26,6 +26,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "myst_nb",
+    "sphinx_remove_toctrees",
     "receptive_docs",
 ]
 
@@ -50,6 +51,11 @@ nb_execution_mode = "off"
 nb_merge_streams = True
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
 myst_heading_anchors = 3
+
+# the sidebar lists the three package pages of the API, not their ~500 module and object pages (those are linked
+# from the package and module pages): each page renders the sidebar's whole toctree, so listing them all would cost
+# most of the build (pydata-sphinx-theme's "Build performance and size")
+remove_from_toctrees = ["generated/api/*.*.rst"]
 
 html_theme = "pydata_sphinx_theme"
 html_title = "receptive"

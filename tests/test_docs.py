@@ -12,8 +12,9 @@ pytest.importorskip("sphinx")
 pytest.importorskip("myst_nb")
 pytest.importorskip("numpydoc")
 pytest.importorskip("pydata_sphinx_theme")
+pytest.importorskip("sphinx_remove_toctrees")
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("docs")]  # one worker builds the site once (--dist loadgroup)
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -14,7 +14,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.xdist_group("install"),
+]  # one worker makes the install once (--dist loadgroup)
 
 
 @pytest.fixture(scope="module")

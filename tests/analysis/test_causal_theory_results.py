@@ -5,15 +5,27 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from receptive import theory
+from receptive.bound import models
 from receptive.bound.analysis import binomial_checks, calibrated_exact_probability, typical_layer
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "analysis" / "causal" / "results"
 #: committed measurements of causal SA+SWA: the default grid (n = 2^8 .. 2^20, 5 seeds) and n = 2^22 (3 seeds)
 CAUSAL_RESULTS = [ROOT / "analysis" / "bound" / "results" / "bound.json", RESULTS / "n2^22" / "bound.json"]
+
+# the model's probabilities per point cost seconds at n = 2^22: this module and test_pooled_causal compute them once,
+# in one worker, through the cache of receptive.bound.models.model_probabilities
+pytestmark = pytest.mark.xdist_group("causal_model")
+
+
+def predict(n: int, w: int, targets: int | None):
+    """``theory.predict_full_layer("sa+swa", n, w, causal=True, targets=targets)`` (64 layers), from the cache."""
+    probs = models.model_probabilities("sa+swa", n, w, True, False, 64, targets)
+    return theory.median_layer(probs), np.array(probs)
 
 
 # ------------------------------------------------------------------ causal SA+SWA: the model against the engine
@@ -29,7 +41,7 @@ def causal_predictions():
         for p in doc["points"]:
             if p["pattern"] == "sa+swa" and p["causal"]:
                 targets = doc["parameters"]["targets"] if p["method"] == "sampled" else None
-                predicted, probs = theory.predict_full_layer("sa+swa", p["n"], p["w"], True, targets=targets)
+                predicted, probs = predict(p["n"], p["w"], targets)
                 rows.append((p, predicted, probs))
     return rows
 
@@ -122,7 +134,7 @@ def test_causal_model_on_holdout_seeds():
     for new, pooled, targets in rows:
         point = (new["n"], new["w"], targets)
         if point not in predictions:
-            predictions[point] = theory.predict_full_layer("sa+swa", *point[:2], True, targets=targets)
+            predictions[point] = predict(*point)
         predicted, probs = predictions[point]
         assert abs(new["typical"] - predicted) <= 1, (new["n"], new["w"], new["typical"], predicted)
         combined = typical_layer(pooled)

@@ -21,9 +21,20 @@ def _run(*argv):
 
 
 @pytest.mark.slow
-def test_training_quick(tmp_path):
+def test_training_quick_retrieval_learns_and_full_attention_solves_it(tmp_path):
     _run("analysis.training", "retrieval", "--quick", "--out", str(tmp_path))
-    assert (tmp_path / "retrieval.json").is_file()
+    doc = json.loads((tmp_path / "retrieval.json").read_text())
+    rows = {(r["kind"], r["layers"]): r for r in doc["runs"]}
+    assert len(rows) == 8
+    for row in rows.values():
+        assert row["train_loss_last"] < row["train_loss_first"], row["run"]
+        assert 0 <= row["reachable"] <= 1
+    assert rows["full", 1]["accuracy"] > 0.9 and rows["full", 1]["reachable"] == 1.0
+    assert rows["swa", 1]["reachable"] < 0.2  # causal window of 4 keys: distances 1..3 of 1..30
+    assert doc["versions"]["torch"] and doc["config"]["task"] == "retrieval"
+    assert doc["runs"][0]["parameters"]["total"] == doc["runs"][1]["parameters"]["total"]  # full vs swa
+    gated = rows["sa+swa", 1]["parameters"]
+    assert gated["gates"] == 2 * (32 * 2 + 2) and gated["without_gates"] == rows["sa", 1]["parameters"]["total"]
 
 
 def test_reach_grid_smallest(tmp_path):
