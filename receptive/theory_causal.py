@@ -318,15 +318,15 @@ def _profile_step(u, u2, band, band_freq, a: int) -> tuple[np.ndarray, np.ndarra
 def _window_missed(u: np.ndarray, log_cum: np.ndarray, length: int) -> np.ndarray:
     """``P(offsets x-length+1 .. x all missed) = u(x) prod_{y=x-length+2..x} u2(y)/u(y)`` for every ``x``
     (``log_cum``: prefix sums of ``log(u2/u)``)."""
-    n, k = u.size, length - 2  # the product starts at y = x - k (at 0 for x < k)
-    log_ratio = log_cum[1:].copy()
+    n, k = u.size, length - 2  # the product runs over y = max(x - k, 0) .. x: empty for a window of one offset
     if k < 0:
-        log_ratio -= log_cum[1:]
-    elif k < n:
-        log_ratio[k:] -= log_cum[: n - k]
-    np.exp(log_ratio, out=log_ratio)
-    log_ratio *= u
-    return log_ratio
+        return u.copy()
+    out = log_cum[1:].copy()
+    if k < n:
+        out[k:] -= log_cum[: n - k]
+    np.exp(out, out=out)
+    out *= u
+    return out
 
 
 def causal_sa_full_layer_estimate(n: int, w: int, circular: bool = False) -> float | None:

@@ -233,3 +233,17 @@ def test_median_layer():
         theory.median_layer([[0.2, 0.7]])
     predicted, probs = theory.predict_full_layer("sa+swa", 4096, 16, causal=True)
     assert theory.median_layer(probs) == predicted
+
+
+@given(st.integers(1, 40), st.integers(1, 45), st.integers(0, 2**32 - 1))
+def test_window_miss_probability_is_its_product(n, length, seed):
+    """The profile model's P(a window of ``length`` offsets ending at x is missed), computed by slices of the prefix
+    sums, against the product ``u(x) prod_{y=max(x-length+2, 0)..x} u2(y)/u(y)`` written out."""
+    from receptive.theory_causal import _window_missed
+
+    rng = np.random.default_rng(seed)
+    u = rng.uniform(0.05, 1.0, n)
+    ratio = rng.uniform(0.05, 1.0, n)
+    log_cum = np.concatenate([[0.0], np.cumsum(np.log(ratio))])
+    expected = [u[x] * math.prod(ratio[max(x - length + 2, 0) : x + 1]) for x in range(n)]
+    np.testing.assert_allclose(_window_missed(u, log_cum, length), expected, rtol=1e-12)
