@@ -44,7 +44,37 @@ def _per_budget(rows, name, field="mean"):
 
 @styled
 def make_spectra(out, quick: bool = False, *, results):
-    """Normalised singular values of each matrix, one line per layer (mean over heads and windows)."""
+    """Write ``out/approx_spectra.png`` and ``.pdf``: the normalised singular values of Q, K, V, QK^T, A and the
+    softmax of all-MiniLM-L6-v2's attention, one line per layer (mean over heads and windows).
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The folder of the files (created if missing).
+    quick : bool, default False
+        Unused: the figure only reads its inputs.
+    results : str or pathlib.Path
+        The JSON of ``python -m analysis.numerical_methods.real --json FILE`` (all-MiniLM-L6-v2).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and the PDF.
+
+    Raises
+    ------
+    FileNotFoundError
+        If an input does not exist: one line naming the argument and the command that writes the file.
+
+    Examples
+    --------
+    ``python -m figures`` draws it from the committed results; without them it names the command that writes them:
+
+    >>> make_spectra("figures-out", results="missing.json")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: results: missing.json not found; run `python -m analysis.numerical_methods.real ...` first
+    """
     doc = load_results(results, REAL_COMMAND.format(results), "results")
     structure = doc["structure"]
     fig, axes = plt.subplots(2, 3, figsize=(WIDE, 3.8), constrained_layout=True)
@@ -62,8 +92,37 @@ def make_spectra(out, quick: bool = False, *, results):
 
 @styled
 def make_methods(out, quick: bool = False, *, results):
-    """Relative error of one attention, embedding cosine and retrieval rank correlation with every layer replaced,
-    against the budget (keys per query)."""
+    """Write ``out/approx_methods.png`` and ``.pdf``: every method's relative error on one attention, embedding
+    cosine and retrieval rank correlation with every layer replaced, against the budget (keys per query).
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The folder of the files (created if missing).
+    quick : bool, default False
+        Unused: the figure only reads its inputs.
+    results : str or pathlib.Path
+        The JSON of ``python -m analysis.numerical_methods.real --json FILE`` (all-MiniLM-L6-v2).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and the PDF.
+
+    Raises
+    ------
+    FileNotFoundError
+        If an input does not exist: one line naming the argument and the command that writes the file.
+
+    Examples
+    --------
+    ``python -m figures`` draws it from the committed results; without them it names the command that writes them:
+
+    >>> make_methods("figures-out", results="missing.json")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: results: missing.json not found; run `python -m analysis.numerical_methods.real ...` first
+    """
     doc = load_results(results, REAL_COMMAND.format(results), "results")
     fig, axes = plt.subplots(1, 3, figsize=(WIDE, 3.4), constrained_layout=True)
     budgets = doc["parameters"]["budgets"]
@@ -111,9 +170,40 @@ def make_methods(out, quick: bool = False, *, results):
 
 @styled
 def make_kv_cache(out, quick: bool = False, *, results, decoder):
-    """Error against KV-cache bytes per token (whole model, float32): MiniLM's one-attention relative error, and the
-    causal decoder's perplexity against budget and against KV-cache bytes (every layer replaced; bars: min-max over
-    the draws of a randomized method)."""
+    """Write ``out/approx_kv_cache.png`` and ``.pdf``: error against KV-cache bytes per token (whole model,
+    float32): MiniLM's one-attention relative error, and the causal decoder's perplexity against budget and
+    against KV-cache bytes (every layer replaced; bars: min-max over the draws of a randomized method).
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The folder of the files (created if missing).
+    quick : bool, default False
+        Unused: the figure only reads its inputs.
+    results : str or pathlib.Path
+        The JSON of ``python -m analysis.numerical_methods.real --json FILE`` (all-MiniLM-L6-v2).
+    decoder : str or pathlib.Path
+        The JSON of ``python -m analysis.numerical_methods.decoder --json FILE`` (the causal decoder).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and the PDF.
+
+    Raises
+    ------
+    FileNotFoundError
+        If an input does not exist: one line naming the argument and the command that writes the file.
+
+    Examples
+    --------
+    ``python -m figures`` draws it from the committed results; without them it names the command that writes them:
+
+    >>> make_kv_cache("figures-out", results="missing.json", decoder="missing.json")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: results: missing.json not found; run `python -m analysis.numerical_methods.real ...` first
+    """
     doc = load_results(results, REAL_COMMAND.format(results), "results")
     dec = load_results(decoder, DECODER_COMMAND.format(decoder), "decoder")
     fig, axes = plt.subplots(1, 3, figsize=(WIDE, 3.6), constrained_layout=True)

@@ -11,10 +11,6 @@ from receptive import theory
 
 from .style import COLORS, WIDE, figure, load_results, save, styled
 
-BOUND = Path("analysis/bound/results/bound.json")
-BOUND_22 = Path("analysis/causal/results/n2^22/bound.json")
-VARIANTS = Path("analysis/causal/results/variants/variants.json")
-POOLED = Path("analysis/causal/results/pooled.json")
 VARIANT_STYLE = {
     "sa-ms+swa-eq": ("#ff7f0e", "s", "SA-MS+SWA (equal keys)"),
     "kleinberg+swa-eq": ("#9467bd", "^", "Kleinberg+SWA (equal keys)"),
@@ -22,7 +18,7 @@ VARIANT_STYLE = {
 }
 
 
-def variant_points(variants: dict, pattern: str, w: int, exact: bool) -> list[tuple[int, int, int, int]]:
+def _variant_points(variants: dict, pattern: str, w: int, exact: bool) -> list[tuple[int, int, int, int]]:
     """(n, typical, min, max L* over seeds) of the causal ``pattern`` at window ``w`` in variants.json, the exact
     points (``exact``) or the sampled ones (a lower bound per seed, except for deterministic causal patterns, whose
     sampled L* is exact: ``analysis.causal.variants``)."""
@@ -37,7 +33,7 @@ def variant_points(variants: dict, pattern: str, w: int, exact: bool) -> list[tu
     return sorted(out)
 
 
-def causal_points(bound: dict, pattern: str, w: int) -> list[tuple[int, int]]:
+def _causal_points(bound: dict, pattern: str, w: int) -> list[tuple[int, int]]:
     """(n, typical L*) of the causal measurements of ``pattern`` at window ``w`` in a bound.json document."""
     return sorted(
         (p["n"], p["typical"])
@@ -46,7 +42,7 @@ def causal_points(bound: dict, pattern: str, w: int) -> list[tuple[int, int]]:
     )
 
 
-def interval_predictions(pooled: dict, w: int) -> list[tuple[int, int]]:
+def _interval_predictions(pooled: dict, w: int) -> list[tuple[int, int]]:
     """(n, predicted typical L*) of causal SA+SWA at window ``w`` in pooled.json (the interval model, each point's
     own method: sampled targets from n = 2^18)."""
     return sorted(
@@ -57,32 +53,67 @@ def interval_predictions(pooled: dict, w: int) -> list[tuple[int, int]]:
 
 
 @styled
-def make(out, quick: bool = False, bound=BOUND, bound_22=BOUND_22, variants=VARIANTS, pooled=POOLED):
-    """Write ``out/causal.png`` and ``.pdf`` from the sweep's ``bound.json`` (``bound``; ``bound_22``: the runs at
-    n = 2^22), the variants' ``variants.json`` and the pooled evaluation's ``pooled.json``; ``quick`` draws the
-    predictions to n = 2^16 only. A missing file is a ``FileNotFoundError`` naming the command that writes it."""
-    bound = load_results(bound, f"python -m receptive.bound --out {Path(bound).parent}")
-    extra = load_results(bound_22, f"python -m receptive.bound --n 2^22 ... --out {Path(bound_22).parent}")
-    variants = load_results(variants, f"python -m analysis.causal.variants --out {Path(variants).parent}")
-    pooled = load_results(pooled, f"python -m analysis.causal.pooled --out {pooled}")
+def make(out, quick: bool = False, *, bound, bound_22, variants, pooled):
+    """Write ``out/causal.png`` and ``.pdf``: causal L* against n for SA+SWA and its variants at three windows,
+    measured next to the interval model's predictions.
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The folder of the files (created if missing).
+    quick : bool, default False
+        Draw the predictions to n = 2^16 instead of 2^22.
+    bound : str or pathlib.Path
+        The ``bound.json`` of ``python -m receptive.bound --out DIR``.
+    bound_22 : str or pathlib.Path
+        The ``bound.json`` of the sweep at n = 2^22.
+    variants : str or pathlib.Path
+        The ``variants.json`` of ``python -m analysis.causal.variants --out DIR``.
+    pooled : str or pathlib.Path
+        The JSON of ``python -m analysis.causal.pooled --out FILE``.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and the PDF.
+
+    Raises
+    ------
+    FileNotFoundError
+        If an input does not exist: one line naming the argument and the command that writes the file.
+
+    Examples
+    --------
+    ``python -m figures`` draws it from the committed results; without them it names the command that writes them:
+
+    >>> make("figures-out", bound="missing.json", bound_22="missing.json", variants="missing.json",
+    ...      pooled="missing.json")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: bound: missing.json not found; run `python -m receptive.bound --out .` first
+    """
+    bound = load_results(bound, f"python -m receptive.bound --out {Path(bound).parent}", "bound")
+    extra = load_results(bound_22, f"python -m receptive.bound --n 2^22 ... --out {Path(bound_22).parent}", "bound_22")
+    variants = load_results(variants, f"python -m analysis.causal.variants --out {Path(variants).parent}", "variants")
+    pooled = load_results(pooled, f"python -m analysis.causal.pooled --out {pooled}", "pooled")
     ws = (8, 64, 256)
     fig, axes = figure(WIDE, 3.0, ncols=len(ws))
     top = 2**16 if quick else 2**22
     for ax, w in zip(axes[0], ws, strict=True):
         ns = [2**k for k in range(8, int(math.log2(top)) + 1, 2) if 2**k > w]
-        measured = causal_points(bound, "sa+swa", w) + causal_points(extra, "sa+swa", w)
+        measured = _causal_points(bound, "sa+swa", w) + _causal_points(extra, "sa+swa", w)
         ax.plot(*zip(*measured, strict=True), "o", color=COLORS["sa+swa"], label="SA+SWA measured")
         sharp = [
             (n, theory.predict_full_layer("sa+swa", n, w, True)[0]) for n in ns if n <= (2**16 if quick else 2**20)
         ]
         ax.plot(*zip(*sharp, strict=True), "-", color=COLORS["sa+swa"], lw=0.8, label="SA+SWA analytic model")
-        interval = [pt for pt in interval_predictions(pooled, w) if pt[0] <= top]
+        interval = [pt for pt in _interval_predictions(pooled, w) if pt[0] <= top]
         if interval:
             ax.plot(*zip(*interval, strict=True), "x", color="k", ms=3.5, mew=0.7, label="SA+SWA interval model")
         law = [(n, theory.causal_swa_scaling_law(n, w)) for n in ns if w**3 < n]
         if law:
             ax.plot(*zip(*law, strict=True), "--", color=COLORS["sa+swa"], lw=0.8, label="(6 n ln)^(1/3)/(w-1)")
-        sa = causal_points(bound, "sa", w)
+        sa = _causal_points(bound, "sa", w)
         if sa:
             ax.plot(*zip(*sa, strict=True), "o", color=COLORS["sa"], label="SA measured")
         ax.plot(ns, [theory.causal_sa_full_layer_estimate(n, w) for n in ns], "-", color=COLORS["sa"], lw=0.8,
@@ -91,7 +122,7 @@ def make(out, quick: bool = False, bound=BOUND, bound_22=BOUND_22, variants=VARI
                 label="SWA (exact)")  # fmt: skip
         for name, (color, marker, label) in VARIANT_STYLE.items():
             for exact in (True, False):
-                pts = [pt for pt in variant_points(variants, name, w, exact) if pt[0] <= top]
+                pts = [pt for pt in _variant_points(variants, name, w, exact) if pt[0] <= top]
                 if not pts:
                     continue
                 n_, typ, lo, hi = (list(x) for x in zip(*pts, strict=True))

@@ -31,6 +31,15 @@ def make_per_layer(out, quick: bool = False, *, bench):
     ------
     FileNotFoundError
         ``bench`` does not exist (the message names the command that writes it).
+
+    Examples
+    --------
+    ``python -m figures`` draws it from the committed benchmark; without one it names the command that writes it:
+
+    >>> make_per_layer("figures-out", bench="missing.json")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: bench: missing.json not found; run `python -m gpu.bench --json missing.json` first
     """
     from gpu.bench_plot import draw_per_layer, draw_speedup
 
@@ -42,8 +51,37 @@ def make_per_layer(out, quick: bool = False, *, bench):
 
 
 def make_to_coverage(out, quick: bool = False, *, bench):
-    """Time to full coverage (``L*`` times the time of a layer) against n; arguments as :func:`make_per_layer`,
-    written to ``cost_to_coverage.png`` and ``.pdf``."""
+    """Write ``out/cost_to_coverage.png`` and ``.pdf``: time to full coverage (``L*`` times the time of a layer)
+    against n.
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The folder of the files (created if missing).
+    quick : bool, default False
+        Unused: the figure only reads its inputs.
+    bench : str or pathlib.Path
+        The JSON of ``python -m gpu.bench --json FILE``.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and the PDF.
+
+    Raises
+    ------
+    FileNotFoundError
+        If an input does not exist: one line naming the argument and the command that writes the file.
+
+    Examples
+    --------
+    ``python -m figures`` draws it from the committed results; without them it names the command that writes them:
+
+    >>> make_to_coverage("figures-out", bench="missing.json")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: bench: missing.json not found; run `python -m gpu.bench --json missing.json` first
+    """
     from gpu.bench_plot import draw_to_coverage
 
     doc = load_results(bench, COMMAND.format(bench), "bench")

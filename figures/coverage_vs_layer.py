@@ -11,6 +11,28 @@ from .style import COLORS, LABELS, WIDE, figure, save, styled
 
 @styled
 def make(out, quick: bool = False):
+    """Write ``out/coverage_vs_layer.png`` and ``.pdf``: mean coverage per layer of SWA, SA and SA+SWA (the band:
+    minimum to maximum over seeds), bidirectional and causal.
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The folder of the files (created if missing).
+    quick : bool, default False
+        n = 4096, w = 32, 3 seeds, 8 layers (seconds) instead of n = 32768, w = 64, 5 seeds, 10 layers.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and the PDF.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     print([path.name for path in make(folder, quick=True)])
+    ['coverage_vs_layer.png', 'coverage_vs_layer.pdf']
+    """
     n, w, seeds, layers = (4096, 32, 3, 8) if quick else (32768, 64, 5, 10)
     fig, axes = figure(WIDE, 2.4, ncols=2)
     for ax, causal in zip(axes[0], (False, True), strict=True):

@@ -15,6 +15,29 @@ from .style import COLORS, COLUMN, LABELS, figure, save, styled
 
 @styled
 def make(out, quick: bool = False):
+    """Write ``out/hops.png`` and ``.pdf``: the share of (key, query) pairs first reached at each layer for SA and
+    SA+SWA, bidirectional and causal (:func:`receptive.hops.hop_distribution`), next to the path lengths of the
+    connectome model.
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The folder of the files (created if missing).
+    quick : bool, default False
+        n = 4096, w = 32 and a 20000-neuron connectome model instead of n = 32768, w = 64 and 127978 neurons.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and the PDF.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     print([path.name for path in make(folder, quick=True)])
+    ['hops.png', 'hops.pdf']
+    """
     n, w = (4096, 32) if quick else (32768, 64)
     fig, axes = figure(COLUMN, 2.5)
     ax = axes[0, 0]

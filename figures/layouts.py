@@ -21,9 +21,37 @@ def _star(summary: dict) -> tuple[float, bool]:
 
 
 def make(out, quick: bool = False, *, results):
-    """Write ``out/layouts.png`` and ``.pdf`` from ``results``, the JSON of ``python -m receptive.layouts --json
-    FILE`` (``quick`` changes nothing: the figure only reads it); returns the two paths, or raises
-    FileNotFoundError naming the command when ``results`` does not exist."""
+    """Write ``out/layouts.png`` and ``.pdf``: coverage through depth of real models' attention layouts, and
+    their pairs per layer against the layers to full coverage next to SA and SA+SWA stacks.
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The folder of the files (created if missing).
+    quick : bool, default False
+        Unused: the figure only reads its inputs.
+    results : str or pathlib.Path
+        The JSON of ``python -m receptive.layouts --json FILE``.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and the PDF.
+
+    Raises
+    ------
+    FileNotFoundError
+        If an input does not exist: one line naming the argument and the command that writes the file.
+
+    Examples
+    --------
+    ``python -m figures`` draws it from the committed results; without them it names the command that writes them:
+
+    >>> make("figures-out", results="missing.json")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: results: missing.json not found; run `python -m receptive.layouts ...` first
+    """
     doc = load_results(results, COMMAND.format(results), "results")
     fig, axes = figure(2 * COLUMN, 2.8, ncols=2)
     left, right = axes[0, 0], axes[0, 1]

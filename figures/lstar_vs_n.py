@@ -9,6 +9,28 @@ from .style import COLUMN, figure, save, styled
 
 @styled
 def make(out, quick: bool = False):
+    """Write ``out/lstar_vs_n.png`` and ``.pdf``: SA's exact L* against n for several windows, next to the sharp
+    model of :func:`receptive.theory.predict_full_layer`.
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The folder of the files (created if missing).
+    quick : bool, default False
+        n = 2^8, 2^10, 2^12 and w = 8, 64 instead of n = 2^8, 2^10, ..., 2^16 and w = 8, 32, 128.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and the PDF.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     print([path.name for path in make(folder, quick=True)])
+    ['lstar_vs_n.png', 'lstar_vs_n.pdf']
+    """
     ns = [2**k for k in range(8, 13 if quick else 17, 2)]
     ws = (8, 64) if quick else (8, 32, 128)
     fig, axes = figure(COLUMN, 2.6)

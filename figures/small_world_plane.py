@@ -33,6 +33,28 @@ def _measure(graph: Graph, sources: int):
 
 @styled
 def make(out, quick: bool = False):
+    """Write ``out/small_world_plane.png`` and ``.pdf``: clustering and path length of one attention layer, each
+    relative to the SWA lattice, as the SA share of the window grows, with the connectome model beside them.
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The folder of the files (created if missing).
+    quick : bool, default False
+        n = 2048 with 6 shares and 64 path sources instead of n = 8192 with 11 shares and 256 sources.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and the PDF.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     print([path.name for path in make(folder, quick=True)])
+    ['small_world_plane.png', 'small_world_plane.pdf']
+    """
     n, w, sources = (2048, 16, 64) if quick else (8192, 16, 256)
     shares = np.linspace(0, 1, 6 if quick else 11)
     c0, l0 = _measure(_mixed_layer(n, w, 0.0, 0), sources)

@@ -36,8 +36,28 @@ STYLE = {
 
 
 def styled(make):
-    """Decorator: run a figure function inside ``matplotlib.rc_context(STYLE)`` (the style applies to the artists
-    created within, and the global rcParams are restored afterwards, also on an exception)."""
+    """Decorate a figure function so that it runs inside ``matplotlib.rc_context(STYLE)``.
+
+    The style applies to the artists created within, and the global rcParams are restored afterwards, also on an
+    exception: importing or drawing a figure leaves a notebook's own style as it was.
+
+    Parameters
+    ----------
+    make : callable
+        The figure function.
+
+    Returns
+    -------
+    callable
+        ``make`` with the same signature, drawn in :data:`STYLE`.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> font = styled(lambda: matplotlib.rcParams["font.size"])
+    >>> font() == STYLE["font.size"], matplotlib.rcParams["font.size"] == STYLE["font.size"]
+    (True, False)
+    """
 
     @functools.wraps(make)
     def wrapper(*args, **kwargs):
@@ -48,11 +68,57 @@ def styled(make):
 
 
 def figure(width: float = COLUMN, height: float = 2.3, ncols: int = 1):
+    """A figure of ``ncols`` axes side by side, in inches, with constrained layout.
+
+    Parameters
+    ----------
+    width : float, default COLUMN
+        Width in inches (:data:`COLUMN`: one column of a two-column paper; :data:`WIDE`: both).
+    height : float, default 2.3
+        Height in inches.
+    ncols : int, default 1
+        Axes side by side.
+
+    Returns
+    -------
+    tuple of (matplotlib.figure.Figure, numpy.ndarray)
+        The figure and its ``(1, ncols)`` array of axes.
+
+    Examples
+    --------
+    >>> fig, axes = figure(WIDE, 2.4, ncols=3)
+    >>> axes.shape, [round(float(x), 1) for x in fig.get_size_inches()]
+    ((1, 3), [7.0, 2.4])
+    >>> import matplotlib.pyplot as plt; plt.close(fig)
+    """
     return plt.subplots(1, ncols, figsize=(width, height), constrained_layout=True, squeeze=False)
 
 
 def save(fig, out: str | Path, name: str) -> list[Path]:
-    """Write ``out/name.png`` and ``out/name.pdf`` (at the style's dpi)."""
+    """Write ``out/name.png`` and ``out/name.pdf`` (the PNG at the style's dpi), each atomically, and close ``fig``.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    out : str or pathlib.Path
+        The folder (created if missing).
+    name : str
+        The file name without its suffix.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and the PDF.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import matplotlib.figure
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     print([path.name for path in save(matplotlib.figure.Figure(), folder, "empty")])
+    ['empty.png', 'empty.pdf']
+    """
     return [Path(p) for p in save_png_pdf(fig, Path(out) / name, dpi=STYLE["savefig.dpi"])]
 
 

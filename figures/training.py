@@ -18,7 +18,7 @@ from .style import COLORS, LABELS, WIDE, figure, save, styled
 KINDS = ("full", "swa", "sa", "sa+swa")
 
 
-def load(results) -> dict:
+def _load(results) -> dict:
     """``{"retrieval", "counting", "lm"}`` summaries (those present in the folder ``results``); FileNotFoundError
     naming the command when none is."""
     results = Path(results)
@@ -36,8 +36,39 @@ def load(results) -> dict:
 
 @styled
 def make(out, quick: bool = False, *, results):
-    """Write ``out/training.png`` and ``.pdf`` (``quick`` changes nothing: the figure only reads results)."""
-    docs = load(results)
+    """Write ``out/training.png`` and ``.pdf``: the trained models' accuracy next to what their receptive fields
+    predict, and the character-level LM's perplexity and long-context loss.
+
+    Parameters
+    ----------
+    out : str or pathlib.Path
+        The folder of the files (created if missing).
+    quick : bool, default False
+        Unused: the figure only reads its inputs.
+    results : str or pathlib.Path
+        The folder of ``python -m analysis.training all --out DIR`` (``retrieval.json``,
+        ``counting.json``, ``lm.json``; those present are drawn).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG and the PDF.
+
+    Raises
+    ------
+    FileNotFoundError
+        If an input does not exist: one line naming the argument and the command that writes the file.
+
+    Examples
+    --------
+    ``python -m figures`` draws it from the committed results; without them it names the command that writes them:
+
+    >>> make("figures-out", results="no-such-folder")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: results: no training results in no-such-folder; run `python -m analysis.training ...` first
+    """
+    docs = _load(results)
     fig, axes = figure(WIDE, 2.4, ncols=3)
     left, middle, right = axes[0]
     if "retrieval" in docs:

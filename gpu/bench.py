@@ -66,6 +66,16 @@ def run(args) -> dict:
     dict
         ``{"version", "device", "torch", "parameters", "rows", "cost_to_full_coverage"}``: one row per (n, path)
         with its median seconds, TFLOP/s and ratios, and per row ``L*`` and ``L*`` times the seconds.
+
+    Examples
+    --------
+    >>> import argparse, contextlib, io
+    >>> args = argparse.Namespace(n=[64], w=8, heads=1, dim=16, batch=1, dtype="float32", backward=False,
+    ...                           repeats=1, backends=["torch"], json=None, plot=None)
+    >>> with contextlib.redirect_stdout(io.StringIO()):  # it prints each row as it is timed
+    ...     doc = run(args)
+    >>> {c["path"]: c["full_coverage_layer"] for c in doc["cost_to_full_coverage"]}
+    {'full': 1, 'swa': 21, 'sa': 4, 'sa+swa': 3}
     """
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"

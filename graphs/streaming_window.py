@@ -266,7 +266,9 @@ def _window_or(bits, out, perm, left, right, circular, accumulate, chunk_len, ti
             _store_fence()
 
 
-def window_or(bits, out, perm, left, right, circular, accumulate, chunk_len, tile, stream_bytes=WINDOW_OR_STREAM_BYTES):
+def window_or(
+    bits, out, perm, left, right, circular, accumulate, chunk_len, tile, stream_bytes=WINDOW_OR_STREAM_BYTES
+) -> None:
     """Sliding-window OR in (permuted) order.
 
     With ``perm`` of length n (``perm[p]`` = original index at permuted position ``p``; pass an empty array for

@@ -390,6 +390,12 @@ def build_parser() -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
         The parser (:class:`receptive.cli_parser.OneLineErrorParser`).
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["--n", "4096", "--only", "gemma3-4b"])
+    >>> args.n, args.only, args.seed
+    (4096, 'gemma3-4b', 0)
     """
     p = OneLineErrorParser(
         prog="python -m receptive.layouts",
@@ -432,6 +438,14 @@ def run(args: argparse.Namespace) -> dict:
     ValueError
         If a flag is out of range, ``--json`` is not writable, ``--configs`` is not a folder of layout files, or
         ``--only`` names an unknown layout (the message names the flag).
+
+    Examples
+    --------
+    >>> doc = run(build_parser().parse_args(["--n", "256", "--targets", "8", "--only", "mistral-7b-v0.1",
+    ...                                      "--no-progress"]))
+    >>> layout = doc["layouts"][0]["layout"]
+    >>> doc["n"], layout["name"], layout["causal"], layout["depth"]
+    (256, 'mistral-7b-v0.1', True, 32)
     """
     if args.n < 2:
         raise ValueError(f"--n: expected an integer >= 2, got {args.n}")

@@ -18,6 +18,8 @@ from ..cli_parser import OneLineErrorParser, comma_names
 from ..sweep import ResultStore, run_dask, run_local, tasks_for
 from .analysis import analyse_point, deviations, fit_log_law, group_results
 
+__all__ = ["build_parser", "format_table", "main", "parse_sizes", "task_bytes_at_least"]
+
 DEFAULT_N = "2^8,2^10,2^12,2^14,2^16,2^18,2^20"
 DEFAULT_W = "4,8,16,32,64,128,256,512"
 QUICK_N, QUICK_W = "2^8,2^10,2^12", "4,16,64"
@@ -52,7 +54,34 @@ examples:
 
 
 def parse_sizes(text: str, name: str) -> list[int]:
-    """``"2^8,1000,2^20"`` -> ``[256, 1000, 1048576]``."""
+    """The sizes a flag such as ``--n`` lists: comma-separated integers or powers ``2^k``, sorted, without repeats.
+
+    Parameters
+    ----------
+    text : str
+        The flag's value, e.g. ``"2^8,1000,2^20"``.
+    name : str
+        The flag, named in the error.
+
+    Returns
+    -------
+    list of int
+        The sizes in increasing order.
+
+    Raises
+    ------
+    ValueError
+        If a part is neither an integer nor ``2^k`` (the message starts with ``name``).
+
+    Examples
+    --------
+    >>> parse_sizes("2^8,1000,2^20,2^8", "--n")
+    [256, 1000, 1048576]
+    >>> parse_sizes("2^x", "--w")
+    Traceback (most recent call last):
+    ...
+    ValueError: --w: expected comma-separated integers or powers 2^k, got '2^x'
+    """
     values = []
     for part in text.split(","):
         part = part.strip()
@@ -73,6 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
         The parser (:class:`receptive.cli_parser.OneLineErrorParser`).
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["--quick", "--causal", "no"])
+    >>> args.quick, args.causal, args.seeds, args.max_memory
+    (True, 'no', 5, '3GiB')
     """
     p = OneLineErrorParser(
         prog="python -m receptive.bound",
@@ -123,13 +158,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def task_bytes_at_least(n: int) -> int:
-    """The fewest bytes one task at ``n`` positions needs, whatever its method: one 64-seed (or 64-target) slab,
-    two ``n``-row bitsets of one word and a row of counts (:func:`graphs.memory.slab_bytes`), plus one int64
-    permutation of the positions."""
+    """The fewest bytes one task at ``n`` positions needs, whatever its method: what ``--max-memory`` must allow.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+
+    Returns
+    -------
+    int
+        One 64-seed (or 64-target) slab, two ``n``-row bitsets of one word and a row of counts
+        (:func:`graphs.memory.slab_bytes`), plus one int64 permutation of the positions.
+
+    Examples
+    --------
+    >>> task_bytes_at_least(2**20) < 2**30 < task_bytes_at_least(2**26)
+    True
+    """
     return slab_bytes(n, 1) + 8 * n
 
 
-def plan(args) -> tuple[list, list[dict], dict]:
+def _plan(args) -> tuple[list, list[dict], dict]:
     """The tasks of the sweep, the points skipped (with why) and the parameters, validated before any work."""
     ns = parse_sizes(QUICK_N if args.quick and args.n == DEFAULT_N else args.n, "--n")
     ws = parse_sizes(QUICK_W if args.quick and args.w == DEFAULT_W else args.w, "--w")
@@ -244,7 +294,7 @@ def _skip_reason(name, n, w, causal, circular, max_layers, targets=None) -> str:
     return f"predicted L* > --max-layers = {max_layers}" if predicted is None else ""
 
 
-def summarise(store: ResultStore, params: dict, skipped: list[dict], failed: list[str]) -> dict:
+def _summarise(store: ResultStore, params: dict, skipped: list[dict], failed: list[str]) -> dict:
     """The JSON document of a sweep: every grid point analysed, the log-law fits and the deviations.
 
     Parameters
@@ -252,7 +302,7 @@ def summarise(store: ResultStore, params: dict, skipped: list[dict], failed: lis
     store : ResultStore
         The task results.
     params : dict
-        The sweep's parameters (:func:`plan`).
+        The sweep's parameters, as ``_plan`` returns them.
     skipped : list of dict
         Points not simulated, with why.
     failed : list of str
@@ -296,7 +346,7 @@ def summarise(store: ResultStore, params: dict, skipped: list[dict], failed: lis
 
 
 def format_table(doc: dict) -> str:
-    """The table ``python -m receptive.bound`` prints, from its JSON document (:func:`summarise`).
+    """The table ``python -m receptive.bound`` prints, from the JSON document it writes (``OUT/bound.json``).
 
     Parameters
     ----------
@@ -307,6 +357,16 @@ def format_table(doc: dict) -> str:
     -------
     str
         One line per grid point, then the fits and deviations.
+
+    Examples
+    --------
+    >>> import contextlib, io, json, pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as out, contextlib.redirect_stdout(io.StringIO()):
+    ...     status = main(["--n", "64", "--w", "4", "--patterns", "sa", "--causal", "no", "--seeds", "2",
+    ...                    "--out", out, "--no-progress"])
+    ...     doc = json.loads((pathlib.Path(out) / "bound.json").read_text())
+    >>> print(format_table(doc).splitlines()[1])  # doctest: +ELLIPSIS
+    sa      bidir        64    4 exact ...
     """
     head = (
         f"{'pattern':<7} {'mode':<6} {'n':>8} {'w':>4} {'method':<7} {'L* seeds':<22} {'typ':>3} "
@@ -363,13 +423,13 @@ def _pct(x) -> str:
     return "n/a" if x is None else f"{100 * x:.0f}%"
 
 
-def write_csv(doc: dict, path: Path) -> None:
+def _write_csv(doc: dict, path: Path) -> None:
     """Write one CSV row per grid point of ``doc`` to ``path`` (atomically; errors name ``--out``).
 
     Parameters
     ----------
     doc : dict
-        The document (:func:`summarise`).
+        The sweep's document.
     path : pathlib.Path
         The CSV file.
     """
@@ -413,6 +473,17 @@ def main(argv: list[str] | None = None) -> int:
     -------
     int
         0, or 1 if a task failed (bad input exits 2 with one line on stderr).
+
+    Examples
+    --------
+    >>> import contextlib, io, json, tempfile
+    >>> out = io.StringIO()
+    >>> with tempfile.TemporaryDirectory() as folder, contextlib.redirect_stdout(out):
+    ...     status = main(["--n", "256", "--w", "16", "--patterns", "sa", "--causal", "no", "--seeds", "3",
+    ...                    "--out", folder, "--json", "--no-progress"])
+    >>> point = json.loads(out.getvalue())["points"][0]
+    >>> status, point["n"], point["w"], len(point["full_layers"])
+    (0, 256, 16, 3)
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -421,7 +492,7 @@ def main(argv: list[str] | None = None) -> int:
             held = Path(args.out) / "tasks.jsonl"
             if not held.is_file() or held.stat().st_size == 0:
                 raise ValueError(f"--resume: nothing to resume in {args.out} (no tasks.jsonl with results)")
-        tasks, skipped, params = plan(args)
+        tasks, skipped, params = _plan(args)
         store = ResultStore(args.out, resume=args.resume)
     except (ValueError, MemoryError, FileExistsError) as exc:
         parser.error(str(exc))
@@ -437,10 +508,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     else:
         failed = run_local(tasks, store, retries=args.retries, progress=progress)
-    doc = summarise(store, params, skipped, failed)
+    doc = _summarise(store, params, skipped, failed)
     out = Path(args.out)
     write_text_atomic(out / "bound.json", json.dumps(doc, indent=1) + "\n", "--out")
-    write_csv(doc, out / "bound.csv")
+    _write_csv(doc, out / "bound.csv")
     if args.json:
         json.dump(doc, sys.stdout)
         sys.stdout.write("\n")

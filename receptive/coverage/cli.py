@@ -20,6 +20,8 @@ from ..windows import max_window
 from .compute import DEFAULT_MAX_LAYERS, DEFAULT_TARGETS, coverage, exact_fits, extend
 from .results import CoverageResult
 
+__all__ = ["build_parser", "format_table", "main", "preset_names", "run"]
+
 DESCRIPTION = """\
 After L layers of a sparse attention pattern, which tokens can each token see?
 
@@ -61,7 +63,19 @@ examples:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``python -m receptive.coverage`` (defaults and examples in its help; one-line errors)."""
+    """The parser of ``python -m receptive.coverage`` (defaults and examples in its help; one-line errors).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser (:class:`receptive.cli_parser.OneLineErrorParser`).
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["--n", "4096", "--causal"])
+    >>> args.n, args.w, args.causal, args.patterns
+    (4096, 64, True, 'swa,sa,sa+swa')
+    """
     p = OneLineErrorParser(
         prog="python -m receptive.coverage",
         description=DESCRIPTION,
@@ -161,7 +175,7 @@ def run(args: argparse.Namespace) -> dict:
         stack = stack_from_spec(args.stack, args.n, depth, causal, args.circular, args.seed, argument="--stack")
         patterns = {args.stack: stack}
     elif args.hf_config is not None:
-        stack = pattern_from_config(hf_config_path(args.hf_config), args.n, seed=args.seed)
+        stack = pattern_from_config(_hf_config_path(args.hf_config), args.n, seed=args.seed)
         if args.layers is not None and args.layers > stack.max_layers:
             raise ValueError(f"--layers: the config defines {stack.max_layers} layers, got {args.layers}")
         causal = stack.causal
@@ -194,7 +208,7 @@ def run(args: argparse.Namespace) -> dict:
     sim_methods = {results[name].method for name in simulated}
     documents = {name: results[name].to_dict() for name in names}
     for name, pattern in patterns.items():
-        add_costs(documents[name], pattern)
+        _add_costs(documents[name], pattern)
     return {
         "version": __version__,
         "n": args.n,
@@ -205,12 +219,17 @@ def run(args: argparse.Namespace) -> dict:
         "method": sim_methods.pop() if len(sim_methods) == 1 else ("closed-form" if not simulated else "mixed"),
         "exact_by_default": exact_fits(args.n),
         "patterns": documents,
-        "theory": None if stacked else theory_summary(args.n, args.w, causal, args.circular),
+        "theory": None if stacked else _theory_summary(args.n, args.w, causal, args.circular),
     }
 
 
 def preset_names() -> list[str]:
     """The names of the preset Hugging Face configs shipped with the package (``receptive/layout_configs``).
+
+    Returns
+    -------
+    list of str
+        The presets ``--hf-config`` accepts by name, sorted.
 
     Examples
     --------
@@ -223,13 +242,12 @@ def preset_names() -> list[str]:
     return sorted(p.stem for p in preset_dir().glob("*.json") if '"num_hidden_layers"' in p.read_text())
 
 
-def hf_config_path(text: str) -> str:
+def _hf_config_path(text: str) -> str:
     """``--hf-config``'s file: the path as given, else the preset of that name (with or without ``.json``).
 
     Examples
     --------
-    >>> from receptive.coverage.cli import hf_config_path
-    >>> hf_config_path("gemma3-4b").endswith("layout_configs/gemma3-4b.json")
+    >>> _hf_config_path("gemma3-4b").endswith("layout_configs/gemma3-4b.json")
     True
     """
     if os.path.exists(text) or os.sep in text:
@@ -240,7 +258,7 @@ def hf_config_path(text: str) -> str:
     return os.fspath(preset) if preset.is_file() else text
 
 
-def add_costs(doc: dict, pattern) -> None:
+def _add_costs(doc: dict, pattern) -> None:
     """Per layer of ``doc`` (a coverage result's dict): ``pairs`` attended (the FLOP proxy, see
     :meth:`Pattern.pair_count`), ``pairs_relative`` to full attention, and for causal patterns the
     ``kv_cache_entries`` a decoder keeps in that layer."""
@@ -255,7 +273,7 @@ def add_costs(doc: dict, pattern) -> None:
             row["kv_cache_entries"] = pattern.kv_cache_entries(layer)
 
 
-def theory_summary(n: int, w: int, causal: bool, circular: bool) -> dict:
+def _theory_summary(n: int, w: int, causal: bool, circular: bool) -> dict:
     """The predictions printed next to the measurements (see receptive.theory and docs/theory.md)."""
     sharp = {name: theory.predict_full_layer(name, n, w, causal, circular, 64)[0] for name in ("sa", "sa+swa")}
     summary = {
@@ -272,7 +290,25 @@ def theory_summary(n: int, w: int, causal: bool, circular: bool) -> dict:
 
 
 def format_table(doc: dict) -> str:
-    """The table ``python -m receptive.coverage`` prints, from the document of :func:`run`."""
+    """The table ``python -m receptive.coverage`` prints, from the document of :func:`run`.
+
+    Parameters
+    ----------
+    doc : dict
+        The document :func:`run` returns (or ``--json`` prints).
+
+    Returns
+    -------
+    str
+        A heading, one line per layer (mean, minimum and full fraction per pattern), then L*, the cost per layer and
+        the theory's predictions.
+
+    Examples
+    --------
+    >>> doc = run(build_parser().parse_args(["--n", "256", "--w", "16", "--patterns", "swa,sa", "--no-progress"]))
+    >>> print(format_table(doc).splitlines()[0])
+    coverage of n=256 w=16 bidirectional seed=0
+    """
     names = list(doc["patterns"])
     head = f"{'layer':>5} " + " ".join(f"{name + ' mean/min/full':>28}" for name in names)
     lines = [
@@ -320,7 +356,7 @@ def format_table(doc: dict) -> str:
     return "\n".join(lines)
 
 
-def write_csv(doc: dict, path: str) -> None:
+def _write_csv(doc: dict, path: str) -> None:
     """One row per (pattern, layer), written atomically (whole or not at all)."""
     with atomic_write(path, "--csv", newline="") as fh:
         out = csv.writer(fh)
@@ -331,7 +367,7 @@ def write_csv(doc: dict, path: str) -> None:
                 out.writerow([name, p["method"], lc["layer"], lc["mean"], lc["min"], lc["full_fraction"], *ci])
 
 
-def plot(doc: dict, path: str) -> list[str]:
+def _plot(doc: dict, path: str) -> list[str]:
     """Mean (solid) and minimum (dashed) coverage vs layer; saved as PNG and PDF next to ``path``."""
     from matplotlib.figure import Figure  # no pyplot: the caller's backend stays as it is
 
@@ -351,7 +387,27 @@ def plot(doc: dict, path: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI: print the table or ``--json``, write ``--csv`` / ``--plot``; returns 0 (2 on a bad flag)."""
+    """Run ``python -m receptive.coverage``: print the table or ``--json``, write ``--csv`` / ``--plot``.
+
+    Parameters
+    ----------
+    argv : list of str or None, optional
+        The arguments; ``None``: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 (a bad flag exits 2 with one line on stderr naming it).
+
+    Examples
+    --------
+    >>> import contextlib, io, json
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     status = main(["--n", "1024", "--w", "32", "--patterns", "sa", "--json", "--no-progress"])
+    >>> status, json.loads(out.getvalue())["patterns"]["sa"]["method"]
+    (0, 'exact')
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -369,9 +425,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(format_table(doc))
     if args.csv:
-        write_csv(doc, args.csv)
+        _write_csv(doc, args.csv)
     if args.plot:
-        written = plot(doc, args.plot)
+        written = _plot(doc, args.plot)
         if not args.json:
             print("plot: " + ", ".join(written))
     return 0

@@ -27,6 +27,23 @@ def layer_cached(maxsize: int | None = None):
     on ``self.method`` makes a reference cycle, so a dropped pattern (a 2^20-position Kleinberg draw is ~1 GB)
     stays until the garbage collector runs, while this one is freed as soon as its last reference goes.
 
+    Parameters
+    ----------
+    maxsize : int or None, default None
+        Results kept per instance, the least recently used dropped first; ``None``: every result.
+
+    Returns
+    -------
+    callable
+        The decorator: it wraps a method ``method(self, *args)`` of hashable arguments.
+
+    Raises
+    ------
+    TypeError
+        If ``maxsize`` is neither ``None`` nor an integer.
+    ValueError
+        If ``maxsize < 1``.
+
     Examples
     --------
     >>> class Draws:
@@ -39,6 +56,8 @@ def layer_cached(maxsize: int | None = None):
     >>> d.draw(1), d.draw(1), d.calls, d.draw(2), d.draw(1), d.calls
     (10, 10, 1, 20, 10, 3)
     """
+    if maxsize is not None:
+        maxsize = check_int("maxsize", maxsize, 1)
 
     def decorate(method):
         slot = f"_layer_cache_{method.__name__}"

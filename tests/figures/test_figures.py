@@ -98,7 +98,7 @@ def test_figure_functions_take_their_inputs_as_arguments(tmp_path):
     """No figure function has a default path: without its input it is a TypeError, not a read of the checkout."""
     from figures import FIGURES
 
-    for name in ("cost_per_layer", "approx_spectra", "layouts", "training"):
+    for name in ("cost_per_layer", "approx_spectra", "layouts", "training", "causal"):
         with pytest.raises(TypeError, match="required keyword-only argument"):
             FIGURES[name](tmp_path)
 
