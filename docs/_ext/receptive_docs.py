@@ -6,7 +6,7 @@ On ``config-inited`` (before Sphinx looks for source files) it writes into ``doc
   reads and the command that wrote it. The pages include them with ``{include}``; no number is copied by hand.
 * ``notebooks/NN_name.ipynb``: copies of the study notebooks ``analysis/*/NN_*.ipynb``, which myst-nb renders from
   their stored outputs (the docs never execute them).
-* ``api/PACKAGE.rst``: an autosummary of every public module of ``receptive``, ``graphs`` and ``gpu``.
+* ``api/PACKAGE.rst``: an autosummary of every public module of ``receptive``, ``graphs``, ``gpu`` and ``figures``.
 
 The command of a result file is read from the table of its study's ``analysis/<study>/README.md`` (the rows
 "| `results/FILE` | command |"); a file outside ``analysis/`` gives its command in its own ``command`` field.
@@ -27,7 +27,7 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 #: the packages whose public modules the API reference lists
-API_PACKAGES = ("receptive", "graphs", "gpu")
+API_PACKAGES = ("receptive", "graphs", "gpu", "figures")
 
 #: module names the API reference leaves out: entry points whose import would run a command line
 API_SKIP = ("__main__",)
