@@ -18,6 +18,7 @@ from pathlib import Path
 from receptive.cli_parser import OneLineErrorParser
 
 from . import FIGURES
+from .style import load_results
 
 EPILOG = """\
 examples:
@@ -120,9 +121,20 @@ def _inputs(args, names: list[str]) -> dict[str, dict[str, Path]]:
                 "first, or give "
                 f"{flag} {'DIR' if flag.endswith('-dir') else 'PATH'}"
             )
+        if not flag.endswith("-dir"):  # a file that is not JSON is refused before any figure is drawn
+            load_results(path, command.format(path=path, parent=path.parent), flag)
         for name in used:
             kwargs.setdefault(name, {})[figures[name]] = path
     return kwargs
+
+
+def _flag_of(figure: str, message: str) -> str:
+    """A figure's error, ``"results: ..."``, named by the flag that gave that argument (``"--layouts-json: ..."``)."""
+    argument, sep, rest = message.partition(":")
+    for flag, (_, _, figures) in INPUTS.items():
+        if figures.get(figure) == argument:
+            return flag + sep + rest
+    return message
 
 
 def output_dir(text: str) -> Path:
@@ -154,8 +166,8 @@ def main(argv=None) -> int:
         start = time.perf_counter()
         try:
             paths = FIGURES[name](out, quick=args.quick, **inputs.get(name, {}))
-        except FileNotFoundError as exc:
-            p.error(str(exc))
+        except (FileNotFoundError, ValueError) as exc:  # an input that is not what its command writes
+            p.error(_flag_of(name, str(exc)))
         print(f"{name}: {', '.join(map(str, paths))} ({time.perf_counter() - start:.1f} s)", flush=True)
     return 0
 

@@ -13,6 +13,8 @@ from .style import COLORS, WIDE, load_results, save, styled
 
 REAL_COMMAND = "python -m analysis.numerical_methods.real --json {}"
 DECODER_COMMAND = "python -m analysis.numerical_methods.decoder --json {}"
+#: the parts of the real-model document the figures read
+REAL_KEYS = ("parameters", "structure", "errors", "substitution", "costs")
 MATRICES = ("Q", "K", "V", "QK^T", "A", "softmax")
 TITLES = {"QK^T": "$QK^T/\\sqrt{d}$", "A": "$A = \\exp(QK^T/\\sqrt{d})$", "softmax": "softmax (row-normalised A)"}
 STYLE = {
@@ -75,7 +77,7 @@ def make_spectra(out, quick: bool = False, *, results):
     ...
     FileNotFoundError: results: missing.json not found; run `python -m analysis.numerical_methods.real ...` first
     """
-    doc = load_results(results, REAL_COMMAND.format(results), "results")
+    doc = load_results(results, REAL_COMMAND.format(results), "results", REAL_KEYS)
     structure = doc["structure"]
     fig, axes = plt.subplots(2, 3, figsize=(WIDE, 3.8), constrained_layout=True)
     colors = plt.cm.viridis(np.linspace(0, 0.9, len(structure["mean_spectra"]["Q"])))
@@ -123,7 +125,7 @@ def make_methods(out, quick: bool = False, *, results):
     ...
     FileNotFoundError: results: missing.json not found; run `python -m analysis.numerical_methods.real ...` first
     """
-    doc = load_results(results, REAL_COMMAND.format(results), "results")
+    doc = load_results(results, REAL_COMMAND.format(results), "results", REAL_KEYS)
     fig, axes = plt.subplots(1, 3, figsize=(WIDE, 3.4), constrained_layout=True)
     budgets = doc["parameters"]["budgets"]
     sub_budgets = doc["parameters"].get("substitution_budgets", budgets)
@@ -204,8 +206,8 @@ def make_kv_cache(out, quick: bool = False, *, results, decoder):
     ...
     FileNotFoundError: results: missing.json not found; run `python -m analysis.numerical_methods.real ...` first
     """
-    doc = load_results(results, REAL_COMMAND.format(results), "results")
-    dec = load_results(decoder, DECODER_COMMAND.format(decoder), "decoder")
+    doc = load_results(results, REAL_COMMAND.format(results), "results", REAL_KEYS)
+    dec = load_results(decoder, DECODER_COMMAND.format(decoder), "decoder", ("parameters", "config", "rows"))
     fig, axes = plt.subplots(1, 3, figsize=(WIDE, 3.6), constrained_layout=True)
     kv = {(r["method"], r["budget"]): r["kv_cache_bytes_per_token"] for r in doc["costs"]}
     full_kv = next(r["kv_cache_bytes_per_token"] for r in doc["costs"] if r["method"] == "full")

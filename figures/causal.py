@@ -92,10 +92,14 @@ def make(out, quick: bool = False, *, bound, bound_22, variants, pooled):
     ...
     FileNotFoundError: bound: missing.json not found; run `python -m receptive.bound --out .` first
     """
-    bound = load_results(bound, f"python -m receptive.bound --out {Path(bound).parent}", "bound")
-    extra = load_results(bound_22, f"python -m receptive.bound --n 2^22 ... --out {Path(bound_22).parent}", "bound_22")
-    variants = load_results(variants, f"python -m analysis.causal.variants --out {Path(variants).parent}", "variants")
-    pooled = load_results(pooled, f"python -m analysis.causal.pooled --out {pooled}", "pooled")
+    bound = load_results(bound, f"python -m receptive.bound --out {Path(bound).parent}", "bound", ("points",))
+    extra = load_results(
+        bound_22, f"python -m receptive.bound --n 2^22 ... --out {Path(bound_22).parent}", "bound_22", ("points",)
+    )
+    variants = load_results(
+        variants, f"python -m analysis.causal.variants --out {Path(variants).parent}", "variants", ("points",)
+    )
+    pooled = load_results(pooled, f"python -m analysis.causal.pooled --out {pooled}", "pooled", ("points",))
     ws = (8, 64, 256)
     fig, axes = figure(WIDE, 3.0, ncols=len(ws))
     top = 2**16 if quick else 2**22

@@ -8,6 +8,7 @@ from __future__ import annotations
 from .style import COLORS, COLUMN, LABELS, figure, load_results, save
 
 COMMAND = "python -m gpu.bench --json {}"
+KEYS = ("device", "parameters", "rows", "cost_to_full_coverage")  # what the figures read
 
 
 def make_per_layer(out, quick: bool = False, *, bench):
@@ -43,7 +44,7 @@ def make_per_layer(out, quick: bool = False, *, bench):
     """
     from gpu.bench_plot import draw_per_layer, draw_speedup
 
-    doc = load_results(bench, COMMAND.format(bench), "bench")
+    doc = load_results(bench, COMMAND.format(bench), "bench", KEYS)
     fig, axes = figure(2 * COLUMN, 2.4, ncols=2)
     draw_per_layer(axes[0, 0], doc, COLORS, LABELS)
     draw_speedup(axes[0, 1], doc, COLORS, LABELS)
@@ -84,7 +85,7 @@ def make_to_coverage(out, quick: bool = False, *, bench):
     """
     from gpu.bench_plot import draw_to_coverage
 
-    doc = load_results(bench, COMMAND.format(bench), "bench")
+    doc = load_results(bench, COMMAND.format(bench), "bench", KEYS)
     fig, axes = figure(COLUMN, 2.4)
     draw_to_coverage(axes[0, 0], doc, COLORS, LABELS)
     return save(fig, out, "cost_to_coverage")

@@ -52,7 +52,7 @@ def make(out, quick: bool = False, *, results):
     ...
     FileNotFoundError: results: missing.json not found; run `python -m receptive.layouts ...` first
     """
-    doc = load_results(results, COMMAND.format(results), "results")
+    doc = load_results(results, COMMAND.format(results), "results", ("layouts",))
     fig, axes = figure(2 * COLUMN, 2.8, ncols=2)
     left, right = axes[0, 0], axes[0, 1]
     for k, entry in enumerate(doc["layouts"]):

@@ -122,8 +122,8 @@ def save(fig, out: str | Path, name: str) -> list[Path]:
     return [Path(p) for p in save_png_pdf(fig, Path(out) / name, dpi=STYLE["savefig.dpi"])]
 
 
-def load_results(path: str | Path, command: str, name: str | None = None) -> dict:
-    """The JSON document at ``path``.
+def load_results(path: str | Path, command: str, name: str | None = None, keys: tuple[str, ...] = ()) -> dict:
+    """The JSON document at ``path``, checked to be one that ``command`` writes (an object with ``keys``).
 
     Parameters
     ----------
@@ -133,6 +133,8 @@ def load_results(path: str | Path, command: str, name: str | None = None) -> dic
         The command that writes it, named in the error when it is missing.
     name : str or None, default None
         The argument (or CLI flag) that gave ``path``, named first in the error.
+    keys : tuple of str, default ()
+        The top-level keys the caller reads.
 
     Returns
     -------
@@ -143,6 +145,8 @@ def load_results(path: str | Path, command: str, name: str | None = None) -> dic
     ------
     FileNotFoundError
         ``path`` does not exist: one line naming ``name`` and ``command``.
+    ValueError
+        ``path`` is not JSON, or not an object with ``keys``: one line naming ``name`` and ``command``.
 
     Examples
     --------
@@ -150,9 +154,23 @@ def load_results(path: str | Path, command: str, name: str | None = None) -> dic
     Traceback (most recent call last):
     ...
     FileNotFoundError: --bench: no/such/file.json not found; run `python -m gpu.bench --json no/such/file.json` first
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".json") as fh:
+    ...     _ = fh.write('{"rows": []}'); fh.flush()
+    ...     load_results(fh.name, "python -m gpu.bench --json FILE", "--bench", keys=("rows", "device"))
+    Traceback (most recent call last):
+    ...
+    ValueError: --bench: ... lacks 'device', so it is not what `python -m gpu.bench --json FILE` writes
     """
     path = Path(path)
+    prefix = f"{name}: " if name else ""
     if not path.exists():
-        prefix = f"{name}: " if name else ""
         raise FileNotFoundError(f"{prefix}{path} not found; run `{command}` first")
-    return json.loads(path.read_text())
+    try:
+        doc = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{prefix}{path} is not a JSON document ({exc}); run `{command}` to write one") from None
+    missing = [key for key in keys if not isinstance(doc, dict) or key not in doc]
+    if missing:
+        raise ValueError(f"{prefix}{path} lacks {', '.join(map(repr, missing))}, so it is not what `{command}` writes")
+    return doc

@@ -10,12 +10,12 @@ long-context probe (characters a copy from beyond SWA's field predicts).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from .style import COLORS, LABELS, WIDE, figure, save, styled
+from .style import COLORS, LABELS, WIDE, figure, load_results, save, styled
 
 KINDS = ("full", "swa", "sa", "sa+swa")
+COMMAND = "python -m analysis.training all --out {}"
 
 
 def _load(results) -> dict:
@@ -26,11 +26,9 @@ def _load(results) -> dict:
     for name in ("retrieval", "counting", "lm"):
         path = results / f"{name}.json"
         if path.exists():
-            docs[name] = json.loads(path.read_text())
+            docs[name] = load_results(path, COMMAND.format(results), "results", ("runs",))
     if not docs:
-        raise FileNotFoundError(
-            f"results: no training results in {results}; run `python -m analysis.training all --out {results}` first"
-        )
+        raise FileNotFoundError(f"results: no training results in {results}; run `{COMMAND.format(results)}` first")
     return docs
 
 

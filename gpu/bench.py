@@ -217,7 +217,7 @@ def _parse(p, argv):
         if args.json is not None:
             check_writable(args.json, "--json")
         if args.plot is not None:
-            check_writable(args.plot, "--plot", make_parents=True)
+            check_writable(args.plot, "--plot")
     except ValueError as exc:
         p.error(str(exc))
     return args

@@ -9,6 +9,7 @@ of ``receptive``; ``receptive.cli_parser`` and ``receptive.plotting`` re-export 
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 from ._atomic import atomic_write, write_text_atomic
@@ -19,10 +20,15 @@ __all__ = ["OneLineErrorParser", "save_png_pdf", "write_atomic"]
 class OneLineErrorParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are one line that names the argument (exit status 2).
 
+    The library's errors start with the name of the argument at fault (``"w: expected ..."``); ``options`` maps
+    those names to the flags that set them, so that a command line reports the flag its user typed.
+
     Parameters
     ----------
     *args, **kwargs
         As :class:`argparse.ArgumentParser`.
+    options : dict of str to str or None, default None
+        Library argument name -> flag, e.g. ``{"w": "--w", "max_memory": "--max-memory"}``.
 
     Examples
     --------
@@ -37,11 +43,35 @@ class OneLineErrorParser(argparse.ArgumentParser):
     ...         code = exit.code
     >>> code, err.getvalue()
     (2, "demo: error: argument --n: invalid int value: 'x' (see --help)\\n")
+    >>> parser = OneLineErrorParser(prog="demo", options={"max_memory": "--max-memory", "w": "--w"})
+    >>> with contextlib.redirect_stderr(err):
+    ...     try:
+    ...         parser.error("w: 10 keys need more than max_memory")
+    ...     except SystemExit:
+    ...         pass
+    >>> err.getvalue().splitlines()[-1]
+    'demo: error: --w: 10 keys need more than --max-memory (see --help)'
     """
 
+    def __init__(self, *args, options: dict[str, str] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.options = dict(options or {})
+
     def error(self, message: str):
-        """Exit with status 2 and ``message`` on one line."""
+        """Exit with status 2 and ``message`` on one line, its leading argument name replaced by its flag.
+
+        Parameters
+        ----------
+        message : str
+            The error, e.g. ``"w: expected an integer >= 1, got 0"``.
+        """
         message = " ".join(str(message).split())  # never more than one line
+        name, sep, rest = message.partition(":")
+        if sep and name in self.options:
+            message = self.options[name] + sep + rest
+        for name, flag in self.options.items():  # "a larger max_memory" -> "a larger --max-memory"
+            if "_" in name:  # a compound name cannot be an ordinary word of the message
+                message = re.sub(rf"(?<![\w-]){name}(?!\w)", flag, message)
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 

@@ -398,6 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
     (4096, 'gemma3-4b', 0)
     """
     p = OneLineErrorParser(
+        options={"hf_config": "--configs", "n": "--n", "targets": "--targets", "seed": "--seed"},
         prog="python -m receptive.layouts",
         description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -252,10 +252,12 @@ def build_parser(
             family.add_options(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the model and of sampled sources")
     p.add_argument("--edges", metavar="FILE", help="measure this edge list (.csv) or GraphML (.graphml) instead")
-    p.add_argument("--source", default="pre", help="column of edge sources: a name, or its start (default pre)")
-    p.add_argument("--target", default="post", help="column of edge targets: a name, or its start (default post)")
-    p.add_argument("--weight", help="CSV column of weights, e.g. syn_count (optional)")
-    p.add_argument("--threshold", type=float, help="keep edges with weight >= THRESHOLD (FlyWire: 5 synapses)")
+    p.add_argument("--source", help="with --edges: column of edge sources, a name or its start (default pre)")
+    p.add_argument("--target", help="with --edges: column of edge targets, a name or its start (default post)")
+    p.add_argument("--weight", help="with --edges: CSV column of weights, e.g. syn_count (optional)")
+    p.add_argument(
+        "--threshold", type=float, help="with --edges: keep edges with weight >= THRESHOLD (FlyWire: 5 synapses)"
+    )
     direction = p.add_mutually_exclusive_group()
     direction.add_argument("--directed", dest="directed", action="store_true", default=None, help="treat as directed")
     direction.add_argument("--undirected", dest="directed", action="store_false", help="treat as undirected")
@@ -308,8 +310,8 @@ def build_graph(args, families: Sequence[ModelFamily] = (GRAPH_MODELS,)) -> tupl
         else:
             graph, _ = load_edge_list(
                 args.edges,
-                source=args.source,
-                target=args.target,
+                source="pre" if args.source is None else args.source,
+                target="post" if args.target is None else args.target,
                 weight=args.weight,
                 threshold=args.threshold,
                 directed=args.directed is not False,
@@ -450,6 +452,15 @@ def _check_args(args, families: Sequence[ModelFamily] = ()) -> None:
         raise ValueError(f"--beta: expected a probability in [0, 1], got {args.beta}")
     if args.threshold is not None and not math.isfinite(args.threshold):
         raise ValueError(f"--threshold: expected a finite number, got {args.threshold}")
+    columns = [
+        flag for flag in ("--source", "--target", "--weight", "--threshold") if getattr(args, flag[2:]) is not None
+    ]
+    graphml = bool(args.edges) and args.edges.endswith((".graphml", ".xml"))
+    if columns and (not args.edges or graphml):
+        raise ValueError(
+            f"{columns[0]}: only read from a CSV or edge-list --edges FILE, got "
+            f"{'a GraphML file' if graphml else 'no --edges'}"
+        )
     for family in families:
         if family.check is not None:
             family.check(args)

@@ -114,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        options={"max_memory": "--max-memory", "slab_size": "--slab-size", "max_layers": "--max-layers"},
     )
     p.add_argument("--n", default=DEFAULT_N, help=f"sequence lengths (default {DEFAULT_N})")
     p.add_argument("--w", default=DEFAULT_W, help=f"windows, keys per query incl. self (default {DEFAULT_W})")
@@ -231,7 +232,7 @@ def _plan(args) -> tuple[list, list[dict], dict]:
                         skipped.append({"pattern": name, "n": n, "w": w, "causal": causal, "reason": why})
                         continue
                     for seed in range(args.seed, args.seed + args.seeds):
-                        tasks += _tasks_for(
+                        tasks += tasks_for(
                             name,
                             n,
                             w,
@@ -260,17 +261,6 @@ def _plan(args) -> tuple[list, list[dict], dict]:
     if args.interval_file is not None:
         params["interval_file"] = args.interval_file
     return tasks, skipped, params
-
-
-def _tasks_for(*args, **kwargs) -> list:
-    """:func:`receptive.sweep.tasks_for`, its errors named by the options that set them."""
-    try:
-        return tasks_for(*args, **kwargs)
-    except (ValueError, MemoryError) as exc:
-        text = str(exc)
-        for internal, flag in (("max_memory", "--max-memory"), ("slab_size", "--slab-size")):
-            text = text.replace(f"{internal}:", f"{flag}:").replace(f"> {internal}", f"> {flag}")
-        raise type(exc)(text) from None
 
 
 def _bytes(count: int) -> str:

@@ -62,6 +62,19 @@ examples:
 """
 
 
+#: the library's argument names (the first word of its errors) -> the flags that set them
+OPTIONS = {
+    "n": "--n",
+    "w": "--w",
+    "seed": "--seed",
+    "layers": "--layers",
+    "max_layers": "--max-layers",
+    "targets": "--targets",
+    "max_memory": "--max-memory",
+    "hf_config": "--hf-config",
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``python -m receptive.coverage`` (defaults and examples in its help; one-line errors).
 
@@ -81,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=DESCRIPTION,
         epilog=EPILOG.replace("PRESETS", ", ".join(preset_names())),
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        options=OPTIONS,
     )
     p.add_argument("--n", type=int, default=32768, help="sequence length (>= 2; default 32768)")
     p.add_argument("--w", type=int, default=64, help="window: keys per query, itself included (default 64)")
@@ -414,11 +428,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.csv:  # before any work: a path that cannot be written is a one-line error, not a traceback
             check_writable(args.csv, "--csv")
         if args.plot:
-            check_writable(args.plot, "--plot", make_parents=True)
+            check_writable(args.plot, "--plot")
         doc = run(args)
     except (ValueError, MemoryError) as exc:
-        message = str(exc)
-        parser.error("--max-memory" + message[len("max_memory") :] if message.startswith("max_memory:") else message)
+        parser.error(str(exc))
     if args.json:
         json.dump(doc, sys.stdout)
         sys.stdout.write("\n")

@@ -121,3 +121,25 @@ def test_figure_files_follow_the_umask(tmp_path, umask, expected):
     assert [p.name for p in paths] == ["empty.png", "empty.pdf"]
     for path in paths:
         assert path.stat().st_mode & 0o777 == expected, path
+
+
+@pytest.mark.parametrize(
+    ("name", "flag", "content"),
+    [
+        ("cost_per_layer", "--bench", ""),
+        ("cost_to_coverage", "--bench", '{"rows": []}'),
+        ("layouts", "--layouts-json", '{"a": 1}'),
+        ("approx_kv_cache", "--decoder-json", "[1, 2]"),
+        ("causal", "--pooled-json", '{"runs": []}'),
+    ],
+)
+def test_an_input_that_is_not_its_commands_output_is_one_line(tmp_path, capsys, name, flag, content):
+    """A result file that is not JSON, or lacks what the figure reads, is one line naming the flag that gave it and
+    the command that writes such a file, not a traceback."""
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    with pytest.raises(SystemExit) as exc:
+        main([name, "--quick", "--out", str(tmp_path / "out"), flag, str(bad)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.split("error: ")[1].startswith(f"{flag}: {bad}") and "python -m " in err, err

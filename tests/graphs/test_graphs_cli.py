@@ -166,6 +166,21 @@ def test_cli_fuzz(options, flags, capsys):
     check_exit(argv, capsys)
 
 
+@pytest.mark.parametrize("flag", ["--source", "--target", "--weight", "--threshold"])
+@pytest.mark.parametrize("edges", [None, "edges.graphml"])
+def test_edge_file_options_need_an_edge_list(tmp_path, capsys, flag, edges):
+    """The columns, weight and threshold of an edge list are refused, naming the flag, where no edge list is read
+    (a generated model, or GraphML, whose weights are its own), instead of being ignored."""
+    argv = ["--model", "er", "--n", "120", flag, "5"]
+    if edges:
+        (tmp_path / edges).write_text("<graphml/>")
+        argv = [flag, "5", "--edges", str(tmp_path / edges)]
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--no-progress"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.split("error: ")[1].startswith(f"{flag}: only read from"), err
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     content=st.one_of(

@@ -90,13 +90,18 @@ def test_coverage_cli_never_escapes(argv, csv_kind, tmp_path_factory, capsys):
 def test_coverage_cli_output_paths(tmp_path, capsys):
     from receptive.coverage.cli import main
 
-    for kind in ("missing_dir", "under_file", "is_dir"):
-        target = output_path(tmp_path, kind, "cov.csv")
-        code, _, err = run_cli(main, ["--n", "64", "--w", "8", "--csv", str(target), "--no-progress"], capsys)
-        assert code == 2 and "--csv" in err, (kind, err)
-    code, _, _ = run_cli(main, ["--n", "64", "--w", "8", "--plot", str(tmp_path / "new" / "c.png"), "--no-progress"],
-                         capsys)  # fmt: skip
-    assert code == 0 and (tmp_path / "new" / "c.pdf").exists()
+    """--csv and --plot take a file in a folder that exists (as gpu.bench's --json and --plot): one line naming the
+    flag otherwise, and nothing created."""
+    for flag, name in (("--csv", "cov.csv"), ("--plot", "c.png")):
+        folder = tmp_path / flag.lstrip("-")
+        folder.mkdir()
+        for kind in ("missing_dir", "under_file", "is_dir"):
+            target = output_path(folder, kind, name)
+            code, _, err = run_cli(main, ["--n", "64", "--w", "8", flag, str(target), "--no-progress"], capsys)
+            assert code == 2 and err.split("error: ")[1].startswith(flag), (kind, err)
+            assert not (target.parent.exists() and kind == "missing_dir"), target
+    code, _, _ = run_cli(main, ["--n", "64", "--w", "8", "--plot", str(tmp_path / "c.png"), "--no-progress"], capsys)
+    assert code == 0 and (tmp_path / "c.pdf").exists()
 
 
 BOUND_OPTIONS = {

@@ -88,7 +88,7 @@ def test_bad_config_files(tmp_path, capsys):
             coverage_main(["--n", "64", "--hf-config", str(path)])
         assert exc.value.code == 2
         err = capsys.readouterr().err.strip()
-        assert len(err.splitlines()) == 1 and message in err and "hf_config" in err
+        assert len(err.splitlines()) == 1 and message in err and "error: --hf-config: " in err
 
 
 def test_stack_cli_equals_patterns_cli(capsys):
