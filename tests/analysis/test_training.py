@@ -341,19 +341,20 @@ def test_learning_rate_at_a_step_does_not_depend_on_the_total_once_decay_steps_i
     from analysis.training.configs import extended
     from analysis.training.step import learning_rate
 
-    legacy = dataclasses.replace(TINY, steps=40, warmup=4)  # decay_steps None: the committed runs' schedule
-    longer = extended(legacy, 100)
-    assert longer.steps == 100 and longer.decay_steps == 40 and longer.horizon == legacy.horizon == 40
+    committed = dataclasses.replace(TINY, steps=40, warmup=4)  # decay_steps None: the committed runs' schedule
+    longer = extended(committed, 100)
+    assert longer.steps == 100 and longer.decay_steps == 40 and longer.horizon == committed.horizon == 40
     for t in range(40):  # the committed runs are the first 40 steps of the extended schedule, bit for bit
-        assert learning_rate(longer, t) == learning_rate(legacy, t)
-    assert [learning_rate(longer, t) for t in range(40, 100)] == [legacy.lr / 10] * 60
-    assert learning_rate(legacy, 3) == legacy.lr and learning_rate(legacy, 4) == legacy.lr  # warm-up, then the peak
+        assert learning_rate(longer, t) == learning_rate(committed, t)
+    assert [learning_rate(longer, t) for t in range(40, 100)] == [committed.lr / 10] * 60
+    # warm-up, then the peak
+    assert learning_rate(committed, 3) == committed.lr and learning_rate(committed, 4) == committed.lr
     for steps in (20, 21, 57):
         assert [learning_rate(dataclasses.replace(EXTEND, steps=steps), t) for t in range(20)] == [
             learning_rate(EXTEND, t) for t in range(20)
         ]
     with pytest.raises(ValueError, match=r"^extend_to: expected an integer in \[40,"):
-        extended(legacy, 39)
+        extended(committed, 39)
     with pytest.raises(ValueError, match=r"^decay_steps: expected"):
         dataclasses.replace(TINY, warmup=5, decay_steps=4)
 
@@ -391,10 +392,10 @@ def test_extending_a_finished_run_equals_training_it_that_long_in_one_go(tmp_pat
 
 
 def test_extending_runs_without_a_final_checkpoint_replays_them(tmp_path):
-    """Runs recorded before final checkpoints were kept (no "steps" in the rows, no decay_steps in the header):
+    """Runs recorded without a final checkpoint (no "steps" in the rows, no decay_steps in the header) are
     replayed from step 0 on the schedule they were trained with; the replayed loss curve equals the recorded one."""
-    legacy = dataclasses.replace(EXTEND, decay_steps=None, kinds=("sa",))
-    run_experiment(legacy, tmp_path / "a", progress=False)
+    unchecked = dataclasses.replace(EXTEND, decay_steps=None, kinds=("sa",))
+    run_experiment(unchecked, tmp_path / "a", progress=False)
     header = tmp_path / "a" / "ext.config.json"
     config = json.loads(header.read_text())
     del config["decay_steps"]
@@ -405,11 +406,11 @@ def test_extending_runs_without_a_final_checkpoint_replays_them(tmp_path):
     for f in (tmp_path / "a" / "checkpoints" / "ext").glob("*.pt"):
         f.unlink()
     assert (
-        run_experiment(legacy, tmp_path / "a", resume=True, progress=False)["runs"][0]["accuracy"]
+        run_experiment(unchecked, tmp_path / "a", resume=True, progress=False)["runs"][0]["accuracy"]
         == rows[0]["accuracy"]
     )  # an old header still resumes
-    replayed = run_experiment(legacy, tmp_path / "a", progress=False, extend_to=25)
-    one_go = run_experiment(dataclasses.replace(legacy, steps=25, decay_steps=12), tmp_path / "b", progress=False)
+    replayed = run_experiment(unchecked, tmp_path / "a", progress=False, extend_to=25)
+    one_go = run_experiment(dataclasses.replace(unchecked, steps=25, decay_steps=12), tmp_path / "b", progress=False)
     assert _without_notes(replayed) == _without_notes(one_go)
     (note,) = replayed["runs"][0]["continued"]
     assert note["how"].startswith("replayed from step 0") and note["resumed_at_step"] == 0

@@ -210,7 +210,7 @@ def oracle_full_layer(mat, max_layers):
     return int(full[0]) + 1 if full.size else None
 
 
-# (n, w) where the bidirectional equal-keys head used to get head_w = 2 (one-sided): 1 + round((w - 1)/H) = 2
+# (n, w) where the equal-keys share 1 + round((w - 1)/H) is 2 keys: a bidirectional head takes 3, one on each side
 @pytest.mark.parametrize("n, w", [(20, 3), (27, 3), (48, 4), (64, 4), (100, 5), (125, 5)])
 def test_bidirectional_dilated_eq_heads_look_both_ways_and_cover(n, w):
     for swa in (False, True):
@@ -222,22 +222,22 @@ def test_bidirectional_dilated_eq_heads_look_both_ways_and_cover(n, w):
         full = oracle_full_layer(want, 40)
         assert full is not None
         assert forward_counts(pat.layer_ops, n, max_layers=40, causal=False).full_layer == full
-    # the former head (two keys, window_offsets(2, False) = (1, 0)) never looks ahead: never full
-    old = DilatedHeads(n, w, causal=False, head_w=2)
-    assert oracle_full_layer(strided_matrix(n, old.dilations, 2, False), 40) is None
-    assert forward_counts(old.layer_ops, n, max_layers=40, causal=False).full_layer is None
+    # a two-key head (window_offsets(2, False) = (1, 0)) never looks ahead: never full
+    two_keys = DilatedHeads(n, w, causal=False, head_w=2)
+    assert oracle_full_layer(strided_matrix(n, two_keys.dilations, 2, False), 40) is None
+    assert forward_counts(two_keys.layer_ops, n, max_layers=40, causal=False).full_layer is None
 
 
-def test_bidirectional_dilated_eq_at_the_formerly_failing_grid_points():
-    # w = 8 from n = 2^13 on: 5 dilations, 1 + round(7/5) = 2 keys per head before the fix
+def test_bidirectional_dilated_eq_covers_where_two_key_heads_cannot():
+    # w = 8 from n = 2^13 on: 5 dilations, so the equal-keys share 1 + round(7/5) is 2 keys per head
     # (the exact L* against a dense oracle: the parametrised test above, at small n)
     n, w = 2**13, 8
     for name in ("dilated-eq", "dilated+swa-eq"):
         pat = make_variant(name, n, w, causal=False)
         assert pat.dilations == [1, 8, 64, 512, 4096] and pat.head_w == 3
         assert forward_counts(pat.layer_ops, n, max_layers=64, causal=False).full_layer is not None
-        old = DilatedHeads(n, w, causal=False, swa=pat.swa is not None, head_w=2)
-        assert forward_counts(old.layer_ops, n, max_layers=64, causal=False).full_layer is None
+        two_keys = DilatedHeads(n, w, causal=False, swa=pat.swa is not None, head_w=2)
+        assert forward_counts(two_keys.layer_ops, n, max_layers=64, causal=False).full_layer is None
     # keys per query: 1 + 2H away from the edges, above SA's w
     pat = make_variant("dilated-eq", 2**14, w, causal=False)
     assert pat.offsets().tolist() == sorted({r * t for r in pat.dilations for t in (-1, 0, 1)})
@@ -247,7 +247,7 @@ def test_bidirectional_dilated_eq_at_the_formerly_failing_grid_points():
 
 
 def test_causal_dilated_eq_heads_are_unchanged():
-    # causal heads keep the 2-key floor: head_w = max(2, 1 + round(((w + 1)//2 - 1)/H)) as before the fix
+    # causal heads look back only, so two keys suffice: head_w = max(2, 1 + round(((w + 1)//2 - 1)/H))
     for n in (2**10, 2**12, 2**14, 2**16, 2**20):
         for w in (8, 32, 64, 128, 256):
             if w >= n:
