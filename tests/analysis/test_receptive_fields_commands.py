@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.receptive_fields import hops, keys_per_query, mask_mod_time
+from analysis.receptive_fields import hops, keys_per_query, mask_mod_time, smallworld_attention
 
 RESULTS = Path(__file__).resolve().parents[2] / "analysis" / "receptive_fields" / "results"
 
@@ -21,6 +21,19 @@ def test_hops_small(tmp_path):
     for row in doc["rows"]:
         assert sum(row["pairs"]) > 0 and row["mean"] >= 1
         assert row["unreached"] == 0 or row["causal"]  # bidirectional stacks run until every pair is connected
+
+
+def test_smallworld_attention_small(tmp_path):
+    """The merged small-world reports: one per model, with the fields and the command line of the committed file."""
+    out = tmp_path / "sw.json"
+    assert smallworld_attention.main(["--n", "512", "--w", "8", "--sources", "16", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    committed = json.loads((RESULTS / "smallworld_attention_n32768_w64.json").read_text())
+    assert list(doc["rows"]) == list(committed["rows"]) == ["swa", "sa", "sa+swa"]
+    for model, row in doc["rows"].items():
+        assert sorted(row) == sorted(committed["rows"][model]) and row["n"] == 512
+    full_size = doc["command"].replace("--n 512 --w 8 --sources 16", "--n 32768 --w 64 --sources 512")
+    assert full_size == committed["command"]
 
 
 def test_keys_per_query_recomputes_the_committed_file():
