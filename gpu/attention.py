@@ -24,6 +24,7 @@ from receptive.permutations import layer_permutation
 from receptive.windows import check_window, max_window, window_offsets
 
 from .banded import banded_attention
+from .permutations import inverse_permutation
 from .validation import (
     BACKENDS,
     check_backend,
@@ -56,9 +57,8 @@ class _Permute(torch.autograd.Function):
 
 def _gather(x: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
     """``x[:, head, perm[head]]`` for every head (a shared ``(n,)`` perm broadcast over the heads) by one index_select
-    over the flattened (head, position) axis, which moves whole rows of d values: faster on the CPU than
-    torch.gather's element-wise index and, at small n, than index_select along the sequence axis of the 4-d tensor.
-    Shared and per-head permutations (multi-scale SA) run the same code."""
+    over the flattened (head, position) axis, which copies whole rows of d values (torch.gather indexes element by
+    element). Shared and per-head permutations (multi-scale SA) run the same code."""
     b, h, n, d = x.shape
     rows = perm.expand(h, n) if perm.dim() == 1 else perm
     flat = (rows + torch.arange(h, device=perm.device)[:, None] * n).reshape(-1)
@@ -100,14 +100,7 @@ def permute_sequence(x: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
     """
     check_tensor("x", x)
     check_tensor("perm", perm)
-    return _Permute.apply(x, perm, _inverse_permutation(perm))
-
-
-def _inverse_permutation(perm: torch.Tensor) -> torch.Tensor:
-    """``inv`` with ``inv[..., perm[..., i]] = i`` along the last axis: one scatter, ``O(n)`` (``argsort`` sorts).
-    Positions that an unchecked non-permutation (``validate=False``) never hits stay 0, a valid index."""
-    positions = torch.arange(perm.shape[-1], dtype=perm.dtype, device=perm.device).expand_as(perm)
-    return torch.zeros_like(perm).scatter_(-1, perm, positions)
+    return _Permute.apply(x, perm, inverse_permutation(perm))
 
 
 def _check(q, k, v, backend):
@@ -431,7 +424,7 @@ def _torch_sa(q, k, v, perm, left, right, causal):
                 return ko[:, None, :] <= qo[:, :, None]
             return (ko[:, :, None, :] <= qo[:, :, :, None])[None]
 
-    inverse = _inverse_permutation(perm)  # once per call; _Permute.apply(x, perm, inverse) is permute_sequence(x, perm)
+    inverse = inverse_permutation(perm)  # once per call; _Permute.apply(x, perm, inverse) is permute_sequence(x, perm)
     qp, kp, vp = (_Permute.apply(t, perm, inverse) for t in (q, k, v))
     return _Permute.apply(banded_attention(qp, kp, vp, left, right, extra), inverse, perm)
 
@@ -452,6 +445,6 @@ def _flex_sa(q, k, v, perm, left, right, causal):
         block_mask = _block_mask(mask_mod, n, None if shared else q.shape[1], q.device)
     else:
         block_mask = _static_block_mask("band", n, left, right, q.device)
-    inverse = _inverse_permutation(perm)
+    inverse = inverse_permutation(perm)
     qp, kp, vp = (_Permute.apply(t, perm, inverse) for t in (q, k, v))
     return _Permute.apply(_flex(qp, kp, vp, block_mask), inverse, perm)

@@ -3,7 +3,7 @@ keys: the inference kernel of the generation-form patterns.
 
 :func:`gpu.approx.families.common.indexed_attention` gathers a ``(heads, q, K, d)`` copy of the keys and another of
 the values before two ``einsum``\\ s: at SmolLM2's sizes (9 heads, ``d = 64``, ``K = 128``, ``n = 2048``) that is
-1.2 GB written and read again per layer, and the forward is memory-bound several times over dense SDPA. Here a numba
+1.2 GB of float32 written and read again per layer, so the forward is bound by memory traffic. Here a numba
 kernel walks each query's list, reads each key row where it lies (one head's keys are 512 KiB at ``n = 2048``: they
 stay in the cache), keeps its ``K`` scores in a small buffer, then sums the weighted value rows into one output row:
 ``4 q K d`` FLOPs and ``O(q K)`` index reads, nothing written but the output. It runs without autograd; training uses

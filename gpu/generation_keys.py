@@ -17,6 +17,7 @@ import torch
 from numba import njit, prange
 
 from gpu.approx.families.common import dedupe
+from gpu.permutations import inverse_permutation
 from receptive.patterns.multiscale import block_permutation, default_blocks
 from receptive.permutations import layer_permutation
 from receptive.windows import window_offsets
@@ -27,9 +28,7 @@ def _sigma_rank(max_length: int, seed: int, block: int) -> torch.Tensor:
     """``rank[j]``: the permuted position of token ``j`` in the layer's permutation over ``max_length``."""
     perm = layer_permutation(max_length, seed, 1) if block == max_length else block_permutation(
         max_length, block, seed, 1)  # fmt: skip
-    rank = np.empty(max_length, dtype=np.int64)
-    rank[perm] = np.arange(max_length)
-    return torch.from_numpy(rank)
+    return inverse_permutation(torch.from_numpy(perm).long())
 
 
 def sa_band(positions: torch.Tensor, n_keys: int, w: int, sigma_rank: torch.Tensor):
@@ -67,7 +66,7 @@ def sa_band(positions: torch.Tensor, n_keys: int, w: int, sigma_rank: torch.Tens
     """
     left, right = window_offsets(w, False)
     order = torch.argsort(sigma_rank[:n_keys])  # tokens in permuted order
-    slot_of = torch.argsort(order)  # each token's column in that order
+    slot_of = inverse_permutation(order)  # each token's column in that order
     idx = np.zeros((len(positions), w), dtype=np.int64)
     valid = np.zeros((len(positions), w), dtype=np.bool_)
     _band_walk(positions.to(torch.int64).contiguous().numpy(), slot_of.numpy(), order.numpy(), left, right, idx, valid)

@@ -252,9 +252,12 @@ def _indexed(q, k, v, idx, valid):
     return gathered_attention(q, k, v, idx[None], valid[None])
 
 
-def keys_per_query(method: str, n: int, m: int, heads: int = 1, seed: int = 0, max_length: int | None = None):
-    """The mean number of keys a query of a length-``n`` sequence reads per head (the attended pairs per query; the two
-    paths of ``sa+swa`` both count), for the position-only methods.
+def mean_keys_read(method: str, n: int, m: int, heads: int = 1, seed: int = 0, max_length: int | None = None):
+    """The mean number of keys a query of a length-``n`` sequence reads per head, for the position-only methods: the
+    attended (query, key) pairs per query and head, a key read by both paths of ``sa+swa`` counted twice.
+
+    The compute side of a generation method. :func:`receptive.patterns.causal_variants.keys_per_query` counts
+    something else: the distinct keys of a pattern's layer (the union over its heads) per query.
 
     Parameters
     ----------
@@ -277,14 +280,24 @@ def keys_per_query(method: str, n: int, m: int, heads: int = 1, seed: int = 0, m
     float
         Mean keys per query and head.
 
+    Raises
+    ------
+    TypeError
+        If ``method`` is not a string or an integer argument is not an integer.
+    ValueError
+        If ``method`` is unknown or data-dependent, ``n``, ``m`` or ``heads`` is below 1, ``seed`` is negative, or
+        ``max_length`` is below ``n``.
+
     Examples
     --------
-    >>> keys_per_query("swa", 4, 2)  # 1, 2, 2, 2
+    >>> mean_keys_read("swa", 4, 2)  # 1, 2, 2, 2
     1.75
     """
     check_choice("method", method, GENERATION_METHODS)
-    positions = torch.arange(check_int("n", n, 1))
-    max_length = n if max_length is None else max_length
+    n, m = check_int("n", n, 1), check_int("m", m, 1)
+    heads, seed = check_int("heads", heads, 1), check_int("seed", seed, 0)
+    max_length = n if max_length is None else check_int("max_length", max_length, n)
+    positions = torch.arange(n)
     if method == "sa+swa":
         a, b = (position_keys(x, positions, n, max(1, m // 2), heads, seed, max_length) for x in ("sa", "swa"))
         return float((a[1].sum() + b[1].sum()) / (heads * n))

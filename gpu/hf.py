@@ -513,6 +513,8 @@ def calibration_options(method: str, captured: list[tuple[torch.Tensor, torch.Te
 
     Raises
     ------
+    TypeError
+        If ``method`` is not a string.
     ValueError
         If ``method`` is unknown.
 
@@ -523,8 +525,7 @@ def calibration_options(method: str, captured: list[tuple[torch.Tensor, torch.Te
     >>> calibration_options("sa", [(k, v)]) is None, list(calibration_options("mla", [(k, v)])[0])
     (True, ['calibration'])
     """
-    if method not in METHODS:
-        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
+    check_choice("method", method, METHODS)
     if "calibration" not in METHODS[method].options:
         return None
     return [{"calibration": k if method == "loki" else (k, v)} for k, v in captured]

@@ -23,6 +23,7 @@ from torch import nn
 from receptive.windows import max_window
 
 from .attention import swa_attention
+from .neighbour_attention import variant_window
 from .projections import AttentionProjections, rotary
 from .validation import check_int
 from .variants import (
@@ -60,7 +61,7 @@ class _VariantPath:
 
     def variant_window(self, n: int) -> int:
         """The window at length ``n``: SA's band up to ``2n - 1`` (``sa``, ``sa-ms``), ``min(w, n)`` otherwise."""
-        return self.window_for(n) if self.variant in PERMUTED else min(self.w, n)
+        return self.window_for(n) if self.variant in PERMUTED else variant_window(n, self.w)
 
     def sa_path(self, q, k, v, n):
         """``(y, state)`` of :func:`gpu.variants.variant_attention`; records ``last_perm`` / ``last_keys``."""

@@ -26,9 +26,9 @@ import torch
 from receptive.patterns.causal_variants import make_variant, variant_names
 
 from .projections import AttentionProjections
-from .validation import check_int, check_qkv, check_real
+from .validation import check_choice, check_int, check_qkv, check_real
 
-__all__ = ["PatternAttention", "neighbour_attention", "pattern_keys", "resolved_method"]
+__all__ = ["PatternAttention", "neighbour_attention", "pattern_keys", "resolved_method", "variant_window"]
 
 
 def _check_keys(keys, n: int, heads: int, device, validate: bool) -> torch.Tensor:
@@ -70,7 +70,7 @@ def resolved_method(n: int, width: int, method: str = "auto") -> str:
     Raises
     ------
     TypeError
-        If ``n`` or ``width`` is not an integer.
+        If ``n`` or ``width`` is not an integer, or ``method`` is not a string.
     ValueError
         If ``method`` is not one of :data:`METHODS`, or ``n`` or ``width`` is negative.
 
@@ -79,11 +79,11 @@ def resolved_method(n: int, width: int, method: str = "auto") -> str:
     >>> resolved_method(256, 8), resolved_method(257, 8), resolved_method(256, 8, "gather")
     ('dense', 'gather', 'gather')
     """
-    if method not in METHODS:
-        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
+    method = check_choice("method", method, METHODS)
+    n, width = check_int("n", n, 0), check_int("width", width, 0)
     if method != "auto":
         return method
-    return "dense" if check_int("n", n, 0) <= 32 * check_int("width", width, 0) else "gather"
+    return "dense" if n <= 32 * width else "gather"
 
 
 #: gathered elements (of k, and of v) per block of queries on the CPU, 16 MiB in float32: the block stays in cache
@@ -289,14 +289,40 @@ def _seeded_keys(variant: str, n: int, w: int, causal: bool, seed: int, layer: i
     return pattern_keys(make_variant(variant, n, w, causal, seed=seed), layer, device)
 
 
-def variant_window(w: int, n: int) -> int:
-    """The window a variant uses at length ``n``: ``min(w, n)`` (the patterns take ``w <= n``)."""
+def variant_window(n: int, w: int) -> int:
+    """The window a causal-variant pattern uses at length ``n``: ``min(w, n)`` (the patterns take ``w <= n``).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length, ``>= 1``.
+    w : int
+        The requested window, ``>= 1``.
+
+    Returns
+    -------
+    int
+        ``min(w, n)``.
+
+    Raises
+    ------
+    TypeError
+        If ``n`` or ``w`` is not an integer.
+    ValueError
+        If ``n`` or ``w`` is below 1.
+
+    Examples
+    --------
+    >>> variant_window(8, 4), variant_window(3, 4)
+    (4, 3)
+    """
+    n, w = check_int("n", n, 1), check_int("w", w, 1)
     return min(w, n)
 
 
 class PatternAttention(AttentionProjections):
     """Attention over the key lists of a causal-variant pattern (:func:`receptive.patterns.causal_variants.make_variant`
-    ``(variant, n, min(window, n), causal, seed)``, layer ``layer``), every head on the layer's union of keys.
+    ``(variant, n, min(w, n), causal, seed)``, layer ``layer``), every head on the layer's union of keys.
 
     Pattern semantics: one softmax per head over all the keys the pattern's layer lists (its heads, and for the
     ``+swa`` forms the sliding window, merged into one list; no gates), so the model's reachability through ``L``
@@ -345,17 +371,13 @@ class PatternAttention(AttentionProjections):
 
     def __init__(self, d_model, heads, w, *, variant, kv_heads=None, causal=False, rope=True, seed=0, layer=1):
         super().__init__(d_model, heads, kv_heads, w, causal, rope)
-        if not isinstance(variant, str):
-            raise TypeError(f"variant: expected a string, one of {', '.join(variant_names())}, got {variant!r}")
-        if variant not in variant_names():
-            raise ValueError(f"variant: expected one of {', '.join(variant_names())}, got {variant!r}")
-        self.variant = variant
+        self.variant = check_choice("variant", variant, variant_names())
         self.seed, self.layer = check_int("seed", seed, 0), check_int("layer", layer, 1)
         self.random = not variant.startswith("dilated")
         self.last_keys: torch.Tensor | None = None
 
     def keys_for(self, n: int, device) -> torch.Tensor:
-        w = variant_window(self.w, n)
+        w = variant_window(n, self.w)
         seed = self.seed
         if self.training and self.random:
             seed = int(torch.randint(0, 2**31 - 1, (1,)).item())

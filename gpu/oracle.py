@@ -21,7 +21,7 @@ from receptive import StochasticAttention, make_pattern
 from receptive.windows import max_window
 
 from .attention import full_attention, sa_attention, swa_attention
-from .validation import check_int
+from .validation import check_choice, check_int
 
 BACKENDS = ("torch", "flex", "triton")
 TOLERANCE = {"float32": 1e-4, "float16": 5e-3, "bfloat16": 3e-2}  # max |out - ref| / (1 + |ref|)
@@ -224,7 +224,7 @@ def check_backends(
     heads: int = 4,
     kv_heads: int = 2,
     dim: int = 64,
-    window: int = 256,
+    w: int = 256,
     dtype: str = "float32",
     device="cuda",
     log=print,
@@ -249,7 +249,7 @@ def check_backends(
         Key/value heads, a divisor of ``heads``.
     dim : int, default 64
         Head dimension.
-    window : int, default 256
+    w : int, default 256
         The window of SWA and SA (clipped to ``n``).
     dtype : {"float32", "float16", "bfloat16"}, default "float32"
         The dtype of the second pass.
@@ -270,19 +270,18 @@ def check_backends(
     Raises
     ------
     TypeError
-        If an integer argument is not an integer.
+        If ``dtype`` is not a string or an integer argument is not an integer.
     ValueError
         If ``dtype`` is unknown, an integer argument is below 1, or ``kv_heads`` does not divide ``heads``.
 
     Examples
     --------
-    >>> checks, skipped = check_backends([8], heads=2, kv_heads=1, dim=4, window=4, device="cpu", deadline=0.0)
+    >>> checks, skipped = check_backends([8], heads=2, kv_heads=1, dim=4, w=4, device="cpu", deadline=0.0)
     >>> checks, len(skipped), skipped[:2]  # past the deadline: every case is skipped, nothing compiled
     ([], 24, ['full [torch] n=8 float32', 'full [flex] n=8 float32'])
     """
-    if dtype not in TOLERANCE:
-        raise ValueError(f"dtype: expected one of {', '.join(TOLERANCE)}, got {dtype!r}")
-    for name, value in (("heads", heads), ("kv_heads", kv_heads), ("dim", dim), ("window", window)):
+    check_choice("dtype", dtype, TOLERANCE)
+    for name, value in (("heads", heads), ("kv_heads", kv_heads), ("dim", dim), ("w", w)):
         check_int(name, value, 1)
     if heads % kv_heads:
         raise ValueError(f"kv_heads: must divide heads ({heads}), got {kv_heads}")
@@ -294,19 +293,19 @@ def check_backends(
         g = torch.Generator().manual_seed(n)
         q, k, v = (torch.randn(1, x, n, dim, generator=g).to(device) for x in (heads, kv_heads, kv_heads))
         upstream = torch.randn(1, heads, n, dim, generator=g).to(device)
-        for name, kind, w, causal, perm in _cases(n, window, heads, device, g):
+        for name, kind, case_w, causal, perm in _cases(n, w, heads, device, g):
             backends = [b for b in BACKENDS if not (grads and b == "flex" and str(device) != "cuda")]  # CPU: no bwd
             suffix = " grad" if grads else ""
             if time.perf_counter() > deadline:
                 skipped += [f"{name} [{b}]{suffix} n={n} {pass_dtype}" for b in backends]
                 continue
             leaves = [t.double().requires_grad_(grads) for t in (q, k, v)]
-            ref = dense_oracle(*leaves, oracle_mask(kind, n, w, causal, perm, heads, device))
+            ref = dense_oracle(*leaves, oracle_mask(kind, n, case_w, causal, perm, heads, device))
             if grads:
                 (ref * upstream.double()).sum().backward()
             found = []
             for b in backends:
-                case, call = f"{name} [{b}]{suffix}", (kind, b, w, causal, perm)
+                case, call = f"{name} [{b}]{suffix}", (kind, b, case_w, causal, perm)
                 if grads:
                     found.append(_check(case, n, pass_dtype, _grad_error, call, (q, k, v), leaves, upstream))
                 else:

@@ -22,7 +22,7 @@ import triton.language as tl
 
 from receptive.windows import check_window, window_offsets
 
-from .validation import check_perm, check_qkv
+from .validation import check_choice, check_perm, check_qkv
 
 
 @triton.jit
@@ -215,8 +215,8 @@ CONFIGS = [
 ]
 INTERPRETER_CONFIG = triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}, num_warps=4, num_stages=2)
 #: ``tl.dot`` input precision for fp32 inputs: ``ieee`` (exact fp32 products, the default), ``tf32`` (tensor cores,
-#: 10-bit mantissa inputs: errors of about 1e-3 relative, Ampere and later) or ``tf32x3`` (three TF32 products,
-#: close to fp32). fp16 / bf16 inputs use their tensor-core path whatever the setting.
+#: inputs rounded to a 10-bit mantissa, Ampere and later) or ``tf32x3`` (three TF32 products, close to fp32).
+#: fp16 / bf16 inputs use their tensor-core path whatever the setting.
 PRECISIONS = ("ieee", "tf32", "tf32x3")
 _TUNING_KEY = ["n_ctx", "heads", "groups", "left", "right", "HEAD_DIM", "HAS_PERM", "CAUSAL", "DOT_PRECISION"]
 _KERNELS = {"forward": _sa_forward, "dkdv": _sa_backward_dkdv, "dq": _sa_backward_dq}
@@ -275,8 +275,7 @@ def _launch_args(q, k, v, w, perm, causal, precision, validate):
             f"q: the fused kernel needs CUDA tensors, got device {q.device} (on the CPU set TRITON_INTERPRET=1 before "
             "triton is imported to run the interpreter)"
         )
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision: expected one of {', '.join(PRECISIONS)}, got {precision!r}")
+    check_choice("precision", precision, PRECISIONS)
     one_sided = perm is None and causal
     w = check_window(w, n, one_sided, False)
     left, right = window_offsets(w, one_sided)
@@ -389,8 +388,9 @@ def triton_sa_attention(
 
     Tiles: on CUDA ``triton.autotune`` picks one of :data:`CONFIGS` per shape (``block`` or ``config`` fix it);
     on the interpreter :data:`INTERPRETER_CONFIG` (16 x 16). ``precision``: :data:`PRECISIONS` (``ieee``: fp32
-    inputs give fp32-exact products, matching the float64 oracle to ~1e-6). ``validate``: check that ``perm`` is a
-    permutation (:func:`gpu.validation.check_perm`; a device-resident ``perm`` costs one synchronisation).
+    inputs give fp32-exact products; :func:`gpu.oracle.check_backends` checks the kernel against a float64 oracle).
+    ``validate``: check that ``perm`` is a permutation (:func:`gpu.validation.check_perm`; a device-resident ``perm``
+    costs one synchronisation).
 
     Parameters
     ----------
@@ -421,7 +421,7 @@ def triton_sa_attention(
     Raises
     ------
     TypeError
-        If a tensor argument is not a tensor.
+        If a tensor argument is not a tensor, or ``precision`` is not a string.
     ValueError
         If the shapes, dtypes or devices do not fit (a CPU tensor without the interpreter), ``w`` is out of range,
         ``perm`` is not a permutation, or ``block``, ``config`` or ``precision`` is invalid.

@@ -66,11 +66,7 @@ def check_backend(backend) -> str:
     ...
     ValueError: backend: expected one of auto, torch, flex, triton, got 'cuda'
     """
-    if not isinstance(backend, str):
-        raise TypeError(f"backend: expected a string, got {type(backend).__name__}")
-    if backend not in BACKENDS:
-        raise ValueError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
-    return backend
+    return check_choice("backend", backend, BACKENDS)
 
 
 def check_causal(causal) -> bool:

@@ -50,7 +50,7 @@ from receptive.windows import check_window, max_window
 
 from .attention import _expand_kv, sa_attention, swa_attention
 from .neighbour_attention import neighbour_attention
-from .validation import check_backend, check_bool, check_causal, check_generator, check_int, check_qkv
+from .validation import check_backend, check_bool, check_causal, check_choice, check_generator, check_int, check_qkv
 
 __all__ = [
     "VARIANTS",
@@ -97,11 +97,7 @@ def check_variant(variant) -> str:
     ...
     ValueError: variant: expected one of sa, sa-ms, kleinberg, dilated, got 'swa'
     """
-    if not isinstance(variant, str):
-        raise TypeError(f"variant: expected a string, one of {', '.join(VARIANTS)}, got {type(variant).__name__}")
-    if variant not in VARIANTS:
-        raise ValueError(f"variant: expected one of {', '.join(VARIANTS)}, got {variant!r}")
-    return variant
+    return check_choice("variant", variant, VARIANTS)
 
 
 def check_blocks_option(blocks, variant: str):

@@ -28,7 +28,7 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from gpu.generation_patterns import GENERATION_METHODS, keys_per_query
+from gpu.generation_patterns import GENERATION_METHODS, mean_keys_read
 from gpu.hf_generation import register_generation
 from gpu.hf_models import load_causal_lm, smollm2_gguf
 from graphs.cli_common import write_atomic
@@ -173,7 +173,7 @@ def cost_row(label, method, exact, budget, n, config) -> dict:
     keys = (
         budget
         if GENERATION_METHODS[method].data_dependent
-        else keys_per_query(method, n, budget, heads, 0, config.max_position_embeddings)
+        else mean_keys_read(method, n, budget, heads, 0, config.max_position_embeddings)
     )
     layers = config.num_hidden_layers
     mean_keys = (keys * (layers - len(exact)) + (n + 1) / 2 * len(exact)) / layers

@@ -7,18 +7,20 @@ Conventions (all per sequence, ``heads`` heads of dimension ``d``, ``element_byt
   (max, subtract, exp, sum, divide), an exponential or comparison ``1``; index work (sorting, gathers) is free.
   Counting the method, not the lab's reference code: the top-k oracle is ``2 n^2 d`` scores plus ``2 n m d``
   products, although the lab masks a dense matrix. The dense reference is ``4 n^2 d + 5 n^2`` per head (the
-  Triton tutorial's ``4 B H N^2 D``; causal half). :func:`measured_flops` counts what the lab's code multiplies
-  (``torch.utils.flop_counter``, matrix products only): it agrees within 10% for the methods whose code is the
-  algorithm (tested), and shows where the code does more: the banded backend about ``2x`` a window (query blocks
-  meet ``b_q + w - 1`` keys), MoBA and top-k a dense masked product, the latent methods their basis (a one-time
-  conversion, not counted here). :func:`measured_peak_bytes` records the lab code's allocations with
-  ``torch.profiler``, next to the formula in the rows of ``python -m gpu.approx --costs --measure`` (the formula
-  omits short-lived temporaries such as a softmax's output next to its scores; tested within 0.7-2.2 at n = 256).
+  Triton tutorial's ``4 B H N^2 D``; causal half). :func:`gpu.approx.measure.measured_flops` counts what the lab's
+  code multiplies (``torch.utils.flop_counter``, matrix products only), and ``tests/gpu/test_approx.py`` checks
+  every formula against that count for the methods whose code is the algorithm. The count is higher where the code
+  does more than the method: the banded backend's query blocks of ``b_q`` each meet ``b_q + w - 1`` keys, MoBA and
+  top-k multiply a dense masked matrix, the latent methods also fit their basis (a one-time conversion, not counted
+  here).
 * Peak bytes: the inputs ``q, k, v`` and output (``4 n d``) plus the largest set of intermediates the method holds
   at once, as the functions in :mod:`gpu.approx.families` compute them (the dense reference holds ``n^2`` scores;
   the windows' banded backend ``2 n (b_q + w - 1)`` scores and probabilities plus its padded copies of q, k, v and
-  each query block's joined key and value span, :func:`gpu.banded.banded_attention`). the study's
-  ``python -m analysis.numerical_methods.refresh_costs`` recomputes the cost fields of result files from them.
+  each query block's joined key and value span, :func:`gpu.banded.banded_attention`). Short-lived temporaries, such
+  as a softmax's output next to its scores, are left out. :func:`gpu.approx.measure.measured_peak_bytes` records the
+  lab code's allocations with ``torch.profiler`` (the rows of ``python -m gpu.approx --costs --measure`` show both),
+  and a test checks every formula against it. ``python -m analysis.numerical_methods.refresh_costs`` recomputes the
+  cost fields of the result files from these formulas.
 * KV-cache bytes per token: the state a decoder must keep for the method after ``n`` tokens, divided by ``n``:
   ``2 h d`` numbers for a full cache; ``2 h d min(w, n) / n`` for a sliding window (only the last ``w`` tokens);
   MLA ``r``; TPA ``2 R (h + d)``; Performer's prefix state ``h m (d + 1) / n``; Linformer's ``m`` projected keys

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from gpu.approx import approximate
 from gpu.generation_keys import position_keys, sa_band
-from gpu.generation_patterns import GENERATION_METHODS, generation_attention, keys_per_query
+from gpu.generation_patterns import GENERATION_METHODS, generation_attention, mean_keys_read
 from receptive.windows import window_offsets
 
 
@@ -60,8 +60,21 @@ def test_rows_do_not_depend_on_later_tokens():
 
 def test_sa_reads_about_its_whole_band():
     """Past the first tokens a query reads nearly ``w`` keys (the lab's causal SA keeps about half)."""
-    assert keys_per_query("sa", 2048, 64, max_length=8192) > 0.95 * 64
-    assert keys_per_query("swa", 2048, 64) == pytest.approx(64 - 63 * 64 / 2 / 2048)
+    assert mean_keys_read("sa", 2048, 64, max_length=8192) > 0.95 * 64
+    assert mean_keys_read("swa", 2048, 64) == pytest.approx(64 - 63 * 64 / 2 / 2048)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "match"),
+    [((3, 8, 2), TypeError, r"^method:"), (("moba", 8, 2), ValueError, r"^method:"),
+     (("swa", 8, "2"), TypeError, r"^m:"), (("swa", 0, 2), ValueError, r"^n:"),
+     (("swa", 8, 2, 0), ValueError, r"^heads:"),
+     (("sa", 8, 2, 1, -1), ValueError, r"^seed:"), (("sa", 8, 2, 1, 0, 4), ValueError, r"^max_length:")],
+)  # fmt: skip
+def test_mean_keys_read_bad_arguments_are_one_line_errors(args, error, match):
+    with pytest.raises(error, match=match) as info:
+        mean_keys_read(*args)
+    assert "\n" not in str(info.value)
 
 
 def test_swa_sink_moba_top_k_equal_the_lab_forms_in_prefill():

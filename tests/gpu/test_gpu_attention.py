@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 from attention_oracle import dense_reference, mask_of  # noqa: E402
 
 from gpu import full_attention, permute_sequence, sa_attention, swa_attention  # noqa: E402
-from gpu.attention import _inverse_permutation  # noqa: E402
+from gpu.permutations import inverse_permutation  # noqa: E402
 from receptive import StochasticAttention, make_pattern  # noqa: E402
 from receptive.permutations import layer_permutation  # noqa: E402
 from receptive.windows import max_window  # noqa: E402
@@ -95,18 +95,34 @@ def test_gradients():
 
 
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
-@pytest.mark.parametrize("shape", [(1,), (7,), (1000,), (4, 257)])
+@pytest.mark.parametrize("shape", [(1,), (7,), (1000,), (4, 257), (2, 3, 65)])
 def test_inverse_permutation_is_argsort(shape, dtype):
-    """The O(n) scatter inverse equals argsort's, shared (n,) and per head (heads, n), int64 and int32, undoes the
-    permutation, and permute_sequence accepts either dtype."""
+    """The O(n) scatter inverse equals argsort's on random permutations, shared (n,), per head (heads, n) and with
+    more leading axes (batch, heads, n), int64 and int32; it undoes the permutation, matches receptive's numpy
+    inverse row by row, and permute_sequence accepts either dtype."""
+    from receptive import inverse_permutation as numpy_inverse
+
     gen = torch.Generator().manual_seed(shape[-1])
-    perm = torch.stack([torch.randperm(shape[-1], generator=gen) for _ in range(shape[0] if len(shape) > 1 else 1)])
-    perm = perm.reshape(shape).to(dtype)
-    inverse = _inverse_permutation(perm)
-    assert inverse.dtype == dtype and torch.equal(inverse, torch.argsort(perm, dim=-1).to(dtype))
+    rows = int(np.prod(shape[:-1]))
+    perm = torch.stack([torch.randperm(shape[-1], generator=gen) for _ in range(rows)]).reshape(shape).to(dtype)
+    inverse = inverse_permutation(perm)
+    assert inverse.dtype == dtype and inverse.shape == perm.shape
+    assert torch.equal(inverse, torch.argsort(perm, dim=-1).to(dtype))
     assert torch.equal(torch.gather(perm, -1, inverse.long()), torch.arange(shape[-1], dtype=dtype).expand(shape))
-    x = torch.randn(1, shape[0] if len(shape) > 1 else 2, shape[-1], 3)
-    torch.testing.assert_close(permute_sequence(x, perm), permute_sequence(x, perm.long()))
+    flat, flat_inverse = perm.reshape(rows, -1).numpy(), inverse.reshape(rows, -1).numpy()
+    assert all((numpy_inverse(row) == want).all() for row, want in zip(flat, flat_inverse, strict=True))
+    if len(shape) <= 2:
+        x = torch.randn(1, shape[0] if len(shape) > 1 else 2, shape[-1], 3)
+        torch.testing.assert_close(permute_sequence(x, perm), permute_sequence(x, perm.long()))
+
+
+@pytest.mark.parametrize(
+    ("perm", "error"),
+    [([2, 0, 1], TypeError), (torch.tensor([2.0, 0.0, 1.0]), TypeError), (torch.tensor(0), ValueError)],
+)
+def test_inverse_permutation_rejects_bad_input(perm, error):
+    with pytest.raises(error, match=r"^perm: "):
+        inverse_permutation(perm)
 
 
 @pytest.mark.parametrize(

@@ -142,6 +142,10 @@ def test_oracle_masks_match_the_loop_oracle():
         check_backends([8], dtype="float64", device="cpu")
     with pytest.raises(ValueError, match=r"^kv_heads"):
         check_backends([8], heads=4, kv_heads=3, device="cpu")
+    with pytest.raises(TypeError, match=r"^dtype"):
+        check_backends([8], dtype=32, device="cpu")
+    with pytest.raises(ValueError, match=r"^w:"):
+        check_backends([8], w=0, device="cpu")
 
 
 def test_partial_documents_are_saved_as_the_run_goes(gpu_check):

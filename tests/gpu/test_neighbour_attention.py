@@ -5,7 +5,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from gpu.neighbour_attention import PatternAttention, keys_table, neighbour_attention, pattern_keys  # noqa: E402
+from gpu.neighbour_attention import (  # noqa: E402
+    PatternAttention,
+    keys_table,
+    neighbour_attention,
+    pattern_keys,
+    resolved_method,
+    variant_window,
+)
 from receptive import make_pattern  # noqa: E402
 from receptive.patterns.causal_variants import make_variant, variant_names  # noqa: E402
 
@@ -144,6 +151,10 @@ def test_pattern_attention_eval_is_the_seeded_pattern_and_training_is_fresh():
         (lambda q: neighbour_attention(q, q, q, torch.zeros(5, 1, dtype=torch.int64), method="sparse"), "method"),
         (lambda q: pattern_keys(make_variant("dilated", 8, 2), 0), "layer"),
         (lambda q: PatternAttention(8, 2, 4, variant="sa"), "variant"),
+        (lambda q: resolved_method(8, 2, "sparse"), "^method: expected one of"),
+        (lambda q: resolved_method(-1, 2), "^n:"),
+        (lambda q: variant_window(0, 4), "^n:"),
+        (lambda q: variant_window(8, 0), "^w:"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(call, needle):
@@ -159,7 +170,11 @@ def test_bad_arguments_are_one_line_errors(call, needle):
         (lambda q: neighbour_attention(q, q, q, [[0]]), "keys: expected an int64 tensor"),
         (lambda q: neighbour_attention(q, q, q, torch.zeros(5, 1, dtype=torch.int32)), "keys: expected dtype"),
         (lambda q: pattern_keys("sa", 1), "pattern"),
-        (lambda q: PatternAttention(8, 2, 4, variant=3), "variant: expected a string"),
+        (lambda q: PatternAttention(8, 2, 4, variant=3), "^variant: expected one of"),
+        (lambda q: resolved_method(8, 2, method=3), "^method:"),
+        (lambda q: resolved_method(8, 2.0, method="gather"), "^width:"),
+        (lambda q: variant_window("4", 8), "^n:"),
+        (lambda q: variant_window(8, "4"), "^w:"),
         (lambda q: PatternAttention(8, 2, 4, variant="sa-ms", rope="yes"), "rope"),
     ],
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from ...permutations import inverse_permutation
 from ...validation import check_int
 from .common import dedupe, generator, indexed_attention, randn
 
@@ -130,7 +131,7 @@ def reformer_lsh(q, k, v, m, seed, causal=False, rounds: int = 2):
         ok = torch.cat([is_key, is_key.roll(1, dims=2)], dim=3)
         if chunks == 1:
             ok[..., c:] = False  # the "previous" chunk is the chunk itself
-        where = torch.argsort(order, dim=-1)[..., :n] // c  # chunk of every query (items 0..n-1 are queries)
+        where = inverse_permutation(order)[..., :n] // c  # chunk of every query (items 0..n-1 are queries)
         lists.append(
             (
                 torch.gather(both, 2, where[..., None].expand(-1, -1, -1, 2 * c)),

@@ -13,6 +13,7 @@ import math
 
 import torch
 
+from ...permutations import inverse_permutation
 from .common import generator, randn, scale_of
 
 
@@ -90,7 +91,7 @@ def hyper_estimates(q, k, v, m, seed, shift=None, return_shift: bool = False):
     rank_q, rank_k = _gray_rank(q @ hyper > 0), _gray_rank(k @ hyper > 0)
     pos = torch.arange(n, device=q.device)
     order_k = torch.argsort(rank_k * n + pos, dim=-1)
-    block_k = torch.argsort(order_k, dim=-1) // block
+    block_k = inverse_permutation(order_k) // block
     sorted_rank = torch.gather(rank_k, -1, order_k).contiguous()
     lo = torch.searchsorted(sorted_rank, rank_q.contiguous(), right=False)
     hi = torch.searchsorted(sorted_rank, rank_q.contiguous(), right=True)

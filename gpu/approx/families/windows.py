@@ -7,9 +7,8 @@
   about ``(w + 1) / 2`` of its ``w`` band keys (equal compute, half the keys).
 * SA+SWA: the gated dual path of :class:`gpu.GatedSAPlusSWALayer`, ``g_sa Y_sa + g_swa Y_swa`` with windows of
   ``m / 2``. Training-free there are no learned gates: both are 1/2, the mean of the two paths, the mean gate of an
-  untrained ``GatedSAPlusSWALayer`` (its ``sigmoid(x W + b)`` with ``nn.Linear``'s symmetric init scatter around 1/2,
-  e.g. 0.51 +- 0.14 for d_model = 64 and standard normal x). This is not the union mask (one softmax over both key
-  sets).
+  untrained ``GatedSAPlusSWALayer`` (its ``sigmoid(x W + b)`` with ``nn.Linear``'s symmetric init scatter around
+  1/2). This is not the union mask (one softmax over both key sets).
 * ``+sink``: a window of ``m - 1`` keys plus the first position (the attention sink of StreamingLLM, Xiao et al.
   2024; ``[CLS]`` in BERT), merged exactly by log-sum-exp: ``O = O_w + sigmoid(s_0 - lse_w) (v_0 - O_w)`` where
   ``lse_w`` is the window's log-normaliser; a query whose window already holds position 0 keeps ``O_w``.
@@ -22,6 +21,7 @@ import torch.nn.functional as F
 
 from gpu.attention import sa_attention, swa_attention
 from gpu.banded import _block_size
+from gpu.permutations import inverse_permutation
 from receptive.windows import max_window, window_offsets
 
 from .common import scale_of
@@ -89,7 +89,7 @@ def band_logsumexp(q, k, left: int, right: int, perm: torch.Tensor | None = None
         ko = origin[kpos.clamp(0, n - 1)]
         valid &= ko[:, None, :] <= qo[:, :, None]
     lse = torch.logsumexp((scores * scale_of(q)).masked_fill(~valid, float("-inf")), dim=-1).view(b, h, -1)[..., :n]
-    return lse if perm is None else lse.index_select(2, torch.argsort(perm))
+    return lse if perm is None else lse.index_select(2, inverse_permutation(perm))
 
 
 def _add_sink(q, k, v, out, lse, in_window):
@@ -206,7 +206,7 @@ def stochastic(q, k, v, m, seed, causal=False, sink=False):
     if not sink:
         return out
     left, right = window_offsets(w, False)
-    inverse = torch.argsort(perm)
+    inverse = inverse_permutation(perm)
     offset = inverse[0] - inverse  # permuted position of key 0 relative to each query's
     in_window = (offset >= -left) & (offset <= right)
     return _add_sink(q, k, v, out, band_logsumexp(q, k, left, right, perm=perm, causal=causal), in_window)
