@@ -62,3 +62,29 @@ def test_real_model_numbers():
     assert max(reach) <= 2 and not any(
         r["correct"] for r in data["rows"] if r["task"] == "passkey" and r["label"] == "sa"
     )
+
+
+def test_bound_numbers():
+    doc = json.loads((ROOT / "analysis/bound/results/bound.json").read_text())
+    m = re.search(r"grid n = 2⁸ .. 2²⁰ .*?at (\d+) of (\d+) points, one layer off at the other (\d+)", README, re.S)
+    assert m, "the bound finding moved: update this test"
+    points = [p for p in doc["points"] if not p["causal"]]
+    assert {p["pattern"] for p in points} == {"sa", "sa+swa"}
+    assert (min(p["n"] for p in points), max(p["n"] for p in points)) == (2**8, 2**20)
+    exact = sum(p["predicted"] == p["typical"] for p in points)
+    off_by_one = sum(abs(p["predicted"] - p["typical"]) == 1 for p in points)
+    assert (int(m[1]), int(m[2]), int(m[3])) == (exact, len(points), off_by_one) and exact + off_by_one == len(points)
+
+
+def test_layout_numbers():
+    doc = json.loads((ROOT / "analysis/layouts/results/layouts.json").read_text())
+    m = re.search(r"never complete at n = (\d+); SA\+SWA at matched pairs completes in\s+(\d+)-(\d+) layers", README)
+    assert m, "the layouts finding moved: update this test"
+    assert doc["n"] == int(m[1])
+    rows = {r["layout"]["name"]: r for r in doc["layouts"]}
+    for name in ("mistral-7b-v0.1", "longnet"):  # the window stack and causal LongNet
+        assert rows[name]["layout"]["causal"] and rows[name]["layout"]["full_coverage_layer"] is None, name
+    assert {r["matched"]["sa+swa"]["full_coverage_layer"] for r in rows.values()} == {int(m[2]), int(m[3])}
+    for r in rows.values():  # a full layer completes every field at once: L* is the first full layer
+        if "full" in r["layer_kinds"]:
+            assert r["layout"]["full_coverage_layer"] == r["layer_kinds"].index("full") + 1, r["layout"]["name"]
