@@ -13,10 +13,13 @@ import math
 from pathlib import Path
 
 from bench_tables import BenchmarkTables
+from causal_engine_tables import CausalEngineTables
+from causal_tables import CausalTables
 from table_format import fmt, lstar, md_table, ms, pct, pow2, ratio, readme_commands, secs  # noqa: F401
+from variants_tables import VariantsTables
 
 
-class Tables(BenchmarkTables):
+class Tables(BenchmarkTables, CausalTables, CausalEngineTables, VariantsTables):
     """Read the committed result files of a checkout and format the documentation's tables.
 
     Parameters
@@ -355,37 +358,6 @@ class Tables(BenchmarkTables):
         ]
         return self.header(rel, data=[d]) + f"Sharp model: `{d['model']}`.\n\n" + md_table(head, rows)
 
-    def causal_variants(self, w: int = 8) -> str:
-        rel = "analysis/causal/results/variants/variants.json"
-        d = self.load(rel)
-        if d is None:
-            return ""
-        points = [p for p in d["points"] if p["causal"] and p["w"] == w]
-        ns = sorted({p["n"] for p in points})
-        order = []
-        for p in points:
-            if p["pattern"] not in order:
-                order.append(p["pattern"])
-        rows = []
-        for name in order:
-            cells = {p["n"]: p for p in points if p["pattern"] == name}
-            row = [f"`{name}`"]
-            keys = [c["keys_per_query"] for c in cells.values() if c.get("keys_per_query")]
-            row.append(f"{min(keys):.1f}-{max(keys):.1f}" if keys else "")
-            for n in ns:
-                c = cells.get(n)
-                if c is None:
-                    row.append("")
-                    continue
-                layers = [x for x in c["full_layers"] if x is not None]
-                typical = c["typical"] if c["typical"] is not None else f"> {d['parameters']['max_layers']}"
-                spread = f" ({min(layers)}-{max(layers)})" if layers and min(layers) != max(layers) else ""
-                row.append(f"{typical}{spread}")
-            rows.append(row)
-        head = [f"causal, w = {w}", "keys / query", *(pow2(n) for n in ns)]
-        intro = "Typical L* (the seeds' range in brackets).\n\n"
-        return self.header(rel, data=[d]) + intro + md_table(head, rows)
-
     def training_retrieval(self) -> str:
         rel = "analysis/training/results/retrieval.json"
         d = self.load(rel)
@@ -570,20 +542,77 @@ class Tables(BenchmarkTables):
         first = d["rows"][0]
         budget = next(r["budget"] for r in d["rows"] if r["label"] != "exact")
         windows = len({r["window"] for r in d["rows"] if r["task"] == "perplexity"})
+        depths = ", ".join(_depth(x) for x in sorted({r["depth"] for r in d["rows"] if r["task"] == "passkey"}))
+        forward = [r["seconds"] for r in d["rows"] if r["task"] == "perplexity" and r["label"] != "exact"]
         intro = (
             f"{d['model']}, {d['layers']} layers, n = {first['n']}, m = {budget} keys per query. Perplexity of the "
             f"last {first['scored']} tokens of {windows} window(s) of the standard library's help topics: *sparse* "
             "(the pattern at every position, which equals sparse generation teacher-forced) and *sparse prefill* "
             "(exact attention for the scored tokens over the sparse cache); passkey found by greedy generation with "
-            "the pattern (depths 10, 50, 90 %); the layer after which the last prompt position can first depend on "
-            "the key (each trial); mean keys per query over the stack; keys the KV cache must hold at length n (CPU "
-            "time: the [benchmark](../benchmarks.md#a-real-models-forward-and-decode)).\n\n"
+            f"the pattern (depths {depths}); the layer after which the last prompt position can first depend on "
+            "the key (each trial); mean keys per query over the stack; keys the KV cache must hold at length n. "
+            f"A sparse pattern's perplexity row took {secs(min(forward))} to {secs(max(forward))} on "
+            f"{d['threads']} CPU threads (the rows' `seconds`; timed against SDPA: the "
+            "[benchmark](../benchmarks.md#a-real-models-forward-and-decode)).\n\n"
         )
         head = ["pattern", "perplexity, sparse", "perplexity, sparse prefill", "passkey", "needle reaches the "
                 "answer after layer", "keys / query", "KV-cache keys"]  # fmt: skip
         return self.header(rel, data=[d]) + intro + md_table(head, rows)
 
+    def real_models_passkey(self) -> str:
+        return self._real_models_passkey("analysis/real_models/results/smollm2_n2048_m128.json")
+
+    def real_models_long_passkey(self) -> str:
+        return self._real_models_passkey("analysis/real_models/results/smollm2_n8192_m128.json")
+
+    def _real_models_passkey(self, rel: str) -> str:
+        """Passkey trials per pattern and depth: found or not, and the layer after which the key can reach the
+        answer position."""
+        d = self.load(rel)
+        if d is None:
+            return ""
+        trials = [r for r in d["rows"] if r["task"] == "passkey"]
+        depths = sorted({r["depth"] for r in trials})
+        labels = list(dict.fromkeys(r["label"] for r in trials))
+        rows = []
+        for label in labels:
+            row = [label]
+            for depth in depths:
+                cell = [r for r in trials if r["label"] == label and r["depth"] == depth]
+                row.append(
+                    "; ".join(
+                        f"{'found' if r['correct'] else 'not found'}, "
+                        f"{'never' if r['reach_layer'] is None else 'reach ' + str(r['reach_layer'])}"
+                        for r in cell
+                    )
+                )
+            rows.append(row)
+        n = sorted({r["n"] for r in trials})
+        intro = (
+            f"Prompt of {', '.join(f'{x:,}' for x in n)} tokens, the key at each depth; per trial: whether greedy "
+            "generation returns the key, and the layer after which the answer position can first depend on it "
+            "(*never*: not within the model's layers).\n\n"
+        )
+        head = ["pattern", *(f"depth {_depth(x)}" for x in depths)]
+        return self.header(rel, data=[d]) + intro + md_table(head, rows)
+
+    def real_models_windows(self) -> str:
+        rel = "analysis/real_models/results/windows.json"
+        d = self.load(rel)
+        if d is None:
+            return ""
+        rows = [
+            [f"{r['n']:,}", str(r["window"]), str(r["scored"]), str(r["context"]), pct(r["repeated_share"])]
+            for r in d["rows"]
+        ]
+        head = ["n", "window", "scored tokens", "context (tokens)", "scored tokens whose context occurs earlier"]
+        return self.header(rel, data=[d]) + md_table(head, rows)
+
     def all(self) -> dict[str, str]:
         """Every table, by file name."""
         names = [n for n in dir(self) if not n.startswith("_") and n not in ("all", "load", "command", "header")]
         return {name: getattr(self, name)() for name in sorted(names) if callable(getattr(self, name))}
+
+
+def _depth(x: float) -> str:
+    return f"{100 * x:.0f} %"
