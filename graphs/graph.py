@@ -143,7 +143,8 @@ class Graph:
         Raises
         ------
         TypeError
-            If ``n`` is not an integer or ``directed`` not a bool.
+            If ``n`` is not an integer, ``sources`` or ``targets`` does not hold integers, or ``directed`` is not a
+            bool.
         ValueError
             If ``n < 1``, the two arrays differ in length or a node index lies outside ``0..n-1``.
 
@@ -155,8 +156,11 @@ class Graph:
         """
         n = check_int("n", n, 1)
         directed = check_bool("directed", directed)
-        src = np.asarray(sources, dtype=np.int64).ravel()
-        dst = np.asarray(targets, dtype=np.int64).ravel()
+        src, dst = np.asarray(sources), np.asarray(targets)
+        for name, arr in (("sources", src), ("targets", dst)):
+            if arr.size and not (np.issubdtype(arr.dtype, np.integer) and arr.dtype != bool):
+                raise TypeError(f"{name}: expected integer node indices, got a {arr.dtype} array")
+        src, dst = src.astype(np.int64).ravel(), dst.astype(np.int64).ravel()
         if src.shape != dst.shape:
             raise ValueError(f"edges: {src.size} sources but {dst.size} targets")
         if src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
@@ -188,8 +192,10 @@ class Graph:
 
         Raises
         ------
+        TypeError
+            If ``matrix`` is not a sparse or numeric array, or ``directed`` is not a bool.
         ValueError
-            If ``matrix`` is not square.
+            If ``matrix`` is not a square 2-d matrix.
 
         Examples
         --------
@@ -197,6 +203,14 @@ class Graph:
         >>> Graph.from_scipy(np.array([[0, 1], [0, 0]])).edges
         1
         """
+        directed = check_bool("directed", directed)
+        if not sp.issparse(matrix):
+            dense = np.asarray(matrix)
+            if dense.dtype.kind not in "biuf":
+                raise TypeError(f"matrix: expected a sparse or numeric adjacency matrix, got {type(matrix).__name__}")
+            if dense.ndim != 2:
+                raise ValueError(f"matrix: expected a square 2-d adjacency matrix, got shape {dense.shape}")
+            matrix = dense
         coo = sp.coo_array(matrix)
         if coo.shape[0] != coo.shape[1]:
             raise ValueError(f"matrix: expected a square adjacency matrix, got shape {coo.shape}")

@@ -15,12 +15,14 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import block_kernels, kernels
 from .pair_counts import window_pairs
+from .validation import check_bool, check_int
 
 _EMPTY_PERM = np.empty(0, dtype=np.int64)
 
@@ -46,6 +48,14 @@ class WindowOp:
         Original index at each permuted position (``-1`` for holes).
     order : {0, 1, -1}, optional
         Causal filter in original positions.
+
+    Raises
+    ------
+    TypeError
+        If ``left``, ``right`` or ``order`` is not an integer, ``circular`` is not a bool, or ``perm`` is neither
+        ``None`` nor an integer numpy array.
+    ValueError
+        If ``left`` or ``right`` is negative, ``order`` is not -1, 0 or 1, or ``perm`` is not 1-d.
 
     Methods
     -------
@@ -80,6 +90,15 @@ class WindowOp:
     circular: bool = False
     perm: np.ndarray | None = field(default=None, repr=False)
     order: int = 0
+
+    def __post_init__(self):
+        # types and ranges only (the perm's entries are the kernel's to check): a transpose per layer stays cheap
+        check_int("left", self.left, 0)
+        check_int("right", self.right, 0)
+        check_bool("circular", self.circular)
+        check_int("order", self.order, -1, 1)
+        if self.perm is not None:
+            _check_index_array("perm", self.perm, "None or ")
 
     def transpose(self) -> WindowOp:
         """Key at ``p`` reaches the queries at ``p-right .. p+left``: swap the offsets, flip the order filter."""
@@ -128,6 +147,13 @@ class NeighbourOp:
     indices : numpy.ndarray
         Key indices (int64).
 
+    Raises
+    ------
+    TypeError
+        If ``indptr`` or ``indices`` is not an integer numpy array (:meth:`from_csr` converts array-likes).
+    ValueError
+        If one is not 1-d.
+
     Methods
     -------
     transpose()
@@ -149,9 +175,18 @@ class NeighbourOp:
     indptr: np.ndarray = field(repr=False)
     indices: np.ndarray = field(repr=False)
 
+    def __post_init__(self):
+        _check_index_array("indptr", self.indptr)
+        _check_index_array("indices", self.indices)
+
     @classmethod
     def from_lists(cls, neighbours, n: int) -> NeighbourOp:
         """Build from ``n`` iterables of key indices, one per query (checked as :meth:`from_csr`)."""
+        n = check_int("n", n, 0)
+        if not hasattr(neighbours, "__len__") or isinstance(neighbours, str | bytes):
+            raise TypeError(
+                f"neighbours: expected {n} lists of key indices (one per query), got {type(neighbours).__name__}"
+            )
         if len(neighbours) != n:
             raise ValueError(f"neighbours: expected {n} lists (one per query), got {len(neighbours)}")
         lengths = np.fromiter((len(nb) for nb in neighbours), dtype=np.int64, count=n)
@@ -164,6 +199,7 @@ class NeighbourOp:
     def from_csr(cls, indptr, indices, n: int) -> NeighbourOp:
         """Build from CSR arrays; ``ValueError`` naming the array unless they describe ``n`` rows of keys in
         ``0..n-1``."""
+        n = check_int("n", n, 0)
         indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         indices = np.ascontiguousarray(indices, dtype=np.int64)
         if indptr.shape != (n + 1,) or indptr[0] != 0 or np.any(np.diff(indptr) < 0):
@@ -413,16 +449,26 @@ class FullOp:
 
 Op = WindowOp | NeighbourOp | BlockOp | GlobalOp | FullOp
 
+
+def _check_index_array(name: str, value, alternative: str = "") -> None:
+    """``value`` a 1-d integer numpy array: ``TypeError`` for another type, ``ValueError`` for another shape."""
+    if not (isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.integer)):
+        what = f"{value.dtype} array" if isinstance(value, np.ndarray) else type(value).__name__
+        raise TypeError(f"{name}: expected {alternative}a 1-d integer numpy array, got {what}")
+    if value.ndim != 1:
+        raise ValueError(f"{name}: expected a 1-d integer array, got shape {value.shape}")
+
+
 _TILE_BUDGET_WORDS = 64 * 1024  # 512 KiB of scratch per task: about half the L2 of a current core
 
 
-def _window_tiling(n: int, m: int, n_words: int) -> tuple[int, int]:
+def _window_tiling(length: int, m: int, n_words: int) -> tuple[int, int]:
     """Chunk length (window positions per task) and tile width (words per task) for the window kernels.
 
     The halo costs ``m - 1`` extra rows per chunk, so chunks are a few windows long; the tile is as wide as the
     scratch budget allows, so that rows are read in long runs.
     """
-    chunk = min(n, max(1024, 4 * m)) if m <= 16384 else min(n, m)
+    chunk = min(length, max(1024, 4 * m)) if m <= 16384 else min(length, m)
     tile = max(1, min(n_words, _TILE_BUDGET_WORDS // (2 * (chunk + m - 1))))
     return chunk, tile
 
@@ -445,6 +491,11 @@ def apply_layer(ops, bits: np.ndarray, out: np.ndarray) -> None:
     None
         The result is in ``out``.
 
+    Raises
+    ------
+    TypeError
+        If ``ops`` is not a sequence of operators.
+
     References
     ----------
     - L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
@@ -458,5 +509,11 @@ def apply_layer(ops, bits: np.ndarray, out: np.ndarray) -> None:
     >>> out[:, 0].tolist()
     [1, 0, 0, 0, 0, 1]
     """
+    if not isinstance(ops, Sequence):
+        raise TypeError(f"ops: expected a sequence of operators, got {type(ops).__name__}")
     for k, op in enumerate(ops):
+        if not isinstance(op, Op):
+            raise TypeError(
+                f"ops[{k}]: expected a graphs.ops operator (WindowOp, NeighbourOp, ...), got {type(op).__name__}"
+            )
         op.apply(bits, out, accumulate=k > 0)

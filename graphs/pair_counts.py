@@ -19,7 +19,8 @@ def window_pairs(length: int, perm: np.ndarray | None, left: int, right: int, ci
     Parameters
     ----------
     length : int
-        Positions of the (virtual) sequence.
+        Positions of the (virtual) sequence: ``n``, or ``len(perm)`` when ``-1`` holes make it longer than the
+        sequence (:meth:`graphs.ops.WindowOp.length`; hence not named ``n``).
     perm : numpy.ndarray or None
         Original index at each position (``-1`` holes), or ``None`` for the identity.
     left, right : int

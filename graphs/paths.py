@@ -25,7 +25,7 @@ from .graph import Graph
 from .memory import DEFAULT_MAX_MEMORY, parse_bytes, words_per_slab
 from .ops import NeighbourOp
 from .reachability import _quiet, _seed
-from .validation import check_instance, check_int
+from .validation import check_bool, check_instance, check_int
 
 
 @dataclass(frozen=True)
@@ -188,9 +188,10 @@ def path_lengths(
     Raises
     ------
     TypeError
-        If ``graph`` is not a :class:`graphs.Graph` or ``sources`` is neither ``None`` nor an integer.
+        If ``graph`` is not a :class:`graphs.Graph`, ``sources`` is neither ``None`` nor an integer, ``seed`` is not
+        an integer, ``max_memory`` is not a size or ``progress`` is neither a bool nor ``None``.
     ValueError
-        If ``sources`` lies outside ``[1, n]`` or ``max_memory`` is not a size.
+        If ``sources`` lies outside ``[1, n]``, ``seed < 0`` or ``max_memory`` is not a size.
     MemoryError
         If the sampled sources do not fit into ``max_memory``.
 
@@ -207,8 +208,12 @@ def path_lengths(
     (1.9091, 3, 0.0)
     """
     check_instance("graph", graph, Graph, "graphs.Graph")
-    max_memory = parse_bytes(max_memory)
     n = graph.n
+    if sources is not None:
+        sources = check_int("sources", sources, 1, n)
+    seed = check_int("seed", seed, 0)
+    max_memory = parse_bytes(max_memory)
+    check_bool("progress", progress, none=True)
     giant = giant_component(graph)
     g = giant.size
     order = np.concatenate([giant, np.setdiff1d(np.arange(n), giant, assume_unique=True)])
@@ -216,8 +221,6 @@ def path_lengths(
     kind = "giant strongly connected component" if graph.directed else "giant connected component"
     if sources is None:
         return _exact(graph, op, g, kind, max_memory, progress)
-    sources = check_int("sources", sources, 1, n)
-    seed = check_int("seed", seed, 0)
     return _sampled(graph, op, g, kind, sources, seed, max_memory, progress)
 
 

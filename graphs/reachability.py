@@ -31,9 +31,9 @@ from itertools import pairwise
 import numpy as np
 
 from . import kernels
-from .memory import DEFAULT_MAX_MEMORY, slab_bytes, words_per_slab
+from .memory import DEFAULT_MAX_MEMORY, parse_bytes, slab_bytes, words_per_slab
 from .ops import Op, apply_layer
-from .validation import check_int
+from .validation import check_bool, check_int
 
 LayerOps = Callable[[int], Sequence[Op]]
 
@@ -97,6 +97,13 @@ def admissible_sizes(nodes: np.ndarray, n: int, causal: bool) -> np.ndarray:
     numpy.ndarray
         int64, the shape of ``nodes``.
 
+    Raises
+    ------
+    TypeError
+        If ``nodes`` are not integers, ``n`` is not an integer or ``causal`` is not a bool.
+    ValueError
+        If ``n < 1`` or a node lies outside ``0..n-1``.
+
     References
     ----------
     - L. Jin and Y. Sui, arXiv:2604.00754 (2026) (receptive fields of stacked sparse-attention layers).
@@ -106,14 +113,35 @@ def admissible_sizes(nodes: np.ndarray, n: int, causal: bool) -> np.ndarray:
     >>> admissible_sizes([0, 3], 8, causal=True).tolist(), admissible_sizes([0, 3], 8, causal=False).tolist()
     ([1, 4], [8, 8])
     """
-    nodes = np.asarray(nodes, dtype=np.int64)
+    n = check_int("n", n, 1)
+    causal = check_bool("causal", causal)
+    nodes = _check_positions("nodes", nodes, n, empty=True)
     return nodes + 1 if causal else np.full(nodes.shape, n, dtype=np.int64)
 
 
-def _check_common(n: int, max_layers: int) -> None:
-    """``n`` and ``max_layers`` integers >= 1."""
-    check_int("n", n, 1)
-    check_int("max_layers", max_layers, 1)
+def _check_positions(name: str, positions, n: int, empty: bool = False) -> np.ndarray:
+    """``positions`` as int64, every one in ``0..n-1`` (``TypeError`` unless integers, ``ValueError`` out of range)."""
+    arr = np.asarray(positions)
+    if arr.size and not (np.issubdtype(arr.dtype, np.integer) and arr.dtype != bool):
+        raise TypeError(f"{name}: expected integer positions in 0..{n - 1}, got {arr.dtype} {type(positions).__name__}")
+    arr = arr.astype(np.int64)
+    if (arr.size == 0 and not empty) or (arr.size and (arr.min() < 0 or arr.max() >= n)):
+        raise ValueError(f"{name}: expected {'' if empty else 'a non-empty array of '}positions in 0..{n - 1}")
+    return arr
+
+
+def _check_common(
+    layer_ops, n: int, max_layers: int, causal, stop_when_full=True, progress=None, max_memory=DEFAULT_MAX_MEMORY
+) -> tuple[int, int, bool, int]:
+    """``layer_ops`` callable, ``n`` and ``max_layers`` integers >= 1, the flags bools (``progress`` also ``None``),
+    ``max_memory`` a size (:func:`graphs.parse_bytes`); returns ``n, max_layers, causal, max_memory``."""
+    if not callable(layer_ops):
+        raise TypeError(f"layer_ops: expected a callable layer -> operators, got {type(layer_ops).__name__}")
+    n, max_layers = check_int("n", n, 1), check_int("max_layers", max_layers, 1)
+    causal = check_bool("causal", causal)
+    check_bool("stop_when_full", stop_when_full)
+    check_bool("progress", progress, none=True)
+    return n, max_layers, causal, parse_bytes(max_memory)
 
 
 def _op_buffer_bytes(layer_ops: LayerOps, n: int, n_words: int) -> int:
@@ -122,8 +150,7 @@ def _op_buffer_bytes(layer_ops: LayerOps, n: int, n_words: int) -> int:
 
 def _slab_words(layer_ops: LayerOps, n: int, n_seeds: int, max_memory: int, slab_size: int | None) -> int:
     if slab_size is not None:
-        if slab_size < 1:
-            raise ValueError(f"slab_size: expected a number of seeds >= 1, got {slab_size}")
+        slab_size = check_int("slab_size", slab_size, 1)
         n_words = -(-min(slab_size, n_seeds) // 64)
         needed = slab_bytes(n, n_words, _op_buffer_bytes(layer_ops, n, n_words))
         if needed > max_memory:
@@ -208,7 +235,8 @@ def slab_counts(
     Raises
     ------
     TypeError
-        If ``n`` or ``max_layers`` is not an integer.
+        If ``layer_ops`` is not callable, ``n``, ``start``, ``stop`` or ``max_layers`` is not an integer, or a flag
+        is not a bool.
     ValueError
         If the slab or the buffers do not fit ``n``.
 
@@ -225,8 +253,9 @@ def slab_counts(
     >>> slab.counts.shape, slab.full
     ((7, 8), True)
     """
-    _check_common(n, max_layers)
-    if not 0 <= start < stop <= n:
+    n, max_layers, causal, _ = _check_common(layer_ops, n, max_layers, causal, stop_when_full)
+    start, stop = check_int("start", start, 0), check_int("stop", stop, 1)
+    if not start < stop <= n:
         raise ValueError(f"start, stop: expected 0 <= start < stop <= n = {n}, got {start}, {stop}")
     if buffers is None:
         n_words = -(-(stop - start) // 64)
@@ -267,8 +296,10 @@ def combine_slabs(slabs: Iterable[SlabCounts], n: int, causal: bool) -> ReachCou
 
     Raises
     ------
+    TypeError
+        If ``n`` is not an integer, ``causal`` is not a bool or a slab is not a :class:`SlabCounts`.
     ValueError
-        If the slabs do not partition ``0..n-1`` or one stopped early without being full.
+        If ``n < 1``, or the slabs do not partition ``0..n-1`` or one stopped early without being full.
 
     References
     ----------
@@ -282,10 +313,13 @@ def combine_slabs(slabs: Iterable[SlabCounts], n: int, causal: bool) -> ReachCou
     >>> combine_slabs(parts, 8, causal=True).full_layer
     7
     """
+    n, causal = check_int("n", n, 1), check_bool("causal", causal)
     per_layer: list[np.ndarray] = []  # summed counts of the slabs that ran layer l
     finals: list[np.ndarray] = []  # finals[l - 1]: summed last rows of the slabs that stopped full at layer l
     ranges = []
-    for slab in slabs:
+    for k, slab in enumerate(slabs):
+        if not isinstance(slab, SlabCounts):
+            raise TypeError(f"slabs[{k}]: expected a graphs.SlabCounts, got {type(slab).__name__}")
         rows = slab.counts.shape[0]
         while len(per_layer) < rows:
             per_layer.append(np.zeros(n, dtype=np.int64))
@@ -324,11 +358,19 @@ def slab_ranges(n: int, seeds_per_slab: int) -> list[tuple[int, int]]:
     list of tuple of int
         The half-open ranges, in order.
 
+    Raises
+    ------
+    TypeError
+        If an argument is not an integer.
+    ValueError
+        If an argument is below 1.
+
     Examples
     --------
     >>> slab_ranges(10, 4)
     [(0, 4), (4, 8), (8, 10)]
     """
+    n, seeds_per_slab = check_int("n", n, 1), check_int("seeds_per_slab", seeds_per_slab, 1)
     return [(s, min(n, s + seeds_per_slab)) for s in range(0, n, seeds_per_slab)]
 
 
@@ -343,8 +385,8 @@ def plan_slabs(
         ``layer_ops(l)`` returns the operators of layer ``l`` (edges key -> query, self included).
     n : int
         Nodes.
-    max_memory : int, optional
-        Bytes available for the bitsets and the operators' scratch.
+    max_memory : int or str, optional
+        Bytes available for the bitsets and the operators' scratch (``"512MiB"``, ... as :func:`graphs.parse_bytes`).
     slab_size : int or None, optional
         Seeds per slab instead (rounded up to a multiple of 64).
 
@@ -354,6 +396,10 @@ def plan_slabs(
 
     Raises
     ------
+    TypeError
+        If ``layer_ops`` is not callable or ``n``, ``max_memory`` or ``slab_size`` is of the wrong type.
+    ValueError
+        If ``n``, ``max_memory`` or ``slab_size`` is below 1.
     MemoryError
         If not even one 64-seed slab fits ``max_memory``.
 
@@ -364,6 +410,9 @@ def plan_slabs(
     >>> plan_slabs(ops, 200, max_memory=2**20)
     [(0, 200)]
     """
+    if not callable(layer_ops):
+        raise TypeError(f"layer_ops: expected a callable layer -> operators, got {type(layer_ops).__name__}")
+    n, max_memory = check_int("n", n, 1), parse_bytes(max_memory)
     return slab_ranges(n, 64 * _slab_words(layer_ops, n, n, max_memory, slab_size))
 
 
@@ -396,8 +445,8 @@ def forward_counts(
         Admissible sets are ``j <= i``.
     stop_when_full : bool, optional
         Stop once every receptive field is full.
-    max_memory : int, optional
-        Bytes available for the bitsets and the operators' scratch.
+    max_memory : int or str, optional
+        Bytes available for the bitsets and the operators' scratch (``"512MiB"``, ... as :func:`graphs.parse_bytes`).
     slab_size : int or None, optional
         Seeds per slab (default: as many as fit).
     progress : bool or None, optional
@@ -410,9 +459,10 @@ def forward_counts(
     Raises
     ------
     TypeError
-        If ``n`` or ``max_layers`` is not an integer.
+        If ``layer_ops`` is not callable, ``n``, ``max_layers`` or ``slab_size`` is not an integer, a flag is not a
+        bool or ``max_memory`` is not a size.
     ValueError
-        If ``n`` or ``max_layers`` is below 1.
+        If ``n``, ``max_layers``, ``max_memory`` or ``slab_size`` is below 1.
     MemoryError
         If not even one 64-seed slab fits ``max_memory``.
 
@@ -428,7 +478,9 @@ def forward_counts(
     >>> reach.full_layer, reach.counts[0].tolist()
     (7, [1, 2, 2, 2, 2, 2, 2, 2])
     """
-    _check_common(n, max_layers)
+    n, max_layers, causal, max_memory = _check_common(
+        layer_ops, n, max_layers, causal, stop_when_full, progress, max_memory
+    )
     ranges = plan_slabs(layer_ops, n, max_memory, slab_size)
     n_words = -(-(ranges[0][1] - ranges[0][0]) // 64)
     buffers = (np.empty((n, n_words), dtype=np.uint64), np.empty((n, n_words), dtype=np.uint64))
@@ -457,8 +509,8 @@ def _full_layer(counts: np.ndarray, nodes: np.ndarray, n: int, causal: bool) -> 
 
 def _check_targets(targets, n: int) -> np.ndarray:
     """``targets`` as a non-empty 1-d int64 array of positions in ``0..n-1``."""
-    targets = np.asarray(targets, dtype=np.int64)
-    if targets.ndim != 1 or targets.size == 0 or targets.min() < 0 or targets.max() >= n:
+    targets = _check_positions("targets", targets, n)
+    if targets.ndim != 1:
         raise ValueError(f"targets: expected a non-empty 1-d array of positions in 0..{n - 1}")
     return targets
 
@@ -504,8 +556,8 @@ def backward_counts(
         Admissible sets are ``j <= i``.
     stop_when_full : bool, optional
         Stop once every target's receptive field is full.
-    max_memory : int, optional
-        Bytes available.
+    max_memory : int or str, optional
+        Bytes available (``"512MiB"``, ... as :func:`graphs.parse_bytes`).
     slab_size : int or None, optional
         Targets per slab (default: as many as fit).
     progress : bool or None, optional
@@ -519,9 +571,11 @@ def backward_counts(
     Raises
     ------
     TypeError
-        If ``n`` or ``max_layers`` is not an integer.
+        If ``layer_ops`` is not callable, ``targets`` are not integers, ``n``, ``max_layers`` or ``slab_size`` is
+        not an integer, a flag is not a bool or ``max_memory`` is not a size.
     ValueError
-        If ``targets`` is empty or out of range, or ``n`` or ``max_layers`` is below 1.
+        If ``targets`` is empty or out of range, or ``n``, ``max_layers``, ``max_memory`` or ``slab_size`` is
+        below 1.
     MemoryError
         If not even one 64-target slab fits ``max_memory``.
 
@@ -537,7 +591,9 @@ def backward_counts(
     >>> reach.counts[:, 0].tolist(), reach.full_layer
     ([2, 3, 4, 5, 6, 7, 8], 7)
     """
-    _check_common(n, max_layers)
+    n, max_layers, causal, max_memory = _check_common(
+        layer_ops, n, max_layers, causal, stop_when_full, progress, max_memory
+    )
     targets = _check_targets(targets, n)
     n_words = _slab_words(layer_ops, n, targets.size, max_memory, slab_size)
     per_slab = 64 * n_words
@@ -604,6 +660,7 @@ def progress_bar(progress: bool | None, iterable=None, **kwargs):
     >>> list(progress_bar(False, range(3)))
     [0, 1, 2]
     """
+    progress = check_bool("progress", progress, none=True)
     if progress is False or (progress is None and not sys.stderr.isatty()):
         return _NoBar(iterable)
     from tqdm.auto import tqdm
@@ -634,13 +691,13 @@ def backward_full_layer(
     targets : array_like of int
         Target positions in ``0..n-1`` (non-empty).
     guess : int
-        Starting point of the search (e.g. a closed form's L*).
+        Starting point of the search (e.g. a closed form's L*), ``>= 1``.
     max_layers : int
         Deepest layer to try, at least 1.
     causal : bool, optional
         Admissible sets are ``j <= i``.
-    max_memory : int, optional
-        Bytes available.
+    max_memory : int or str, optional
+        Bytes available (``"512MiB"``, ... as :func:`graphs.parse_bytes`).
 
     Returns
     -------
@@ -652,9 +709,12 @@ def backward_full_layer(
     Raises
     ------
     TypeError
-        If ``n`` or ``max_layers`` is not an integer.
+        If ``layer_ops`` is not callable, ``targets`` are not integers, ``n``, ``guess`` or ``max_layers`` is not an
+        integer, ``causal`` is not a bool or ``max_memory`` is not a size.
     ValueError
-        If ``targets`` is empty or out of range.
+        If ``targets`` is empty or out of range, or ``n``, ``guess``, ``max_layers`` or ``max_memory`` is below 1.
+    MemoryError
+        If not even one 64-target slab fits ``max_memory``.
 
     References
     ----------
@@ -667,8 +727,9 @@ def backward_full_layer(
     >>> backward_full_layer(ops, 8, [7, 3], guess=4, max_layers=10, causal=True)
     (7, 22)
     """
-    _check_common(n, max_layers)
+    n, max_layers, causal, max_memory = _check_common(layer_ops, n, max_layers, causal, max_memory=max_memory)
     targets = _check_targets(targets, n)
+    guess = check_int("guess", guess, 1)
     wanted = admissible_sizes(targets, n, causal)
     n_words = _slab_words(layer_ops, n, targets.size, max_memory, None)
     per_slab = 64 * n_words

@@ -368,7 +368,8 @@ def window_or_tiling(length: int, m: int, n_words: int) -> tuple[int, int]:
     Parameters
     ----------
     length : int
-        Positions of the (virtual) sequence.
+        Positions of the (virtual) sequence: ``n``, or ``len(perm)`` when ``-1`` holes make it longer than the
+        sequence (:meth:`graphs.ops.WindowOp.length`; hence not named ``n``).
     m : int
         Window width.
     n_words : int

@@ -10,6 +10,8 @@ import math
 import numbers
 from collections.abc import Iterable
 
+import numpy as np
+
 
 def _kind(value) -> str:
     return f"{value!r} ({type(value).__name__})"
@@ -122,8 +124,8 @@ def check_real(
     return number
 
 
-def check_bool(name: str, value) -> bool:
-    """Return ``value`` if it is a ``bool`` (or NumPy bool).
+def check_bool(name: str, value, *, none: bool = False) -> bool | None:
+    """Return ``value`` as a ``bool`` if it is one (a NumPy bool included).
 
     Parameters
     ----------
@@ -131,10 +133,12 @@ def check_bool(name: str, value) -> bool:
         Argument name, the first word of any error message.
     value : object
         The value to check.
+    none : bool, optional
+        Accept ``None`` too (returned as it is), as for a ``progress`` flag whose ``None`` means "on a terminal".
 
     Returns
     -------
-    bool
+    bool or None
 
     Raises
     ------
@@ -149,10 +153,14 @@ def check_bool(name: str, value) -> bool:
     Traceback (most recent call last):
     ...
     TypeError: directed: expected a bool, got 1 (int)
+    >>> check_bool("progress", None, none=True) is None
+    True
     """
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, bool | np.bool_):
         return bool(value)
-    raise TypeError(f"{name}: expected a bool, got {_kind(value)}")
+    if none and value is None:
+        return None
+    raise TypeError(f"{name}: expected a bool{' or None' if none else ''}, got {_kind(value)}")
 
 
 def check_choice(name: str, value, allowed: Iterable[str]) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import check_int
+from .validation import check_bool, check_int
 
 
 def _empty_prob(size, occupied, n):
@@ -34,7 +34,8 @@ def _band_sizes(n: int, left: int, right: int, circular: bool) -> tuple[np.ndarr
     return values, counts / n
 
 
-def _check_model_args(n, w, layers):
+def _check_model_args(n, w, layers, circular=False):
+    check_bool("circular", circular)
     return check_int("n", n, 2), check_int("w", w, 1), check_int("layers", layers, 1)
 
 

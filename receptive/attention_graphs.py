@@ -29,7 +29,7 @@ import numpy as np
 from graphs.graph import Graph
 
 from .patterns import PATTERNS, make_pattern
-from .validation import check_int
+from .validation import check_bool, check_int
 
 
 def _pattern(name, n, w, causal, circular, seed):
@@ -39,7 +39,7 @@ def _pattern(name, n, w, causal, circular, seed):
     if name not in PATTERNS:
         raise ValueError(f"name: unknown pattern {name!r}; choose from {', '.join(PATTERNS)}")
     seed = check_int("seed", seed, 0)
-    return make_pattern(name, n, w, causal=bool(causal), circular=bool(circular), seed=seed)
+    return make_pattern(name, n, w, causal=causal, circular=circular, seed=seed)
 
 
 def _key_query(pattern, layer: int) -> tuple[np.ndarray, np.ndarray]:
@@ -90,7 +90,7 @@ def attention_graph(
     Raises
     ------
     TypeError
-        If ``name`` is not a string or ``layer`` or ``seed`` not an integer.
+        If ``name`` is not a string, ``layer`` or ``seed`` not an integer, or a flag not a bool.
     ValueError
         If ``name`` is not a pattern, ``layer < 1``, ``seed < 0``, or ``n`` and ``w`` do not make a pattern.
 
@@ -105,10 +105,11 @@ def attention_graph(
     >>> g.edges, g.out_degree.tolist()[:4]
     (29, [2, 3, 4, 4])
     """
+    directed = check_bool("directed", directed)
     pattern = _pattern(name, n, w, causal, circular, seed)
     layer = check_int("layer", layer, 1)
     key, query = _key_query(pattern, layer)
-    return Graph.from_edges(pattern.n, key, query, directed=bool(directed))
+    return Graph.from_edges(pattern.n, key, query, directed=directed)
 
 
 def union_graph(
@@ -152,7 +153,7 @@ def union_graph(
     Raises
     ------
     TypeError
-        If ``name`` is not a string or ``layers`` or ``seed`` not an integer.
+        If ``name`` is not a string, ``layers`` or ``seed`` not an integer, or a flag not a bool.
     ValueError
         If ``name`` is not a pattern, ``layers < 1``, ``seed < 0``, or ``n`` and ``w`` do not make a pattern.
 
@@ -168,10 +169,11 @@ def union_graph(
     >>> swa.edges, mixed.edges > swa.edges
     (125, True)
     """
+    directed = check_bool("directed", directed)
     pattern = _pattern(name, n, w, causal, circular, seed)
     layers = check_int("layers", layers, 1)
     distinct = 1 if name in ("swa", "full") else layers  # layers of SWA and full attention are all alike
     edges = [_key_query(pattern, layer) for layer in range(1, distinct + 1)]
     key = np.concatenate([k for k, _ in edges])
     query = np.concatenate([q for _, q in edges])
-    return Graph.from_edges(pattern.n, key, query, directed=bool(directed))
+    return Graph.from_edges(pattern.n, key, query, directed=directed)

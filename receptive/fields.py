@@ -34,7 +34,7 @@ def receptive_fields(pattern: Pattern, targets, layers: int) -> list[np.ndarray]
     Raises
     ------
     TypeError
-        If ``pattern`` is not a pattern or ``layers`` is not an integer.
+        If ``pattern`` is not a pattern, ``targets`` are not integers or ``layers`` is not an integer.
     ValueError
         If a target or ``layers`` is out of range.
 
@@ -53,8 +53,10 @@ def receptive_fields(pattern: Pattern, targets, layers: int) -> list[np.ndarray]
         raise TypeError(f"pattern: expected a receptive.patterns.Pattern, got {type(pattern).__name__}")
     n = pattern.n
     layers = check_int("layers", layers, 0, pattern.max_layers)
-    targets = np.atleast_1d(np.asarray(targets))
-    if targets.ndim != 1 or targets.size == 0 or not np.issubdtype(targets.dtype, np.integer):
+    raw, targets = targets, np.atleast_1d(np.asarray(targets))
+    if isinstance(raw, str | bytes | bool) or (targets.size and targets.dtype.kind not in "iu"):
+        raise TypeError(f"targets: expected a position or an array of integer positions, got {type(raw).__name__}")
+    if targets.ndim != 1 or targets.size == 0:
         raise ValueError("targets: expected a position or a non-empty 1-d array of positions")
     if targets.min() < 0 or targets.max() >= n:
         raise ValueError(f"targets: positions must lie in 0..{n - 1}")

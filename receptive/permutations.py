@@ -141,8 +141,10 @@ def inverse_permutation(perm: np.ndarray) -> np.ndarray:
 
     Raises
     ------
+    TypeError
+        If ``perm`` is not an array of integers.
     ValueError
-        If ``perm`` is not a permutation.
+        If ``perm`` is not a (non-empty, 1-d) permutation.
 
     Examples
     --------
@@ -150,7 +152,7 @@ def inverse_permutation(perm: np.ndarray) -> np.ndarray:
     >>> inverse_permutation([2, 0, 1]).tolist()
     [1, 2, 0]
     """
-    perm = check_permutation("perm", perm, len(perm))
+    perm = check_permutation("perm", perm)
     inv = np.empty_like(perm)
     inv[perm] = np.arange(perm.size, dtype=perm.dtype)
     return inv

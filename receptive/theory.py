@@ -29,7 +29,7 @@ from .theory_causal import causal_full_probability
 from .theory_causal import causal_run_miss_table as causal_run_miss_table
 from .theory_causal import causal_sa_full_layer_estimate as causal_sa_full_layer_estimate
 from .theory_causal import causal_swa_scaling_law as causal_swa_scaling_law
-from .validation import check_int
+from .validation import check_bool, check_choice, check_int
 from .windows import window_offsets
 
 # ---------------------------------------------------------------------------------------------- scaling laws
@@ -136,7 +136,7 @@ def swa_coverage(n: int, w: int, layers: int, causal: bool = False, circular: bo
     Raises
     ------
     TypeError
-        If an integer argument is not an integer.
+        If an integer argument is not an integer or a flag is not a bool.
     ValueError
         If an integer argument is out of range.
 
@@ -185,7 +185,7 @@ def swa_full_layer(n: int, w: int, causal: bool = False, circular: bool = False)
     Raises
     ------
     TypeError
-        If an integer argument is not an integer.
+        If an integer argument is not an integer or a flag is not a bool.
     ValueError
         If an integer argument is out of range.
 
@@ -486,7 +486,7 @@ def sa_full_probability(n: int, w: int, layers: int, circular: bool = False, tar
     Raises
     ------
     TypeError
-        If an integer argument is not an integer.
+        If an integer argument is not an integer or a flag is not a bool.
     ValueError
         If an integer argument is out of range.
 
@@ -501,7 +501,7 @@ def sa_full_probability(n: int, w: int, layers: int, circular: bool = False, tar
     * Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
     * Aldous 1989, Probability Approximations via the Poisson Clumping Heuristic, Springer.
     """
-    n, w, layers = _check_model_args(n, w, layers)
+    n, w, layers = _check_model_args(n, w, layers, circular)
     left, right = window_offsets(w, False)
     sizes, freq = _band_sizes(n, left, right, circular)
     pair_sizes, pair_freq = _band_sizes(n, left + 1, right, circular)  # B_s U B_{s-1}: one slot longer
@@ -583,7 +583,7 @@ def sa_swa_full_probability(
     Raises
     ------
     TypeError
-        If an integer argument is not an integer.
+        If an integer argument is not an integer or a flag is not a bool.
     ValueError
         If an integer argument is out of range.
 
@@ -598,7 +598,7 @@ def sa_swa_full_probability(
     * Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
     * Aldous 1989, Probability Approximations via the Poisson Clumping Heuristic, Springer.
     """
-    n, w, layers = _check_model_args(n, w, layers)
+    n, w, layers = _check_model_args(n, w, layers, circular)
     w_swa = w if w_swa is None else check_int("w_swa", w_swa, 1)
     left, right = window_offsets(w, False)
     band, band_freq = _band_sizes(n, left, right, circular)
@@ -684,7 +684,7 @@ def full_probability(
     Raises
     ------
     TypeError
-        If an integer argument is not an integer.
+        If an integer argument is not an integer, ``name`` or ``model`` is not a string, or a flag is not a bool.
     ValueError
         If an integer argument is out of range, ``name`` or ``model`` is unknown, or ``model="interval"`` is asked
         for another regime.
@@ -704,10 +704,12 @@ def full_probability(
     * Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
     * Aldous 1989, Probability Approximations via the Poisson Clumping Heuristic, Springer.
     """
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected 'sa' or 'sa+swa' (a string), got {type(name).__name__}")
+    causal, circular = check_bool("causal", causal), check_bool("circular", circular)
     if targets is not None:
         targets = check_int("targets", targets, 1, n)
-    if model not in CAUSAL_SA_SWA_MODELS:
-        raise ValueError(f"model: expected one of {', '.join(CAUSAL_SA_SWA_MODELS)}, got {model!r}")
+    check_choice("model", model, CAUSAL_SA_SWA_MODELS)
     if model == "interval":
         if name != "sa+swa" or not causal or circular:
             raise ValueError(
@@ -754,6 +756,8 @@ def median_layer(probabilities) -> int | None:
 
     Raises
     ------
+    TypeError
+        If ``probabilities`` are not numbers.
     ValueError
         If ``probabilities`` is not 1-d.
 
@@ -763,7 +767,10 @@ def median_layer(probabilities) -> int | None:
     >>> median_layer([0.1, 0.4, 0.6, 0.9]), median_layer([0.1])
     (3, None)
     """
-    probs = np.asarray(probabilities, dtype=float)
+    probs = np.asarray(probabilities)
+    if isinstance(probabilities, str | bytes) or (probs.size and probs.dtype.kind not in "iuf"):
+        raise TypeError(f"probabilities: expected numbers (one per layer), got {type(probabilities).__name__}")
+    probs = probs.astype(float)
     if probs.ndim != 1:
         raise ValueError(f"probabilities: expected a 1-d array (one per layer), got shape {probs.shape}")
     hits = np.flatnonzero(probs >= 0.5)

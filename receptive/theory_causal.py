@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ._occupancy import _band_sizes, _check_model_args, _mixed_empty_prob
-from .validation import check_int
+from .validation import check_bool, check_int
 from .windows import window_offsets
 
 
@@ -56,7 +56,7 @@ def causal_full_probability(
     Raises
     ------
     TypeError
-        If an integer argument is not an integer.
+        If an integer argument is not an integer or a flag is not a bool.
     ValueError
         If an integer argument is out of range.
 
@@ -146,7 +146,7 @@ def causal_failure_clumps(
     Raises
     ------
     TypeError
-        If an integer argument is not an integer.
+        If an integer argument is not an integer or a flag is not a bool.
     ValueError
         If an integer argument is out of range.
 
@@ -162,7 +162,8 @@ def causal_failure_clumps(
     .. [1] Aldous 1989, Probability Approximations via the Poisson Clumping Heuristic, Springer.
     .. [2] Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
     """
-    n, w, layers = _check_model_args(n, w, layers)
+    n, w, layers = _check_model_args(n, w, layers, circular)
+    swa = check_bool("swa", swa)
     a = (w if w_swa is None else check_int("w_swa", w_swa, 1)) if swa else 1
     band, band_freq = _band_sizes(n, *window_offsets(w, False), circular)
     x = np.arange(n)
@@ -353,7 +354,7 @@ def causal_sa_full_layer_estimate(n: int, w: int, circular: bool = False) -> flo
     Raises
     ------
     TypeError
-        If an integer argument is not an integer.
+        If an integer argument is not an integer or a flag is not a bool.
     ValueError
         If an integer argument is out of range.
 
@@ -369,7 +370,7 @@ def causal_sa_full_layer_estimate(n: int, w: int, circular: bool = False) -> flo
     """
     n, w = check_int("n", n, 2), check_int("w", w, 1)
     left, right = window_offsets(w, False)
-    if circular:
+    if check_bool("circular", circular):
         pi = min(w, n) - 1
         pi /= n - 1
     else:

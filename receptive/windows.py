@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import check_int
+from .validation import check_bool, check_int
 
 
 def window_offsets(w: int, causal: bool) -> tuple[int, int]:
@@ -42,7 +42,7 @@ def window_offsets(w: int, causal: bool) -> tuple[int, int]:
     Raises
     ------
     TypeError
-        If ``w`` is not an integer.
+        If ``w`` is not an integer or ``causal`` is not a bool.
     ValueError
         If ``w < 1``.
 
@@ -57,7 +57,7 @@ def window_offsets(w: int, causal: bool) -> tuple[int, int]:
     Beltagy, Peters & Cohan 2020, "Longformer: The Long-Document Transformer", arXiv 2004.05150.
     """
     w = check_int("w", w, 1)
-    return (w - 1, 0) if causal else (w // 2, (w - 1) // 2)
+    return (w - 1, 0) if check_bool("causal", causal) else (w // 2, (w - 1) // 2)
 
 
 def flash_attention_window_size(w: int, causal: bool) -> tuple[int, int]:
@@ -78,7 +78,7 @@ def flash_attention_window_size(w: int, causal: bool) -> tuple[int, int]:
     Raises
     ------
     TypeError
-        If ``w`` is not an integer.
+        If ``w`` is not an integer or ``causal`` is not a bool.
     ValueError
         If ``w < 1``.
 
@@ -115,12 +115,21 @@ def max_window(n: int, causal: bool, circular: bool) -> int:
     -------
     int
 
+    Raises
+    ------
+    TypeError
+        If ``n`` is not an integer or a flag is not a bool.
+    ValueError
+        If ``n < 1``.
+
     Examples
     --------
     >>> from receptive import max_window
     >>> max_window(8, causal=True, circular=False), max_window(8, causal=False, circular=False)
     (8, 15)
     """
+    n = check_int("n", n, 1)
+    causal, circular = check_bool("causal", causal), check_bool("circular", circular)
     return n if causal or circular else 2 * n - 1
 
 
@@ -143,9 +152,9 @@ def check_window(w, n: int, causal: bool, circular: bool) -> int:
     Raises
     ------
     TypeError
-        If ``w`` is not an integer.
+        If ``w`` or ``n`` is not an integer or a flag is not a bool.
     ValueError
-        If ``w`` is out of range (the message says why).
+        If ``w`` is out of range (the message says why), or ``n < 1``.
 
     Examples
     --------

@@ -308,13 +308,9 @@ def build_graph(args, families: Sequence[ModelFamily] = (GRAPH_MODELS,)) -> tupl
         if args.edges.endswith((".graphml", ".xml")):
             graph = load_graphml(args.edges)
         else:
-            graph, _ = load_edge_list(
-                args.edges,
-                source="pre" if args.source is None else args.source,
-                target="post" if args.target is None else args.target,
-                weight=args.weight,
-                threshold=args.threshold,
-                directed=args.directed is not False,
+            columns = {k: v for k, v in (("source", args.source), ("target", args.target)) if v is not None}
+            graph, _ = load_edge_list(  # without --source / --target: the API's defaults
+                args.edges, weight=args.weight, threshold=args.threshold, directed=args.directed is not False, **columns
             )
         info = {"source": args.edges}
     else:

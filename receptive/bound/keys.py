@@ -26,6 +26,8 @@ from numba import njit
 
 from graphs.ops import NeighbourOp, WindowOp
 
+from ..validation import check_int
+
 
 def distinct_keys(pattern, layer: int = 1) -> np.ndarray:
     """Distinct keys of every query of layer ``layer`` (self included when the pattern attends to it).
@@ -46,9 +48,10 @@ def distinct_keys(pattern, layer: int = 1) -> np.ndarray:
 
     Raises
     ------
+    TypeError
+        If ``pattern`` is not a pattern or ``layer`` is not an integer.
     ValueError
-        If ``pattern`` is not a pattern, ``layer`` is not an integer ``>= 1``, or an operator holds an index out of
-        range.
+        If ``layer < 1``, or an operator holds an index out of range.
 
     Examples
     --------
@@ -122,9 +125,10 @@ def mean_distinct_keys(pattern, layer: int = 1) -> float:
 
     Raises
     ------
+    TypeError
+        If ``pattern`` is not a pattern or ``layer`` is not an integer.
     ValueError
-        If ``pattern`` is not a pattern, ``layer`` is not an integer ``>= 1``, or an operator holds an index out of
-        range.
+        If ``layer < 1``, or an operator holds an index out of range.
 
     Examples
     --------
@@ -177,8 +181,10 @@ def memory_bytes(pattern, layer: int = 1) -> int:
 
     Raises
     ------
+    TypeError
+        If ``pattern`` is not a pattern or ``layer`` is not an integer.
     ValueError
-        If ``pattern`` is not a pattern or ``layer`` is not an integer ``>= 1``.
+        If ``layer < 1``.
 
     Examples
     --------
@@ -204,9 +210,8 @@ def memory_bytes(pattern, layer: int = 1) -> int:
 
 def _check(pattern, layer) -> None:
     if not hasattr(pattern, "layer_ops") or not hasattr(pattern, "n"):
-        raise ValueError(f"pattern: expected a receptive pattern (layer_ops and n), got {type(pattern).__name__}")
-    if isinstance(layer, bool) or not isinstance(layer, int | np.integer) or layer < 1:
-        raise ValueError(f"layer: expected an integer >= 1, got {layer!r}")
+        raise TypeError(f"pattern: expected a receptive pattern (layer_ops and n), got {type(pattern).__name__}")
+    check_int("layer", layer, 1)
 
 
 def _as_is(array) -> bool:

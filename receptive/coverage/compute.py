@@ -12,7 +12,7 @@ from graphs.memory import slab_bytes
 
 from ..patterns import Pattern
 from ..permutations import TARGET_STREAM
-from ..validation import check_int
+from ..validation import check_bool, check_choice, check_instance, check_int
 from .results import CoverageResult, LayerCoverage
 from .sampling import betting_intervals, clopper_pearson, stratified_targets
 
@@ -75,7 +75,9 @@ def coverage(
     Raises
     ------
     TypeError
-        If ``pattern`` is not a :class:`~receptive.patterns.Pattern` or an integer argument is not an integer.
+        If ``pattern`` is not a :class:`~receptive.patterns.Pattern`, ``method`` is not a string, ``targets`` is
+        neither a count nor integer positions, an integer argument is not an integer, ``max_memory`` is not a size
+        or ``progress`` is neither a bool nor ``None``.
     ValueError
         If a value is out of range, or ``method`` does not apply to ``pattern`` / ``targets``.
     MemoryError
@@ -98,14 +100,16 @@ def coverage(
     """
     if not isinstance(pattern, Pattern):
         raise TypeError(f"pattern: expected a receptive.patterns.Pattern, got {type(pattern).__name__}")
-    if method not in METHODS:
-        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
+    check_choice("method", method, METHODS)
     n = pattern.n
     if layers is not None:
         layers = check_int("layers", layers, 1)
     max_layers = check_int("max_layers", max_layers, 1)
     max_memory = parse_bytes(max_memory)
+    if slab_size is not None:
+        slab_size = check_int("slab_size", slab_size, 1)
     seed = check_int("seed", seed, 0)
+    check_bool("progress", progress, none=True)
     positions = target_positions(targets, n, seed) if targets is not None else None
     designed = targets is None or (isinstance(targets, int | np.integer) and not isinstance(targets, bool))
     if positions is not None and method in ("exact", "closed-form"):
@@ -215,12 +219,20 @@ def exact_fits(n: int) -> bool:
     bool
         ``n * ceil(n / 64) <= EXACT_WORDS_PER_LAYER`` (the bit matrix of one layer, in 64-bit words).
 
+    Raises
+    ------
+    TypeError
+        If ``n`` is not an integer.
+    ValueError
+        If ``n < 1``.
+
     Examples
     --------
     >>> from receptive.coverage.compute import exact_fits
     >>> exact_fits(4096), exact_fits(2**20)
     (True, False)
     """
+    n = check_int("n", n, 1)
     return n * math.ceil(n / 64) <= EXACT_WORDS_PER_LAYER
 
 
@@ -257,9 +269,11 @@ def target_positions(targets, n: int, seed: int = 0) -> np.ndarray:
     Raises
     ------
     TypeError
-        If a count is not an integer.
+        If ``targets`` is neither an integer count nor an array of integer positions (a string, a float, ...), or
+        ``n`` or ``seed`` is not an integer.
     ValueError
-        If the count is out of range or the positions are not a non-empty 1-d integer array in ``0..n-1``.
+        If the count is out of range, the positions are not a non-empty 1-d array in ``0..n-1``, ``n < 1`` or
+        ``seed < 0``.
 
     Examples
     --------
@@ -270,11 +284,16 @@ def target_positions(targets, n: int, seed: int = 0) -> np.ndarray:
     >>> target_positions([5, 3, 5], 10).tolist()
     [3, 5]
     """
+    n, seed = check_int("n", n, 1), check_int("seed", seed, 0)
     if isinstance(targets, int | np.integer) and not isinstance(targets, bool):
         k = check_int("targets", targets, 1, n)
         return stratified_targets(k, n, np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(TARGET_STREAM,))))
     arr = np.asarray(targets)
-    if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
+    if isinstance(targets, str | bytes | bool) or arr.ndim == 0 or (arr.size and arr.dtype.kind not in "iu"):
+        raise TypeError(
+            f"targets: expected a count in [1, {n}] or a 1-d array of integer positions, got {type(targets).__name__}"
+        )
+    if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"targets: expected a count in [1, {n}] or a 1-d array of positions")
     if arr.min() < 0 or arr.max() >= n:
         raise ValueError(f"targets: positions must lie in 0..{n - 1}")
@@ -348,8 +367,10 @@ def extend(result: CoverageResult, layers: int) -> CoverageResult:
 
     Raises
     ------
+    TypeError
+        If ``result`` is not a :class:`CoverageResult` or ``layers`` is not an integer.
     ValueError
-        If ``result`` has fewer rows than ``layers`` and is not fully covered within them.
+        If ``layers < 1``, or ``result`` has fewer rows than ``layers`` and is not fully covered within them.
 
     Examples
     --------
@@ -360,6 +381,8 @@ def extend(result: CoverageResult, layers: int) -> CoverageResult:
     >>> res.full_coverage_layer, len(extend(res, 12).layers), extend(res, 12).layers[-1].layer
     (8, 12, 12)
     """
+    check_instance("result", result, CoverageResult, "receptive.CoverageResult")
+    layers = check_int("layers", layers, 1)
     have = len(result.layers)
     if have >= layers:
         return result

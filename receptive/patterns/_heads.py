@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from graphs.ops import Op
 
-from ..validation import check_int
+from ..validation import check_bool, check_int
 from .base import WindowPattern
 from .local import SlidingWindow
 
@@ -56,10 +56,13 @@ class _HeadsPattern(WindowPattern):
 
     def __init__(self, n, w, causal=False, circular=False, swa=False, w_swa=None, equal_keys=False):
         super().__init__(n, w, causal, circular)
+        swa = check_bool("swa", swa)
         self.swa = (
-            SlidingWindow(self.n, self.w if w_swa is None else w_swa, self.causal, self.circular) if swa else None
+            SlidingWindow(self.n, self.w if w_swa is None else check_int("w_swa", w_swa, 1), self.causal, self.circular)
+            if swa
+            else None
         )
-        self.equal_keys = bool(equal_keys)
+        self.equal_keys = check_bool("equal_keys", equal_keys)
 
     def _named(self, base: str) -> str:
         return base + ("+swa" if self.swa is not None else "") + ("-eq" if self.equal_keys else "")

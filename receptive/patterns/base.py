@@ -16,7 +16,7 @@ import numpy as np
 from graphs.block_kernels import FULL, PREFIX, SUFFIX
 from graphs.ops import BlockOp, FullOp, GlobalOp, NeighbourOp, Op
 
-from ..validation import check_int
+from ..validation import check_bool, check_int
 from ..windows import check_window, window_offsets
 
 
@@ -94,7 +94,7 @@ class Pattern(ABC):
     Raises
     ------
     TypeError
-        If ``n`` is not an integer.
+        If ``n`` is not an integer or ``causal`` is not a bool.
     ValueError
         If ``n < 1``.
 
@@ -109,7 +109,7 @@ class Pattern(ABC):
 
     def __init__(self, n: int, causal: bool = False):
         self.n = check_int("n", n, 1)
-        self.causal = bool(causal)
+        self.causal = check_bool("causal", causal)
 
     #: number of layers the pattern defines (``None``: unlimited), e.g. the number of explicit permutations
     max_layers: int | None = None
@@ -207,7 +207,7 @@ class WindowPattern(Pattern):
     Raises
     ------
     TypeError
-        If ``n`` or ``w`` is not an integer.
+        If ``n`` or ``w`` is not an integer, or ``causal`` or ``circular`` is not a bool.
     ValueError
         If a value is out of range.
 
@@ -222,7 +222,7 @@ class WindowPattern(Pattern):
 
     def __init__(self, n: int, w: int, causal: bool = False, circular: bool = False):
         super().__init__(n, causal)
-        self.circular = bool(circular)
+        self.circular = check_bool("circular", circular)
         self.w = check_window(w, self.n, self.causal and not self.two_sided_band, self.circular)
         self.left, self.right = window_offsets(self.w, self.causal and not self.two_sided_band)
 
@@ -249,6 +249,8 @@ class NeighbourListPattern(Pattern):
 
     Raises
     ------
+    TypeError
+        If ``neighbours`` is not a sequence of lists, or ``causal`` or ``per_layer`` is not a bool.
     ValueError
         If a key is out of range, or after its query when causal.
 
@@ -264,7 +266,9 @@ class NeighbourListPattern(Pattern):
 
     def __init__(self, n: int, neighbours, causal: bool = False, per_layer: bool = False):
         super().__init__(n, causal)
-        layers = list(neighbours) if per_layer else [neighbours]
+        if not hasattr(neighbours, "__len__") or isinstance(neighbours, str | bytes):
+            raise TypeError(f"neighbours: expected a sequence of neighbour lists, got {type(neighbours).__name__}")
+        layers = list(neighbours) if check_bool("per_layer", per_layer) else [neighbours]
         if per_layer and not layers:
             raise ValueError("neighbours: expected at least one layer of neighbour lists")
         self._ops = [self._with_self(NeighbourOp.from_lists(nb, self.n)) for nb in layers]

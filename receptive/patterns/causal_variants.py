@@ -29,7 +29,7 @@ Modules, one family each: :mod:`.multiscale` (``sa-ms``, block permutations), :m
 
 from __future__ import annotations
 
-from ..validation import check_int
+from ..validation import check_bool, check_instance, check_int
 from ._heads import equal_key_window
 from .base import Pattern
 from .dilated_heads import DilatedHeads, dilation_permutation
@@ -57,6 +57,8 @@ def keys_per_query(pattern: Pattern, layer: int = 1) -> float:
 
     Raises
     ------
+    TypeError
+        If ``pattern`` is not a :class:`~receptive.patterns.Pattern` or ``layer`` is not an integer.
     ValueError
         If ``layer`` is out of range (from :meth:`Pattern.adjacency`).
 
@@ -67,6 +69,7 @@ def keys_per_query(pattern: Pattern, layer: int = 1) -> float:
     >>> keys_per_query(make_pattern("swa", 16, 3, causal=True))  # (1 + 2 + 14 * 3) / 16
     2.8125
     """
+    check_instance("pattern", pattern, Pattern, "receptive.patterns.Pattern")
     return pattern.adjacency(layer).nnz / pattern.n
 
 
@@ -93,7 +96,7 @@ def sa_expected_keys(n: int, w: int, causal: bool) -> float:
     Raises
     ------
     TypeError
-        If ``n`` or ``w`` is not an integer.
+        If ``n`` or ``w`` is not an integer or ``causal`` is not a bool.
     ValueError
         If ``n`` or ``w`` is out of range.
 
@@ -108,7 +111,7 @@ def sa_expected_keys(n: int, w: int, causal: bool) -> float:
     Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
     """
     n, w = check_int("n", n, 2), check_int("w", w, 1)
-    return (w + 1) / 2 if causal else float(w)
+    return (w + 1) / 2 if check_bool("causal", causal) else float(w)
 
 
 VARIANT_FAMILIES = ("sa-ms", "kleinberg", "dilated")
@@ -156,6 +159,8 @@ def make_variant(name: str, n: int, w: int, causal: bool = False, circular: bool
 
     Raises
     ------
+    TypeError
+        If ``name`` is not a string, or from the pattern's constructor (an argument of the wrong type).
     ValueError
         If ``name`` is unknown, or from the pattern's constructor.
 
@@ -172,6 +177,8 @@ def make_variant(name: str, n: int, w: int, causal: bool = False, circular: bool
     * Kleinberg 2000, Navigation in a small world, Nature 406, 845.
     * Ding et al. 2023, LongNet: Scaling Transformers to 1,000,000,000 Tokens, arXiv 2307.02486.
     """
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected a variant name (str), got {type(name).__name__}")
     if name not in variant_names():
         raise ValueError(f"name: unknown variant {name!r}; choose from {', '.join(variant_names())}")
     equal = name.endswith("-eq")
@@ -231,6 +238,8 @@ def heads_of(n: int, w: int) -> int:
 
     Raises
     ------
+    TypeError
+        If ``n`` or ``w`` is not an integer.
     ValueError
         From :func:`default_blocks` for arguments out of range.
 
@@ -240,6 +249,7 @@ def heads_of(n: int, w: int) -> int:
     >>> heads_of(4096, 8), heads_of(4096, 1)
     (4, 1)
     """
+    n, w = check_int("n", n, 1), check_int("w", w, 1)
     return len(default_blocks(n, w)) if w > 1 else 1
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..validation import check_int
+from ..validation import check_bool, check_int
 from .flex import CSRPattern
 
 #: bytes of score matrix one query block may hold (float64)
@@ -143,7 +143,7 @@ def topk_routing(q, k, k_keys: int, causal: bool = False) -> sp.csr_array:
     Raises
     ------
     TypeError
-        If ``k_keys`` is not an integer.
+        If ``k_keys`` is not an integer or ``causal`` is not a bool.
     ValueError
         If ``q`` or ``k`` has a bad shape or non-finite entries, or ``k_keys`` is out of range.
 
@@ -162,6 +162,7 @@ def topk_routing(q, k, k_keys: int, causal: bool = False) -> sp.csr_array:
     q3, k3 = _pair(q, k)
     h, n, _ = q3.shape
     k_keys = check_int("k_keys", k_keys, 1, n)
+    causal = check_bool("causal", causal)
     rows_out, cols_out = [], []
     for start, stop in _query_blocks(n, n):
         i = np.arange(start, stop)
@@ -248,7 +249,7 @@ def moba_routing(q, k, block: int, top_blocks: int, causal: bool = False) -> sp.
     Raises
     ------
     TypeError
-        If ``block`` or ``top_blocks`` is not an integer.
+        If ``block`` or ``top_blocks`` is not an integer or ``causal`` is not a bool.
     ValueError
         If ``block`` does not divide ``n``, ``top_blocks`` is out of range, or ``q``, ``k`` are bad.
 
@@ -271,6 +272,7 @@ def moba_routing(q, k, block: int, top_blocks: int, causal: bool = False) -> sp.
         raise ValueError(f"block: expected a divisor of n = {n} (whole key blocks), got {block}")
     nb = n // block
     top_blocks = check_int("top_blocks", top_blocks, 1, nb)
+    causal = check_bool("causal", causal)
     means = k3.reshape(h, nb, block, d).mean(axis=2)
     offsets = np.arange(block)
     rows_out, cols_out = [], []
@@ -442,7 +444,7 @@ def lsh_routing(
     Raises
     ------
     TypeError
-        If an integer argument is not an integer.
+        If an integer argument is not an integer or a flag is not a bool.
     ValueError
         If an argument is out of range, ``rotations`` has the wrong shape or ``q``, ``k`` are bad.
 
@@ -463,6 +465,7 @@ def lsh_routing(
     rounds = check_int("rounds", rounds, 1)
     chunk = check_int("chunk", chunk, 1, n)
     seed = check_int("seed", seed, 0)
+    causal, wrap = check_bool("causal", causal), check_bool("wrap", wrap)
     if rotations is None:
         rotations = lsh_rotations(d, buckets, rounds, seed)
     rotations = np.asarray(rotations, dtype=np.float64)

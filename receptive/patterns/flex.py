@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from graphs import DEFAULT_MAX_MEMORY, parse_bytes
 from graphs.ops import NeighbourOp, Op, WindowOp
 
-from ..validation import check_int
+from ..validation import check_bool, check_int
 from .base import Pattern
 
 __all__ = ["DENSE_TABLE_BYTES", "LOOKUPS", "CSRPattern", "from_mask_mod", "layer_pairs_bound", "to_mask_mod"]
@@ -66,6 +66,8 @@ class CSRPattern(Pattern):
 
     Raises
     ------
+    TypeError
+        If ``n`` is not an integer or ``causal`` or ``per_layer`` is not a bool.
     ValueError
         If there is no layer, ``per_layer=False`` gets several, a matrix is not ``n x n``, or a causal pattern attends
         to a later key.
@@ -98,6 +100,7 @@ class CSRPattern(Pattern):
         what: str = "layers",
     ):
         super().__init__(n, causal)
+        per_layer = check_bool("per_layer", per_layer)
         layers = list(layers)
         if not layers:
             raise ValueError(f"{what}: expected at least one layer")
@@ -219,7 +222,8 @@ def from_mask_mod(
     Raises
     ------
     TypeError
-        If ``mask_mod`` (or an entry of ``layers``) is not callable, or an integer argument is not an integer.
+        If ``mask_mod`` (or an entry of ``layers``) is not callable, an integer argument is not an integer, or
+        ``causal`` is not a bool.
     ValueError
         If both ``mask_mod`` and ``layers`` are given, the ``mask_mod`` fails under ``vmap`` or returns no bool
         tensor, or ``causal`` is violated.
@@ -242,6 +246,7 @@ def from_mask_mod(
     """
     torch = _torch("from_mask_mod")
     n = check_int("n", n, 1)
+    causal = check_bool("causal", causal)
     heads = check_int("heads", heads, 1)
     max_memory = parse_bytes(max_memory)
     if layers is not None:

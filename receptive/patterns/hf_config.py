@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 
+from ..validation import check_int
 from .base import Pattern
 from .registry import pattern_from_spec
 from .stack import LayerStack
@@ -45,6 +46,8 @@ def load_config(path: str | os.PathLike) -> dict:
 
     Raises
     ------
+    TypeError
+        If ``path`` is not a str or os.PathLike (one line starting ``hf_config:``).
     ValueError
         If the file cannot be read, is not JSON or holds no JSON object (one line starting ``hf_config:``).
 
@@ -55,6 +58,8 @@ def load_config(path: str | os.PathLike) -> dict:
     ...
     ValueError: hf_config: cannot read '/nonexistent/config.json': No such file or directory
     """
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"hf_config: expected a path (str or os.PathLike), got {type(path).__name__}")
     path = os.fspath(path)
     if os.path.isdir(path):
         path = os.path.join(path, "config.json")
@@ -190,6 +195,8 @@ def pattern_from_config(path_or_config, n: int, *, seed: int = 0) -> Pattern:
 
     Raises
     ------
+    TypeError
+        If ``path_or_config`` is neither a dict nor a path, or ``n`` or ``seed`` is not an integer.
     ValueError
         As :func:`load_config` and :func:`layer_specs`, or for an ``n`` a layer cannot take.
 
@@ -201,6 +208,7 @@ def pattern_from_config(path_or_config, n: int, *, seed: int = 0) -> Pattern:
     >>> stack.max_layers, coverage(stack, max_layers=6).full_coverage_layer  # layer 3 is global
     (6, 3)
     """
+    n, seed = check_int("n", n, 1), check_int("seed", seed, 0)
     config = path_or_config if isinstance(path_or_config, dict) else load_config(path_or_config)
     specs, causal, name = layer_specs(config)
     built: dict[str, Pattern] = {}

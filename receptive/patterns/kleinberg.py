@@ -10,7 +10,7 @@ import numpy as np
 
 from graphs.ops import NeighbourOp, Op
 
-from ..validation import check_int
+from ..validation import check_bool, check_int
 from .base import Pattern, layer_cached
 from .local import SlidingWindow
 
@@ -54,7 +54,7 @@ class KleinbergAttention(Pattern):
     Raises
     ------
     TypeError
-        If an integer argument is not an integer.
+        If an integer argument is not an integer or a flag is not a bool.
     ValueError
         If ``circular`` is true or an argument is out of range.
 
@@ -87,16 +87,21 @@ class KleinbergAttention(Pattern):
         equal_keys: bool = False,
     ):
         super().__init__(n, causal)
-        if circular:
+        if check_bool("circular", circular):
             raise ValueError("circular: kleinberg draws distances on the line; circular=True is not supported")
         self.circular = False
         self.w = check_int("w", w, 1, n)
         self.seed = check_int("seed", seed, 0)
-        self.equal_keys = bool(equal_keys)
+        self.equal_keys = check_bool("equal_keys", equal_keys)
+        swa = check_bool("swa", swa)
         if m is None:
             m = round((self.w - 1) / 2) if (equal_keys and self.causal) else self.w - 1
         self.m = check_int("m", m, 0, n - 1)
-        self.swa = SlidingWindow(self.n, self.w if w_swa is None else w_swa, self.causal, False) if swa else None
+        self.swa = (
+            SlidingWindow(self.n, self.w if w_swa is None else check_int("w_swa", w_swa, 1), self.causal, False)
+            if swa
+            else None
+        )
         self.name = "kleinberg" + ("+swa" if swa else "") + ("-eq" if equal_keys else "")
 
     def sample_keys(self, layer: int) -> np.ndarray:

@@ -209,7 +209,7 @@ class MultiScaleSA(_HeadsPattern):
     Raises
     ------
     TypeError
-        If an integer argument is not an integer.
+        If an integer argument is not an integer or a flag is not a bool.
     ValueError
         If an argument is out of range.
 

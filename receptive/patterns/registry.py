@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..validation import check_bool, check_int
 from .base import Pattern
 from .blocks import BigBird, Chunked
 from .causal_variants import registry_constructors
@@ -75,7 +76,8 @@ def make_pattern(
     Raises
     ------
     TypeError
-        If ``name`` is not a string or an integer argument is not an integer.
+        If ``name`` is not a string, an integer argument is not an integer, ``causal`` or ``circular`` is not a
+        bool, or ``permutations`` is not a sequence of integer arrays.
     ValueError
         If ``name`` is unknown or a value is out of range.
 
@@ -95,6 +97,7 @@ def make_pattern(
         raise TypeError(f"name: expected a pattern name (str), got {type(name).__name__}")
     if name not in PATTERNS:
         raise ValueError(f"name: unknown pattern {name!r}; choose from {', '.join(PATTERNS)}")
+    check_bool("circular", circular)  # checked here too: full attention ignores it
     return PATTERNS[name](n, w, causal, circular, seed, permutations)
 
 
@@ -394,6 +397,8 @@ def parse_layer(spec: str, default_w: int | None = None, argument: str = "stack"
 
     Raises
     ------
+    TypeError
+        If ``spec`` is not a string.
     ValueError
         If the name is unknown, an argument is not an integer, there are too many, or a required one is missing.
 
@@ -409,6 +414,8 @@ def parse_layer(spec: str, default_w: int | None = None, argument: str = "stack"
     ...
     ValueError: stack: 'swa' needs W (keys per query, itself included): swa:W
     """
+    if not isinstance(spec, str):
+        raise TypeError(f"{argument}: expected a layer spec NAME[:ARG...] (a string), got {type(spec).__name__}")
     text = spec.strip()
     name, *raw = text.split(":")
     kind = KINDS.get(name.strip())
@@ -467,6 +474,8 @@ def pattern_from_spec(
 
     Raises
     ------
+    TypeError
+        If ``spec`` is not a string, ``circular`` is not a bool, or from the pattern's constructor.
     ValueError
         As :func:`parse_layer`, for ``circular`` with a kind that has no circular form, or for values the pattern
         refuses.
@@ -477,7 +486,7 @@ def pattern_from_spec(
     'global w=16 globals=2'
     """
     kind, values = parse_layer(spec, default_w, argument)
-    if circular and not kind.circular:
+    if check_bool("circular", circular) and not kind.circular:
         raise ValueError(f"circular: {kind.name} is defined on a truncated sequence only")
     return kind.build(n, causal, circular, seed, *values)
 
@@ -499,6 +508,8 @@ def parse_stack(spec: str, argument: str = "stack") -> list[str]:
 
     Raises
     ------
+    TypeError
+        If ``spec`` is not a string.
     ValueError
         If ``spec`` is empty, a repetition is not an integer ``>= 1``, or a layer spec is invalid.
 
@@ -507,7 +518,11 @@ def parse_stack(spec: str, argument: str = "stack") -> list[str]:
     >>> parse_stack("2*swa:8,full")
     ['swa:8', 'swa:8', 'full']
     """
-    if not isinstance(spec, str) or not spec.strip():
+    if not isinstance(spec, str):
+        raise TypeError(
+            f"{argument}: expected comma-separated layer specs NAME[:ARG...] (a string), got {type(spec).__name__}"
+        )
+    if not spec.strip():
         raise ValueError(f"{argument}: expected comma-separated layer specs NAME[:ARG...], K* to repeat; got nothing")
     period = []
     for item in spec.split(","):
@@ -561,8 +576,10 @@ def stack_from_spec(
 
     Raises
     ------
+    TypeError
+        As :func:`parse_stack` and :func:`pattern_from_spec`, or if ``depth`` is not an integer.
     ValueError
-        As :func:`parse_stack` and :func:`pattern_from_spec`.
+        As :func:`parse_stack` and :func:`pattern_from_spec`, or if ``depth < 1``.
 
     Examples
     --------
@@ -572,6 +589,7 @@ def stack_from_spec(
     (6, 3)
     """
     period = parse_stack(spec, argument)
+    check_int("depth", depth, 1)
     built: dict[str, Pattern] = {}
     for layer in period:
         if layer not in built:

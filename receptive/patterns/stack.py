@@ -35,7 +35,7 @@ class LayerStack(Pattern):
     Raises
     ------
     TypeError
-        If ``period`` holds something other than patterns, or ``depth`` is not an integer.
+        If ``period`` is not a sequence of patterns, ``depth`` is not an integer or ``name`` is not a string.
     ValueError
         If ``period`` is empty, its patterns differ in ``n`` or causality, or ``depth < 1``.
 
@@ -52,6 +52,10 @@ class LayerStack(Pattern):
     name = "stack"
 
     def __init__(self, period: Sequence[Pattern], depth: int | None = None, name: str | None = None):
+        if not hasattr(period, "__iter__") or isinstance(period, str | bytes):
+            raise TypeError(f"period: expected a list of receptive patterns, got {type(period).__name__}")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name: expected a str or None, got {type(name).__name__}")
         period = list(period)
         if not all(isinstance(p, Pattern) for p in period):
             raise TypeError("period: expected a list of receptive patterns (one per layer of the period)")

@@ -43,7 +43,8 @@ class StochasticAttention(WindowPattern):
     Raises
     ------
     TypeError
-        If ``n``, ``w`` or ``seed`` is not an integer.
+        If ``n``, ``w`` or ``seed`` is not an integer, ``causal`` or ``circular`` is not a bool, or
+        ``permutations`` is not a sequence of integer arrays.
     ValueError
         If a value is out of range or a given permutation is not one.
 
@@ -68,6 +69,9 @@ class StochasticAttention(WindowPattern):
         super().__init__(n, w, causal, circular)
         self.seed = check_int("seed", seed, 0)
         if permutations is not None:
+            if not hasattr(permutations, "__len__") or isinstance(permutations, str | bytes):
+                what = type(permutations).__name__
+                raise TypeError(f"permutations: expected a sequence of permutations (one per layer), got {what}")
             if len(permutations) == 0:
                 raise ValueError("permutations: expected at least one permutation (one per layer)")
             self._given = [check_permutation(f"permutations[{k}]", p, self.n) for k, p in enumerate(permutations)]
@@ -123,7 +127,9 @@ class GatedSAPlusSWA(StochasticAttention):
 
     def __init__(self, n, w, causal=False, circular=False, seed=0, permutations=None, w_swa: int | None = None):
         super().__init__(n, w, causal, circular, seed, permutations)
-        self.swa = SlidingWindow(self.n, self.w if w_swa is None else w_swa, self.causal, self.circular)
+        self.swa = SlidingWindow(
+            self.n, self.w if w_swa is None else check_int("w_swa", w_swa, 1), self.causal, self.circular
+        )
 
     def layer_ops(self, layer: int) -> tuple[Op, ...]:
         return super().layer_ops(layer) + self.swa.layer_ops(layer)

@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 
 from tqdm.auto import tqdm
 
+from graphs.reachability import _quiet
+
 from .store import ResultStore
 from .tasks import Task, run_task
 
@@ -172,7 +174,3 @@ def run_dask(
         if cluster is not None:
             cluster.close()
     return failed
-
-
-def _quiet(progress: bool | None) -> bool | None:
-    return None if progress is None else not progress

@@ -108,17 +108,21 @@ def test_plain_snap_file(tmp_path, engine):
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_csv_gz_and_defaults_agree_with_the_cli(tmp_path, engine):
-    """The API's defaults pre/post find FlyWire's columns, as the CLI's do."""
-    from graphs.smallworld.cli import build_parser
+    """The API's defaults pre/post find FlyWire's columns, and the CLI without --source / --target reads the same."""
+    from graphs.smallworld.cli import build_graph, build_parser
 
-    args = build_parser().parse_args([])
-    assert (args.source, args.target) == ("pre", "post")
     text = "pre_root_id,post_root_id,neuropil,syn_count\n11,12,AL,3\n11,12,MB,4\n12,13,AL,2\n"
     gz = tmp_path / "c.csv.gz"
     with gzip.open(gz, "wt") as handle:
         handle.write(text)
-    graph, ids = load_edge_list(gz, source=args.source, target=args.target, weight="syn", threshold=5, engine=engine)
+    graph, ids = load_edge_list(gz, weight="syn", threshold=5, engine=engine)
     assert ids.tolist() == [11, 12] and loaded_edges(graph, ids) == {("11", "12")}
+    cli_graph, _ = build_graph(build_parser().parse_args(["--edges", str(gz), "--weight", "syn", "--threshold", "5"]))
+    assert (cli_graph.n, cli_graph.indptr.tolist(), cli_graph.indices.tolist()) == (
+        graph.n,
+        graph.indptr.tolist(),
+        graph.indices.tolist(),
+    )
 
 
 def write(tmp_path, text, name="edges.csv"):

@@ -208,18 +208,26 @@ def test_other_operators_and_repeated_indices_fall_back_to_the_adjacency():
 
 def test_bad_arguments_get_one_line_errors():
     pat = make_pattern("sa", 64, 8, True)
-    for call, arg in (
-        (lambda: distinct_keys(pat, 0), "layer"),
-        (lambda: distinct_keys(pat, True), "layer"),
-        (lambda: distinct_keys(pat, 1.0), "layer"),
-        (lambda: distinct_keys("sa", 1), "pattern"),
-        (lambda: mean_distinct_keys(object()), "pattern"),
-        (lambda: memory_bytes(pat, -1), "layer"),
-        (lambda: distinct_keys(Ops(4, [WindowOp(1, 1, False, np.array([0, 1, 2, 7]))]), 1), "pattern"),
-        (lambda: distinct_keys(Ops(4, [NeighbourOp(np.array([0, 1, 2, 3, 4]), np.array([0, 1, 2, 4]))]), 1), "pattern"),
-        (lambda: distinct_keys(Ops(4, [NeighbourOp(np.array([0, 1, 2, 4]), np.array([0, 1, 2, 3]))]), 1), "pattern"),
+    for call, arg, error in (
+        (lambda: distinct_keys(pat, 0), "layer", ValueError),
+        (lambda: distinct_keys(pat, True), "layer", TypeError),
+        (lambda: distinct_keys(pat, 1.0), "layer", TypeError),
+        (lambda: distinct_keys("sa", 1), "pattern", TypeError),
+        (lambda: mean_distinct_keys(object()), "pattern", TypeError),
+        (lambda: memory_bytes(pat, -1), "layer", ValueError),
+        (lambda: distinct_keys(Ops(4, [WindowOp(1, 1, False, np.array([0, 1, 2, 7]))]), 1), "pattern", ValueError),
+        (
+            lambda: distinct_keys(Ops(4, [NeighbourOp(np.array([0, 1, 2, 3, 4]), np.array([0, 1, 2, 4]))]), 1),
+            "pattern",
+            ValueError,
+        ),
+        (
+            lambda: distinct_keys(Ops(4, [NeighbourOp(np.array([0, 1, 2, 4]), np.array([0, 1, 2, 3]))]), 1),
+            "pattern",
+            ValueError,
+        ),
     ):
-        with pytest.raises(ValueError) as info:
+        with pytest.raises(error) as info:
             call()
         assert str(info.value).startswith(arg + ":") and "\n" not in str(info.value)
 
