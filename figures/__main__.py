@@ -17,7 +17,7 @@ from pathlib import Path
 
 from receptive.cli_parser import OneLineErrorParser
 
-from . import FIGURES
+from . import FIGURES, approx, causal, cost, layouts
 from .style import load_results
 
 EPILOG = """\
@@ -77,6 +77,18 @@ INPUTS = {
     ),
 }
 
+#: flag -> the top-level keys its figures read, checked before any figure is drawn
+KEYS = {
+    "--bench": cost.KEYS,
+    "--approx-json": approx.REAL_KEYS,
+    "--decoder-json": approx.DECODER_KEYS,
+    "--layouts-json": layouts.KEYS,
+    "--bound-json": causal.KEYS,
+    "--bound-22-json": causal.KEYS,
+    "--variants-json": causal.KEYS,
+    "--pooled-json": causal.KEYS,
+}
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``python -m figures``: figure names, ``--out`` (required) and ``--quick``."""
@@ -121,8 +133,8 @@ def _inputs(args, names: list[str]) -> dict[str, dict[str, Path]]:
                 "first, or give "
                 f"{flag} {'DIR' if flag.endswith('-dir') else 'PATH'}"
             )
-        if not flag.endswith("-dir"):  # a file that is not JSON is refused before any figure is drawn
-            load_results(path, command.format(path=path, parent=path.parent), flag)
+        if not flag.endswith("-dir"):  # a file that is not what its command writes is refused before any drawing
+            load_results(path, command.format(path=path, parent=path.parent), flag, KEYS[flag])
         for name in used:
             kwargs.setdefault(name, {})[figures[name]] = path
     return kwargs

@@ -13,7 +13,8 @@ from .style import COLORS, WIDE, load_results, save, styled
 
 REAL_COMMAND = "python -m analysis.numerical_methods.real --json {}"
 DECODER_COMMAND = "python -m analysis.numerical_methods.decoder --json {}"
-#: the parts of the real-model document the figures read
+#: the parts of the decoder study's and of the real-model study's documents the figures read
+DECODER_KEYS = ("parameters", "config", "rows")
 REAL_KEYS = ("parameters", "structure", "errors", "substitution", "costs")
 MATRICES = ("Q", "K", "V", "QK^T", "A", "softmax")
 TITLES = {"QK^T": "$QK^T/\\sqrt{d}$", "A": "$A = \\exp(QK^T/\\sqrt{d})$", "softmax": "softmax (row-normalised A)"}
@@ -207,7 +208,7 @@ def make_kv_cache(out, quick: bool = False, *, results, decoder):
     FileNotFoundError: results: missing.json not found; run `python -m analysis.numerical_methods.real ...` first
     """
     doc = load_results(results, REAL_COMMAND.format(results), "results", REAL_KEYS)
-    dec = load_results(decoder, DECODER_COMMAND.format(decoder), "decoder", ("parameters", "config", "rows"))
+    dec = load_results(decoder, DECODER_COMMAND.format(decoder), "decoder", DECODER_KEYS)
     fig, axes = plt.subplots(1, 3, figsize=(WIDE, 3.6), constrained_layout=True)
     kv = {(r["method"], r["budget"]): r["kv_cache_bytes_per_token"] for r in doc["costs"]}
     full_kv = next(r["kv_cache_bytes_per_token"] for r in doc["costs"] if r["method"] == "full")

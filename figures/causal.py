@@ -11,6 +11,7 @@ from receptive import theory
 
 from .style import COLORS, WIDE, figure, load_results, save, styled
 
+KEYS = ("points",)  # what the figure reads of each of its four files
 VARIANT_STYLE = {
     "sa-ms+swa-eq": ("#ff7f0e", "s", "SA-MS+SWA (equal keys)"),
     "kleinberg+swa-eq": ("#9467bd", "^", "Kleinberg+SWA (equal keys)"),
@@ -92,14 +93,14 @@ def make(out, quick: bool = False, *, bound, bound_22, variants, pooled):
     ...
     FileNotFoundError: bound: missing.json not found; run `python -m receptive.bound --out .` first
     """
-    bound = load_results(bound, f"python -m receptive.bound --out {Path(bound).parent}", "bound", ("points",))
+    bound = load_results(bound, f"python -m receptive.bound --out {Path(bound).parent}", "bound", KEYS)
     extra = load_results(
-        bound_22, f"python -m receptive.bound --n 2^22 ... --out {Path(bound_22).parent}", "bound_22", ("points",)
+        bound_22, f"python -m receptive.bound --n 2^22 ... --out {Path(bound_22).parent}", "bound_22", KEYS
     )
     variants = load_results(
-        variants, f"python -m analysis.causal.variants --out {Path(variants).parent}", "variants", ("points",)
+        variants, f"python -m analysis.causal.variants --out {Path(variants).parent}", "variants", KEYS
     )
-    pooled = load_results(pooled, f"python -m analysis.causal.pooled --out {pooled}", "pooled", ("points",))
+    pooled = load_results(pooled, f"python -m analysis.causal.pooled --out {pooled}", "pooled", KEYS)
     ws = (8, 64, 256)
     fig, axes = figure(WIDE, 3.0, ncols=len(ws))
     top = 2**16 if quick else 2**22

@@ -13,6 +13,7 @@ import matplotlib
 from .style import COLORS, COLUMN, figure, load_results, save
 
 COMMAND = "python -m receptive.layouts --n 131072 --json {}"
+KEYS = ("layouts",)  # what the figure reads
 
 
 def _star(summary: dict) -> tuple[float, bool]:
@@ -52,7 +53,7 @@ def make(out, quick: bool = False, *, results):
     ...
     FileNotFoundError: results: missing.json not found; run `python -m receptive.layouts ...` first
     """
-    doc = load_results(results, COMMAND.format(results), "results", ("layouts",))
+    doc = load_results(results, COMMAND.format(results), "results", KEYS)
     fig, axes = figure(2 * COLUMN, 2.8, ncols=2)
     left, right = axes[0, 0], axes[0, 1]
     for k, entry in enumerate(doc["layouts"]):

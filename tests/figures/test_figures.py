@@ -135,7 +135,7 @@ def test_figure_files_follow_the_umask(tmp_path, umask, expected):
 )
 def test_an_input_that_is_not_its_commands_output_is_one_line(tmp_path, capsys, name, flag, content):
     """A result file that is not JSON, or lacks what the figure reads, is one line naming the flag that gave it and
-    the command that writes such a file, not a traceback."""
+    the command that writes such a file, before --out is made or anything drawn."""
     bad = tmp_path / "bad.json"
     bad.write_text(content)
     with pytest.raises(SystemExit) as exc:
@@ -143,3 +143,4 @@ def test_an_input_that_is_not_its_commands_output_is_one_line(tmp_path, capsys, 
     err = capsys.readouterr().err
     assert exc.value.code == 2 and len(err.strip().splitlines()) == 1, err
     assert err.split("error: ")[1].startswith(f"{flag}: {bad}") and "python -m " in err, err
+    assert not (tmp_path / "out").exists()  # refused before any figure is drawn
