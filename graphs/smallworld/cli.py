@@ -236,6 +236,7 @@ def build_parser(
         epilog="examples:\n" + "\n".join([*examples, f"  {prog} {EDGES_EXAMPLE}"]) + "\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,  # else --w (an option of the attention graphs) would silently be read as --weight
+        options={**_OPTIONS, **{name: flag for family in families for name, flag in family.options.items()}},
     )
     p.add_argument(
         "--model",
@@ -411,7 +412,7 @@ def format_report(doc: dict) -> str:
     return "\n".join(lines)
 
 
-#: API argument names (the start of their ValueError) -> the options that set them
+#: API argument names (the start of their errors) -> the options that set them (:class:`OneLineErrorParser` swaps them)
 _OPTIONS = {
     "n": "--n",
     "mean_degree": "--k",
@@ -426,15 +427,6 @@ _OPTIONS = {
     "path": "--edges",
     "format": "--edges",
 }
-
-
-def _as_option(message: str, families: Sequence[ModelFamily] = ()) -> str:
-    """``"mean_degree: ..."`` -> ``"--k: ..."``: an error of the API named by the option the user typed."""
-    options = dict(_OPTIONS)
-    for family in families:
-        options.update(family.options)
-    name, sep, rest = message.partition(":")
-    return f"{options[name]}:{rest}" if sep and name in options else message
 
 
 def _check_args(args, families: Sequence[ModelFamily] = ()) -> None:
@@ -523,7 +515,7 @@ def main(
             progress=False if args.no_progress else None,
         )
     except (ValueError, FileNotFoundError) as exc:
-        parser.error(_as_option(str(exc), families))
+        parser.error(str(exc))
     except MemoryError as exc:
         parser.error(f"out of memory ({exc}); use a smaller --n or --sources")
     except OSError as exc:
