@@ -244,7 +244,7 @@ class GatedSAPlusSWALayer(_VariantPath, AttentionProjections):
         n = x.shape[1]
         y_sa, _ = self.sa_path(q, k, v, n)
         swa_window = min(self.w_swa, max_window(n, self.causal, False))
-        y_swa = swa_attention(q, k, v, swa_window, causal=self.causal)
+        y_swa = swa_attention(q, k, v, swa_window, causal=self.causal, check_finite=False)
         g_sa = torch.sigmoid(self.gate_sa(x)).transpose(1, 2)[..., None]
         g_swa = torch.sigmoid(self.gate_swa(x)).transpose(1, 2)[..., None]
         return self.merge(g_sa * y_sa + g_swa * y_swa)
