@@ -116,9 +116,11 @@ class StochasticAttentionLayer(_VariantPath, AttentionProjections):
     Raises
     ------
     TypeError
-        If an integer argument is not an integer or ``causal`` is not a bool.
+        If an integer argument is not an integer or ``causal`` is not a bool; at a forward, if ``x`` is not a tensor
+        or not of the parameters' dtype (outside autocast).
     ValueError
-        If an argument is out of range, ``variant`` is unknown or ``blocks`` is given for another variant.
+        If an argument is out of range, ``variant`` is unknown or ``blocks`` is given for another variant; at a
+        forward, if ``x`` is not ``(batch, seq, d_model)`` or not on the parameters' device.
 
     References
     ----------
