@@ -205,6 +205,20 @@ def test_synthetic_study_cli(tmp_path, capsys):
         main(["--kinds", "nope"])
 
 
+@pytest.mark.parametrize("where", ["folder", "missing parent"])
+def test_json_path_is_checked_before_the_study(where, tmp_path, capsys, monkeypatch):
+    import gpu.approx.__main__ as cli
+
+    monkeypatch.setattr(cli, "study", lambda *a: pytest.fail("the study ran before --json was checked"))
+    target = tmp_path if where == "folder" else tmp_path / "missing" / "rows.json"
+    with pytest.raises(SystemExit) as exit_:
+        main(["--n", "48", "--json", str(target)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--json" in err[0]
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_costs_cli(capsys):
     assert main(["--costs", "--n", "256", "--budgets", "32"]) == 0
     text = capsys.readouterr().out
