@@ -1,7 +1,10 @@
 """Time :func:`gpu.banded.banded_attention` in cache-sized chunks against one shot and against one-head calls.
 
     nice -n 10 python benchmarks/bench_banded.py [--n 4096,16384,32768] [--w 64] [--heads 4] [--dim 64]
-        [--repeats 5] [--budgets 16,17,18,19,20,21] [--json benchmarks/results/banded.json]
+        [--repeats 5] [--budgets 16,17,18,19,20,21] [--json PATH]
+
+The tables are printed; ``--json PATH`` also writes the rows there (the committed ones are
+``benchmarks/results/banded.json``: pass that path to refresh them).
 
 A sliding window of ``w`` keys (non-causal, ``left, right = receptive.windows.window_offsets(w)``), float32,
 batch 1, on one torch thread. Rows, all timed in this same run on the same tensors:
@@ -44,10 +47,12 @@ import torch.nn.functional as F  # noqa: E402
 from gpu.banded import SCORE_BUDGET, _block_size, banded_attention  # noqa: E402
 from gpu.threads import torch_threads  # noqa: E402
 from gpu.timing import round_robin  # noqa: E402
+from graphs.cli_common import write_atomic  # noqa: E402
+from receptive.cli_parser import OneLineErrorParser, comma_ints, output_file  # noqa: E402
 from receptive.validation import check_int  # noqa: E402
 from receptive.windows import window_offsets  # noqa: E402
 
-DEFAULT_JSON = ROOT / "benchmarks" / "results" / "banded.json"
+COMMITTED_JSON = Path("benchmarks") / "results" / "banded.json"
 ONE_SHOT = 1 << 62
 
 
@@ -162,7 +167,9 @@ def _table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = OneLineErrorParser(prog="python benchmarks/bench_banded.py", description=__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter,
+                           options={k: f"--{k}" for k in ("w", "heads", "dim", "repeats", "threads")})  # fmt: skip
     p.add_argument("--n", default="4096,16384,32768", help="comma-separated sequence lengths")
     p.add_argument("--w", type=int, default=64)
     p.add_argument("--heads", type=int, default=4)
@@ -170,11 +177,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--budgets", default="", help="comma-separated exponents e: also time budget = 2^e")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
-    p.add_argument("--json", default=str(DEFAULT_JSON))
+    p.add_argument("--json", type=output_file("--json"),
+                   help=f"also write the rows here (default: print only; committed: {COMMITTED_JSON})")  # fmt: skip
     args = p.parse_args(argv)
     try:
-        ns = [check_int("n", int(x), 1) for x in args.n.split(",")]
-        budgets = [check_int("budgets", int(x), 1, 62) for x in args.budgets.split(",") if x]
+        ns = comma_ints("--n", args.n)
+        budgets = comma_ints("--budgets", args.budgets) if args.budgets else []
+        if max(budgets, default=1) > 62:
+            raise ValueError(f"--budgets: expected exponents in 1..62, got {args.budgets!r}")
         w, heads, dim = check_int("w", args.w, 1), check_int("heads", args.heads, 1), check_int("dim", args.dim, 1)
         repeats, threads = check_int("repeats", args.repeats, 1), check_int("threads", args.threads, 1)
     except ValueError as err:
@@ -205,9 +215,10 @@ def main(argv: list[str] | None = None) -> int:
         "load_average_after": list(os.getloadavg()),
         "rows": rows,
     }
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"load average before {load_before[0]:.1f}, after {doc['load_average_after'][0]:.1f}; wrote {args.json}")
+    print(f"load average before {load_before[0]:.1f}, after {doc['load_average_after'][0]:.1f}")
+    if args.json is not None:
+        write_atomic(args.json, json.dumps(doc, indent=1) + "\n", option="--json")
+        print(f"wrote {args.json}")
     return 0
 
 

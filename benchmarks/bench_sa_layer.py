@@ -2,6 +2,9 @@
 
     python benchmarks/bench_sa_layer.py [--n 65536] [--w 64] [--repeats 5] [--json PATH]
 
+The table is printed; ``--json PATH`` also writes the rows there (the committed ones are
+``benchmarks/results/sa_layer.json``: pass that path to refresh them).
+
 One layer of exact coverage maps a slab of ``n`` rows of ``W = ceil(n / 64)`` words (all ``n`` sources; 512 MiB at
 n = 65536) through a sliding-window OR in permuted order: ``out[perm[p]] = OR bits[perm[x]], x = p-left .. p+right``.
 Whatever the algorithm, a layer must read the ``n * W`` input words and write the ``n * W`` output words.
@@ -55,7 +58,7 @@ from gpu.timing import round_robin  # noqa: E402
 from graphs import kernels, streaming_window  # noqa: E402
 from receptive import make_pattern  # noqa: E402
 
-DEFAULT_JSON = ROOT / "benchmarks" / "results" / "sa_layer.json"
+COMMITTED_JSON = Path("benchmarks") / "results" / "sa_layer.json"
 #: column tiles narrow enough that the kernel's m x tile buffer stays in L1 (64 words, 32 KiB at w = 64) or L2
 NARROW_TILES = (64, 256)
 FLOOR = (
@@ -196,14 +199,16 @@ def checked_rounds(rows: dict, repeats: int, checks: dict) -> dict:
 
 
 def main(argv=None) -> int:
-    from receptive.cli_parser import OneLineErrorParser
+    from graphs.cli_common import write_atomic
+    from receptive.cli_parser import OneLineErrorParser, output_file
 
     p = OneLineErrorParser(prog="python benchmarks/bench_sa_layer.py", description=__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--n", type=int, default=65536, help="sequence length (default 65536)")
     p.add_argument("--w", type=int, default=64, help="window (default 64)")
     p.add_argument("--repeats", type=int, default=5, help="timed rounds, best kept per row (default 5)")
-    p.add_argument("--json", default=str(DEFAULT_JSON), help=f"result file (default {DEFAULT_JSON})")
+    p.add_argument("--json", type=output_file("--json"),
+                   help=f"also write the rows here (default: print only; committed: {COMMITTED_JSON})")  # fmt: skip
     args = p.parse_args(argv)
     if args.n < 2 or not 1 <= args.w <= args.n or args.repeats < 1:
         p.error("--n, --w, --repeats: expected n >= 2, 1 <= w <= n, repeats >= 1")
@@ -291,9 +296,9 @@ def main(argv=None) -> int:
         print(f"{name:<34} {sec:>8.3f} {sec / floor:>8.2f}")
     print(f"engine / chunk-and-halo kernel: {doc['engine_over_chunk_halo']:.2f}; engine / reference: "
           f"{doc['engine_over_reference']:.2f}")  # fmt: skip
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"wrote {args.json}")
+    if args.json is not None:
+        write_atomic(args.json, json.dumps(doc, indent=1) + "\n", option="--json")
+        print(f"wrote {args.json}")
     return 0
 
 

@@ -90,6 +90,10 @@ KEYS = {
 }
 
 
+#: flag -> the check of the contents its figures read (one line naming the first bad entry), before any drawing
+CHECKS = {"--bench": cost.check, "--layouts-json": layouts.check}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``python -m figures``: figure names, ``--out`` (required) and ``--quick``."""
     p = OneLineErrorParser(
@@ -134,7 +138,7 @@ def _inputs(args, names: list[str]) -> dict[str, dict[str, Path]]:
                 f"{flag} {'DIR' if flag.endswith('-dir') else 'PATH'}"
             )
         if not flag.endswith("-dir"):  # a file that is not what its command writes is refused before any drawing
-            load_results(path, command.format(path=path, parent=path.parent), flag, KEYS[flag])
+            load_results(path, command.format(path=path, parent=path.parent), flag, KEYS[flag], CHECKS.get(flag))
         for name in used:
             kwargs.setdefault(name, {})[figures[name]] = path
     return kwargs

@@ -11,6 +11,37 @@ COMMAND = "python -m gpu.bench --json {}"
 KEYS = ("device", "parameters", "rows", "cost_to_full_coverage")  # what the figures read
 
 
+def check(doc: dict) -> dict:
+    """Check that a ``python -m gpu.bench --json`` document holds what the figures read
+    (:func:`gpu.bench_plot.check_bench_result`).
+
+    Parameters
+    ----------
+    doc : dict
+        The parsed document.
+
+    Returns
+    -------
+    dict
+        ``doc``.
+
+    Raises
+    ------
+    ValueError
+        One line naming the first entry that is missing or of the wrong kind.
+
+    Examples
+    --------
+    >>> check({"device": "cpu", "parameters": {"w": 8}, "rows": [], "cost_to_full_coverage": []})
+    Traceback (most recent call last):
+    ...
+    ValueError: rows: expected a non-empty list of rows, got []
+    """
+    from gpu.bench_plot import check_bench_result
+
+    return check_bench_result(doc)
+
+
 def make_per_layer(out, quick: bool = False, *, bench):
     """Time per layer, and the speedup over full attention next to the SA paper's (A100).
 
@@ -44,7 +75,7 @@ def make_per_layer(out, quick: bool = False, *, bench):
     """
     from gpu.bench_plot import draw_per_layer, draw_speedup
 
-    doc = load_results(bench, COMMAND.format(bench), "bench", KEYS)
+    doc = load_results(bench, COMMAND.format(bench), "bench", KEYS, check)
     fig, axes = figure(2 * COLUMN, 2.4, ncols=2)
     draw_per_layer(axes[0, 0], doc, COLORS, LABELS)
     draw_speedup(axes[0, 1], doc, COLORS, LABELS)
@@ -85,7 +116,7 @@ def make_to_coverage(out, quick: bool = False, *, bench):
     """
     from gpu.bench_plot import draw_to_coverage
 
-    doc = load_results(bench, COMMAND.format(bench), "bench", KEYS)
+    doc = load_results(bench, COMMAND.format(bench), "bench", KEYS, check)
     fig, axes = figure(COLUMN, 2.4)
     draw_to_coverage(axes[0, 0], doc, COLORS, LABELS)
     return save(fig, out, "cost_to_coverage")

@@ -16,6 +16,71 @@ COMMAND = "python -m receptive.layouts --n 131072 --json {}"
 KEYS = ("layouts",)  # what the figure reads
 
 
+def _number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_summary(summary, where: str) -> None:
+    if not isinstance(summary, dict):
+        raise ValueError(f"{where}: expected an object, got {type(summary).__name__}")
+    star = summary.get("full_coverage_layer")
+    if not _number(summary.get("mean_pairs_relative")) or not _number(summary.get("depth")):
+        raise ValueError(f"{where}: expected numbers 'mean_pairs_relative' and 'depth'")
+    if star is not None and not _number(star):
+        raise ValueError(f"{where}: 'full_coverage_layer' must be a number or null, got {star!r}")
+
+
+def check(doc: dict) -> dict:
+    """Check that a ``python -m receptive.layouts --json`` document holds what :func:`make` reads.
+
+    Parameters
+    ----------
+    doc : dict
+        The parsed document: ``n`` and a non-empty list ``layouts`` of ``{"layout": {...}, "matched": {"sa": ...,
+        "sa+swa": ...}}`` entries.
+
+    Returns
+    -------
+    dict
+        ``doc``.
+
+    Raises
+    ------
+    ValueError
+        One line naming the first entry that is missing or of the wrong kind.
+
+    Examples
+    --------
+    >>> check({"n": 64, "layouts": "nope"})
+    Traceback (most recent call last):
+    ...
+    ValueError: layouts: expected a non-empty list of layouts, got str
+    """
+    layouts = doc.get("layouts")
+    if not isinstance(layouts, list) or not layouts:
+        got = "an empty list" if isinstance(layouts, list) else type(layouts).__name__
+        raise ValueError(f"layouts: expected a non-empty list of layouts, got {got}")
+    if not _number(doc.get("n")):
+        raise ValueError(f"n: expected a number, got {doc.get('n')!r}")
+    for i, entry in enumerate(layouts):
+        where = f"layouts[{i}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("layout"), dict):
+            raise ValueError(f"{where}: expected an object with a 'layout' object")
+        lay = entry["layout"]
+        _check_summary(lay, f"{where}.layout")
+        if not isinstance(lay.get("name"), str) or not isinstance(lay.get("causal"), bool):
+            raise ValueError(f"{where}.layout: expected a string 'name' and a boolean 'causal'")
+        coverage = lay.get("mean_coverage")
+        if not isinstance(coverage, list) or not coverage or not all(_number(c) for c in coverage):
+            raise ValueError(f"{where}.layout: 'mean_coverage' must be a non-empty list of numbers")
+        matched = entry.get("matched")
+        if not isinstance(matched, dict):
+            raise ValueError(f"{where}: expected a 'matched' object with 'sa' and 'sa+swa'")
+        for kind in ("sa", "sa+swa"):
+            _check_summary(matched.get(kind), f"{where}.matched.{kind}")
+    return doc
+
+
 def _star(summary: dict) -> tuple[float, bool]:
     star = summary["full_coverage_layer"]
     return (float(star), True) if star is not None else (float(summary["depth"]), False)
@@ -43,6 +108,8 @@ def make(out, quick: bool = False, *, results):
     ------
     FileNotFoundError
         If an input does not exist: one line naming the argument and the command that writes the file.
+    ValueError
+        If an input is not what that command writes (:func:`check`): one line naming the argument.
 
     Examples
     --------
@@ -53,7 +120,7 @@ def make(out, quick: bool = False, *, results):
     ...
     FileNotFoundError: results: missing.json not found; run `python -m receptive.layouts ...` first
     """
-    doc = load_results(results, COMMAND.format(results), "results", KEYS)
+    doc = load_results(results, COMMAND.format(results), "results", KEYS, check)
     fig, axes = figure(2 * COLUMN, 2.8, ncols=2)
     left, right = axes[0, 0], axes[0, 1]
     for k, entry in enumerate(doc["layouts"]):

@@ -122,8 +122,10 @@ def save(fig, out: str | Path, name: str) -> list[Path]:
     return [Path(p) for p in save_png_pdf(fig, Path(out) / name, dpi=STYLE["savefig.dpi"])]
 
 
-def load_results(path: str | Path, command: str, name: str | None = None, keys: tuple[str, ...] = ()) -> dict:
-    """The JSON document at ``path``, checked to be one that ``command`` writes (an object with ``keys``).
+def load_results(path: str | Path, command: str, name: str | None = None, keys: tuple[str, ...] = (),
+                 check=None) -> dict:  # fmt: skip
+    """The JSON document at ``path``, checked to be one that ``command`` writes (an object with ``keys``, whose
+    contents pass ``check``).
 
     Parameters
     ----------
@@ -135,6 +137,9 @@ def load_results(path: str | Path, command: str, name: str | None = None, keys: 
         The argument (or CLI flag) that gave ``path``, named first in the error.
     keys : tuple of str, default ()
         The top-level keys the caller reads.
+    check : callable or None, default None
+        ``check(doc)`` raises ``ValueError`` (one line naming the entry) when the contents are not what the caller
+        reads, e.g. :func:`gpu.bench_plot.check_bench_result`.
 
     Returns
     -------
@@ -146,7 +151,8 @@ def load_results(path: str | Path, command: str, name: str | None = None, keys: 
     FileNotFoundError
         ``path`` does not exist: one line naming ``name`` and ``command``.
     ValueError
-        ``path`` is not JSON, or not an object with ``keys``: one line naming ``name`` and ``command``.
+        ``path`` is not JSON, not an object with ``keys``, or ``check`` refuses it: one line naming ``name`` and
+        ``command``.
 
     Examples
     --------
@@ -173,4 +179,9 @@ def load_results(path: str | Path, command: str, name: str | None = None, keys: 
     missing = [key for key in keys if not isinstance(doc, dict) or key not in doc]
     if missing:
         raise ValueError(f"{prefix}{path} lacks {', '.join(map(repr, missing))}, so it is not what `{command}` writes")
+    if check is not None:
+        try:
+            check(doc)
+        except ValueError as exc:
+            raise ValueError(f"{prefix}{path}: {exc}, so it is not what `{command}` writes") from None
     return doc

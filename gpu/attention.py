@@ -9,8 +9,10 @@ the same permutations as the coverage engine, so ``receptive.coverage(Stochastic
 permutations=[perm]))`` is the coverage of exactly this call. GQA: ``k, v`` may have fewer heads (a divisor of
 the query heads). Backends (``backend=``): ``torch`` (this module; memory ``O(n w)``), ``flex`` (FlexAttention
 with a band ``mask_mod``), ``triton`` (:func:`gpu.triton_sa.triton_sa_attention`, fused), ``auto`` (Triton on
-CUDA, torch elsewhere; for :func:`full_attention` always ``scaled_dot_product_attention``). No call synchronises
-with the GPU or copies from the host, except validating a user-given ``perm`` (``validate=``).
+CUDA, torch elsewhere; for :func:`full_attention` always ``scaled_dot_product_attention``). The torch path
+computes scores and softmax in float32 for float16 and bfloat16 inputs (as SDPA), so a finite input never gives NaN.
+No call synchronises with the GPU or copies from the host, except validating a user-given ``perm`` (``validate=``)
+and refusing non-finite inputs (``check_finite=``, on by default: pass ``False`` in a training loop).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from .validation import (
     check_qkv,
     check_tensor,
 )
+from .validation import check_finite as _check_finite
 
 __all__ = ["BACKENDS", "full_attention", "permute_sequence", "sa_attention", "swa_attention"]
 
@@ -103,9 +106,11 @@ def permute_sequence(x: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
     return _Permute.apply(x, perm, inverse_permutation(perm))
 
 
-def _check(q, k, v, backend):
+def _check(q, k, v, backend, finite):
     check_backend(backend)
     check_qkv(q, k, v)
+    if check_bool("check_finite", finite):
+        _check_finite(q=q, k=k, v=v)
 
 
 @functools.lru_cache(maxsize=64)
@@ -174,7 +179,7 @@ def _expand_kv(q, k, v):
     return k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
 
 
-def full_attention(q, k, v, causal: bool = False, backend: str = "auto") -> torch.Tensor:
+def full_attention(q, k, v, causal: bool = False, backend: str = "auto", check_finite: bool = True) -> torch.Tensor:
     """Every key (causal: every key ``j <= i``): ``softmax(q k^T / sqrt(d)) v``.
 
     ``auto`` and ``torch``: ``torch.nn.functional.scaled_dot_product_attention`` (FlashAttention-2 / memory-efficient
@@ -192,6 +197,9 @@ def full_attention(q, k, v, causal: bool = False, backend: str = "auto") -> torc
         Attend only to keys ``j <= i``.
     backend : str, default "auto"
         One of :data:`BACKENDS`.
+    check_finite : bool, default True
+        Refuse a q, k or v holding NaN or inf (:func:`gpu.validation.check_finite`); on a GPU the check reads one
+        boolean back per tensor (a synchronisation): pass ``False`` in a training loop.
 
     Returns
     -------
@@ -203,7 +211,8 @@ def full_attention(q, k, v, causal: bool = False, backend: str = "auto") -> torc
     TypeError
         If ``q``, ``k``, ``v`` are not tensors, ``causal`` is not a bool or ``backend`` not a string.
     ValueError
-        If the shapes, dtypes or devices disagree or ``backend`` is unknown.
+        If the shapes, dtypes or devices disagree, ``backend`` is unknown, or (``check_finite``) an input holds NaN
+        or inf.
 
     References
     ----------
@@ -218,7 +227,7 @@ def full_attention(q, k, v, causal: bool = False, backend: str = "auto") -> torc
     >>> tuple(full_attention(q, k, v, causal=True).shape)
     (1, 2, 4, 8)
     """
-    _check(q, k, v, backend)
+    _check(q, k, v, backend, check_finite)
     causal = check_causal(causal)
     n = q.shape[2]
     if backend == "triton":
@@ -231,7 +240,9 @@ def full_attention(q, k, v, causal: bool = False, backend: str = "auto") -> torc
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
 
-def swa_attention(q, k, v, w: int, causal: bool = False, backend: str = "auto") -> torch.Tensor:
+def swa_attention(
+    q, k, v, w: int, causal: bool = False, backend: str = "auto", check_finite: bool = True
+) -> torch.Tensor:
     """Sliding-window attention: query ``i`` attends to the ``w`` keys of its window (truncated at the edges).
 
     The window is :func:`receptive.windows.window_offsets`'s: ``i - left .. i + right`` (causal: ``i - (w - 1) .. i``),
@@ -249,6 +260,9 @@ def swa_attention(q, k, v, w: int, causal: bool = False, backend: str = "auto") 
         Only the ``w - 1`` keys before the query and itself.
     backend : str, default "auto"
         One of :data:`BACKENDS`.
+    check_finite : bool, default True
+        Refuse a q, k or v holding NaN or inf (:func:`gpu.validation.check_finite`); on a GPU the check reads one
+        boolean back per tensor (a synchronisation): pass ``False`` in a training loop.
 
     Returns
     -------
@@ -260,7 +274,7 @@ def swa_attention(q, k, v, w: int, causal: bool = False, backend: str = "auto") 
     TypeError
         If an argument has the wrong type (``w`` not an integer, ``causal`` not a bool, ...).
     ValueError
-        If ``w`` is out of range or the tensors disagree.
+        If ``w`` is out of range, the tensors disagree, or (``check_finite``) an input holds NaN or inf.
 
     References
     ----------
@@ -276,7 +290,7 @@ def swa_attention(q, k, v, w: int, causal: bool = False, backend: str = "auto") 
     >>> bool(torch.equal(swa_attention(q, k, v, 1), v))  # a window of one key: each query reads its own value
     True
     """
-    _check(q, k, v, backend)
+    _check(q, k, v, backend, check_finite)
     causal = check_causal(causal)
     w = check_window(w, q.shape[2], causal, False)
     left, right = window_offsets(w, causal)
@@ -305,6 +319,7 @@ def sa_attention(
     return_perm: bool = False,
     backend: str = "auto",
     validate: bool = True,
+    check_finite: bool = True,
 ):
     """Stochastic Attention with permutation ``perm`` (``(n,)`` shared by the heads, or ``(heads, n)``).
 
@@ -347,6 +362,9 @@ def sa_attention(
         One of :data:`BACKENDS`.
     validate : bool, default True
         Check that a given ``perm`` is a permutation.
+    check_finite : bool, default True
+        Refuse a q, k or v holding NaN or inf (:func:`gpu.validation.check_finite`); on a GPU the check reads one
+        boolean back per tensor (a synchronisation): pass ``False`` in a training loop.
 
     Returns
     -------
@@ -360,7 +378,7 @@ def sa_attention(
         integers, ``generator`` not a ``torch.Generator``, ...).
     ValueError
         If ``w`` is out of range, ``perm`` is not a permutation of the right shape, ``per_head`` is combined with
-        ``seed``, or the tensors disagree.
+        ``seed``, the tensors disagree, or (``check_finite``) an input holds NaN or inf.
 
     References
     ----------
@@ -377,7 +395,7 @@ def sa_attention(
     >>> bool(torch.allclose(sa_attention(q, k, v, 15, seed=0), full_attention(q, k, v), atol=1e-6))  # w = 2n - 1
     True
     """
-    _check(q, k, v, backend)
+    _check(q, k, v, backend, check_finite)
     causal = check_causal(causal)
     per_head, return_perm, validate = (
         check_bool(name, value)

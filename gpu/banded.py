@@ -3,8 +3,10 @@
 Queries are cut into blocks of ``bq``; block ``b`` needs the keys ``b*bq - left .. (b+1)*bq - 1 + right``, a span of
 ``bq + left + right`` rows of the padded keys (key block ``b`` and the first ``left + right`` rows of block ``b + 1``,
 joined). Scores are ``(bq, span)`` per block, so memory is ``O(n (bq + w))`` per head instead of ``O(n^2)``.
-Masked scores get the dtype's most negative finite value and their probabilities are zeroed, so no row can produce
-NaN (every row has its own key in any case).
+Scores and softmax are computed in float32 for float16 and bfloat16 inputs (scaled before the product, cast back at
+the end, as ``scaled_dot_product_attention`` does), so a finite input never overflows to NaN. Masked scores get the
+most negative finite value and their probabilities are zeroed, so no row can produce NaN (every row has its own key
+in any case).
 
 On the CPU the (batch * heads, query block) work runs in chunks of at most :data:`SCORE_BUDGET` score elements
 (:func:`chunk_plan`), so that each chunk's scores, probabilities and masks stay in cache instead of materialising
@@ -27,6 +29,11 @@ from .validation import check_int, check_qkv, check_real
 #: float32 scores, small enough to stay in cache); ``benchmarks/bench_banded.py --budgets 16,18,20`` times the
 #: budgets against one shot (its rows: ``benchmarks/results/banded.json``).
 SCORE_BUDGET = 1 << 18
+
+
+def _accumulator(dtype: torch.dtype) -> torch.dtype:
+    """The dtype of the scores and the softmax: float32 for half precision (as SDPA), else ``dtype`` itself."""
+    return torch.promote_types(dtype, torch.float32)
 
 
 def _block_size(n: int, left: int, right: int) -> int:
@@ -113,7 +120,8 @@ def _band_chunk(qc, k_spans, v_spans, first, n, left, right, scale, extra_mask, 
     r, c, bq, _ = qc.shape
     span = k_spans.shape[2]
     device = qc.device
-    scores = torch.einsum("rcqd,rckd->rcqk", qc * scale, k_spans)
+    acc = _accumulator(qc.dtype)  # scores and probabilities in at least float32 (a float16 q.k overflows)
+    scores = torch.einsum("rcqd,rckd->rcqk", qc.to(acc) * scale, k_spans.to(acc))
     qpos = torch.arange(first * bq, (first + c) * bq, device=device).view(c, bq)
     kpos = (torch.arange(first, first + c, device=device)[:, None] * bq - left) + torch.arange(span, device=device)
     rel = kpos[:, None, :] - qpos[:, :, None]
@@ -126,7 +134,7 @@ def _band_chunk(qc, k_spans, v_spans, first, n, left, right, scale, extra_mask, 
         # extra_mask every real query sees its own key, masked scores give exactly 0, and only the padding rows
         # past n - 1 (dropped, gradient 0) can be fully masked, so the product is skipped.
         probs = probs * valid
-    return torch.einsum("rcqk,rckd->rcqd", probs, v_spans)
+    return torch.einsum("rcqk,rckd->rcqd", probs, v_spans.to(acc)).to(qc.dtype)
 
 
 def banded_attention(

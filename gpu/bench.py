@@ -36,7 +36,7 @@ from receptive.windows import max_window
 
 from .bench_paths import GATHERED, TIMED_BACKENDS, _paths, _peer, label
 from .bench_patterns import _layer_cap, _pairs, _pattern
-from .bench_plot import PAPER_SPEEDUP, plot_cost
+from .bench_plot import PAPER_SPEEDUP, check_bench_result, plot_cost
 from .memory import peak_memory
 from .neighbour_attention import resolved_method
 from .timing import _times
@@ -251,12 +251,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(p, argv)
     if args.replot is not None:
         try:
-            doc = json.loads(Path(args.replot).read_text())
-            missing = [key for key in ("device", "parameters", "rows", "cost_to_full_coverage") if key not in doc]
-            if missing:
-                raise KeyError(", ".join(missing))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            p.error(f"--replot: cannot read a gpu.bench result from {args.replot!r} ({type(exc).__name__}: {exc})")
+            doc = check_bench_result(json.loads(Path(args.replot).read_text()))
+        except (OSError, ValueError) as exc:  # unreadable, not JSON, or rows the figure cannot draw
+            kind = "" if type(exc) is ValueError else f"{type(exc).__name__}: "
+            p.error(f"--replot: cannot read a gpu.bench result from {args.replot!r} ({kind}{exc})")
         print("wrote " + ", ".join(plot_cost(doc, args.plot)))
         return 0
     load_before = os.getloadavg()

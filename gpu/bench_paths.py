@@ -48,14 +48,14 @@ def _paths(q, k, v, w, gate, perm, backends, ms_perm=None, variants=False) -> di
     with ``ms_perm`` (per-head block permutations, ``(heads, n)``) also multi-scale SA, and with ``variants`` dilated
     heads on every backend and Kleinberg keys (gathered), both through :func:`gpu.variants.variant_attention` with
     the seeded (eval-mode) keys of seed 0, layer 1, as ``StochasticAttentionLayer(variant=...)`` runs them."""
-    paths = {"full": ("full", "sdpa", lambda: full_attention(q, k, v, backend="torch"))}
+    paths = {"full": ("full", "sdpa", lambda: full_attention(q, k, v, backend="torch", check_finite=False))}
     for b in backends:
 
         def swa(b=b):
-            return swa_attention(q, k, v, w, backend=b)
+            return swa_attention(q, k, v, w, backend=b, check_finite=False)
 
         def sa(b=b):
-            return sa_attention(q, k, v, w, perm=perm, backend=b, validate=False)
+            return sa_attention(q, k, v, w, perm=perm, backend=b, validate=False, check_finite=False)
 
         paths[label("swa", b)] = ("swa", b, swa)
         paths[label("sa", b)] = ("sa", b, sa)
@@ -63,7 +63,7 @@ def _paths(q, k, v, w, gate, perm, backends, ms_perm=None, variants=False) -> di
         if ms_perm is not None:
 
             def sa_ms(b=b):
-                return sa_attention(q, k, v, w, perm=ms_perm, backend=b, validate=False)
+                return sa_attention(q, k, v, w, perm=ms_perm, backend=b, validate=False, check_finite=False)
 
             paths[label("sa-ms", b)] = ("sa-ms", b, sa_ms)
         if variants:

@@ -49,6 +49,82 @@ def kind_and_backend(row: dict) -> tuple[str, str]:
     return name, "sdpa" if name == "full" else "torch"
 
 
+def _number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_rows(records, where: str, value: str, required: bool) -> None:
+    if not isinstance(records, list) or (required and not records):
+        raise ValueError(f"{where}: expected a non-empty list of rows, got {_short(records)}")
+    for i, row in enumerate(records):
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}[{i}]: expected an object, got {_short(row)}")
+        if "kind" in row:
+            kind, backend = row["kind"], row.get("backend")
+        elif isinstance(row.get("path"), str):
+            kind, backend = kind_and_backend(row)
+        else:
+            raise ValueError(f"{where}[{i}]: expected 'kind' and 'backend' (or 'path'), got keys {sorted(row)}")
+        if kind not in KIND_COLORS or backend not in BACKEND_LINES:
+            raise ValueError(
+                f"{where}[{i}]: unknown kind {kind!r} or backend {backend!r} (kinds: {', '.join(KIND_COLORS)}; "
+                f"backends: {', '.join(BACKEND_LINES)})"
+            )
+        if not _number(row.get("n")) or row["n"] < 1:
+            raise ValueError(f"{where}[{i}]: 'n' must be a positive number, got {_short(row.get('n'))}")
+        if row.get(value) is not None and (not _number(row[value]) or row[value] < 0):
+            raise ValueError(f"{where}[{i}]: {value!r} must be a number >= 0 or null, got {_short(row[value])}")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_bench_result(doc) -> dict:
+    """Check that ``doc`` holds what the figures of a ``gpu.bench`` result read, before any drawing.
+
+    Parameters
+    ----------
+    doc : dict
+        A parsed ``python -m gpu.bench --json`` document: ``device`` (a string), ``parameters`` with ``w``,
+        ``rows`` (non-empty; ``kind`` and ``backend`` or ``path``, ``n``, ``seconds``, ``speedup_over_full``) and
+        ``cost_to_full_coverage`` (``kind`` and ``backend`` or ``path``, ``n``, ``seconds_to_full_coverage``).
+
+    Returns
+    -------
+    dict
+        ``doc``.
+
+    Raises
+    ------
+    ValueError
+        One line naming the first entry that is missing or of the wrong kind, e.g. ``"rows[0]: ..."``.
+
+    Examples
+    --------
+    >>> doc = {"device": "cpu", "parameters": {"w": 64}, "cost_to_full_coverage": [],
+    ...        "rows": [{"kind": "sa", "backend": "torch", "n": 1024, "seconds": 1e-3}]}
+    >>> check_bench_result(doc) is doc
+    True
+    >>> check_bench_result({**doc, "rows": [{"x": 1}]})
+    Traceback (most recent call last):
+    ...
+    ValueError: rows[0]: expected 'kind' and 'backend' (or 'path'), got keys ['x']
+    """
+    if not isinstance(doc, dict):
+        raise ValueError(f"expected a JSON object, got {_short(doc)}")
+    if not isinstance(doc.get("device"), str):
+        raise ValueError(f"device: expected a string, got {_short(doc.get('device'))}")
+    parameters = doc.get("parameters")
+    if not isinstance(parameters, dict) or not _number(parameters.get("w")):
+        raise ValueError(f"parameters: expected an object with a number 'w', got {_short(parameters)}")
+    for key in ("seconds", "speedup_over_full"):
+        _check_rows(doc.get("rows"), "rows", key, required=True)
+    _check_rows(doc.get("cost_to_full_coverage"), "cost_to_full_coverage", "seconds_to_full_coverage", False)
+    return doc
+
+
 def _curves(records, value, skip_full: bool = False):
     """``{(kind, backend): [(n, value), ...]}`` in the order kinds and backends first appear."""
     curves = {}

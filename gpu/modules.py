@@ -116,9 +116,11 @@ class StochasticAttentionLayer(_VariantPath, AttentionProjections):
     Raises
     ------
     TypeError
-        If an integer argument is not an integer or ``causal`` is not a bool.
+        If an integer argument is not an integer or ``causal`` is not a bool; at a forward, if ``x`` is not a tensor
+        or not of the parameters' dtype (outside autocast).
     ValueError
-        If an argument is out of range, ``variant`` is unknown or ``blocks`` is given for another variant.
+        If an argument is out of range, ``variant`` is unknown or ``blocks`` is given for another variant; at a
+        forward, if ``x`` is not ``(batch, seq, d_model)`` or not on the parameters' device.
 
     References
     ----------
@@ -244,7 +246,7 @@ class GatedSAPlusSWALayer(_VariantPath, AttentionProjections):
         n = x.shape[1]
         y_sa, _ = self.sa_path(q, k, v, n)
         swa_window = min(self.w_swa, max_window(n, self.causal, False))
-        y_swa = swa_attention(q, k, v, swa_window, causal=self.causal)
+        y_swa = swa_attention(q, k, v, swa_window, causal=self.causal, check_finite=False)
         g_sa = torch.sigmoid(self.gate_sa(x)).transpose(1, 2)[..., None]
         g_swa = torch.sigmoid(self.gate_swa(x)).transpose(1, 2)[..., None]
         return self.merge(g_sa * y_sa + g_swa * y_swa)

@@ -185,6 +185,7 @@ def _gather(q, k, v, keys, scale):
     ``n`` keys and values."""
     b, h, m, d = q.shape
     hk, n = k.shape[1], k.shape[2]
+    acc = torch.promote_types(q.dtype, torch.float32)  # scores and softmax in at least float32, as SDPA
     pad = keys < 0
     idx = keys.clamp(min=0)
     big = keys.shape[-1]
@@ -194,18 +195,20 @@ def _gather(q, k, v, keys, scale):
         flat = (idx + torch.arange(hk, device=q.device)[:, None, None] * n).reshape(-1)
         kg = k.reshape(b, hk * n, d).index_select(1, flat).view(b, hk, m, big, d)
         vg = v.reshape(b, hk * n, d).index_select(1, flat).view(b, hk, m, big, d)
-        scores = torch.einsum("bcgnd,bcnjd->bcgnj", q.reshape(b, hk, g, m, d), kg).reshape(b, h, m, big) * scale
+        qs = (q.to(acc) * scale).reshape(b, hk, g, m, d)
+        scores = torch.einsum("bcgnd,bcnjd->bcgnj", qs, kg.to(acc)).reshape(b, h, m, big)
     else:  # per-head lists: every query head gathers from its kv head over the flattened (head, position) axis
         kv_head = torch.arange(h, device=q.device) // (h // hk)
         flat = (idx + kv_head[:, None, None] * n).reshape(-1)
         kg = k.reshape(b, hk * n, d).index_select(1, flat).view(b, h, m, big, d)
         vg = v.reshape(b, hk * n, d).index_select(1, flat).view(b, h, m, big, d)
-        scores = torch.einsum("bhnd,bhnjd->bhnj", q, kg) * scale
+        scores = torch.einsum("bhnd,bhnjd->bhnj", q.to(acc) * scale, kg.to(acc))
     scores = scores.masked_fill(pad, torch.finfo(scores.dtype).min)
     probs = torch.softmax(scores, dim=-1).masked_fill(pad, 0.0)  # finite fill: an all-padding row is 0, not NaN
     if keys.dim() == 2:
-        return torch.einsum("bcgnj,bcnjd->bcgnd", probs.view(b, hk, h // hk, m, big), vg).reshape(b, h, m, d)
-    return torch.einsum("bhnj,bhnjd->bhnd", probs, vg)
+        out = torch.einsum("bcgnj,bcnjd->bcgnd", probs.view(b, hk, h // hk, m, big), vg.to(acc)).reshape(b, h, m, d)
+        return out.to(q.dtype)
+    return torch.einsum("bhnj,bhnjd->bhnd", probs, vg.to(acc)).to(q.dtype)
 
 
 def _dense(q, k, v, keys, scale):
@@ -219,15 +222,16 @@ def _dense(q, k, v, keys, scale):
     flat = rows * n + keys.clamp(min=0)
     if lead:
         flat = flat + torch.arange(h, device=keys.device)[:, None, None] * (n * n)
-    count = torch.zeros((*lead, n, n), device=q.device, dtype=q.dtype)
-    count.view(-1).index_put_((flat.reshape(-1),), (keys >= 0).reshape(-1).to(q.dtype), accumulate=True)
+    acc = torch.promote_types(q.dtype, torch.float32)  # scores and softmax in at least float32, as SDPA
+    count = torch.zeros((*lead, n, n), device=q.device, dtype=acc)
+    count.view(-1).index_put_((flat.reshape(-1),), (keys >= 0).reshape(-1).to(acc), accumulate=True)
     # the (n, n) bias is built once per call and broadcast over the batch: log C, or the most negative finite value
     # for absent pairs (exp underflows to 0 next to any present key); a row without keys gets uniform weights,
     # and its output (and so its gradient) is zeroed afterwards
-    bias = torch.log(count).clamp(min=torch.finfo(q.dtype).min)
-    has_key = (count.sum(-1, keepdim=True) > 0).to(q.dtype)
-    probs = torch.softmax(torch.matmul(q * scale, k.transpose(-1, -2)) + bias, dim=-1)
-    return torch.matmul(probs, v) * has_key
+    bias = torch.log(count).clamp(min=torch.finfo(acc).min)
+    has_key = (count.sum(-1, keepdim=True) > 0).to(acc)
+    probs = torch.softmax(torch.matmul(q.to(acc) * scale, k.to(acc).transpose(-1, -2)) + bias, dim=-1)
+    return (torch.matmul(probs, v.to(acc)) * has_key).to(q.dtype)
 
 
 def keys_table(indptr: np.ndarray, indices: np.ndarray, n: int) -> np.ndarray:

@@ -132,13 +132,36 @@ class AttentionProjections(nn.Module):
 
     def qkv(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """q ``(batch, heads, seq, head_dim)`` and k, v ``(batch, kv_heads, seq, head_dim)`` of ``x``
-        ``(batch, seq, d_model)``, q and k rotated when ``rope``."""
+        ``(batch, seq, d_model)``, q and k rotated when ``rope``. A wrong input is refused in one line naming ``x``
+        before any work (shape and dtype only: no read from the device)."""
+        self._check_input(x)
         b, n, _ = x.shape
         q = self.q(x).view(b, n, self.heads, self.head_dim).transpose(1, 2)
         k, v = self.kv(x).view(b, n, 2, self.kv_heads, self.head_dim).permute(2, 0, 3, 1, 4)
         if self.rope:
             q, k = rotary(q), rotary(k)
         return q, k, v
+
+    def _check_input(self, x) -> None:
+        """``x``: a ``(batch, seq, d_model)`` tensor, at least one position, of the weights' dtype (any floating dtype
+        under autocast, which casts it) and device."""
+        check_tensor("x", x)
+        weight = self.q.weight
+        d_model = weight.shape[1]
+        if x.dim() != 3 or x.shape[-1] != d_model or x.shape[1] < 1:
+            raise ValueError(
+                f"x: expected a (batch, seq, d_model={d_model}) tensor with at least one position, "
+                f"got shape {tuple(x.shape)}"
+            )
+        if not x.dtype.is_floating_point:
+            raise TypeError(f"x: expected a floating dtype ({weight.dtype}, the layer's), got {x.dtype}")
+        if x.dtype != weight.dtype and not torch.is_autocast_enabled(x.device.type):
+            raise TypeError(
+                f"x: expected dtype {weight.dtype} (the layer's parameters; convert with layer.to(dtype) or "
+                f"x.to({weight.dtype})), got {x.dtype}"
+            )
+        if x.device != weight.device:
+            raise ValueError(f"x: expected a tensor on {weight.device} (the layer's parameters), got {x.device}")
 
     def merge(self, y: torch.Tensor) -> torch.Tensor:
         """The heads of ``y`` ``(batch, heads, seq, head_dim)`` concatenated and projected by ``W_o``."""

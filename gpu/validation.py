@@ -4,7 +4,8 @@ A wrong type raises ``TypeError`` and a bad value ``ValueError``, each with a on
 argument's name and says what is allowed (:func:`check_int`, :func:`check_real`, :func:`check_bool` and
 :func:`check_choice` are :mod:`graphs.validation`'s).
 None of the checks reads a device tensor back to the host except :func:`check_perm` with ``validate=True`` on a
-permutation that already lives on the GPU (documented there): the per-call checks are on shapes and dtypes only.
+permutation that already lives on the GPU and :func:`check_finite` on GPU tensors (documented there): the other
+per-call checks are on shapes and dtypes only.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ __all__ = [
     "check_bool",
     "check_causal",
     "check_choice",
+    "check_finite",
     "check_generator",
     "check_int",
     "check_perm",
@@ -218,6 +220,39 @@ def check_qkv(q, k, v) -> None:
         raise ValueError(f"q, k, v: expected one device, got {q.device}, {k.device}, {v.device}")
     if q.shape[2] < 1:
         raise ValueError("q: the sequence must hold at least one position")
+
+
+def check_finite(**tensors) -> None:
+    """Refuse a tensor that holds NaN or inf, naming it: attention of such an input is NaN without a word.
+
+    Each tensor is reduced to one boolean; on a GPU reading it back synchronises with the device, which is why the
+    attention functions take ``check_finite=False`` for training loops and other hot paths.
+
+    Parameters
+    ----------
+    **tensors : torch.Tensor
+        The tensors, by the names of their arguments (the first word of the message), checked in that order.
+
+    Raises
+    ------
+    ValueError
+        If one of them holds a NaN or an infinity.
+
+    Examples
+    --------
+    >>> import torch
+    >>> check_finite(q=torch.zeros(2), k=torch.ones(2))
+    >>> check_finite(q=torch.zeros(2), k=torch.tensor([1.0, float("inf")]))
+    Traceback (most recent call last):
+    ...
+    ValueError: k: holds NaN or inf (attention of it would be NaN; pass finite values, or check_finite=False to skip)
+    """
+    for name, t in tensors.items():
+        if not bool(torch.isfinite(t).all()):
+            raise ValueError(
+                f"{name}: holds NaN or inf (attention of it would be NaN; pass finite values, or check_finite=False "
+                "to skip)"
+            )
 
 
 def check_perm(perm, n: int, heads: int, device, validate: bool = True) -> torch.Tensor:

@@ -379,11 +379,15 @@ def _dilated_group(q, k, v, r: int, w: int, causal: bool, backend: str) -> torch
     def window(*rows):
         count, length = rows[0].shape[2], rows[0].shape[3]
         flat = [t.reshape(b, h * count, length, d) for t in rows]
-        out = swa_attention(*flat, min(w, max_window(length, causal, False)), causal=causal, backend=backend)
+        out = swa_attention(
+            *flat, min(w, max_window(length, causal, False)), causal=causal, backend=backend, check_finite=False
+        )
         return out.view(b, h, count, length, d)
 
     if r == 1:
-        return swa_attention(q, k, v, min(w, max_window(n, causal, False)), causal=causal, backend=backend)
+        return swa_attention(
+            q, k, v, min(w, max_window(n, causal, False)), causal=causal, backend=backend, check_finite=False
+        )
     length, extra = -(-n // r), n % r
 
     def fold(x):  # (b, h, n, d) -> (b, h, r, length, d): row c holds positions c, c + r, c + 2r, ...
@@ -568,11 +572,11 @@ def variant_attention(
         w = check_int("w", w, 1, n)
     if variant == "sa":
         out, state = sa_attention(q, k, v, w, causal=causal, generator=generator, seed=seed, layer=layer,
-                                  backend=backend, return_perm=True)  # fmt: skip
+                                  backend=backend, return_perm=True, check_finite=False)  # fmt: skip
     elif variant == "sa-ms":
         state = multiscale_permutations(n, heads, w, blocks=blocks, seed=seed, layer=layer, generator=generator,
                                         device=q.device)  # fmt: skip
-        out = sa_attention(q, k, v, w, perm=state, causal=causal, backend=backend, validate=False)
+        out = sa_attention(q, k, v, w, perm=state, causal=causal, backend=backend, validate=False, check_finite=False)
     elif variant == "kleinberg":
         state = kleinberg_keys(n, w, causal, seed=seed, layer=layer, generator=generator, device=q.device)
         out = neighbour_attention(q, k, v, state, validate=False)

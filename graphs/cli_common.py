@@ -3,7 +3,9 @@ of ``receptive``; ``receptive.cli_parser`` and ``receptive.plotting`` re-export 
 
 * :class:`OneLineErrorParser`: an ``argparse`` parser whose errors are one line naming the argument (exit 2);
 * :func:`write_atomic`: write a file whole or not at all (a temporary file in the same folder, then a rename);
-* :func:`save_png_pdf`: a matplotlib figure as PNG and PDF side by side, each written atomically.
+* :func:`save_png_pdf`: a matplotlib figure as PNG and PDF side by side, each written atomically;
+* :func:`output_file`: an ``argparse`` ``type=`` that checks, while the command line is parsed (before any work),
+  that a file can be written at the path an option names.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ import argparse
 import re
 from pathlib import Path
 
-from ._atomic import atomic_write, write_text_atomic
+from ._atomic import atomic_write, check_writable, write_text_atomic
 
-__all__ = ["OneLineErrorParser", "save_png_pdf", "write_atomic"]
+__all__ = ["OneLineErrorParser", "output_file", "save_png_pdf", "write_atomic"]
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -73,6 +75,55 @@ class OneLineErrorParser(argparse.ArgumentParser):
             if "_" in name:  # a compound name cannot be an ordinary word of the message
                 message = re.sub(rf"(?<![\w-]){name}(?!\w)", flag, message)
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def output_file(option: str, stdout: bool = False):
+    """An ``argparse`` ``type=`` for a file the command will write, checked as the command line is parsed.
+
+    A folder, a missing or read-only parent folder is refused then (:func:`graphs._atomic.check_writable`), before
+    any work and without creating anything, as one line naming ``option`` (through :class:`OneLineErrorParser`,
+    exit status 2). A default of ``None`` is left as it is: argparse converts string values only.
+
+    Parameters
+    ----------
+    option : str
+        The flag, e.g. ``"--json"``.
+    stdout : bool, default False
+        Accept ``"-"`` (standard output), returned as the string ``"-"``.
+
+    Returns
+    -------
+    callable
+        ``str -> pathlib.Path`` (or ``"-"``), raising ``argparse.ArgumentTypeError`` for a path that cannot be
+        written.
+
+    Examples
+    --------
+    >>> import contextlib, io, tempfile
+    >>> parser = OneLineErrorParser(prog="demo")
+    >>> _ = parser.add_argument("--json", type=output_file("--json"))
+    >>> parser.parse_args(["--json", "out.json"]).json
+    PosixPath('out.json')
+    >>> err = io.StringIO()
+    >>> with tempfile.TemporaryDirectory() as folder, contextlib.redirect_stderr(err):
+    ...     try:
+    ...         parser.parse_args(["--json", folder])
+    ...     except SystemExit as exit:
+    ...         code = exit.code
+    >>> code, "argument --json:" in err.getvalue(), "is a directory" in err.getvalue()
+    (2, True, True)
+    """
+
+    def parse(text: str) -> Path | str:
+        if stdout and text == "-":
+            return text
+        try:
+            return check_writable(text, option)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{option}: ")) from None
+
+    parse.__name__ = "output file"  # argparse's fallback message: "invalid output file value"
+    return parse
 
 
 def write_atomic(path: str | Path, text: str, *, option: str = "path", mkdir: bool = False) -> str:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from graphs.cli_common import OneLineErrorParser
+from graphs.cli_common import OneLineErrorParser, output_file
 
-__all__ = ["OneLineErrorParser", "comma_ints", "comma_names"]  # the parser lives in graphs (below receptive)
+# the parser and output_file live in graphs (below receptive)
+__all__ = ["OneLineErrorParser", "comma_ints", "comma_names", "output_file"]
 
 
 def comma_names(option: str, text: str, allowed) -> list[str]:

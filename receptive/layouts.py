@@ -86,7 +86,8 @@ def load_layout(path: str | os.PathLike, n: int, seed: int = 0) -> tuple[Pattern
     Raises
     ------
     ValueError
-        If the file cannot be read or interpreted (the message names the field).
+        If the file cannot be read or interpreted, or a field has the wrong JSON type (``"causal": "false"``,
+        ``"layers": "two"``); the message names the file and the field.
 
     Examples
     --------
@@ -97,14 +98,25 @@ def load_layout(path: str | os.PathLike, n: int, seed: int = 0) -> tuple[Pattern
     """
     config = load_config(path)
     source = str(config.get("_source", ""))
+    where = f"layout: {os.fspath(path)!r}"
     if "stack" in config:
         for key in ("name", "layers", "causal"):
             if key not in config:
-                raise ValueError(f"layout: {os.fspath(path)!r} has 'stack' but no {key!r}")
-        stack = stack_from_spec(config["stack"], n, config["layers"], bool(config["causal"]), seed=seed)
-        stack.name = str(config["name"])
+                raise ValueError(f"{where} has 'stack' but no {key!r}")
+        name, spec, layers, causal = (config[key] for key in ("name", "stack", "layers", "causal"))
+        if not isinstance(name, str) or not isinstance(spec, str):
+            raise ValueError(f"{where}: 'name' and 'stack' must be strings, got {name!r} and {spec!r}")
+        if not isinstance(layers, int) or isinstance(layers, bool) or layers < 1:
+            raise ValueError(f"{where}: 'layers' must be an integer >= 1, got {layers!r}")
+        if not isinstance(causal, bool):  # "false" would be read as True
+            raise ValueError(f"{where}: 'causal' must be a JSON boolean (true or false), got {causal!r}")
+        stack = stack_from_spec(spec, n, layers, causal, seed=seed)
+        stack.name = name
         return stack, source
-    stack = pattern_from_config(config, n, seed=seed)
+    try:
+        stack = pattern_from_config(config, n, seed=seed)
+    except (TypeError, ValueError) as exc:  # a field of the wrong JSON type or value: named with its file
+        raise ValueError(f"{where}: {str(exc).removeprefix('hf_config: ')}") from None
     stack.name = Path(path).stem
     return stack, source
 
@@ -398,7 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
     (4096, 'gemma3-4b', 0)
     """
     p = OneLineErrorParser(
-        options={"hf_config": "--configs", "n": "--n", "targets": "--targets", "seed": "--seed"},
+        options={"hf_config": "--configs", "layout": "--configs", "n": "--n", "targets": "--targets", "seed": "--seed"},
         prog="python -m receptive.layouts",
         description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -469,6 +481,8 @@ def run(args: argparse.Namespace) -> dict:
         paths = [p for p in paths if p.stem in wanted]
     if not paths:
         raise ValueError(f"--configs: no layout files (*.json) in {os.fspath(folder)!r}")
+    for path in paths:  # every file's contents checked before any work (a few ms each)
+        load_layout(path, args.n, args.seed)
     progress = False if args.no_progress else None
     results = study(paths, args.n, min(args.targets, args.n), args.seed, progress)
     return {

@@ -49,10 +49,10 @@ class WindowAttention(AttentionProjections):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q, k, v = self.qkv(x)
         if self.kind == "full":
-            return self.merge(full_attention(q, k, v, causal=self.causal))
+            return self.merge(full_attention(q, k, v, causal=self.causal, check_finite=False))
         n = x.shape[1]
         w = min(self.w, max_window(n, self.causal, False))
-        return self.merge(swa_attention(q, k, v, w, causal=self.causal))
+        return self.merge(swa_attention(q, k, v, w, causal=self.causal, check_finite=False))
 
 
 def make_attention(kind: str, d_model: int, n_heads: int, window: int, causal: bool, seed: int, layer: int):

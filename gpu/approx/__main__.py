@@ -18,11 +18,11 @@ import argparse
 import json
 import math
 import sys
-from pathlib import Path
 
 import torch
 
-from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
+from graphs.cli_common import write_atomic
+from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names, output_file
 
 from ..threads import torch_threads
 from . import METHODS, approximate, exact_attention, exact_cost, method_cost, relative_error
@@ -334,7 +334,8 @@ def main(argv=None) -> int:
     p.add_argument("--costs", action="store_true", help="print the cost table only (no errors are computed)")
     p.add_argument("--measure", action="store_true",
                    help="with --costs: also the FLOPs and peak bytes torch measures in one run of each")  # fmt: skip
-    p.add_argument("--json", nargs="?", const="-", help="write the rows as JSON to this file ('-' or none: stdout)")
+    p.add_argument("--json", nargs="?", const="-", type=output_file("--json", stdout=True),
+                   help="write the rows as JSON to this file ('-' or none: stdout)")  # fmt: skip
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1; small tensors, shared cores)")
     args = p.parse_args(argv)
     try:
@@ -367,8 +368,7 @@ def main(argv=None) -> int:
     if args.json == "-":
         sys.stdout.write(doc)
     elif args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(doc)
+        write_atomic(args.json, doc, option="--json")
     return 0
 
 

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 import torch
 
 from ..validation import check_bool, check_choice, check_int
+from ..validation import check_finite as _check_finite
 from . import costs
 from .costs import Cost
 from .families import clustering, kernels, latent, lowrank, lsh, oracles, sampling, tensor, windows
-from .families.common import exact_attention, relative_error
+from .families.common import exact_attention, relative_error, wide
 
 
 def _no_limit(n: int, d: int, heads: int) -> None:
@@ -156,8 +157,12 @@ def _check_method(method) -> Method:
     return METHODS[check_choice("method", method, METHODS)]
 
 
-def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool = False, **options) -> torch.Tensor:
+def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool = False, check_finite: bool = True,
+                **options) -> torch.Tensor:  # fmt: skip
     """An approximation of ``softmax(q k^T / sqrt d) v`` by ``method`` at ``budget``.
+
+    float16 and bfloat16 inputs run in float32 (as SDPA accumulates them) and the output is cast back, so a finite
+    input whose scores overflow the half type still gives finite rows.
 
     Parameters
     ----------
@@ -171,6 +176,8 @@ def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool =
         Seed of the randomized methods (``METHODS[method].randomized``).
     causal : bool, default False
         Attend to keys ``j <= i`` only (methods with ``METHODS[method].causal``).
+    check_finite : bool, default True
+        Refuse a q, k or v holding NaN or inf (:func:`gpu.validation.check_finite`; on a GPU a synchronisation).
     **options
         The method's keyword options (``METHODS[method].options``), e.g. Reformer's ``rounds``.
 
@@ -186,7 +193,7 @@ def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool =
         wrong type.
     ValueError
         If ``method`` is unknown, the tensors' shapes or dtypes differ, ``budget < 1``, ``seed < 0``, the method
-        has no causal version, or an option is not the method's.
+        has no causal version, an option is not the method's, or (``check_finite``) an input holds NaN or inf.
 
     Examples
     --------
@@ -222,7 +229,10 @@ def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool =
     unknown = set(options) - set(spec.options)
     if unknown:
         raise ValueError(f"options: {method} takes {', '.join(spec.options) or 'no options'}, got {sorted(unknown)}")
-    return spec.run(q, k, v, budget, int(seed), causal, **options)
+    if check_bool("check_finite", check_finite):
+        _check_finite(q=q, k=k, v=v)
+    out = spec.run(wide(q), wide(k), wide(v), budget, int(seed), causal, **options)
+    return out.to(q.dtype)
 
 
 def method_cost(method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False,

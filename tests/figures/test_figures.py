@@ -123,6 +123,9 @@ def test_figure_files_follow_the_umask(tmp_path, umask, expected):
         assert path.stat().st_mode & 0o777 == expected, path
 
 
+BENCH = '{"device": "cpu", "parameters": {"w": 8}, "cost_to_full_coverage": [], "rows": %s}'
+
+
 @pytest.mark.parametrize(
     ("name", "flag", "content"),
     [
@@ -131,6 +134,14 @@ def test_figure_files_follow_the_umask(tmp_path, umask, expected):
         ("layouts", "--layouts-json", '{"a": 1}'),
         ("approx_kv_cache", "--decoder-json", "[1, 2]"),
         ("causal", "--pooled-json", '{"runs": []}'),
+        # the top-level keys are there, the rows inside are not what the figures read
+        ("cost_per_layer", "--bench", BENCH % "[]"),
+        ("cost_per_layer", "--bench", BENCH % '[{"w": 1}]'),
+        ("cost_per_layer", "--bench", BENCH % '[{"path": "sa", "n": "many", "seconds": 1.0}]'),
+        ("cost_to_coverage", "--bench", BENCH % '[{"kind": "nope", "backend": "torch", "n": 8}]'),
+        ("layouts", "--layouts-json", '{"n": 64, "layouts": "nope"}'),
+        ("layouts", "--layouts-json", '{"n": 64, "layouts": []}'),
+        ("layouts", "--layouts-json", '{"n": 64, "layouts": [{"layout": {"name": "x"}}]}'),
     ],
 )
 def test_an_input_that_is_not_its_commands_output_is_one_line(tmp_path, capsys, name, flag, content):

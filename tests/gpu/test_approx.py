@@ -80,6 +80,32 @@ def test_wrong_types_are_type_errors_naming_the_argument(method, budget, kwargs,
         approximate("sa", q.numpy(), k, v, 4)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_inputs_with_overflowing_scores_give_finite_rows(dtype):
+    """q = k = 300 with d = 8 overflows float16 scores: every method runs in float32 and returns finite rows, in the
+    input's dtype; a large random input too."""
+    flat = torch.full((1, 2, 32, 8), 300.0, dtype=dtype)
+    rough = (torch.randn(1, 2, 32, 8, generator=torch.Generator().manual_seed(0)) * 300).to(dtype)
+    for name in METHODS:
+        for x in (flat, rough):
+            out = approximate(name, x, x, x, budget_for(name, n=32, d=8, heads=2, wanted=8), seed=1)
+            assert out.dtype == dtype and torch.isfinite(out).all(), name
+    for name in ("swa", "sa", "top-k"):
+        assert torch.isfinite(approximate(name, flat, flat, flat, 8, causal=True)).all(), name
+
+
+@pytest.mark.parametrize(("which", "bad"), [("q", float("nan")), ("k", float("inf")), ("v", float("-inf"))])
+def test_non_finite_input_is_refused_naming_the_tensor(which, bad):
+    tensors = dict(zip("qkv", inputs(n=8), strict=True))
+    tensors[which][0, 1, 2, 3] = bad
+    with pytest.raises(ValueError, match=rf"^{which}: holds NaN or inf") as info:
+        approximate("sa", *tensors.values(), 4)
+    assert "\n" not in str(info.value)
+    assert torch.isnan(approximate("swa", *tensors.values(), 4, check_finite=False)).any()
+    with pytest.raises(TypeError, match=r"^check_finite: "):
+        approximate("sa", *inputs(n=8), 4, check_finite="no")
+
+
 def test_bad_tensors():
     q, k, v = inputs(n=8)
     with pytest.raises(ValueError, match=r"^q, k, v"):
@@ -177,6 +203,20 @@ def test_synthetic_study_cli(tmp_path, capsys):
     assert "causal" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["--kinds", "nope"])
+
+
+@pytest.mark.parametrize("where", ["folder", "missing parent"])
+def test_json_path_is_checked_before_the_study(where, tmp_path, capsys, monkeypatch):
+    import gpu.approx.__main__ as cli
+
+    monkeypatch.setattr(cli, "study", lambda *a: pytest.fail("the study ran before --json was checked"))
+    target = tmp_path if where == "folder" else tmp_path / "missing" / "rows.json"
+    with pytest.raises(SystemExit) as exit_:
+        main(["--n", "48", "--json", str(target)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--json" in err[0]
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_costs_cli(capsys):

@@ -43,3 +43,13 @@ def test_bad_flags_are_one_line_errors(argv, flag, capsys):
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and flag in err[0]
+
+
+def test_json_naming_a_folder_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(bench, "tiny_model", lambda *a: pytest.fail("the model was built before --json was checked"))
+    with pytest.raises(SystemExit) as exit_:
+        bench.main(["--tiny", "--new", "0", "--repeats", "1", "--json", str(tmp_path)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--json" in err[0] and "is a directory" in err[0]
+    assert list(tmp_path.iterdir()) == []

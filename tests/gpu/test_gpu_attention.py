@@ -5,7 +5,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from attention_oracle import dense_reference, mask_of  # noqa: E402
+from attention_oracle import dense_reference, mask_of, sa_mask, swa_mask  # noqa: E402
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 from gpu import full_attention, permute_sequence, sa_attention, swa_attention  # noqa: E402
 from gpu.permutations import inverse_permutation  # noqa: E402
@@ -219,12 +221,14 @@ def test_no_host_reads_per_call():
     to end without one (so none synchronises with a GPU); validating a device-resident permutation does read."""
     q = torch.empty(1, 2, 50, 8, device="meta")
     for kwargs in ({}, {"per_head": True}, {"seed": 3, "causal": True}):
-        out, perm = sa_attention(q, q, q, 7, return_perm=True, **kwargs)
+        out, perm = sa_attention(q, q, q, 7, return_perm=True, check_finite=False, **kwargs)
         assert out.device.type == perm.device.type == "meta"
     perm = torch.randperm(50).to("meta")
-    assert sa_attention(q, q, q, 7, perm=perm, causal=True, validate=False).device.type == "meta"
+    assert sa_attention(q, q, q, 7, perm=perm, causal=True, validate=False, check_finite=False).device.type == "meta"
     with pytest.raises(NotImplementedError):
-        sa_attention(q, q, q, 7, perm=perm)
+        sa_attention(q, q, q, 7, perm=perm, check_finite=False)
+    with pytest.raises(RuntimeError, match="meta"):  # check_finite (the default) reads one boolean per tensor back
+        sa_attention(q, q, q, 7, seed=3)
 
 
 def test_seeded_permutation_copied_once():
@@ -292,6 +296,9 @@ def _qkv():
         (lambda q, k, v: sa_attention(q, k, v, 4, return_perm="yes"), "return_perm"),
         (lambda q, k, v: sa_attention(q, k, v, 4, validate=None), "validate"),
         (lambda q, k, v: permute_sequence(q, [0, 1]), "perm"),
+        (lambda q, k, v: full_attention(q, k, v, check_finite="yes"), "check_finite"),
+        (lambda q, k, v: swa_attention(q, k, v, 4, check_finite=1), "check_finite"),
+        (lambda q, k, v: sa_attention(q, k, v, 4, check_finite=None), "check_finite"),
     ],
 )
 def test_wrong_types_are_type_errors_naming_the_argument(call, name):
@@ -299,3 +306,98 @@ def test_wrong_types_are_type_errors_naming_the_argument(call, name):
     with pytest.raises(TypeError, match=rf"^{name}: ") as info:
         call(*_qkv())
     assert "\n" not in str(info.value)
+
+
+#: the worst error of a result rounded to the dtype, relative to the values' scale
+OUTPUT_EPS = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
+
+
+def _attend(kind, q, k, v, w, causal):
+    """(output of the torch backend, float64 oracle on the same rounded inputs)."""
+    n, heads = q.shape[2], q.shape[1]
+    if kind == "full":
+        mask = np.tril(np.ones((n, n), bool)) if causal else np.ones((n, n), bool)
+        return full_attention(q, k, v, causal=causal, backend="torch"), dense_reference(q, k, v, mask)
+    if kind == "swa":
+        w = min(w, max_window(n, causal, False))
+        return swa_attention(q, k, v, w, causal=causal, backend="torch"), dense_reference(
+            q, k, v, swa_mask(n, w, causal)
+        )
+    w = min(w, max_window(n, False, False))
+    out, perm = sa_attention(q, k, v, w, causal=causal, seed=1, backend="torch", return_perm=True)
+    return out, dense_reference(q, k, v, sa_mask(perm, w, causal, heads))
+
+
+@given(
+    kind=st.sampled_from(["full", "swa", "sa"]),
+    dtype=st.sampled_from([torch.float16, torch.bfloat16, torch.float32]),
+    magnitude=st.sampled_from([1.0, 30.0, 300.0, 3000.0]),
+    n=st.integers(1, 40),
+    w=st.integers(1, 12),
+    causal=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_finite_input_gives_finite_rows_close_to_float64(kind, dtype, magnitude, n, w, causal, seed):
+    """Large finite inputs in every dtype: finite rows inside the values' range, and as close to the float64 oracle
+    as scores accumulated in float32 allow (scores off by ``delta`` move the output by at most ``~2 delta max|v|``)."""
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (
+        (torch.randn(1, 2, n, 8, generator=g, dtype=torch.float64) * magnitude).clamp(-6e4, 6e4).to(dtype)
+        for _ in range(3)
+    )
+    out, ref = _attend(kind, q, k, v, w, causal)
+    assert out.dtype == dtype and torch.isfinite(out).all()
+    vmax = v.double().abs().max().item()
+    eps = OUTPUT_EPS[dtype]
+    assert out.double().abs().max().item() <= vmax * (1 + eps)
+    qk = q.double().abs().max().item() * k.double().abs().max().item()
+    delta = 8 * qk / 8**0.5 * 2.0**-22  # worst float32 error of one score (d = 8 products, scaled)
+    assert (out.double() - ref).abs().max().item() <= (4 * delta + eps) * (1 + vmax)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda q: swa_attention(q, q, q, 3, backend="torch"),
+        lambda q: swa_attention(q, q, q, 3, causal=True, backend="torch"),
+        lambda q: sa_attention(q, q, q, 3, seed=0, backend="torch"),
+        lambda q: sa_attention(q, q, q, 3, seed=0, causal=True, backend="torch"),
+        lambda q: full_attention(q, q, q, backend="torch"),
+    ],
+)
+def test_overflowing_half_scores_are_not_nan(call, dtype):
+    """q = k = 300 with d = 8: q.k = 720000 overflows float16; the output is v itself, as SDPA returns."""
+    q = torch.full((1, 2, 16, 8), 300.0, dtype=dtype)
+    out = call(q)
+    assert out.dtype == dtype
+    torch.testing.assert_close(out, q)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda q, k, v: full_attention(q, k, v),
+        lambda q, k, v: full_attention(q, k, v, backend="flex"),
+        lambda q, k, v: swa_attention(q, k, v, 3),
+        lambda q, k, v: sa_attention(q, k, v, 3, seed=0),
+        lambda q, k, v: sa_attention(q, k, v, 3, perm=torch.arange(10)),
+    ],
+)
+@pytest.mark.parametrize(("which", "bad"), [("q", float("nan")), ("k", float("inf")), ("v", float("-inf"))])
+def test_non_finite_input_is_refused_naming_the_tensor(call, which, bad):
+    q, k, v = _qkv()
+    tensors = {"q": q, "k": k, "v": v}
+    tensors[which] = tensors[which].clone()
+    tensors[which][0, 0, 3, 1] = bad
+    with pytest.raises(ValueError, match=rf"^{which}: holds NaN or inf") as info:
+        call(*tensors.values())
+    assert "\n" not in str(info.value)
+
+
+def test_check_finite_false_skips_the_check():
+    q, k, v = _qkv()
+    q = q.clone()
+    q[0, 0, 3] = float("nan")
+    out = swa_attention(q, k, v, 3, check_finite=False)
+    assert torch.isnan(out[0, 0, 3]).all() and torch.isfinite(out[0, 1]).all()

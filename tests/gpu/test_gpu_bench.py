@@ -191,3 +191,27 @@ def test_written_files_follow_the_umask(tmp_path, umask, expected):
         os.umask(old)
     for name in ("b.json", "c.png", "c.pdf"):
         assert (tmp_path / name).stat().st_mode & 0o777 == expected, name
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [],
+        [{"w": 64}],
+        [{"path": "sa", "n": 64}, {"kind": "sa", "n": 128}],
+        [{"kind": "sa", "backend": "torch", "n": "64", "seconds": 1.0}],
+        [{"kind": "sa", "backend": "torch", "n": 64, "seconds": "fast"}],
+        "nope",
+    ],
+)
+def test_replot_of_foreign_rows_is_one_line_before_drawing(tmp_path, capsys, rows):
+    """A result with the four top-level keys but rows the figure cannot draw: one line naming --replot, and no
+    figure written."""
+    bench = tmp_path / "bench.json"
+    doc = {"device": "cpu", "parameters": {"w": 8}, "rows": rows, "cost_to_full_coverage": []}
+    bench.write_text(json.dumps(doc))
+    with pytest.raises(SystemExit) as exc:
+        main(["--replot", str(bench), "--plot", str(tmp_path / "x.png")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and "--replot: cannot read" in err and "rows" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bench.json"]

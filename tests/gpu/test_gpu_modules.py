@@ -110,3 +110,28 @@ def test_gated_layer_w_swa_type_and_the_shared_vocabulary():
         assert mine["causal"].default is False and theirs["causal"].default is False
     assert "w_swa" in inspect.signature(GatedSAPlusSWALayer).parameters
     assert "w_swa" in inspect.signature(GatedSAPlusSWA).parameters
+
+
+@pytest.mark.parametrize("cls", [StochasticAttentionLayer, GatedSAPlusSWALayer])
+@pytest.mark.parametrize(
+    ("x", "error", "match"),
+    [
+        (torch.randn(2, 5, 8), ValueError, r"^x: expected a \(batch, seq, d_model=16\) tensor"),
+        (torch.randn(5, 16), ValueError, r"^x: expected a \(batch, seq, d_model=16\) tensor"),
+        (torch.randn(2, 0, 16), ValueError, r"^x: .*at least one position"),
+        (torch.randn(2, 5, 16, dtype=torch.float64), TypeError, r"^x: expected dtype torch.float32"),
+        (torch.zeros(2, 5, 16, dtype=torch.long), TypeError, r"^x: expected a floating dtype"),
+        ([[0.0] * 16], TypeError, r"^x: expected a torch.Tensor"),
+    ],
+)
+def test_wrong_input_is_one_line_naming_x_and_what_is_expected(cls, x, error, match):
+    layer = cls(16, 2, 4)
+    with pytest.raises(error, match=match) as info:
+        layer(x)
+    assert "\n" not in str(info.value)
+
+
+def test_input_of_another_dtype_runs_under_autocast():
+    layer = StochasticAttentionLayer(16, 2, 4)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert layer(torch.randn(1, 6, 16, dtype=torch.bfloat16)).shape == (1, 6, 16)

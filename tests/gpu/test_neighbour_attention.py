@@ -205,3 +205,18 @@ def test_gather_in_blocks_of_queries_equals_one_gather(shared):
             torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match=r"^chunk:"):
         neighbour_attention(q, k, v, keys, chunk=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("method", ["gather", "dense"])
+@pytest.mark.parametrize("per_head", [False, True])
+def test_overflowing_half_scores_are_not_nan(dtype, method, per_head):
+    """q = k = 300 with d = 8: q.k = 720000 overflows float16; scores and softmax run in float32, the output is v."""
+    n = 12
+    q = torch.full((1, 2, n, 8), 300.0, dtype=dtype)
+    keys = torch.tensor([[j if j <= i else -1 for j in range(n)] for i in range(n)])
+    if per_head:
+        keys = keys.expand(2, n, n).clone()
+    out = neighbour_attention(q, q, q, keys, method=method)
+    assert out.dtype == dtype
+    torch.testing.assert_close(out, q)

@@ -12,7 +12,7 @@ import random
 import statistics
 
 import pytest
-from benchmark_scripts import load_benchmark
+from benchmark_scripts import ROOT, load_benchmark
 
 from gpu.timing import _times, round_robin
 
@@ -253,3 +253,52 @@ def test_bench_sa_layer_real_rounds_and_a_wrong_row_is_caught(bench_sa_layer, tm
     with pytest.raises(AssertionError, match="reference van Herk"):
         module.main([*SA_ARGV, "--json", str(tmp_path / "wrong.json")])
     assert not (tmp_path / "wrong.json").exists()
+
+
+def _committed(name):
+    path = ROOT / "benchmarks" / "results" / name
+    return path, path.read_bytes()
+
+
+def test_bench_banded_prints_without_json_and_writes_only_where_json_says(tmp_path, monkeypatch, capsys):
+    """No default write into the checkout: without ``--json`` the tables are printed and no file is written (run
+    from an empty working folder); ``--json`` writes exactly there."""
+    pytest.importorskip("torch")
+    module = load_benchmark("bench_banded")
+    committed, before = _committed("banded.json")
+    monkeypatch.chdir(tmp_path)
+    argv = ["--n", "32", "--w", "5", "--heads", "2", "--dim", "4", "--repeats", "1"]
+    assert module.main(argv) == 0
+    assert "chunked" in capsys.readouterr().out
+    assert committed.read_bytes() == before and list(tmp_path.iterdir()) == []
+    assert module.main([*argv, "--json", "rows.json"]) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["rows.json"]
+    assert json.loads((tmp_path / "rows.json").read_text())["parameters"]["n"] == [32]
+
+
+def test_bench_sa_layer_prints_without_json(bench_sa_layer, tmp_path, monkeypatch, capsys):
+    committed, before = _committed("sa_layer.json")
+    monkeypatch.chdir(tmp_path)
+    assert bench_sa_layer.main(SA_ARGV) == 0
+    assert "engine" in capsys.readouterr().out
+    assert committed.read_bytes() == before and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("script", ["bench_banded", "bench_sa_layer"])
+@pytest.mark.parametrize("where", ["folder", "missing parent"])
+def test_bad_json_path_is_refused_before_any_work(script, where, tmp_path, monkeypatch, capsys):
+    if script == "bench_sa_layer":
+        pytest.importorskip("numba")
+    else:
+        pytest.importorskip("torch")
+    module = load_benchmark(script)
+    monkeypatch.setattr(module, "round_robin", lambda *a: pytest.fail("timed before --json was checked"))
+    if script == "bench_banded":
+        monkeypatch.setattr(module, "measure", lambda *a: pytest.fail("measured before --json was checked"))
+    target = tmp_path if where == "folder" else tmp_path / "missing" / "x.json"
+    with pytest.raises(SystemExit) as exit_:
+        module.main(["--json", str(target)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--json" in err[0]
+    assert list(tmp_path.iterdir()) == []

@@ -183,3 +183,29 @@ def test_layouts_cli_small(tmp_path, capsys):
     with pytest.raises(SystemExit):
         layouts_main(["--n", "64", "--only", "nope"])
     assert "--only" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("content", "field"),
+    [
+        ({"name": "x", "stack": "swa:16", "layers": "two", "causal": True}, "'layers' must be an integer"),
+        ({"name": "x", "stack": "swa:16", "layers": 0, "causal": True}, "'layers' must be an integer"),
+        ({"name": "x", "stack": "swa:16", "layers": 2, "causal": "false"}, "'causal' must be a JSON boolean"),
+        ({"name": "x", "stack": "swa:16", "layers": 2, "causal": 0}, "'causal' must be a JSON boolean"),
+        ({"name": 3, "stack": "swa:16", "layers": 2, "causal": True}, "'name' and 'stack' must be strings"),
+        ({"model_type": "mistral", "num_hidden_layers": "two", "sliding_window": 8}, "num_hidden_layers"),
+    ],
+)
+def test_a_layout_file_of_wrong_field_types_is_refused_before_any_work(tmp_path, capsys, monkeypatch, content, field):
+    """``--configs DIR`` with a file whose fields have the wrong JSON types: one line naming --configs, the file and
+    the field, before any layout is studied (a good file next to it is not studied first)."""
+    import receptive.layouts as module
+
+    (tmp_path / "a_good.json").write_text(json.dumps({"name": "g", "stack": "swa:8", "layers": 2, "causal": True}))
+    (tmp_path / "b_bad.json").write_text(json.dumps(content))
+    monkeypatch.setattr(module, "study", lambda *a, **k: pytest.fail("studied before every file was checked"))
+    with pytest.raises(SystemExit) as exc:
+        layouts_main(["--n", "64", "--configs", str(tmp_path), "--no-progress"])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and len(err.splitlines()) == 1, err
+    assert "error: --configs: " in err and "b_bad.json" in err and field in err, err

@@ -101,10 +101,10 @@ def exact_attention(q, k, v, causal: bool = False) -> torch.Tensor:
     ----------
     .. [1] Vaswani et al., "Attention Is All You Need", NeurIPS 2017, arXiv:1706.03762, Eq. 1.
     """
-    scores = q @ k.transpose(-1, -2) * scale_of(q)
+    scores = (wide(q) * scale_of(q)) @ wide(k).transpose(-1, -2)  # float32 for half types, as SDPA
     if causal:
         scores = scores.masked_fill(~causal_mask(q.shape[-2], q.device), float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
+    return (torch.softmax(scores, dim=-1) @ wide(v)).to(v.dtype)
 
 
 def relative_error(approx: torch.Tensor, exact: torch.Tensor) -> float:
@@ -173,8 +173,8 @@ def masked_attention(q, k, v, mask: torch.Tensor, causal: bool = False) -> torch
     """
     if causal:
         mask = mask & causal_mask(q.shape[-2], q.device)
-    scores = (q @ k.transpose(-1, -2) * scale_of(q)).masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
+    scores = ((wide(q) * scale_of(q)) @ wide(k).transpose(-1, -2)).masked_fill(~mask, float("-inf"))
+    return (torch.softmax(scores, dim=-1) @ wide(v)).to(v.dtype)
 
 
 def generator(seed: int) -> torch.Generator:
@@ -310,13 +310,14 @@ def indexed_attention(q, k, v, idx: torch.Tensor, valid: torch.Tensor | None = N
         valid = valid & (idx <= torch.arange(n, device=q.device)[:, None])
     out = torch.empty_like(q[..., : v.shape[-1]]) if v.shape[-1] == d else q.new_empty(b, h, n, v.shape[-1])
     scale = scale_of(q)
+    acc = torch.promote_types(q.dtype, torch.float32)  # scores and softmax in at least float32, as SDPA
     for start in range(0, n, QUERY_CHUNK):
         rows = slice(start, min(n, start + QUERY_CHUNK))
         ix = idx[:, :, rows]
         flat = ix.reshape(b, h, -1)
         kk = torch.gather(k, 2, flat[..., None].expand(-1, -1, -1, d)).view(*ix.shape, d)
         vv = torch.gather(v, 2, flat[..., None].expand(-1, -1, -1, v.shape[-1])).view(*ix.shape, v.shape[-1])
-        scores = torch.einsum("bhqd,bhqkd->bhqk", q[:, :, rows], kk) * scale
+        scores = torch.einsum("bhqd,bhqkd->bhqk", q[:, :, rows].to(acc) * scale, kk.to(acc))
         if scores_bias is not None:
             scores = scores + scores_bias[:, :, rows]
         ok = valid[:, :, rows]
@@ -324,7 +325,8 @@ def indexed_attention(q, k, v, idx: torch.Tensor, valid: torch.Tensor | None = N
         top = scores.amax(dim=-1, keepdim=True).clamp_min(torch.finfo(scores.dtype).min)
         weights = torch.exp(scores - top) * ok
         total = weights.sum(-1, keepdim=True)
-        out[:, :, rows] = torch.einsum("bhqk,bhqkd->bhqd", weights / total.clamp_min(torch.finfo(q.dtype).tiny), vv)
+        probs = weights / total.clamp_min(torch.finfo(acc).tiny)
+        out[:, :, rows] = torch.einsum("bhqk,bhqkd->bhqd", probs, vv.to(acc)).to(out.dtype)
     return out
 
 

@@ -148,7 +148,7 @@ def sliding_window(q, k, v, m, seed, causal=False, sink=False):
     """
     n = q.shape[2]
     w = _window(max(1, m - 1) if sink else m, n, causal)
-    out = swa_attention(q, k, v, w, causal=causal)
+    out = swa_attention(q, k, v, w, causal=causal, check_finite=False)
     if not sink:
         return out
     left, right = window_offsets(w, causal)
@@ -202,7 +202,7 @@ def stochastic(q, k, v, m, seed, causal=False, sink=False):
     """
     n = q.shape[2]
     w = _window(max(1, m - 1) if sink else m, n, False)
-    out, perm = sa_attention(q, k, v, w, causal=causal, seed=seed, layer=1, return_perm=True)
+    out, perm = sa_attention(q, k, v, w, causal=causal, seed=seed, layer=1, return_perm=True, check_finite=False)
     if not sink:
         return out
     left, right = window_offsets(w, False)
