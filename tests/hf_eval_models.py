@@ -1,0 +1,42 @@
+"""A tiny random Llama and a byte-level BPE tokenizer trained here, for the evaluation harness's tests (no network,
+no model wheel)."""
+
+from pathlib import Path
+
+import torch
+
+FIXTURES = Path(__file__).parent / "fixtures" / "olmes"
+
+TEXT = [
+    "Question: Which technology was developed most recently?\nAnswer: cellular telephone",
+    "The circuit failed to power the television but kept the radio going, as the television had a weak connection.",
+    "Sarah was a much better surgeon than Maria so Maria always got the easier cases.",
+    "In my palm is a clear stone, and inside it is a small ivory statuette. A guardian angel.",
+    "Lichens are symbiotic organisms made of green algae and fungi. food, water, light, heat 0123456789",
+]
+
+
+def tiny_tokenizer(vocab: int = 320):
+    """A byte-level BPE tokenizer (GPT-2's scheme) trained on a few sentences: every text encodes."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    trainer = trainers.BpeTrainer(vocab_size=vocab, special_tokens=["<|endoftext|>"], initial_alphabet=alphabet,
+                                  show_progress=False)  # fmt: skip
+    tok.train_from_iterator(TEXT * 4, trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>", bos_token="<|endoftext|>")
+
+
+def tiny_llama(vocab: int = 320, layers: int = 3, positions: int = 2048, dtype=torch.float64):
+    """A random Llama (GQA: 4 heads, 2 key heads) in eval mode."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=layers,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=positions,
+                         attn_implementation="sdpa")  # fmt: skip
+    torch.manual_seed(0)
+    return LlamaForCausalLM(config).to(dtype).eval()
