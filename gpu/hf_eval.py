@@ -513,4 +513,3 @@ def task_scores(records: Sequence[dict], kind: str = "choice") -> dict[str, floa
     if not scores:
         return {"items": 0}
     return {key: float(np.mean([s[key] for s in scores])) for key in scores[0]} | {"items": len(scores)}
-
