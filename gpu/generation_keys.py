@@ -207,7 +207,7 @@ def position_keys(method: str, positions: torch.Tensor, n_keys: int, m: int, hea
     Parameters
     ----------
     method : str
-        ``swa``, ``swa+sink``, ``sa``, ``sa+sink``, ``sa+swa-union``, ``sa-ms`` or ``exact``.
+        ``swa``, ``swa+sink``, ``sa``, ``sa+sink``, ``sa+swa-union``, ``swa+sink+sa``, ``sa-ms`` or ``exact``.
     positions : torch.Tensor
         ``(q,)`` int64 query positions, below ``n_keys``.
     n_keys : int
@@ -253,6 +253,10 @@ def position_keys(method: str, positions: torch.Tensor, n_keys: int, m: int, hea
         half = max(1, m // 2)
         parts = union(sa_band(positions, n_keys, half, _sigma_rank(max_length, seed, max_length)),
                       window(positions, half))  # fmt: skip
+    elif method == "swa+sink+sa":
+        shortcuts = max(1, m // 4)
+        local = with_sink(*window(positions, max(1, m - shortcuts - 1)))
+        parts = union(local, sa_band(positions, n_keys, shortcuts, _sigma_rank(max_length, seed, max_length)))
     elif method == "sa-ms":
         blocks = sa_ms_blocks(max_length, m)
         per_block = [sa_band(positions, n_keys, m, _sigma_rank(max_length, seed, b)) for b in blocks]

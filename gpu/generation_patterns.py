@@ -20,6 +20,8 @@ Methods (:data:`GENERATION_METHODS`), ``m`` keys per query (per head):
 * ``sa``: SA's band of ``m`` in generation form; ``sa+sink``: the band of ``m - 1`` and key 0;
 * ``sa+swa``: the mean of the two paths, SA's band of ``m/2`` and the window of ``m/2`` (the gated SA+SWA with equal
   gates); ``sa+swa-union``: one softmax over the union of the two key sets;
+* ``swa+sink+sa``: local, sink and random shortcuts in one softmax: the window of ``m - m/4 - 1`` keys, key 0 and
+  SA's band of ``m/4`` (a quarter of the budget spent on shortcuts);
 * ``sa-ms``: multi-scale SA: head ``h`` takes SA's band of ``m`` in a permutation drawn within blocks of
   ``b_{h mod s}`` positions (``receptive.patterns.multiscale.default_blocks(max_length, m)``: ``m, m^2, ...,
   max_length``), so every distance scale has shortcuts;
@@ -100,6 +102,7 @@ GENERATION_METHODS: dict[str, GenerationMethod] = {
         GenerationMethod("sa+sink", "SA's band of m - 1 keys and key 0", True, "every key"),
         GenerationMethod("sa+swa", "mean of SA's band of m/2 and the window of m/2", True, "every key"),
         GenerationMethod("sa+swa-union", "one softmax over SA's band of m/2 and the window of m/2", True, "every key"),
+        GenerationMethod("swa+sink+sa", "window of m - m/4 - 1 keys, key 0 and SA's band of m/4", True, "every key"),
         GenerationMethod("sa-ms", "per head, SA's band of m in block permutations", True, "every key"),
         GenerationMethod("moba", "4 blocks of m/4 keys (block means routed)", False, "every key", True),
         GenerationMethod("top-k", "the m largest scores", False, "every key", True),

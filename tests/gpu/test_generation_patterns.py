@@ -38,10 +38,24 @@ def test_sa_band_equals_the_dense_oracle(n, w, seed):
     assert np.array_equal(dense(idx, valid, n), band_oracle(n, w, rank.numpy()))
 
 
+@given(n=st.integers(1, 40), m=st.integers(1, 16), seed=st.integers(0, 50))
+def test_local_sink_and_shortcuts_is_the_union_of_its_parts(n, m, seed):
+    from receptive.permutations import layer_permutation
+
+    rank = np.argsort(layer_permutation(64, seed, 1))  # the permuted position of each token over max_length 64
+    idx, valid = position_keys("swa+sink+sa", torch.arange(n), n, m, 1, seed, 64)
+    shortcuts = max(1, m // 4)
+    local = max(1, m - shortcuts - 1)
+    rows, cols = np.indices((n, n))
+    expected = ((cols <= rows) & (rows - cols < local)) | ((cols == 0) & (rows >= 0))
+    expected |= band_oracle(n, shortcuts, rank)
+    assert np.array_equal(dense(idx[0], valid[0], n), expected)
+
+
 @given(n=st.integers(1, 30), m=st.integers(1, 10), seed=st.integers(0, 50))
 def test_no_row_reads_a_later_key_or_a_key_twice(n, m, seed):
     positions = torch.arange(n)
-    for method in ("swa", "swa+sink", "sa", "sa+sink", "sa+swa-union", "sa-ms"):
+    for method in ("swa", "swa+sink", "sa", "sa+sink", "sa+swa-union", "swa+sink+sa", "sa-ms"):
         idx, valid = position_keys(method, positions, n, m, 3, seed, 64)
         assert bool((idx[valid] <= positions[:, None].expand_as(idx[0])[None].expand_as(idx)[valid]).all())
         for head in range(3):
@@ -51,7 +65,7 @@ def test_no_row_reads_a_later_key_or_a_key_twice(n, m, seed):
 
 def test_rows_do_not_depend_on_later_tokens():
     """The keys of the first 20 positions are the same with 20 tokens present as with 50."""
-    for method in ("sa", "sa+sink", "sa+swa-union", "sa-ms"):
+    for method in ("sa", "sa+sink", "sa+swa-union", "swa+sink+sa", "sa-ms"):
         short = position_keys(method, torch.arange(20), 20, 5, 4, 7, 64)
         long = position_keys(method, torch.arange(20), 50, 5, 4, 7, 64)
         for a, b in zip(short, long, strict=True):
