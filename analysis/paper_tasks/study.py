@@ -1,0 +1,187 @@
+"""The SA paper's own tasks on SmolLM2-135M-Instruct (``python -m analysis.paper_tasks.study``): the grid of
+attention patterns x keys per query x protocols x OLMES tasks, run through :mod:`gpu.hf_eval` in tiers, most
+important first, into one resumable result store.
+
+Tiers (each a run of ``python -m gpu.hf_eval_cli`` on the same ``--out``; an interrupted study resumes where it
+stopped), every sparse row under both protocols (the pattern everywhere; the pattern over the context and exact
+attention for the continuation) and at m = 64 and 32 keys per query unless said otherwise:
+
+1. ``exact``: full attention (SDPA), each task's reference;
+2. ``headline``: swa, swa+sink, sa, sa+swa-union, moba (seed 0);
+3. ``search``: the pre-registered search for an SA-based pattern that beats SWA + sink and MoBA, on the search
+   tasks (ARC-Easy, PIQA) only: sa+sink and swa+sink+sa (sa+swa-union comes from ``headline``);
+4. ``winner``: the search's winner (:func:`search_winner`) on the other informative tasks;
+5. ``interleaved``: the adaptation recipe's full layers interleaved (Yu et al. 2025): swa+sink and sa+sink with
+   every sixth layer exact (layers 0, 6, 12, 18, 24);
+6. ``seeds``: seeds 1 and 2 of the randomized headline patterns;
+7. ``uninformative``: the headline rows on the tasks where full attention is not above chance;
+8. ``grid``: the rest: m in {16, 32, 64, 128}, every generation-form pattern, seeds 0-2.
+
+After the first tier the sparse tiers run on the *informative* tasks only (full attention's 95% interval above
+chance, :func:`analysis.paper_tasks.summary.task_rows`): on the others a pattern has nothing to lose.
+
+Tasks: ARC-Easy, ARC-Challenge, BoolQ, HellaSwag, PIQA, WinoGrande (OLMES rc, 5-shot), MMLU (OLMES rc, 5-shot from
+``dev``, 4 test items per subject), LAMBADA (0-shot): the first ``--limit`` items of each OLMES file.
+
+References
+----------
+- Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
+- Yu et al. (2025). Sliding window attention adaptation. arXiv 2512.10411.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from gpu.hf_eval_cli import DEFAULT_TASKS
+from gpu.hf_eval_cli import main as hf_eval
+from receptive.cli_parser import OneLineErrorParser, comma_names
+
+from .summary import item_table, task_rows
+
+#: tier -> (methods, budgets, seeds, exact layers)
+TIERS = {
+    "exact": ("exact", "64", "0", ""),
+    "headline": ("swa,swa+sink,sa,sa+swa-union,moba", "64,32", "0", ""),
+    "search": ("sa+sink,swa+sink+sa", "64,32", "0", ""),
+    "winner": ("", "64,32", "0", ""),
+    "interleaved": ("swa+sink,sa+sink", "64,32", "0", "0,6,12,18,24"),
+    "seeds": ("sa,sa+swa-union", "64,32", "1,2", ""),
+    "uninformative": ("swa,swa+sink,sa,sa+swa-union,moba", "64,32", "0", ""),
+    "grid": ("swa,swa+sink,sa,sa+sink,sa+swa,sa+swa-union,sa-ms,moba,top-k", "16,32,64,128", "0,1,2", ""),
+}
+#: The pre-registered search: its candidates, the tasks it selects on, and the tasks its winner is reported on.
+SEARCH_CANDIDATES = ("sa+sink", "swa+sink+sa", "sa+swa-union")
+SEARCH_TASKS = ("arc_easy", "piqa")
+
+
+def search_winner(store) -> str:
+    """The search's winner: the candidate with the highest mean primary score over the search tasks, both budgets
+    (64, 32) and both protocols, on the items every candidate has.
+
+    Parameters
+    ----------
+    store : str or pathlib.Path
+        The result store.
+
+    Returns
+    -------
+    str
+        A method of :data:`SEARCH_CANDIDATES`.
+
+    Raises
+    ------
+    ValueError
+        If a candidate lacks a search cell.
+    """
+    table = item_table(store)
+    means = {}
+    for method in SEARCH_CANDIDATES:
+        cells = []
+        for budget in (64, 32):
+            for decode in ("sparse", "exact"):
+                for task in SEARCH_TASKS:
+                    items = table.get((method, budget, decode), {}).get(task)
+                    if not items:
+                        raise ValueError(f"--tiers: the search has no {method} m={budget} {decode} {task} results yet")
+                    cells.append(np.mean([np.mean(v) for v in items.values()]))
+        means[method] = float(np.mean(cells))
+    return max(means, key=means.get)
+
+
+def tier_arguments(tier: str, out: str, limit: int, tasks: str, workers: int = 1, methods: str | None = None):
+    """The ``python -m gpu.hf_eval_cli`` arguments of one tier.
+
+    Parameters
+    ----------
+    tier : str
+        A key of :data:`TIERS`.
+    out : str
+        The result store.
+    limit : int
+        Items per task.
+    tasks : str
+        Comma-separated tasks.
+    workers : int, default 1
+        Processes of one torch thread each on a Dask LocalCluster (1: this process, two threads).
+    methods : str, optional
+        The methods, where the tier's come from the results (``winner``).
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> tier_arguments("exact", "runs", 200, "boolq")[:4]
+    ['--tasks', 'boolq', '--limit', '200']
+    """
+    default, budgets, seeds, layers = TIERS[tier]
+    arguments = ["--tasks", tasks, "--limit", str(limit), "--attention", methods or default, "--budgets", budgets,
+                 "--seeds", seeds, "--decode", "sparse,exact", "--out", out, "--resume"]  # fmt: skip
+    arguments += ["--exact-layers", layers] if layers else []
+    return arguments + (["--dask", "--workers", str(workers), "--threads", "1"] if workers > 1 else ["--threads", "2"])
+
+
+def main(argv=None) -> int:
+    """Run the tiers in order.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0, or the first failing tier's status.
+
+    Examples
+    --------
+    >>> main(["--out", "runs", "--tiers", "nope"])  # doctest: +SKIP
+    python -m analysis.paper_tasks.study: error: --tiers: ... (see --help)
+    """
+    parser = OneLineErrorParser(prog="python -m analysis.paper_tasks.study", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
+    parser.add_argument("--out", required=True, help="the result store (resumed)")
+    parser.add_argument("--tiers", default=",".join(TIERS), help="comma-separated tiers, in order")
+    parser.add_argument("--limit", type=int, default=200, help="items per task")
+    parser.add_argument("--tasks", default=",".join(DEFAULT_TASKS), help="comma-separated tasks")
+    parser.add_argument("--workers", type=int, default=1, help="processes (a Dask LocalCluster when above 1)")
+    parser.add_argument("--dry-run", action="store_true", help="print each tier's CPU estimate, run nothing")
+    args = parser.parse_args(argv)
+    try:
+        tiers = comma_names("--tiers", args.tiers, TIERS)
+    except ValueError as exc:
+        parser.error(str(exc))
+    for tier in tiers:
+        tasks, methods = args.tasks.split(","), None
+        if tier != "exact" and not args.dry_run:
+            if not (Path(args.out) / "tasks.jsonl").is_file():
+                parser.error(f"--tiers: {tier} needs the exact tier's results in --out first")
+            split = {row["task"]: row["informative"] for row in task_rows(args.out)}
+            tasks = [t for t in tasks if split.get(t.partition(":")[0], True) == (tier != "uninformative")]
+            if tier == "search":
+                tasks = [t for t in tasks if t in SEARCH_TASKS]
+            if tier == "winner":
+                tasks = [t for t in tasks if t not in SEARCH_TASKS]
+                try:
+                    methods = search_winner(args.out)
+                except ValueError as exc:
+                    parser.error(str(exc))
+        if not tasks:
+            continue
+        print(f"tier {tier}: {methods or TIERS[tier][0]} on {','.join(tasks)}", file=sys.stderr)
+        arguments = tier_arguments(tier, args.out, args.limit, ",".join(tasks), args.workers, methods)
+        status = hf_eval(arguments + (["--dry-run"] if args.dry_run else []))
+        if status:
+            return status
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

