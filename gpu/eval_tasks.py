@@ -335,7 +335,10 @@ def load_task(spec: str, limit: int | None = None, per_subject: int = 4) -> list
     if limit is not None:
         limit = check_int("limit", limit, 1)
     if spec.endswith((".jsonl", ".jsonl.gz")):
-        items = load_requests(spec)
+        try:
+            items = load_requests(spec)
+        except ValueError as exc:
+            raise ValueError(str(exc).replace("path:", "task:", 1)) from None
     else:
         task, _, regime = spec.partition(":")
         if task not in EVAL_TASKS:

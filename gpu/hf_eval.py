@@ -48,12 +48,9 @@ from graphs.validation import check_choice, check_int
 
 from .eval_tasks import EvalItem
 from .generation_patterns import GENERATION_METHODS
-from .hf_generation import DECODES, register_generation
+from .hf_generation import DECODES, MAX_BUDGET, register_generation
 
 __all__ = ["EvalAttention", "check_fits", "encode_pair", "item_scores", "score_items", "shared_prefixes", "task_scores"]
-
-#: Keys per query at most (a larger budget reads every key of any context this harness accepts).
-MAX_BUDGET = 1 << 16
 
 
 @dataclass(frozen=True)

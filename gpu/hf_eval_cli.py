@@ -22,7 +22,7 @@ from pathlib import Path
 from graphs._atomic import check_writable
 from graphs.cli_common import write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
-from receptive.sweep import ResultStore, run_dask, run_local
+from receptive.sweep import ResultStore, check_scheduler, run_dask, run_local
 
 from .eval_tasks import load_task
 from .generation_patterns import GENERATION_METHODS
@@ -309,8 +309,8 @@ def main(argv=None) -> int:
             raise ValueError("--out: required unless --dry-run")
         if args.json:
             check_writable(args.json, "--json")
-        if args.scheduler and not args.scheduler.startswith(("tcp://", "tls://", "inproc://", "ucx://")):
-            raise ValueError(f"--scheduler: expected an address such as tcp://host:8786, got {args.scheduler!r}")
+        if args.scheduler:
+            check_scheduler(args.scheduler)
         model, tokenizer = _model(args.model, args.threads)
         for task_items in items.values():
             check_fits(model, tokenizer, task_items)

@@ -46,6 +46,8 @@ from .validation import check_choice, check_int
 
 PREFIX = "receptive-gen"
 DECODES = ("sparse", "exact")
+#: Keys per query at most (past it a pattern reads every key of any sequence a model takes: use ``exact``).
+MAX_BUDGET = 1 << 16
 
 
 def compacted(attend: Callable, q, k, v, attention_mask) -> torch.Tensor:
@@ -168,7 +170,7 @@ def generation_forward(method: str, budget: int, seed: int = 0, *, max_length: i
     method : str
         A name of :data:`gpu.generation_patterns.GENERATION_METHODS`.
     budget : int
-        Keys per query (per head), at least 1.
+        Keys per query (per head), 1 to :data:`MAX_BUDGET`.
     seed : int, default 0
         The model's seed; layer ``l`` of ``L`` draws SA's permutation with ``seed * L + l``.
     max_length : int, optional
@@ -207,11 +209,13 @@ def generation_forward(method: str, budget: int, seed: int = 0, *, max_length: i
     Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
     """
     check_choice("method", method, GENERATION_METHODS)
-    budget = check_int("budget", budget, 1)
+    budget = check_int("budget", budget, 1, MAX_BUDGET)
     seed = check_int("seed", seed, 0)
     if max_length is not None:
         max_length = check_int("max_length", max_length, 1)
     check_choice("decode", decode, DECODES)
+    if isinstance(exact_layers, str | bytes) or not isinstance(exact_layers, Iterable):
+        raise TypeError(f"exact_layers: expected an iterable of layer indices, got {type(exact_layers).__name__}")
     exact = frozenset(check_int("exact_layers", layer, 0) for layer in exact_layers)
     name = generation_name(method, budget, seed, decode, exact)
 

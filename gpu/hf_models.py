@@ -63,7 +63,8 @@ def load_causal_lm(path, dtype: torch.dtype = torch.float32):
     TypeError
         If ``path`` is not a string or a path, or ``dtype`` not a torch dtype.
     ValueError
-        If ``path`` is neither a folder nor a ``.gguf`` file.
+        If ``path`` is neither a model folder (with ``config.json``) nor a GGUF file, or transformers cannot load a
+        causal LM and its tokenizer from it.
 
     Examples
     --------
@@ -83,12 +84,23 @@ def load_causal_lm(path, dtype: torch.dtype = torch.float32):
     path = Path(path)
     if path.is_file() and path.suffix == ".gguf":
         folder, options = path.parent, {"gguf_file": path.name}
+        with path.open("rb") as fh:
+            if fh.read(4) != b"GGUF":
+                raise ValueError(f"path: {str(path)!r} is not a GGUF file (it does not start with the GGUF magic)")
     elif path.is_dir():
         folder, options = path, {}
+        if not (path / "config.json").is_file():
+            raise ValueError(f"path: the folder {str(path)!r} holds no config.json (save_pretrained writes one)")
     else:
         raise ValueError(f"path: expected a model folder or a .gguf file, got {str(path)!r}")
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **options)
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, local_files_only=True, **options)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **options)
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, local_files_only=True, **options)
+    except (OSError, ValueError, KeyError) as exc:
+        reason = " ".join(str(exc).split())[:300]
+        raise ValueError(
+            f"path: transformers cannot load a causal LM and tokenizer from {str(path)!r}: {reason}"
+        ) from None
     return model.eval(), tokenizer

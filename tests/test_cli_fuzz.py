@@ -28,6 +28,16 @@ def _json(path: Path, doc) -> str:
     return str(path)
 
 
+def _text(path: Path, text: str) -> str:
+    path.write_text(text)
+    return str(path)
+
+
+def _folder(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
 def _configs(tmp: Path, **fields) -> str:
     folder = tmp / "configs"
     folder.mkdir()
@@ -64,6 +74,23 @@ CASES = [
      lambda t: ["--tiny", "--n", "64", "--new", "0", "--repeats", "1", "--json", str(t)]),
     ("bench-sa-layer-json-folder", "numba", _script("bench_sa_layer"),
      lambda t: ["--n", "512", "--w", "8", "--repeats", "1", "--json", str(t)]),
+    ("bound-scheduler-not-an-address", None, _module("receptive.bound.cli"),
+     lambda t: ["--quick", "--scheduler", "notanaddress", "--out", str(t / "out")]),
+    ("bound-scheduler-nobody-listens", None, _module("receptive.bound.cli"),
+     lambda t: ["--quick", "--scheduler", "tcp://127.0.0.1:1", "--out", str(t / "out")]),
+    ("real-models-fake-gguf", "transformers", _module("analysis.real_models.study"),
+     lambda t: ["--model", _text(t / "x.gguf", "not a model"), "--out", str(t / "o.json")]),
+    ("real-models-empty-folder", "transformers", _module("analysis.real_models.study"),
+     lambda t: ["--model", str(_folder(t / "m")), "--out", str(t / "o.json")]),
+    ("bench-generation-fake-gguf", "transformers", _script("bench_generation"),
+     lambda t: ["--model", _text(t / "x.gguf", "not a model"), "--n", "64", "--new", "0", "--repeats", "1"]),
+    ("hf-eval-unknown-task", "transformers", _module("gpu.hf_eval_cli"),
+     lambda t: ["--tasks", "nosuchtask", "--out", str(t / "out")]),
+    ("hf-eval-fake-gguf", "transformers", _module("gpu.hf_eval_cli"),
+     lambda t: ["--model", _text(t / "x.gguf", "not a model"), "--tasks", _text(t / "r.jsonl", ""),
+                "--out", str(t / "out")]),
+    ("hf-eval-bad-request-file", "transformers", _module("gpu.hf_eval_cli"),
+     lambda t: ["--tasks", _text(t / "r.jsonl", '{"doc_id": 0}'), "--out", str(t / "out")]),
 ]  # fmt: skip
 
 
@@ -71,8 +98,16 @@ def _files(folder: Path) -> set[str]:
     return {str(p.relative_to(folder)) for p in folder.rglob("*")}
 
 
-@pytest.mark.parametrize(("needs", "main", "argv"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_bad_input_is_one_line_exit_2_and_leaves_nothing(tmp_path, capsys, needs, main, argv):
+#: the flag a case's one line must name
+FLAGS = {"bound-scheduler-not-an-address": "--scheduler", "bound-scheduler-nobody-listens": "--scheduler",
+         "real-models-fake-gguf": "--model", "real-models-empty-folder": "--model",
+         "bench-generation-fake-gguf": "--model", "hf-eval-unknown-task": "--tasks", "hf-eval-fake-gguf": "--model",
+         "hf-eval-bad-request-file": "--tasks"}  # fmt: skip
+
+
+@pytest.mark.parametrize(("needs", "main", "argv", "flag"), [(*c[1:], FLAGS.get(c[0])) for c in CASES],
+                         ids=[c[0] for c in CASES])  # fmt: skip
+def test_bad_input_is_one_line_exit_2_and_leaves_nothing(tmp_path, capsys, needs, main, argv, flag):
     if needs:
         pytest.importorskip(needs)
     main = main()
@@ -85,4 +120,5 @@ def test_bad_input_is_one_line_exit_2_and_leaves_nothing(tmp_path, capsys, needs
     err = capsys.readouterr().err
     assert code == 2, (args, code, err)
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert flag is None or f" {flag}:" in err, err
     assert _files(tmp_path) == before, "a file was left behind"

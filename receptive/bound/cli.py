@@ -15,7 +15,7 @@ from graphs.memory import slab_bytes
 
 from .. import __version__, theory
 from ..cli_parser import OneLineErrorParser, comma_names
-from ..sweep import ResultStore, run_dask, run_local, tasks_for
+from ..sweep import ResultStore, check_scheduler, run_dask, run_local, tasks_for
 from .analysis import analyse_point, deviations, fit_log_law, group_results
 
 __all__ = ["build_parser", "format_table", "main", "parse_sizes", "task_bytes_at_least"]
@@ -478,6 +478,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.scheduler:
+            check_scheduler(args.scheduler)
         if args.resume:
             held = Path(args.out) / "tasks.jsonl"
             if not held.is_file() or held.stat().st_size == 0:

@@ -1,7 +1,7 @@
 """Sweeps of coverage over a grid of patterns, sizes, windows and seeds, run as independent tasks."""
 
-from .runner import run_dask, run_local
+from .runner import check_scheduler, run_dask, run_local
 from .store import ResultStore
 from .tasks import Task, run_task, tasks_for
 
-__all__ = ["ResultStore", "Task", "run_dask", "run_local", "run_task", "tasks_for"]
+__all__ = ["ResultStore", "Task", "check_scheduler", "run_dask", "run_local", "run_task", "tasks_for"]

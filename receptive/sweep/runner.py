@@ -6,8 +6,10 @@ skipped, and a task that raises is retried ``retries`` times and then recorded a
 
 from __future__ import annotations
 
+import socket
 import traceback
 from collections.abc import Callable, Sequence
+from urllib.parse import urlsplit
 
 from tqdm.auto import tqdm
 
@@ -16,7 +18,56 @@ from graphs.reachability import _quiet
 from .store import ResultStore
 from .tasks import Task, run_task
 
-__all__ = ["pending", "run_dask", "run_local"]
+__all__ = ["check_scheduler", "pending", "run_dask", "run_local"]
+
+
+def check_scheduler(address, option: str = "--scheduler", timeout: float = 5.0) -> str:
+    """Check, before any work, that ``address`` is a Dask scheduler address and that something listens there.
+
+    Parameters
+    ----------
+    address : str
+        ``tcp://host:port`` or ``tls://host:port``.
+    option : str, default "--scheduler"
+        The flag or argument that named it (the first word of an error message).
+    timeout : float, default 5.0
+        Seconds to wait for the connection.
+
+    Returns
+    -------
+    str
+        ``address``.
+
+    Raises
+    ------
+    TypeError
+        If ``address`` is not a string.
+    ValueError
+        If it is not such an address, or nothing accepts a connection there.
+
+    Examples
+    --------
+    >>> check_scheduler("notanaddress")
+    Traceback (most recent call last):
+    ...
+    ValueError: --scheduler: expected an address such as tcp://host:8786, got 'notanaddress'
+    """
+    if not isinstance(address, str):
+        raise TypeError(f"{option}: expected a str, got {type(address).__name__}")
+    parts = urlsplit(address)
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    if parts.scheme not in ("tcp", "tls") or not host or port is None:
+        raise ValueError(f"{option}: expected an address such as tcp://host:8786, got {address!r}")
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ValueError(f"{option}: no Dask scheduler answers at {address} ({reason})") from None
+    return address
 
 
 def pending(tasks: Sequence[Task], store: ResultStore) -> list[Task]:

@@ -77,6 +77,7 @@ def test_dry_run_prints_the_estimate_and_writes_nothing(model_folder, tmp_path, 
         (["--model", "/no/such/model"], "--model"),
         (["--json", "/no/such/folder/x.json"], "--json"),
         (["--scheduler", "notanaddress"], "--scheduler"),
+        (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_flag_and_leaves_nothing(model_folder, tmp_path, capsys, extra, flag):

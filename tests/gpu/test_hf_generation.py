@@ -161,3 +161,10 @@ def test_a_bidirectional_model_and_a_packed_mask_are_refused():
 
 def test_names():
     assert generation_name("moba", 64, exact_layers=(3, 1)) == "receptive-gen-moba-64-exact-1.3"
+
+
+def test_a_budget_past_the_bound_and_exact_layers_not_a_list_are_one_line_errors():
+    with pytest.raises(ValueError, match=r"^budget: expected an integer in \[1, 65536\]"):
+        register_generation("sa", 10**12)
+    with pytest.raises(TypeError, match=r"^exact_layers: expected an iterable of layer indices, got int"):
+        register_generation("sa", 8, exact_layers=1)

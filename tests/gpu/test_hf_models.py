@@ -15,6 +15,23 @@ def test_bad_paths_are_one_line_errors(path, error):
         load_causal_lm(path)
 
 
+def test_an_empty_folder_a_fake_gguf_and_a_folder_without_a_tokenizer_are_one_line_errors(tmp_path):
+    with pytest.raises(ValueError, match=r"^path: the folder .* holds no config.json") as info:
+        load_causal_lm(tmp_path)
+    fake = tmp_path / "x.gguf"
+    fake.write_text("not a model")
+    with pytest.raises(ValueError, match=r"^path: .* is not a GGUF file") as info:
+        load_causal_lm(fake)
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=16, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                         num_attention_heads=2, num_key_value_heads=1)  # fmt: skip
+    LlamaForCausalLM(config).save_pretrained(tmp_path / "model")
+    with pytest.raises(ValueError, match=r"^path: transformers cannot load") as info:
+        load_causal_lm(tmp_path / "model")
+    assert "\n" not in str(info.value)
+
+
 def test_a_saved_tiny_llama_loads_from_its_folder(tmp_path):
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast

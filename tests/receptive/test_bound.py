@@ -204,6 +204,8 @@ def test_dask_local_cluster_equals_local_run(tmp_path):
         (["--interval-file", "x.json"], "--interval-file"),
         (["--model", "interval", "--interval-file", "missing.json"], "--interval-file"),
         (["--dask", "--scheduler", "tcp://x:1"], "--scheduler"),
+        (["--scheduler", "notanaddress"], "--scheduler"),
+        (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler"),
         (["--model", "fitted"], "--model"),
     ],
 )
