@@ -175,6 +175,10 @@ def run_eval_task(task: EvalTask, threads: int | None = None) -> dict:
     2
     """
     model, tokenizer = _model(task.model, threads)
+    if threads:  # numba's kernels too: a pool larger than the process's share of the cores spins on busy cores
+        import numba
+
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     items = _items(task.task, task.limit, task.per_subject)
     kind = items[0].kind if items else "choice"
     start = time.perf_counter()
@@ -375,3 +379,7 @@ def _dry_run(args, items: dict, attentions: list[tuple], decodes) -> int:
     print(f"{configs} configurations in {passes} passes over the contexts: about {total / 3600:.2f} CPU hours at "
           "exact attention's speed (the protocols of one pattern share its pass)")  # fmt: skip
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

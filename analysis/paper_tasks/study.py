@@ -93,7 +93,8 @@ def search_winner(store) -> str:
     return max(means, key=means.get)
 
 
-def tier_arguments(tier: str, out: str, limit: int, tasks: str, workers: int = 1, methods: str | None = None):
+def tier_arguments(tier: str, out: str, limit: int, tasks: str, workers: int = 1, methods: str | None = None,
+                   budgets: str | None = None):  # fmt: skip
     """The ``python -m gpu.hf_eval_cli`` arguments of one tier.
 
     Parameters
@@ -110,6 +111,8 @@ def tier_arguments(tier: str, out: str, limit: int, tasks: str, workers: int = 1
         Processes of one torch thread each on a Dask LocalCluster (1: this process, two threads).
     methods : str, optional
         The methods, where the tier's come from the results (``winner``).
+    budgets : str, optional
+        Comma-separated keys per query in place of the tier's.
 
     Returns
     -------
@@ -120,8 +123,9 @@ def tier_arguments(tier: str, out: str, limit: int, tasks: str, workers: int = 1
     >>> tier_arguments("exact", "runs", 200, "boolq")[:4]
     ['--tasks', 'boolq', '--limit', '200']
     """
-    default, budgets, seeds, layers = TIERS[tier]
-    arguments = ["--tasks", tasks, "--limit", str(limit), "--attention", methods or default, "--budgets", budgets,
+    default, default_budgets, seeds, layers = TIERS[tier]
+    arguments = ["--tasks", tasks, "--limit", str(limit), "--attention", methods or default,
+                 "--budgets", budgets or default_budgets,
                  "--seeds", seeds, "--decode", "sparse,exact", "--out", out, "--resume"]  # fmt: skip
     arguments += ["--exact-layers", layers] if layers else []
     return arguments + (["--dask", "--workers", str(workers), "--threads", "1"] if workers > 1 else ["--threads", "2"])
@@ -151,6 +155,7 @@ def main(argv=None) -> int:
     parser.add_argument("--tiers", default=",".join(TIERS), help="comma-separated tiers, in order")
     parser.add_argument("--limit", type=int, default=200, help="items per task")
     parser.add_argument("--tasks", default=",".join(DEFAULT_TASKS), help="comma-separated tasks")
+    parser.add_argument("--budgets", help="comma-separated keys per query in place of each tier's (to run one first)")
     parser.add_argument("--workers", type=int, default=1, help="processes (a Dask LocalCluster when above 1)")
     parser.add_argument("--dry-run", action="store_true", help="print each tier's CPU estimate, run nothing")
     args = parser.parse_args(argv)
@@ -176,7 +181,7 @@ def main(argv=None) -> int:
         if not tasks:
             continue
         print(f"tier {tier}: {methods or TIERS[tier][0]} on {','.join(tasks)}", file=sys.stderr)
-        arguments = tier_arguments(tier, args.out, args.limit, ",".join(tasks), args.workers, methods)
+        arguments = tier_arguments(tier, args.out, args.limit, ",".join(tasks), args.workers, methods, args.budgets)
         status = hf_eval(arguments + (["--dry-run"] if args.dry_run else []))
         if status:
             return status

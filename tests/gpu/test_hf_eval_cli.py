@@ -100,3 +100,13 @@ def test_a_context_longer_than_the_model_is_refused_before_any_work(tmp_path, ca
     err = capsys.readouterr().err
     assert "error: --tasks:" in err and "max_position_embeddings 64" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_module_runs_as_a_command():
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "gpu.hf_eval_cli", "--help"], capture_output=True, text=True, check=True
+    )
+    assert "--dry-run" in out.stdout and "Examples" not in out.stderr
