@@ -163,6 +163,8 @@ def load_edge_list(
     if not isinstance(path, str | os.PathLike):
         raise TypeError(f"path: expected a file name, got {type(path).__name__}")
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"path: {str(path)!r} is a folder; expected a file")
     if not path.is_file():
         raise FileNotFoundError(f"path: no such file {str(path)!r}")
     if engine != "auto" and not edgelist.available(engine):
@@ -262,6 +264,8 @@ def load_graphml(path) -> Graph:
     if not isinstance(path, str | os.PathLike):
         raise TypeError(f"path: expected a file name, got {type(path).__name__}")
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"path: {str(path)!r} is a folder; expected a file")
     if not path.is_file():
         raise FileNotFoundError(f"path: no such file {str(path)!r}")
     try:

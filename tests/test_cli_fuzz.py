@@ -84,6 +84,14 @@ CASES = [
      lambda t: ["--model", str(_folder(t / "m")), "--out", str(t / "o.json")]),
     ("bench-generation-fake-gguf", "transformers", _script("bench_generation"),
      lambda t: ["--model", _text(t / "x.gguf", "not a model"), "--n", "64", "--new", "0", "--repeats", "1"]),
+    ("coverage-negative-layer-argument", None, _module("receptive.coverage.cli"),
+     lambda t: ["--n", "64", "--w", "4", "--patterns", "random:-2", "--json"]),
+    ("coverage-binary-hf-config", None, _module("receptive.coverage.cli"),
+     lambda t: ["--n", "64", "--hf-config", _text(t / "c.json", "\x00\xd0\xff binary")]),
+    ("smallworld-edges-folder", None, _module("graphs.smallworld.cli"),
+     lambda t: ["--edges", str(_folder(t / "edges"))]),
+    ("real-models-scored-zero", "transformers", _module("analysis.real_models.study"),
+     lambda t: ["--scored", "0", "--out", str(t / "o.json")]),
     ("hf-eval-unknown-task", "transformers", _module("gpu.hf_eval_cli"),
      lambda t: ["--tasks", "nosuchtask", "--out", str(t / "out")]),
     ("hf-eval-fake-gguf", "transformers", _module("gpu.hf_eval_cli"),
@@ -102,7 +110,9 @@ def _files(folder: Path) -> set[str]:
 FLAGS = {"bound-scheduler-not-an-address": "--scheduler", "bound-scheduler-nobody-listens": "--scheduler",
          "real-models-fake-gguf": "--model", "real-models-empty-folder": "--model",
          "bench-generation-fake-gguf": "--model", "hf-eval-unknown-task": "--tasks", "hf-eval-fake-gguf": "--model",
-         "hf-eval-bad-request-file": "--tasks"}  # fmt: skip
+         "hf-eval-bad-request-file": "--tasks", "coverage-negative-layer-argument": "--patterns",
+         "coverage-binary-hf-config": "--hf-config", "smallworld-edges-folder": "--edges",
+         "real-models-scored-zero": "--scored"}  # fmt: skip
 
 
 @pytest.mark.parametrize(("needs", "main", "argv", "flag"), [(*c[1:], FLAGS.get(c[0])) for c in CASES],

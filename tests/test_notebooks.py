@@ -13,7 +13,8 @@ ANALYSIS = Path(__file__).resolve().parent.parent / "analysis"
 NOTEBOOKS = sorted((p for p in ANALYSIS.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts), key=lambda p: p.stem)
 
 
-TORCH_NOTEBOOKS = {"04_cost", "05_training", "06_numerical_methods", "09_real_models"}  # the others need no torch
+# the others need no torch
+TORCH_NOTEBOOKS = {"04_cost", "05_training", "06_numerical_methods", "09_real_models", "10_paper_tasks"}
 
 
 def test_there_are_notebooks_numbered_in_order():

@@ -207,7 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     parser = build_parser()
-    if args.n < 2 * args.scored or args.scored < 1:
+    if args.scored < 1:
+        parser.error(f"--scored: expected an integer >= 1, got {args.scored}")
+    if args.n < 2 * args.scored:
         parser.error(f"--n: must be at least 2 * --scored = {2 * args.scored}, got {args.n}")
     for flag, value, low in (("--budget", args.budget, 1), ("--windows", args.windows, 1),
                              ("--passkey-trials", args.passkey_trials, 0)):  # fmt: skip

@@ -70,6 +70,8 @@ def load_config(path: str | os.PathLike) -> dict:
         raise ValueError(f"hf_config: cannot read {path!r}: {exc.strerror}") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"hf_config: {path!r} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"hf_config: {path!r} is not a text file (a config.json is UTF-8 JSON)") from None
     if not isinstance(config, dict):
         raise ValueError(f"hf_config: {path!r} holds {type(config).__name__}, expected a JSON object")
     return config

@@ -488,7 +488,14 @@ def pattern_from_spec(
     kind, values = parse_layer(spec, default_w, argument)
     if check_bool("circular", circular) and not kind.circular:
         raise ValueError(f"circular: {kind.name} is defined on a truncated sequence only")
-    return kind.build(n, causal, circular, seed, *values)
+    names = [param.name for param in kind.params]
+    try:
+        return kind.build(n, causal, circular, seed, *values)
+    except ValueError as exc:  # a layer argument out of range: name the spec the user wrote, not the parameter
+        name, sep, rest = str(exc).partition(":")
+        if sep and name in names:
+            raise ValueError(f"{argument}: {name.upper()} of {spec!r}:{rest}") from None
+        raise
 
 
 def parse_stack(spec: str, argument: str = "stack") -> list[str]:
