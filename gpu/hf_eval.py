@@ -308,54 +308,88 @@ def shared_prefixes(tokenizer, items: Sequence[EvalItem], add_bos_token: bool = 
     return shared
 
 
-def _forward(model, implementation: str, ids, cache, mask=None, keep: int = 0):
+def _forward(model, implementation: str, ids, cache, mask, positions, keep: int = 0):
     model.set_attn_implementation(implementation)
-    out = model(input_ids=ids, attention_mask=mask, cache=cache, use_cache=True, logits_to_keep=keep)
+    out = model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True,
+                logits_to_keep=keep)  # fmt: skip
     logits = out.logits
     return logits.to(torch.promote_types(logits.dtype, torch.float32)).log_softmax(-1)  # float32 at least
 
 
-def _cache(kv, batch: int = 1):
+def _cache(kv, batch: int | None = None):
+    """A ``DynamicCache`` holding ``kv`` (per layer ``(keys, values)``), its batch-1 rows repeated ``batch`` times."""
     from transformers import DynamicCache
 
     if not kv:
         return DynamicCache()
-    return DynamicCache(ddp_cache_data=[(k.expand(batch, *k.shape[1:]), v.expand(batch, *v.shape[1:])) for k, v in kv])
+    if batch is not None:
+        kv = [(k.expand(batch, *k.shape[1:]), v.expand(batch, *v.shape[1:])) for k, v in kv]
+    return DynamicCache(ddp_cache_data=kv)
 
 
 def _kv(cache) -> list:
     return [(layer.keys, layer.values) for layer in cache.layers]
 
 
-def _score_item(model, enc: _Encoded, prefix_kv, prefix: int, context_name: str, continuation_names) -> list:
-    """Per continuation attention, the item's record: its contexts run once, its continuations batched per context."""
-    choices = {name: [None] * len(enc.continuations) for name in continuation_names}
-    for context in dict.fromkeys(enc.contexts):
-        rows = [i for i, c in enumerate(enc.contexts) if c == context]
-        cache = _cache(prefix_kv)
-        last = _forward(model, context_name, torch.tensor([context[prefix:]]), cache, keep=1)[0, -1]
-        conts = [enc.continuations[i] for i in rows]
-        width = max(len(c) for c in conts) - 1
-        if width > 0:  # the continuations' tokens but the last, right-padded, over the context's cache
-            ids = torch.tensor([list(c[:-1]) + [0] * (width - len(c) + 1) for c in conts])
-            pad = torch.tensor([[t < len(c) - 1 for t in range(width)] for c in conts])
-            mask = torch.cat([torch.ones(len(conts), len(context), dtype=torch.bool), pad], 1).long()
+def _right_padded(rows: list, width: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token rows padded on the right to ``width``, and which slots hold a token."""
+    ids = torch.tensor([list(r) + [0] * (width - len(r)) for r in rows]).view(len(rows), width)
+    return ids, torch.arange(width)[None, :] < torch.tensor([len(r) for r in rows])[:, None]
+
+
+def _score_chunk(model, encs: list[_Encoded], prefix_kv, prefix: int, context_name: str, continuation_names) -> list:
+    """Per continuation attention, the records of a chunk of items of one group.
+
+    1. Every distinct (item, context) runs as one row of a batch over the shared prefix's cache, right-padded.
+    2. Every choice whose continuation has more than one token runs as one row over its context's keys, moved to
+       the right of its cache row (left key padding, no gap before the continuation), its tokens right-padded.
+    Positions are given explicitly, so padding never shifts a token's position.
+    """
+    contexts = list(dict.fromkeys((e, c) for e, enc in enumerate(encs) for c in enc.contexts))
+    row_of = {key: r for r, key in enumerate(contexts)}
+    own = [c[prefix:] for _, c in contexts]
+    width = max(map(len, own))
+    ids, real = _right_padded(own, width)
+    mask = torch.cat([torch.ones(len(own), prefix, dtype=torch.bool), real], 1).long()
+    keep = width - min(map(len, own)) + 1  # the logits of every row's last context token
+    cache = _cache(prefix_kv, len(own))
+    logp = _forward(model, context_name, ids, cache, mask, (prefix + torch.arange(width)).expand(len(own), -1), keep)
+    last = logp[torch.arange(len(own)), torch.tensor([len(o) for o in own]) - 1 - (width - keep)]
+    choices = [(e, i, row_of[e, c]) for e, enc in enumerate(encs) for i, c in enumerate(enc.contexts)]
+    longer = [(e, i, r) for e, i, r in choices if len(encs[e].continuations[i]) > 1]
+    tails = {}
+    if longer:
+        lengths = torch.tensor([prefix + len(own[r]) for _, _, r in longer])
+        span = int(lengths.max())
+        source = torch.arange(span)[None, :] - (span - lengths)[:, None]  # slot s of row j holds key s - shift_j
+        rows = torch.tensor([r for _, _, r in longer])
+        kv = [tuple(x[rows].gather(2, source.clamp(min=0)[:, None, :, None].expand(-1, x.shape[1], -1, x.shape[3]))
+                    for x in layer) for layer in _kv(cache)]  # fmt: skip
+        step = max(len(encs[e].continuations[i]) for e, i, _ in longer) - 1
+        tokens, real = _right_padded([encs[e].continuations[i][:-1] for e, i, _ in longer], step)
+        mask = torch.cat([source >= 0, real], 1).long()
+        positions = lengths[:, None] + torch.arange(step)
         for name in continuation_names:
-            tail = _forward(model, name, ids, _cache(_kv(cache), len(conts)), mask) if width > 0 else None
-            for row, i in enumerate(rows):
-                cont, request = enc.continuations[i], enc.item.requests[i]
-                logp = torch.cat([last[None], tail[row, : len(cont) - 1]]) if len(cont) > 1 else last[None]
-                target = torch.tensor(cont)
-                choices[name][i] = {"ll": float(logp.gather(1, target[:, None]).sum()), "tokens": len(cont),
-                                    "chars": len(request.continuation),
-                                    "bytes": len(request.continuation.encode("utf-8")),
-                                    "greedy": bool((logp.argmax(-1) == target).all())}  # fmt: skip
-    return [{"doc_id": enc.item.doc_id, "label": enc.item.label, "context_tokens": max(map(len, enc.contexts)),
-             "choices": choices[name]} for name in continuation_names]  # fmt: skip
+            out = _forward(model, name, tokens, _cache(kv), mask, positions)
+            tails[name] = {(e, i): out[j] for j, (e, i, _) in enumerate(longer)}
+    records = []
+    for name in continuation_names:
+        per_item = [[None] * len(enc.continuations) for enc in encs]
+        for e, i, r in choices:
+            cont, request = encs[e].continuations[i], encs[e].item.requests[i]
+            logp = torch.cat([last[r][None], tails[name][e, i][: len(cont) - 1]]) if len(cont) > 1 else last[r][None]
+            target = torch.tensor(cont)
+            per_item[e][i] = {"ll": float(logp.gather(1, target[:, None]).sum()), "tokens": len(cont),
+                              "chars": len(request.continuation), "bytes": len(request.continuation.encode("utf-8")),
+                              "greedy": bool((logp.argmax(-1) == target).all())}  # fmt: skip
+        records.append([{"doc_id": enc.item.doc_id, "label": enc.item.label,
+                         "context_tokens": max(map(len, enc.contexts)), "choices": per_item[e]}
+                        for e, enc in enumerate(encs)])  # fmt: skip
+    return records
 
 
 def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, prefixes: dict[str, int] | None = None,
-                add_bos_token: bool = False, progress: bool | None = None):  # fmt: skip
+                add_bos_token: bool = False, batch_size: int = 8, progress: bool | None = None):  # fmt: skip
     """Score every request of ``items`` under ``attention``: one record per item, in order.
 
     Parameters
@@ -374,6 +408,8 @@ def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, 
         computes the same prefix); ``None``: computed from ``items``.
     add_bos_token : bool, default False
         As :func:`encode_pair`.
+    batch_size : int, default 8
+        Items per forward (each item's contexts and choices are rows of it).
     progress : bool or None, default None
         Show a progress bar (``None``: tqdm decides from the terminal).
 
@@ -417,32 +453,52 @@ def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, 
         raise ValueError("attention: the attentions scored together must differ in decode only")
     if not all(isinstance(item, EvalItem) for item in items):
         raise TypeError("items: expected EvalItem objects (gpu.eval_tasks.load_task)")
+    batch_size = check_int("batch_size", batch_size, 1, 1024)
     encoded = _encode(tokenizer, items, add_bos_token)
     _check_fits(model, encoded)
     prefixes = shared_prefixes(tokenizer, items, add_bos_token) if prefixes is None else prefixes
     names = [a.implementations() for a in attentions]
     context_name, continuation_names = names[0][0], list(dict.fromkeys(n[1] for n in names))
+    for enc in encoded:
+        size = prefixes.get(enc.item.group, 0)
+        if size >= min(map(len, enc.contexts)):
+            raise ValueError(f"prefixes: {size} shared tokens for group {enc.item.group!r} leave item "
+                             f"{enc.item.doc_id} no context token of its own")  # fmt: skip
+    # chunks of up to batch_size items of one group, of similar lengths (less padding); records keep the input order
+    groups = list(dict.fromkeys(enc.item.group for enc in encoded))
+    order = sorted(range(len(encoded)), key=lambda j: (groups.index(encoded[j].item.group),
+                                                        max(map(len, encoded[j].contexts))))  # fmt: skip
+    chunks, current = [], []
+    for j in order:
+        if current and (len(current) == batch_size or encoded[current[0]].item.group != encoded[j].item.group):
+            chunks.append(current)
+            current = []
+        current.append(j)
+    chunks += [current] if current else []
     previous = model.config._attn_implementation
-    records: dict[str, list] = {name: [] for name in continuation_names}
+    records: dict[str, list] = {name: [None] * len(encoded) for name in continuation_names}
     prefix_kv: dict[str, list] = {}
+    bar = tqdm(total=len(encoded), unit="item", desc=attentions[0].label, disable=_quiet(progress))
     try:
         with torch.inference_mode():
-            for enc in tqdm(encoded, unit="item", desc=attentions[0].label, disable=_quiet(progress)):
-                group = enc.item.group
+            for chunk in chunks:
+                group = encoded[chunk[0]].item.group
                 size = prefixes.get(group, 0)
-                if size >= min(map(len, enc.contexts)):
-                    raise ValueError(f"prefixes: {size} shared tokens for group {group!r} leave item "
-                                     f"{enc.item.doc_id} no context token of its own")  # fmt: skip
                 if group not in prefix_kv:
-                    prefix_kv.clear()  # one group's prefix at a time: a task's items come grouped
+                    prefix_kv.clear()  # one group's prefix at a time: the chunks come grouped
                     cache = _cache([])
                     if size:
-                        _forward(model, context_name, torch.tensor([enc.contexts[0][:size]]), cache, keep=1)
+                        ids = torch.tensor([encoded[chunk[0]].contexts[0][:size]])
+                        _forward(model, context_name, ids, cache, None, None, keep=1)
                     prefix_kv[group] = _kv(cache) if size else []
-                scored = _score_item(model, enc, prefix_kv[group], size, context_name, continuation_names)
-                for name, record in zip(continuation_names, scored, strict=True):
-                    records[name].append(record)
+                scored = _score_chunk(model, [encoded[j] for j in chunk], prefix_kv[group], size, context_name,
+                                      continuation_names)  # fmt: skip
+                for name, chunk_records in zip(continuation_names, scored, strict=True):
+                    for j, record in zip(chunk, chunk_records, strict=True):
+                        records[name][j] = record
+                bar.update(len(chunk))
     finally:
+        bar.close()
         model.set_attn_implementation(previous)
     by_label = {a.label: records[n[1]] for a, n in zip(attentions, names, strict=True)}
     return by_label[attentions[0].label] if single else by_label

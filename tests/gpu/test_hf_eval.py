@@ -68,7 +68,7 @@ def phrase(draw, low, high):
 def items_strategy(draw):
     shots = phrase(draw, 0, 30)
     items = []
-    for doc in range(draw(st.integers(1, 3))):
+    for doc in range(draw(st.integers(1, 5))):
         question = shots + "\nQ: " + phrase(draw, 1, 8) + "\nA:"
         own_contexts = draw(st.booleans())  # WinoGrande's choices come with contexts of their own
         requests = []
@@ -90,9 +90,9 @@ attentions = st.builds(
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(items=items_strategy(), attention=attentions)
-def test_each_choice_scores_as_its_own_forward(model, tokenizer, items, attention):
-    records = score_items(model, tokenizer, items, attention, progress=False)
+@given(items=items_strategy(), attention=attentions, batch_size=st.sampled_from([1, 2, 8]))
+def test_each_choice_scores_as_its_own_forward(model, tokenizer, items, attention, batch_size):
+    records = score_items(model, tokenizer, items, attention, batch_size=batch_size, progress=False)
     for item, record in zip(items, records, strict=True):
         assert record["doc_id"] == item.doc_id and record["label"] == item.label
         for request, choice in zip(item.requests, record["choices"], strict=True):
