@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import warnings
 from functools import cache
 
 import numpy as np
@@ -140,12 +141,17 @@ def correlations(store, measures: list[dict]) -> list[dict]:
             resamples = rng.integers(0, len(docs), (BOOTSTRAP, len(docs)))
             for name, sign in MEASURES.items():
                 x = np.array([sign * _pooled(by_config, m, b, task, name) for m, b in configs])
-                rho = float(spearmanr(x, scores.mean(1)).statistic)
-                boot = [spearmanr(x, scores[:, r].mean(1)).statistic for r in resamples]
-                low, high = np.nanpercentile(boot, [2.5, 97.5])
-                out.append({"decode": decode, "task": task, "measure": name, "configurations": len(configs),
-                            "items": len(docs), "rho": rho, "rho_low": float(low), "rho_high": float(high),
-                            "role": "search" if task in SEARCH_TASKS else "test"})  # fmt: skip
+                row = {"decode": decode, "task": task, "measure": name, "configurations": len(configs),
+                       "items": len(docs), "role": "search" if task in SEARCH_TASKS else "test"}  # fmt: skip
+                if np.ptp(x) == 0:  # the measure does not tell these configurations apart
+                    out.append(row | {"rho": None, "rho_low": None, "rho_high": None})
+                    continue
+                with warnings.catch_warnings():  # a resample whose accuracies tie everywhere has no rank order
+                    warnings.simplefilter("ignore")
+                    rho = float(spearmanr(x, scores.mean(1)).statistic)
+                    boot = [spearmanr(x, scores[:, r].mean(1)).statistic for r in resamples]
+                    low, high = np.nanpercentile(boot, [2.5, 97.5])
+                out.append(row | {"rho": rho, "rho_low": float(low), "rho_high": float(high)})
     return out
 
 
@@ -179,7 +185,7 @@ def chosen_measure(rows: list[dict]) -> dict[str, str]:
     """
     means: dict = {}
     for row in rows:
-        if row["role"] == "search" and np.isfinite(row["rho"]):
+        if row["role"] == "search" and row["rho"] is not None and np.isfinite(row["rho"]):
             means.setdefault(row["decode"], {}).setdefault(row["measure"], []).append(row["rho"])
     return {decode: max(m, key=lambda k: np.mean(m[k])) for decode, m in means.items()}
 
@@ -212,7 +218,7 @@ def main(argv=None) -> int:
               "measures": measures, "correlations": rows, "chosen": chosen}  # fmt: skip
     write_atomic(args.out, json.dumps(result, indent=1) + "\n", option="--out")
     for row in rows:
-        if row["measure"] == chosen.get(row["decode"]):
+        if row["measure"] == chosen.get(row["decode"]) and row["rho"] is not None:
             interval = f"[{row['rho_low']:+.2f}, {row['rho_high']:+.2f}]"
             print(f"{row['decode']:6} {row['task']:10} {row['role']:6} {row['measure']:10} rho {row['rho']:+.2f} "
                   f"{interval} over {row['configurations']} configurations")  # fmt: skip

@@ -1,0 +1,99 @@
+"""The paper-task study's analysis on a hand-made result store (chance levels, informative tasks, paired intervals,
+the pre-registered winner, the rank correlations), and the committed summary against its store."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from analysis.paper_tasks import study, summary
+
+RESULTS = Path(__file__).resolve().parents[2] / "analysis" / "paper_tasks" / "results"
+
+
+def choice(ll):
+    return {"ll": ll, "tokens": 1, "chars": 1, "bytes": 1, "greedy": False}
+
+
+def row(method, budget, seed, task, scores, decodes=("sparse", "exact"), kind="choice"):
+    """A store row whose items are right (label 0 scores highest) where ``scores`` says 1."""
+    label = "exact" if method == "exact" else f"{method}-{budget}" + (f"-s{seed}" if seed else "")
+    runs = []
+    for decode in ("sparse",) if method == "exact" else decodes:
+        records = [{"doc_id": d, "label": 0, "context_tokens": 40,
+                    "choices": [choice(-1.0 if s else -3.0), choice(-2.0)]} for d, s in enumerate(scores)]  # fmt: skip
+        runs.append(
+            {"attention": {"label": label + ("-exact-decode" if decode == "exact" else "")}, "records": records}
+        )
+    key = f"m|{label}|{task}"
+    return {"key": key, "task": task, "kind": kind, "method": method, "budget": budget, "seed": seed,
+            "exact_layers": [], "runs": runs}  # fmt: skip
+
+
+@pytest.fixture()
+def store(tmp_path):
+    rng = np.random.default_rng(0)
+    rows = []
+    for task, p_exact in (("arc_easy", 0.9), ("piqa", 0.85), ("hellaswag", 0.8), ("boolq", 0.5)):
+        rows.append(row("exact", 0, 0, task, rng.random(60) < p_exact))
+        for method, p in (("swa", 0.6), ("swa+sink", 0.7), ("sa", 0.55), ("sa+sink", 0.6), ("swa+sink+sa", 0.75),
+                          ("sa+swa-union", 0.65)):  # fmt: skip
+            for budget in (64, 32):
+                rows.append(row(method, budget, 0, task, rng.random(60) < p))
+    (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return tmp_path
+
+
+def test_tasks_above_chance_are_informative_and_the_others_are_not(store):
+    tasks = {t["task"]: t for t in summary.task_rows(store)}
+    assert tasks["arc_easy"]["chance"] == 0.5 and tasks["arc_easy"]["informative"]
+    assert not tasks["boolq"]["informative"]
+    assert tasks["arc_easy"]["exact_low"] < tasks["arc_easy"]["exact"] < tasks["arc_easy"]["exact_high"]
+
+
+def test_paired_differences_and_averages(store):
+    patterns = summary.pattern_rows(store)
+    sa = next(r for r in patterns if (r["method"], r["budget"], r["decode"], r["task"]) == ("sa", 64, "exact", "piqa"))
+    assert sa["minus_swa_low"] <= sa["minus_swa"] <= sa["minus_swa_high"]
+    exact = {t["task"]: t["exact"] for t in summary.task_rows(store)}
+    assert sa["score"] - sa["minus_exact"] == pytest.approx(exact["piqa"])
+    averages = summary.averages(patterns, summary.task_rows(store))
+    assert all(a["tasks"] == 3 for a in averages)  # boolq is not informative
+
+
+def test_the_winner_is_the_best_candidate_on_the_search_tasks(store):
+    assert study.search_winner(store) == "swa+sink+sa"
+
+
+def test_the_bootstrap_interval_covers_the_mean_and_shrinks_with_items():
+    small = summary.bootstrap(np.array([0.0, 1.0] * 10))
+    large = summary.bootstrap(np.array([0.0, 1.0] * 1000))
+    assert small[0] < 0.5 < small[1] and large[1] - large[0] < small[1] - small[0]
+
+
+def test_configuration_labels():
+    assert summary.configuration("swa+sink+sa-32-s1-exact-decode") == ("swa+sink+sa", 32, "exact")
+    assert summary.configuration("sa-64-exact-0.6") is None
+
+
+@pytest.mark.skipif(not (RESULTS / "summary.json").is_file(), reason="the study's summary is not committed")
+def test_the_committed_summary_is_its_store():
+    committed = json.loads((RESULTS / "summary.json").read_text())
+    assert summary.task_rows(RESULTS / "grid") == committed["tasks"]
+    assert summary.pattern_rows(RESULTS / "grid") == committed["patterns"]
+
+
+def test_stack_measures_rank_the_configurations_and_one_measure_is_chosen_on_the_search_tasks(store):
+    pytest.importorskip("torch")
+    from analysis.paper_tasks import reach
+
+    measures = reach.measure_rows(store, sample=3)
+    swa = next(m for m in measures if (m["method"], m["budget"], m["task"]) == ("swa", 32, "piqa"))
+    assert swa["reach_1"] == pytest.approx(31 / 39)  # a window of 32 keys over 40 tokens: 31 of the 39 before
+    rows = reach.correlations(store, measures)
+    assert {r["task"] for r in rows} == {"arc_easy", "piqa", "hellaswag"}  # the informative tasks
+    ranked = [r for r in rows if r["rho"] is not None]  # a measure equal for every configuration ranks none
+    assert ranked and all(-1 <= r["rho"] <= 1 and r["rho_low"] <= r["rho_high"] for r in ranked)
+    chosen = reach.chosen_measure(rows)
+    assert set(chosen) == {"sparse", "exact"} and set(chosen.values()) <= set(reach.MEASURES)
