@@ -5,8 +5,10 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import site
 import subprocess
 import sys
+import sysconfig
 import venv
 from pathlib import Path
 
@@ -22,11 +24,17 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
-    """A venv (system site-packages for the dependencies) with the checkout pip-installed into it, not editable."""
+    """A venv with the checkout pip-installed into it, not editable; the dependencies (and pip, setuptools) come from
+    the environment running the tests, a venv or the system interpreter, through a ``.pth`` file (a venv's own
+    ``system_site_packages`` would give the *base* interpreter's packages instead)."""
     root = tmp_path_factory.mktemp("install")
     env_dir = root / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    venv.EnvBuilder(system_site_packages=False, with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
+    nested = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                            capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    outer = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *site.getsitepackages()])
+    (Path(nested) / "outer-environment.pth").write_text("".join(f"{p}\n" for p in outer if Path(p).is_dir()))
     source = root / "source"  # a copy of the tree: pip builds in place, and the checkout stays as it is
     files = subprocess.run(
         ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, capture_output=True, check=True
