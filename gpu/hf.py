@@ -199,7 +199,8 @@ def hf_attention(attend: Attend, name: str = "receptive") -> Callable:
         if query.shape[2] != key.shape[2]:
             raise ValueError(
                 f"cache: the attention {name} runs prefill only ({query.shape[2]} queries, {key.shape[2]} keys); "
-                "call the model with use_cache=False"
+                "call the model with use_cache=False, or to generate register the pattern in generation form "
+                "(gpu.hf_generation.register_generation: swa, swa+sink, sa, sa+swa, moba, top-k, ...)"
             )
         query, key, value = heads_and_scale(name, module, query, key, value, scaling, kwargs)
         causal = bool(is_causal if is_causal is not None else getattr(module, "is_causal", False))
