@@ -187,7 +187,7 @@ def test_unsupported_masks_dropout_and_decoding_are_refused():
         forward(Module(), q, q, q, custom)
     with pytest.raises(ValueError, match=r"^dropout"):
         forward(Module(), q, q, q, None, dropout=0.1)
-    with pytest.raises(ValueError, match=r"^cache: .* prefill only.* register_generation"):
+    with pytest.raises(ValueError, match=r"^cache: .* prefill only.*register_generation"):
         forward(Module(), q[:, :, :1], q, q, None)
     with pytest.raises(ValueError, match=r"^name"):
         hf.register_function("org/kernel", lambda *a: None)
