@@ -36,8 +36,7 @@ from graphs.cli_common import write_atomic
 from receptive.cli_parser import OneLineErrorParser
 from receptive.sweep import ResultStore
 
-from .study import SEARCH_TASKS
-from .summary import BOOTSTRAP, RESULTS, item_table, task_rows
+from .summary import BOOTSTRAP, RESULTS, SEARCH_TASKS, item_table, task_rows
 
 #: measure -> sign that makes "more reach" larger
 MEASURES = {"full_layer": -1, "reach_1": 1, "reach_2": 1, "reach_3": 1, "reach_all": 1, "mean_hops": -1}

@@ -35,13 +35,11 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from gpu.hf_eval_cli import DEFAULT_TASKS
 from gpu.hf_eval_cli import main as hf_eval
 from receptive.cli_parser import OneLineErrorParser, comma_names
 
-from .summary import item_table, task_rows
+from .summary import SEARCH_TASKS, search_winner, task_rows
 
 #: tier -> (methods, budgets, seeds, exact layers)
 TIERS = {
@@ -54,43 +52,6 @@ TIERS = {
     "uninformative": ("swa,swa+sink,sa,sa+swa-union,moba", "64,32", "0", ""),
     "grid": ("swa,swa+sink,sa,sa+sink,sa+swa,sa+swa-union,sa-ms,moba,top-k", "16,32,64,128", "0,1,2", ""),
 }
-#: The pre-registered search: its candidates, the tasks it selects on, and the tasks its winner is reported on.
-SEARCH_CANDIDATES = ("sa+sink", "swa+sink+sa", "sa+swa-union")
-SEARCH_TASKS = ("arc_easy", "piqa")
-
-
-def search_winner(store) -> str:
-    """The search's winner: the candidate with the highest mean primary score over the search tasks, both budgets
-    (64, 32) and both protocols, on the items every candidate has.
-
-    Parameters
-    ----------
-    store : str or pathlib.Path
-        The result store.
-
-    Returns
-    -------
-    str
-        A method of :data:`SEARCH_CANDIDATES`.
-
-    Raises
-    ------
-    ValueError
-        If a candidate lacks a search cell.
-    """
-    table = item_table(store)
-    means = {}
-    for method in SEARCH_CANDIDATES:
-        cells = []
-        for budget in (64, 32):
-            for decode in ("sparse", "exact"):
-                for task in SEARCH_TASKS:
-                    items = table.get((method, budget, decode), {}).get(task)
-                    if not items:
-                        raise ValueError(f"--tiers: the search has no {method} m={budget} {decode} {task} results yet")
-                    cells.append(np.mean([np.mean(v) for v in items.values()]))
-        means[method] = float(np.mean(cells))
-    return max(means, key=means.get)
 
 
 def tier_arguments(tier: str, out: str, limit: int, tasks: str, workers: int = 1, methods: str | None = None,

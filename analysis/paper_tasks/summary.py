@@ -52,6 +52,91 @@ PAPER_QWEN3_8B = {
     32: {"swa": {"mmlu": 29.0}, "sa": {"mmlu": 44.4}},
 }
 BOOTSTRAP = 2000
+#: The pre-registered search: its candidates, the tasks it selects on, and the tasks its winner is reported on.
+SEARCH_CANDIDATES = ("sa+sink", "swa+sink+sa", "sa+swa-union")
+SEARCH_TASKS = ("arc_easy", "piqa")
+
+
+def search_winner(store) -> str:
+    """The search's winner: the candidate with the highest mean primary score over the search tasks, both budgets
+    (64, 32) and both protocols, on the items every candidate has.
+
+    Parameters
+    ----------
+    store : str or pathlib.Path
+        The result store.
+
+    Returns
+    -------
+    str
+        A method of :data:`SEARCH_CANDIDATES`.
+
+    Raises
+    ------
+    ValueError
+        If a candidate lacks a search cell.
+    """
+    table = item_table(store)
+    means = {}
+    for method in SEARCH_CANDIDATES:
+        cells = []
+        for budget in (64, 32):
+            for decode in ("sparse", "exact"):
+                for task in SEARCH_TASKS:
+                    items = table.get((method, budget, decode), {}).get(task)
+                    if not items:
+                        raise ValueError(f"--tiers: the search has no {method} m={budget} {decode} {task} results yet")
+                    cells.append(np.mean([np.mean(v) for v in items.values()]))
+        means[method] = float(np.mean(cells))
+    return max(means, key=means.get)
+
+
+def search_rows(folder) -> dict:
+    """The pre-registered search: each candidate's selection score, the winner, and the winner against SWA + sink
+    and MoBA on the other informative tasks (paired intervals on the same items), per budget and protocol.
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path
+        The result store.
+
+    Returns
+    -------
+    dict
+        ``{"candidates": {method: score}, "winner": method, "test": [rows]}``; empty when the search is incomplete.
+    """
+    table = item_table(folder)
+    try:
+        winner = search_winner(folder)
+    except ValueError:
+        return {}
+    candidates = {}
+    for method in SEARCH_CANDIDATES:
+        cells = [np.mean([np.mean(v) for v in table[method, b, d][t].values()]) for b in (64, 32)
+                 for d in ("sparse", "exact") for t in SEARCH_TASKS]  # fmt: skip
+        candidates[method] = float(np.mean(cells))
+    informative = {t["task"] for t in task_rows(folder) if t["informative"]}
+    test = []
+    for (method, budget, decode), tasks in sorted(table.items()):
+        if method != winner:
+            continue
+        for task, items in sorted(tasks.items()):
+            if task in SEARCH_TASKS or task not in informative:
+                continue
+            for peer in ("swa+sink", "moba"):
+                other = table.get((peer, budget, decode), {}).get(task)
+                if not other:
+                    continue
+                docs = sorted(set(items) & set(other))
+                difference = _scores(items, docs) - _scores(other, docs)
+                low, high = bootstrap(difference)
+                mine, theirs = float(_scores(items, docs).mean()), float(_scores(other, docs).mean())
+                test.append({"budget": budget, "decode": decode, "task": task, "peer": peer, "items": len(docs),
+                             "winner": mine, "peer_score": theirs, "difference": float(difference.mean()),
+                             "low": low, "high": high})  # fmt: skip
+    return {"candidates": candidates, "winner": winner, "test": test}
+
+
 LABEL = re.compile(r"^(?P<method>[a-z+-]+?)-(?P<budget>\d+)(?:-s(?P<seed>\d+))?(?P<decode>-exact-decode)?$")
 
 
@@ -267,7 +352,7 @@ def main(argv=None) -> int:
     tasks = task_rows(args.store)
     patterns = pattern_rows(args.store)
     summary = {"command": "python -m analysis.paper_tasks.summary --out " + args.out, "tasks": tasks,
-               "patterns": patterns, "averages": averages(patterns, tasks),
+               "patterns": patterns, "averages": averages(patterns, tasks), "search": search_rows(args.store),
                "paper_qwen3_8b": {str(w): rows for w, rows in PAPER_QWEN3_8B.items()}}  # fmt: skip
     write_atomic(args.out, json.dumps(summary, indent=1) + "\n", option="--out")
     for row in tasks:

@@ -62,8 +62,11 @@ def test_paired_differences_and_averages(store):
     assert all(a["tasks"] == 3 for a in averages)  # boolq is not informative
 
 
-def test_the_winner_is_the_best_candidate_on_the_search_tasks(store):
+def test_the_winner_is_the_best_candidate_on_the_search_tasks_and_is_reported_on_the_others(store):
     assert study.search_winner(store) == "swa+sink+sa"
+    search = summary.search_rows(store)
+    assert max(search["candidates"], key=search["candidates"].get) == search["winner"] == "swa+sink+sa"
+    assert {r["task"] for r in search["test"]} == {"hellaswag"} and {r["peer"] for r in search["test"]} == {"swa+sink"}
 
 
 def test_the_bootstrap_interval_covers_the_mean_and_shrinks_with_items():

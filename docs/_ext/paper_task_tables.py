@@ -1,0 +1,142 @@
+"""The tables of the paper-task study (``analysis/paper_tasks``): a mixin of ``Tables``.
+
+Every cell is read from ``analysis/paper_tasks/results/summary.json``, ``reach.json`` or
+``benchmarks/results/eval.json``.
+"""
+
+from __future__ import annotations
+
+from table_format import fmt, md_table
+
+SUMMARY = "analysis/paper_tasks/results/summary.json"
+REACH = "analysis/paper_tasks/results/reach.json"
+
+
+def _score(x) -> str:
+    return "-" if x is None else f"{100 * x:.1f}"
+
+
+def _rho(row: dict) -> str:
+    if row["rho"] is None:
+        return "equal for every configuration"
+    return f"{row['rho']:+.2f} [{row['rho_low']:+.2f}, {row['rho_high']:+.2f}]"
+
+
+def _delta(row: dict, name: str) -> str:
+    if f"minus_{name}" not in row:
+        return ""
+    low, high = 100 * row[f"minus_{name}_low"], 100 * row[f"minus_{name}_high"]
+    return f"{100 * row[f'minus_{name}']:+.1f} [{low:+.1f}, {high:+.1f}]"
+
+
+class PaperTaskTables:
+    """Tables of the paper-task study; uses the ``load`` and ``header`` of ``results_tables.Tables``."""
+
+    def paper_tasks_chance(self) -> str:
+        d = self.load(SUMMARY)
+        if d is None:
+            return ""
+        rows = [[t["task"], t["metric"], str(t["items"]), _score(t["chance"]),
+                 f"{_score(t['exact'])} [{_score(t['exact_low'])}, {_score(t['exact_high'])}]",
+                 "yes" if t["informative"] else "**no**"] for t in d["tasks"]]  # fmt: skip
+        head = ["task", "metric", "items", "chance", "full attention [95% interval]", "informative"]
+        return self.header(SUMMARY, data=[d]) + "Scores in percent.\n\n" + md_table(head, rows)
+
+    def paper_tasks_patterns(self) -> str:
+        d = self.load(SUMMARY)
+        if d is None:
+            return ""
+        informative = {t["task"] for t in d["tasks"] if t["informative"]}
+        rows = [[r["method"], str(r["budget"]), r["decode"], r["task"], str(r["items"]), str(r["seeds"]),
+                 _score(r["score"]), _delta(r, "swa"), _delta(r, "exact")]
+                for r in sorted(d["patterns"], key=lambda r: (-r["budget"], r["decode"], r["task"], r["method"]))
+                if r["task"] in informative]  # fmt: skip
+        head = ["pattern", "m", "decode", "task", "items", "seeds", "score", "minus SWA [95%]", "minus full [95%]"]
+        note = ("Percent; differences are paired over the same items (bootstrap, 2000 resamples); a randomized "
+                "pattern's item score is its mean over the seeds. *decode exact*: the pattern over the context, "
+                "exact attention for the continuation.\n\n")  # fmt: skip
+        return self.header(SUMMARY, data=[d]) + note + md_table(head, rows)
+
+    def paper_tasks_averages(self) -> str:
+        d = self.load(SUMMARY)
+        if d is None:
+            return ""
+        rows = [[r["method"], str(r["budget"]), r["decode"], str(r["tasks"]), _score(r["informative_average"]),
+                 _score(r["exact_average"])] for r in sorted(d["averages"], key=lambda r: (-r["budget"], r["decode"],
+                 -(r["informative_average"] or 0)))]  # fmt: skip
+        head = ["pattern", "m", "decode", "informative tasks", "average", "full attention on them"]
+        return self.header(SUMMARY, data=[d]) + md_table(head, rows)
+
+    def paper_tasks_paper(self) -> str:
+        d = self.load(SUMMARY)
+        if d is None:
+            return ""
+        ours = {(r["method"], r["budget"], r["task"]): r["score"] for r in d["patterns"] if r["decode"] == "exact"}
+        exact = {t["task"]: t["exact"] for t in d["tasks"]}
+        informative = {t["task"] for t in d["tasks"] if t["informative"]}
+        rows = []
+        for w, patterns in sorted(d["paper_qwen3_8b"].items(), key=lambda kv: -int(kv[0])):
+            for pattern, cells in patterns.items():
+                for task, paper in cells.items():
+                    if task == "average":
+                        continue
+                    mine = exact.get(task) if pattern == "full" else ours.get((pattern, int(w), task))
+                    note = "" if task in informative else " (not above chance)"
+                    rows.append([w, pattern, task, fmt(paper), _score(mine) + note])
+        head = ["w / m", "pattern", "task", "Qwen3-8B (paper)", "SmolLM2-135M (ours, exact decode)"]
+        note = ("The paper's numbers as secondary summaries quote them (its full text is not stored offline); "
+                "Qwen3-8B has 8.2B parameters, SmolLM2-135M 135M. Ours: the same tasks through OLMES's formats, "
+                "m keys per query, exact attention for the continuation.\n\n")  # fmt: skip
+        return self.header(SUMMARY, data=[d]) + note + md_table(head, rows)
+
+    def paper_tasks_search(self) -> str:
+        d = self.load(SUMMARY)
+        if d is None:
+            return ""
+        search = d.get("search") or {}
+        if not search:
+            return self.header(SUMMARY, data=[d]) + "The search is not complete in this file.\n"
+        rows = [[method, _score(score), "winner" if method == search["winner"] else ""]
+                for method, score in sorted(search["candidates"].items(), key=lambda kv: -kv[1])]  # fmt: skip
+        head = ["candidate", "selection score (ARC-Easy, PIQA; m 64, 32; both protocols)", ""]
+        test = [[str(r["budget"]), r["decode"], r["task"], r["peer"], str(r["items"]), _score(r["winner"]),
+                 _score(r["peer_score"]), f"{100 * r['difference']:+.1f} [{100 * r['low']:+.1f}, {100 * r['high']:+.1f}]"]
+                for r in search["test"]]  # fmt: skip
+        head_test = ["m", "decode", "task", "peer", "items", search["winner"], "peer", "difference [95%]"]
+        return (self.header(SUMMARY, data=[d]) + md_table(head, rows) + "\nThe winner on the other informative "
+                "tasks:\n\n" + md_table(head_test, test))  # fmt: skip
+
+    def paper_tasks_reach(self) -> str:
+        d = self.load(REACH)
+        if d is None:
+            return ""
+        rows = [[r["decode"], r["task"], r["role"], r["measure"], str(r["configurations"]), _rho(r)]
+                for r in d["correlations"] if r["measure"] == d["chosen"].get(r["decode"])]  # fmt: skip
+        head = [
+            "decode",
+            "task",
+            "role",
+            "measure (chosen on the search tasks)",
+            "configurations",
+            "Spearman rho [95%]",
+        ]
+        return self.header(REACH, data=[d]) + md_table(head, rows)
+
+    def paper_tasks_reach_all(self) -> str:
+        d = self.load(REACH)
+        if d is None:
+            return ""
+        rows = [[r["decode"], r["task"], r["measure"], _rho(r)] for r in d["correlations"]]
+        return self.header(REACH, data=[d]) + md_table(["decode", "task", "measure", "Spearman rho [95%]"], rows)
+
+    def bench_eval(self) -> str:
+        rel = "benchmarks/results/eval.json"
+        d = self.load(rel)
+        if d is None:
+            return ""
+        rows = [[r["task"], str(r["items"]), str(r["requests"]), fmt(r["hflm_items_per_second"]),
+                 fmt(r["harness_items_per_second"]), f"{r['speedup']:.1f}x", f"{r['max_abs_ll_difference']:.1e}",
+                 str(r["same_accuracy"])] for r in d["rows"]]  # fmt: skip
+        head = ["task", "items", "requests", "HFLM items/s", "harness items/s", "speedup", "max abs log-lik diff",
+                "same answers"]  # fmt: skip
+        return self.header(rel, data=[d]) + f"Model: {d['model']}, {d['threads']} threads.\n\n" + md_table(head, rows)
