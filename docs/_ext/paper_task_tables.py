@@ -100,8 +100,8 @@ class PaperTaskTables:
                 for method, score in sorted(search["candidates"].items(), key=lambda kv: -kv[1])]  # fmt: skip
         head = ["candidate", "selection score (ARC-Easy, PIQA; m 64, 32; both protocols)", ""]
         test = [[str(r["budget"]), r["decode"], r["task"], r["peer"], str(r["items"]), _score(r["winner"]),
-                 _score(r["peer_score"]), f"{100 * r['difference']:+.1f} [{100 * r['low']:+.1f}, {100 * r['high']:+.1f}]"]
-                for r in search["test"]]  # fmt: skip
+                 _score(r["peer_score"]), _delta({"minus_x": r["difference"], "minus_x_low": r["low"],
+                                                  "minus_x_high": r["high"]}, "x")] for r in search["test"]]  # fmt: skip
         head_test = ["m", "decode", "task", "peer", "items", search["winner"], "peer", "difference [95%]"]
         return (self.header(SUMMARY, data=[d]) + md_table(head, rows) + "\nThe winner on the other informative "
                 "tasks:\n\n" + md_table(head_test, test))  # fmt: skip
