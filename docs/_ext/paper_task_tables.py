@@ -99,9 +99,21 @@ class PaperTaskTables:
         rows = [[method, _score(score), "winner" if method == search["winner"] else ""]
                 for method, score in sorted(search["candidates"].items(), key=lambda kv: -kv[1])]  # fmt: skip
         head = ["candidate", "selection score (ARC-Easy, PIQA; m 64, 32; both protocols)", ""]
-        test = [[str(r["budget"]), r["decode"], r["task"], r["peer"], str(r["items"]), _score(r["winner"]),
-                 _score(r["peer_score"]), _delta({"minus_x": r["difference"], "minus_x_low": r["low"],
-                                                  "minus_x_high": r["high"]}, "x")] for r in search["test"]]  # fmt: skip
+        test = []
+        for r in search["test"]:
+            interval = {"minus_peer": r["difference"], "minus_peer_low": r["low"], "minus_peer_high": r["high"]}
+            test.append(
+                [
+                    str(r["budget"]),
+                    r["decode"],
+                    r["task"],
+                    r["peer"],
+                    str(r["items"]),
+                    _score(r["winner"]),
+                    _score(r["peer_score"]),
+                    _delta(interval, "peer"),
+                ]
+            )
         head_test = ["m", "decode", "task", "peer", "items", search["winner"], "peer", "difference [95%]"]
         return (self.header(SUMMARY, data=[d]) + md_table(head, rows) + "\nThe winner on the other informative "
                 "tasks:\n\n" + md_table(head_test, test))  # fmt: skip
