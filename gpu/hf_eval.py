@@ -389,7 +389,7 @@ def _score_chunk(model, encs: list[_Encoded], prefix_kv, prefix: int, context_na
 
 
 def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, prefixes: dict[str, int] | None = None,
-                add_bos_token: bool = False, batch_size: int = 8, progress: bool | None = None):  # fmt: skip
+                add_bos_token: bool = False, batch_size: int = 4, progress: bool | None = None):  # fmt: skip
     """Score every request of ``items`` under ``attention``: one record per item, in order.
 
     Parameters
@@ -408,8 +408,9 @@ def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, 
         computes the same prefix); ``None``: computed from ``items``.
     add_bos_token : bool, default False
         As :func:`encode_pair`.
-    batch_size : int, default 8
-        Items per forward (each item's contexts and choices are rows of it).
+    batch_size : int, default 4
+        Items per forward (each item's contexts and choices are rows of it): more rows make larger matrix products,
+        but each choice row holds a copy of its context's keys.
     progress : bool or None, default None
         Show a progress bar (``None``: tqdm decides from the terminal).
 

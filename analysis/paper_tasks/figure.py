@@ -53,12 +53,16 @@ def plot(summary: dict, prefix: Path) -> list[str]:
         if task:
             ax.axhline(task["chance"], color="0.6", lw=1, ls="-.")
         ax.set_xscale("log", base=2)
-        ax.set_xticks([16, 32, 64, 128], ["16", "32", "64", "128"])
+        budgets = sorted({r["budget"] for r in summary["patterns"]})
+        ax.set_xticks(budgets, [str(b) for b in budgets])
+        ax.set_xlim(budgets[0] / 1.3, budgets[-1] * 1.3)
         ax.set_title(f"{name} ({task['metric']})" if task else "informative average")
         ax.set_xlabel("keys per query m")
     axes[0].set_ylabel("score (dashed: full attention; dash-dot: chance)")
-    axes[-1].legend(fontsize=7, loc="lower right", title="solid: exact decode\ndotted: sparse", title_fontsize=7)
-    fig.tight_layout()
+    handles = {label: h for ax in axes for h, label in zip(*ax.get_legend_handles_labels(), strict=True)}
+    fig.legend(handles.values(), handles.keys(), fontsize=8, loc="center right",
+               title="solid: exact decode\ndotted: sparse", title_fontsize=8)  # fmt: skip
+    fig.tight_layout(rect=(0, 0, 0.9, 1))
     written = save_png_pdf(fig, prefix, option="--out")
     plt.close(fig)
     return written

@@ -302,7 +302,8 @@ def pattern_rows(folder) -> list[dict]:
 
 
 def averages(patterns: list[dict], tasks: list[dict]) -> list[dict]:
-    """Per (pattern, budget, protocol): the mean score over the informative tasks it has, and over all its tasks.
+    """Per (pattern, budget, protocol): the mean score over the informative tasks, where it has every one of them
+    (``None`` where it has only some: an average over other tasks would not compare), and full attention's there.
 
     Parameters
     ----------
@@ -323,9 +324,12 @@ def averages(patterns: list[dict], tasks: list[dict]) -> list[dict]:
     out = []
     for (method, budget, decode), rows in sorted(groups.items()):
         kept = [r for r in rows if r["task"] in informative]
+        complete = bool(kept) and len(kept) == len(informative)
+        mean, reference = (np.mean([r["score"] for r in kept]), np.mean([exact[r["task"]] for r in kept])) if complete \
+            else (None, None)  # fmt: skip
         out.append({"method": method, "budget": budget, "decode": decode, "tasks": len(kept),
-                    "informative_average": float(np.mean([r["score"] for r in kept])) if kept else None,
-                    "exact_average": float(np.mean([exact[r["task"]] for r in kept])) if kept else None})  # fmt: skip
+                    "informative_average": None if mean is None else float(mean),
+                    "exact_average": None if reference is None else float(reference)})  # fmt: skip
     return out
 
 

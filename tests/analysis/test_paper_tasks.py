@@ -59,7 +59,9 @@ def test_paired_differences_and_averages(store):
     exact = {t["task"]: t["exact"] for t in summary.task_rows(store)}
     assert sa["score"] - sa["minus_exact"] == pytest.approx(exact["piqa"])
     averages = summary.averages(patterns, summary.task_rows(store))
-    assert all(a["tasks"] == 3 for a in averages)  # boolq is not informative
+    assert all(a["tasks"] == 3 and a["informative_average"] is not None for a in averages)  # boolq is not informative
+    partial = summary.averages([r for r in patterns if r["task"] != "piqa"], summary.task_rows(store))
+    assert all(a["informative_average"] is None for a in partial)  # two of three informative tasks: no average
 
 
 def test_the_winner_is_the_best_candidate_on_the_search_tasks_and_is_reported_on_the_others(store):
