@@ -491,10 +491,10 @@ def pattern_from_spec(
     names = [param.name for param in kind.params]
     try:
         return kind.build(n, causal, circular, seed, *values)
-    except ValueError as exc:  # a layer argument out of range: name the spec the user wrote, not the parameter
-        name, sep, rest = str(exc).partition(":")
-        if sep and name in names:
-            raise ValueError(f"{argument}: {name.upper()} of {spec!r}:{rest}") from None
+    except ValueError as exc:  # an argument written in the spec is out of range: name the spec's flag first
+        name, sep, _ = str(exc).partition(":")
+        if sep and name in names and ":" in spec:
+            raise ValueError(f"{argument}: {spec!r}: {exc}") from None
         raise
 
 
