@@ -276,9 +276,10 @@ def load_mmlu(per_subject: int = 4, shots: int = 5, split: str = "test", folder=
 
     Examples
     --------
-    >>> items = load_mmlu(per_subject=1) if olmes_folder() else []
-    >>> not items or (len(items), items[0].group, items[0].requests[0].context.count("Question:"))
-    (57, 'mmlu/abstract_algebra', 6)
+    >>> items = load_mmlu(per_subject=1) if olmes_folder() else None  # the wheel may not be installed
+    >>> items is None or (len(items), items[0].group, items[0].requests[0].context.count("Question:")) == (
+    ...     57, "mmlu/abstract_algebra", 6)
+    True
     """
     per_subject = check_int("per_subject", per_subject, 1)
     shots = check_int("shots", shots, 0, 5)

