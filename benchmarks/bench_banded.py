@@ -1,4 +1,4 @@
-"""Time :func:`gpu.banded.banded_attention` in cache-sized chunks against one shot and against one-head calls.
+"""Time :func:`gpu.attention.banded.banded_attention` in cache-sized chunks against one shot and against one-head calls.
 
     nice -n 10 python benchmarks/bench_banded.py [--n 4096,16384,32768] [--w 64] [--heads 4] [--dim 64]
         [--repeats 5] [--budgets 16,17,18,19,20,21] [--json PATH]
@@ -9,7 +9,8 @@ The tables are printed; ``--json PATH`` also writes the rows there (the committe
 A sliding window of ``w`` keys (non-causal, ``left, right = receptive.windows.window_offsets(w)``), float32,
 batch 1, on one torch thread. Rows, all timed in this same run on the same tensors:
 
-* ``chunked``: the default (``budget=None``: :data:`gpu.banded.SCORE_BUDGET` score elements per chunk on the CPU).
+* ``chunked``: the default (``budget=None``: :data:`gpu.attention.banded.SCORE_BUDGET` score elements per chunk on the
+CPU).
 * ``one shot``: ``budget`` larger than the whole call (the CUDA default): scores
   and probabilities of shape ``(batch, heads, nb, bq, span)`` for the whole sequence at once.
 * ``1-head calls, chunked`` / ``1-head calls, one shot``: ``heads`` calls of one head each (what the dilated heads
@@ -20,8 +21,8 @@ batch 1, on one torch thread. Rows, all timed in this same run on the same tenso
 
 Each row is timed forward (``torch.no_grad``) and forward + backward (``out.backward(g)`` with a fixed ``g``, the
 gradients of q, k, v). Rows are timed in interleaved rounds (one call of every row per round after one warm-up call
-of each; round ``r`` starts at row ``r``: :func:`gpu.timing.round_robin`) so that a change in the load of the shared
-machine reaches them alike; each row keeps its median (``seconds``) and its best round (``best_seconds``); ratios
+of each; round ``r`` starts at row ``r``: :func:`gpu.bench.timing.round_robin`) so that a change in the load of the
+shared machine reaches them alike; each row keeps its median (``seconds``) and its best round (``best_seconds``); ratios
 compare timings of this run only.
 The load average before and after is recorded.
 """
@@ -44,9 +45,9 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout: import this ch
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from gpu.banded import SCORE_BUDGET, _block_size, banded_attention  # noqa: E402
-from gpu.threads import torch_threads  # noqa: E402
-from gpu.timing import round_robin  # noqa: E402
+from gpu.attention.banded import SCORE_BUDGET, _block_size, banded_attention  # noqa: E402
+from gpu.attention.threads import torch_threads  # noqa: E402
+from gpu.bench.timing import round_robin  # noqa: E402
 from graphs.cli_common import write_atomic  # noqa: E402
 from receptive.cli_parser import OneLineErrorParser, comma_ints, output_file  # noqa: E402
 from receptive.validation import check_int  # noqa: E402

@@ -5,8 +5,8 @@
 
 Both score every (context, continuation) request of the first ``--items`` items of each task (OLMES 5-shot rc) with
 full attention: ``HFLM.loglikelihood`` (lm-eval 0.4, ``batch_size=--hflm-batch``, the whole context with each
-choice) and :func:`gpu.hf_eval.score_items` (the task's shared few-shot prefix once per call, each item's own
-context once, its choices batched). The two are timed in rotating rounds (:func:`gpu.timing.round_robin`, one
+choice) and :func:`gpu.hf.eval.score_items` (the task's shared few-shot prefix once per call, each item's own
+context once, its choices batched). The two are timed in rotating rounds (:func:`gpu.bench.timing.round_robin`, one
 untimed warm-up each), the shared prefix included in every harness call; ``items_per_second`` is items over the
 median round and ``speedup`` the harness's rate over HFLM's in the same run. ``max_abs_ll_difference`` is the
 largest difference of any request's log-likelihood and ``same_accuracy`` whether both give every item the same
@@ -30,9 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from a checkout: import this checkout's packages
     sys.path.insert(0, str(ROOT))
 
-from gpu.eval_tasks import load_requests, load_task  # noqa: E402
-from gpu.hf_eval import item_scores, score_items  # noqa: E402
-from gpu.timing import round_robin  # noqa: E402
+from gpu.bench.timing import round_robin  # noqa: E402
+from gpu.hf.eval import item_scores, score_items  # noqa: E402
+from gpu.hf.eval_tasks import load_requests, load_task  # noqa: E402
 from graphs.cli_common import write_atomic  # noqa: E402
 from receptive.cli_parser import OneLineErrorParser, output_file  # noqa: E402
 
@@ -129,7 +129,7 @@ def main(argv=None) -> int:
         model, tokenizer, label = tiny_llama(dtype=torch.float32), tiny_tokenizer(), "tiny random Llama"
         tasks = {"arc_easy (fixture)": load_requests(FIXTURES / "arc_easy_rc_5shot.jsonl")[: args.items]}
     else:
-        from gpu.hf_models import load_causal_lm, smollm2_gguf
+        from gpu.hf.models import load_causal_lm, smollm2_gguf
 
         path = args.model or smollm2_gguf()
         if path is None:

@@ -6,8 +6,8 @@
 * **Forward**: ``model(input_ids)`` over ``n`` tokens without a cache (the prefill's work, logits included) with
   ``attn_implementation="sdpa"`` (transformers' default on the CPU: PyTorch's fused causal kernel, the attention a
   user has without this package) and with every pattern of ``--methods`` at ``--budget`` keys per query
-  (:func:`gpu.hf_generation.register_generation`). The rows of one ``n`` are timed together in rotating rounds
-  (:func:`gpu.timing.round_robin`, one untimed warm-up call each); ``seconds`` is the median round, and
+  (:func:`gpu.hf.register`). The rows of one ``n`` are timed together in rotating rounds
+  (:func:`gpu.bench.timing.round_robin`, one untimed warm-up call each); ``seconds`` is the median round, and
   ``over_sdpa`` the ratio to SDPA's median in the same run.
 * **Decode**: a prefill of ``--prefill`` tokens into a ``DynamicCache``, then ``--new`` greedy steps of one token,
   each step timed alone. A decode that recomputed its prefix would cost a forward of the whole length per token and
@@ -38,9 +38,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from a checkout: import this checkout's packages
     sys.path.insert(0, str(ROOT))
 
-from gpu.generation_patterns import GENERATION_METHODS  # noqa: E402
-from gpu.hf_generation import register_generation  # noqa: E402
-from gpu.timing import round_robin  # noqa: E402
+from gpu.attention.generation_patterns import GENERATION_METHODS  # noqa: E402
+from gpu.bench.timing import round_robin  # noqa: E402
+from gpu.hf import register  # noqa: E402
 from graphs.cli_common import write_atomic  # noqa: E402
 from receptive.cli_parser import OneLineErrorParser, comma_ints, output_file  # noqa: E402
 
@@ -59,7 +59,7 @@ def tiny_model(max_length: int):
 
 def attention_names(methods: list[str], budget: int) -> dict[str, str]:
     """``{row label: attn_implementation}``: SDPA first, then each method at ``budget`` keys."""
-    return {"sdpa": "sdpa", **{m: register_generation(m, budget if m != "exact" else 1) for m in methods}}
+    return {"sdpa": "sdpa", **{m: register(m, budget if m != "exact" else 1) for m in methods}}
 
 
 def time_forwards(model, n: int, names: dict[str, str], repeats: int) -> dict[str, list[float]]:
@@ -135,7 +135,7 @@ def main(argv=None) -> int:
     if args.tiny:
         model, label = tiny_model(longest), "random 2-layer Llama (SmolLM2's attention shape)"
     else:
-        from gpu.hf_models import load_causal_lm, smollm2_gguf
+        from gpu.hf.models import load_causal_lm, smollm2_gguf
 
         path = args.model or smollm2_gguf()
         if path is None:

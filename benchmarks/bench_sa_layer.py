@@ -28,7 +28,7 @@ copy is timed as well, and the floor is the faster of the two. Rows, all timed i
   ratio ``engine_over_chunk_halo``.
 
 Every row is first called once and its output checked (the engine rows against ``WindowOp.apply``, the copies against
-the input); then the rows are timed by :func:`gpu.timing.round_robin`, the timing loop of ``gpu.bench`` and
+the input); then the rows are timed by :func:`gpu.bench.timing.round_robin`, the timing loop of ``gpu.bench.cli`` and
 ``benchmarks/bench_banded.py``: one untimed warm-up call of each, then ``--repeats`` rounds that call every row once,
 round ``r`` starting at row ``r``, so a change in the load of a shared machine reaches all rows alike and each row moves
 through the positions of a round (every one once per ``len(rows)`` rounds). Only the position rotates: each row runs
@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from a checkout: import this checkout's packages
     sys.path.insert(0, str(ROOT))
 
-from gpu.timing import round_robin  # noqa: E402
+from gpu.bench.timing import round_robin  # noqa: E402
 from graphs import kernels, streaming_window  # noqa: E402
 from receptive import make_pattern  # noqa: E402
 
@@ -190,7 +190,7 @@ def chunk_halo_window_or(bits, out, perm, left, right, chunk_len, tile):
 def checked_rounds(rows: dict, repeats: int, checks: dict) -> dict:
     """``{name: [seconds of round 0, 1, ...]}`` for every callable in ``rows``: first one call of each row followed
     by ``checks[name]()`` where given (it asserts that row's output, before the next row overwrites it), then
-    :func:`gpu.timing.round_robin` (one untimed warm-up call of each row, then ``repeats`` rotating rounds)."""
+    :func:`gpu.bench.timing.round_robin` (one untimed warm-up call of each row, then ``repeats`` rotating rounds)."""
     for name, fn in rows.items():
         fn()
         if name in checks:

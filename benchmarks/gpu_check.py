@@ -35,7 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = "benchmarks/results/gpu_check.json"
 DRY_RUN_OUT = "benchmarks/out/gpu_check_dry_run.json"
-BACKENDS = ("torch", "flex", "triton")  # gpu.oracle.BACKENDS (not imported here: the interpreter is chosen first)
+# gpu.attention.oracle.BACKENDS (not imported here: the interpreter is chosen first)
+BACKENDS = ("torch", "flex", "triton")
 #: (label, kind, backend) of every timed path; full attention is SDPA (FlashAttention-2 on CUDA)
 TIMED = [("full", "full", "sdpa")] + [
     (kind + {"torch": "", "flex": " flex", "triton": " fused"}[b], kind, b)
@@ -92,8 +93,8 @@ def _setup(dry_run: bool):
 
 
 def correctness(s: Sizes, device: str, log, deadline: float = float("inf")):
-    """:func:`gpu.oracle.check_backends` at the sizes of ``s``: ``(checks, skipped)``."""
-    from gpu.oracle import check_backends
+    """:func:`gpu.attention.oracle.check_backends` at the sizes of ``s``: ``(checks, skipped)``."""
+    from gpu.attention.oracle import check_backends
 
     h, hkv = s.check_heads
     return check_backends(s.check_n, s.grad_n, h, hkv, s.check_dim, s.check_w, s.dtype, device, log, deadline)
@@ -142,9 +143,9 @@ def _timer(fn, cuda: bool, grads=None) -> float:
 def estimated_bytes(kind: str, backend: str, n: int, w: int, heads: int, dim: int, elem: int, backward: bool) -> int:
     """A generous estimate of what one call allocates beyond its inputs (batch 1), to skip what cannot fit: the
     torch path holds four ``(heads, n, bq + w - 1)`` score-sized tensors per band (scores, masked scores,
-    probabilities, masked probabilities; twice with the backward, :mod:`gpu.banded`); every path holds about eight
-    ``(heads, n, dim)`` tensors (output, permuted copies, saved tensors, gradients). SA+SWA runs two bands."""
-    from gpu.banded import _block_size
+    probabilities, masked probabilities; twice with the backward, :mod:`gpu.attention.banded`); every path holds about
+    eight ``(heads, n, dim)`` tensors (output, permuted copies, saved tensors, gradients). SA+SWA runs two bands."""
+    from gpu.attention.banded import _block_size
 
     linear = 8 * heads * n * dim * elem
     band = 0
@@ -181,7 +182,7 @@ def timings(s: Sizes, device: str, deadline: float, log, save=None) -> list[Timi
     import torch
 
     from gpu import full_attention, sa_attention, swa_attention
-    from gpu.memory import peak_memory
+    from gpu.bench.memory import peak_memory
 
     cuda = device == "cuda"
     dtype = getattr(torch, s.dtype)

@@ -1,7 +1,7 @@
 """Figures 5 and 6: time per layer and time to full coverage vs n, from the benchmark JSON of ``python -m
-gpu.bench --json FILE`` (``python -m figures`` reads ``--bench``). Drawn by the same functions as ``gpu.bench
---plot`` (:func:`gpu.bench_plot.draw_per_layer`, :func:`gpu.bench_plot.draw_speedup`,
-:func:`gpu.bench_plot.draw_to_coverage`), in this package's colours and labels: one plotting path."""
+gpu.bench.cli --json FILE`` (``python -m figures`` reads ``--bench``). Drawn by the same functions as ``gpu.bench.cli
+--plot`` (:func:`gpu.bench.plot.draw_per_layer`, :func:`gpu.bench.plot.draw_speedup`,
+:func:`gpu.bench.plot.draw_to_coverage`), in this package's colours and labels: one plotting path."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ KEYS = ("device", "parameters", "rows", "cost_to_full_coverage")  # what the fig
 
 def check(doc: dict) -> dict:
     """Check that a ``python -m gpu.bench --json`` document holds what the figures read
-    (:func:`gpu.bench_plot.check_bench_result`).
+    (:func:`gpu.bench.plot.check_bench_result`).
 
     Parameters
     ----------
@@ -37,7 +37,7 @@ def check(doc: dict) -> dict:
     ...
     ValueError: rows: expected a non-empty list of rows, got []
     """
-    from gpu.bench_plot import check_bench_result
+    from gpu.bench.plot import check_bench_result
 
     return check_bench_result(doc)
 
@@ -73,7 +73,7 @@ def make_per_layer(out, quick: bool = False, *, bench):
     ...
     FileNotFoundError: bench: missing.json not found; run `python -m gpu.bench --json missing.json` first
     """
-    from gpu.bench_plot import draw_per_layer, draw_speedup
+    from gpu.bench.plot import draw_per_layer, draw_speedup
 
     doc = load_results(bench, COMMAND.format(bench), "bench", KEYS, check)
     fig, axes = figure(2 * COLUMN, 2.4, ncols=2)
@@ -114,7 +114,7 @@ def make_to_coverage(out, quick: bool = False, *, bench):
     ...
     FileNotFoundError: bench: missing.json not found; run `python -m gpu.bench --json missing.json` first
     """
-    from gpu.bench_plot import draw_to_coverage
+    from gpu.bench.plot import draw_to_coverage
 
     doc = load_results(bench, COMMAND.format(bench), "bench", KEYS, check)
     fig, axes = figure(COLUMN, 2.4)

@@ -139,7 +139,7 @@ def load_results(path: str | Path, command: str, name: str | None = None, keys: 
         The top-level keys the caller reads.
     check : callable or None, default None
         ``check(doc)`` raises ``ValueError`` (one line naming the entry) when the contents are not what the caller
-        reads, e.g. :func:`gpu.bench_plot.check_bench_result`.
+        reads, e.g. :func:`gpu.bench.plot.check_bench_result`.
 
     Returns
     -------

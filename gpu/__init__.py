@@ -4,14 +4,14 @@
 tensors with the window convention of :mod:`receptive.windows`; the pure-torch banded path runs anywhere with
 memory ``O(n w)``. :class:`StochasticAttentionLayer` and :class:`GatedSAPlusSWALayer` are drop-in ``nn.Module``
 layers whose receptive fields are those of the patterns :class:`receptive.StochasticAttention` and
-:class:`receptive.GatedSAPlusSWA`. :func:`gpu.triton_sa.triton_sa_attention` is the fused Triton kernel (forward
-and backward, permutation gathered in-kernel; needs triton). ``backend=`` selects ``torch``, ``flex``
+:class:`receptive.GatedSAPlusSWA`. :func:`gpu.attention.triton_sa.triton_sa_attention` is the fused Triton kernel
+(forward and backward, permutation gathered in-kernel; needs triton). ``backend=`` selects ``torch``, ``flex``
 (FlexAttention with a band mask; compiled on CUDA, forward only on the CPU) or ``triton``; ``auto`` takes Triton on
 CUDA and torch elsewhere (SDPA for full attention). :func:`variant_attention` (``variant=`` of both layers) runs
-the causal variants ``sa-ms``, ``kleinberg`` and ``dilated`` (:mod:`gpu.variants`).
+the causal variants ``sa-ms``, ``kleinberg`` and ``dilated`` (:mod:`gpu.attention.variants`).
 
-``python -m gpu.bench`` times every path per backend; :func:`gpu.oracle.check_backends` runs every backend against
-a float64 oracle built from ``receptive``'s patterns; ``benchmarks/gpu_check.py`` runs that check, then the
+``python -m gpu.bench`` times every path per backend; :func:`gpu.attention.oracle.check_backends` runs every backend
+against a float64 oracle built from ``receptive``'s patterns; ``benchmarks/gpu_check.py`` runs that check, then the
 timings, on a GPU machine.
 
 References
@@ -25,9 +25,19 @@ References
   Computations. MAPL 2019.
 """
 
-from .attention import BACKENDS, full_attention, permute_sequence, sa_attention, swa_attention
-from .modules import AttentionProjections, GatedSAPlusSWALayer, StochasticAttentionLayer, rotary
-from .variants import VARIANTS, variant_attention
+from gpu.attention import (
+    BACKENDS,
+    VARIANTS,
+    AttentionProjections,
+    GatedSAPlusSWALayer,
+    StochasticAttentionLayer,
+    full_attention,
+    permute_sequence,
+    rotary,
+    sa_attention,
+    swa_attention,
+    variant_attention,
+)
 
 __all__ = [
     "BACKENDS",

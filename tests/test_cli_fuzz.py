@@ -47,9 +47,9 @@ def _configs(tmp: Path, **fields) -> str:
 
 #: (id, what the command needs, its main, argv built in the case's folder)
 CASES = [
-    ("replot-empty-rows", "torch", _module("gpu.bench"),
+    ("replot-empty-rows", "torch", _module("gpu.bench.cli"),
      lambda t: ["--replot", _json(t / "b.json", {**BENCH_KEYS, "rows": []}), "--plot", str(t / "p.png")]),
-    ("replot-foreign-rows", "torch", _module("gpu.bench"),
+    ("replot-foreign-rows", "torch", _module("gpu.bench.cli"),
      lambda t: ["--replot", _json(t / "b.json", {**BENCH_KEYS, "rows": [{"w": 1}]}), "--plot", str(t / "p.png")]),
     ("figures-bench-empty-rows", "matplotlib", _module("figures.__main__"),
      lambda t: ["cost_per_layer", "--bench", _json(t / "b.json", {**BENCH_KEYS, "rows": []}), "--out", str(t / "o")]),
@@ -92,12 +92,12 @@ CASES = [
      lambda t: ["--edges", str(_folder(t / "edges"))]),
     ("real-models-scored-zero", "transformers", _module("analysis.real_models.study"),
      lambda t: ["--scored", "0", "--out", str(t / "o.json")]),
-    ("hf-eval-unknown-task", "transformers", _module("gpu.hf_eval_cli"),
+    ("hf-eval-unknown-task", "transformers", _module("gpu.hf.eval_cli"),
      lambda t: ["--tasks", "nosuchtask", "--out", str(t / "out")]),
-    ("hf-eval-fake-gguf", "transformers", _module("gpu.hf_eval_cli"),
+    ("hf-eval-fake-gguf", "transformers", _module("gpu.hf.eval_cli"),
      lambda t: ["--model", _text(t / "x.gguf", "not a model"), "--tasks", _text(t / "r.jsonl", ""),
                 "--out", str(t / "out")]),
-    ("hf-eval-bad-request-file", "transformers", _module("gpu.hf_eval_cli"),
+    ("hf-eval-bad-request-file", "transformers", _module("gpu.hf.eval_cli"),
      lambda t: ["--tasks", _text(t / "r.jsonl", '{"doc_id": 0}'), "--out", str(t / "out")]),
 ]  # fmt: skip
 

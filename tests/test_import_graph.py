@@ -96,3 +96,45 @@ def test_the_checker_sees_a_cycle_and_a_function_level_import(tmp_path):
     assert imported_modules("a", modules["a"], modules) == {"b"}
     graph = nx.DiGraph([(m, t) for m, p in modules.items() for t in imported_modules(m, p, modules)])
     assert not nx.is_directed_acyclic_graph(graph)
+
+
+INSTALLED = ("graphs", "receptive", "gpu", "figures")
+# what each part of ``gpu`` may import of the others: the integration and the lab build on the backend, the
+# integration reads only the lab's public API (the package ``gpu.approx``, not its modules), the backend nothing
+GPU_ALLOWED = {
+    "gpu": {"gpu.attention"},
+    "gpu.validation": set(),
+    "gpu.attention": {"gpu.validation"},
+    "gpu.approx": {"gpu.attention", "gpu.validation"},
+    "gpu.hf": {"gpu.attention", "gpu.validation", "gpu.approx"},
+    "gpu.bench": {"gpu.attention", "gpu.validation"},
+}
+
+
+def part(module: str) -> str:
+    """The top-level package and its first component (``receptive.theory.causal`` -> ``receptive.theory``)."""
+    return ".".join(module.split(".")[:2])
+
+
+def test_gpu_parts_point_one_way(import_graph):
+    parts = {part(m) for m in import_graph if m.split(".")[0] == "gpu"}
+    assert parts == set(GPU_ALLOWED), f"gpu's parts changed: {sorted(parts ^ set(GPU_ALLOWED))}"
+    wrong = sorted(
+        (a, b)
+        for a, b in import_graph.edges
+        if a.startswith("gpu") and b.startswith("gpu") and part(a) != part(b)
+        and (part(b) not in GPU_ALLOWED[part(a)] or (part(b) == "gpu.approx" and b != "gpu.approx"))
+    )  # fmt: skip
+    assert not wrong, f"imports against the layering of gpu's parts (backend <- lab, integration, CLI): {wrong}"
+
+
+@pytest.mark.parametrize("package", INSTALLED)
+def test_subpackages_form_no_cycle(import_graph, package):
+    """Within each installed package, the import graph between its subpackages (and top-level modules) is acyclic."""
+    parts = nx.DiGraph(
+        (part(a), part(b))
+        for a, b in import_graph.edges
+        if a.split(".")[0] == package == b.split(".")[0] and part(a) != part(b) and a != package and b != package
+    )
+    cycles = [sorted(c) for c in nx.strongly_connected_components(parts) if len(c) > 1]
+    assert not cycles, f"{package}: subpackages importing each other: {cycles}"

@@ -36,9 +36,9 @@ import torch
 from tqdm.auto import tqdm
 
 from analysis.training.tasks import TEXT_VOCAB, lm_batch, load_corpus, validation_windows
-from gpu.approx.methods import METHODS, exact_cost, method_cost
+from gpu.approx import METHODS, exact_cost, method_cost
+from gpu.attention.threads import torch_threads
 from gpu.hf import calibration_options, capture_keys_values, register
-from gpu.threads import torch_threads
 from graphs.cli_common import write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
@@ -222,7 +222,7 @@ def study(config: DecoderConfig, methods=None, budgets=(8, 16, 32, 64), seeds: i
         for method in methods:
             options = calibration_options(method, calibration)
             for budget in plan[method]:
-                draws = [perplexity(model, x, y, register(method, budget, s, options))
+                draws = [perplexity(model, x, y, register(f"lab:{method}", budget, s, layer_options=options))
                          for s in range(seeds if METHODS[method].randomized else 1)]  # fmt: skip
                 bar.update(len(draws))
                 ppl = np.array([d["ppl"] for d in draws])

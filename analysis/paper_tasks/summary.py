@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpu.hf_eval import item_scores
+from gpu.hf.eval import item_scores
 from graphs.cli_common import write_atomic
 from receptive.cli_parser import OneLineErrorParser
 from receptive.sweep import ResultStore
@@ -146,7 +146,7 @@ def configuration(label: str) -> tuple[str, int, str] | None:
     Parameters
     ----------
     label : str
-        An :class:`gpu.hf_eval.EvalAttention` label.
+        An :class:`gpu.hf.eval.EvalAttention` label.
 
     Returns
     -------
@@ -171,7 +171,7 @@ def item_table(folder) -> dict:
     Parameters
     ----------
     folder : str or pathlib.Path
-        The store of ``python -m gpu.hf_eval_cli`` (``tasks.jsonl``).
+        The store of ``python -m gpu.hf.eval_cli`` (``tasks.jsonl``).
 
     Returns
     -------

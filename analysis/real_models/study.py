@@ -3,7 +3,7 @@ the needle's path through the stack, and cost (``python -m analysis.real_models.
 
 * Perplexity of the last ``--scored`` tokens of windows of ``n`` tokens of the Python documentation that ships with
   the standard library (``pydoc_data.topics``, English prose), under two protocols: ``sparse`` (every position runs
-  the pattern; by the tested equality of :mod:`gpu.hf_generation` this is also teacher-forced sparse generation)
+  the pattern; by the tested equality of :mod:`gpu.hf.generation` this is also teacher-forced sparse generation)
   and ``sparse-prefill`` (the pattern over the first ``n - scored`` tokens into a ``DynamicCache``, the scored tokens
   then read every key: the protocol of Jin & Sui 2026's training-free results).
 * Passkey retrieval: a 5-digit key at 10 / 50 / 90 % depth of ``n`` tokens of filler, answered by greedy
@@ -28,9 +28,9 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from gpu.generation_patterns import GENERATION_METHODS, mean_keys_read
-from gpu.hf_generation import register_generation
-from gpu.hf_models import load_causal_lm, smollm2_gguf
+from gpu.attention.generation_patterns import GENERATION_METHODS, mean_keys_read
+from gpu.hf import register
+from gpu.hf.models import load_causal_lm, smollm2_gguf
 from graphs.cli_common import write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints
 
@@ -147,7 +147,7 @@ def run_passkey(model, tokenizer, n: int, label: str, method: str, exact: tuple,
             key = str(10000 + (7919 * (trial + 1) + int(depth * 1000) * 104729) % 90000)
             ids = passkey_prompt(tokenizer, n, depth, key)
             reach = Reach(ids.shape[1], needle_positions(tokenizer, ids, key))
-            name = register_generation(method, budget, seed, exact_layers=exact, trace=reach)
+            name = register(method, budget, seed, exact_layers=exact, trace=reach)
             model.set_attn_implementation(name)
             clock = StepClock()
             start = time.perf_counter()
@@ -241,7 +241,7 @@ def main(argv=None) -> int:
     ]
     for label, method, exact, seed in tqdm(jobs, desc="perplexity"):
         for protocol in ("sparse", "sparse-prefill") if method != "exact" else ("sparse",):
-            name = register_generation(method, args.budget if method != "exact" else 1, seed,
+            name = register(method, args.budget if method != "exact" else 1, seed,
                                        decode="exact" if protocol == "sparse-prefill" else "sparse",
                                        exact_layers=exact)  # fmt: skip
             for w, window in enumerate(windows):

@@ -47,7 +47,7 @@ def main(argv=None) -> int:
         p.error("--windows, --scored, --context: must be >= 1, and every --n above --scored + --context")
     if not args.out.parent.is_dir():
         p.error(f"--out: folder {args.out.parent} does not exist")
-    from gpu.hf_models import load_causal_lm, smollm2_gguf
+    from gpu.hf.models import load_causal_lm, smollm2_gguf
 
     from .study import pydoc_text
 

@@ -3,15 +3,15 @@
 Block ``l`` (1-based) computes ``x = x + Attn_l(LN(x))``, ``x = x + MLP(LN(x))`` with ``MLP(x) = W_2 GELU(W_1 x)``
 (hidden ``4 d_model``; Radford et al. 2019 pre-norm, Xiong et al. 2020). Every attention kind has the same
 projections (``W_q``, ``W_kv``, ``W_o``, no biases, RoPE at original positions): ``full`` and ``swa`` are
-:class:`WindowAttention`, ``sa`` is :class:`gpu.modules.StochasticAttentionLayer` and ``sa+swa`` is
-:class:`gpu.modules.GatedSAPlusSWALayer`, which adds two per-head sigmoid gates, ``2 (d_model h + h)`` parameters
-per layer (:func:`parameter_counts` reports them). SA layer ``l`` uses seed ``seed`` and layer index ``l``, so in
-eval mode its permutation is :func:`receptive.permutations.layer_permutation` ``(n, seed, l)`` and the model's
+:class:`WindowAttention`, ``sa`` is :class:`gpu.attention.modules.StochasticAttentionLayer` and ``sa+swa`` is
+:class:`gpu.attention.modules.GatedSAPlusSWALayer`, which adds two per-head sigmoid gates, ``2 (d_model h + h)``
+parameters per layer (:func:`parameter_counts` reports them). SA layer ``l`` uses seed ``seed`` and layer index ``l``,
+so in eval mode its permutation is :func:`receptive.permutations.layer_permutation` ``(n, seed, l)`` and the model's
 reachability is exactly ``receptive.make_pattern(kind, n, w, causal, seed=seed)`` through ``L`` layers; in training
 every forward draws fresh permutations from torch's global generator.
 
 The causal variants (:func:`receptive.patterns.causal_variants.variant_names`: ``sa-ms``,
-``kleinberg``, ``dilated``, each ``+swa`` and ``-eq``) are :class:`gpu.neighbour_attention.PatternAttention`: the
+``kleinberg``, ``dilated``, each ``+swa`` and ``-eq``) are :class:`gpu.attention.neighbour.PatternAttention`: the
 same projections and RoPE, one softmax per head over the union of the keys the pattern's layer ``l`` lists (for
 ``+swa`` the window is merged into that list: pattern semantics, no gates), the pattern
 ``make_variant(kind, n, min(w, n), causal, seed)`` in eval mode and a fresh pattern seed from torch's global
@@ -24,8 +24,8 @@ import torch
 from torch import nn
 
 from gpu.attention import full_attention, swa_attention
-from gpu.modules import AttentionProjections, GatedSAPlusSWALayer, StochasticAttentionLayer
-from gpu.neighbour_attention import PatternAttention
+from gpu.attention.modules import AttentionProjections, GatedSAPlusSWALayer, StochasticAttentionLayer
+from gpu.attention.neighbour import PatternAttention
 from receptive.patterns.causal_variants import variant_names
 from receptive.windows import max_window
 
@@ -38,7 +38,7 @@ KINDS = BASE_KINDS + VARIANT_KINDS
 
 class WindowAttention(AttentionProjections):
     """Full attention (``window`` ignored) or SWA of ``window`` keys per query (:mod:`receptive.windows`), with the
-    same projections as :class:`gpu.modules.StochasticAttentionLayer`."""
+    same projections as :class:`gpu.attention.modules.StochasticAttentionLayer`."""
 
     def __init__(self, d_model, n_heads, window, *, kind="swa", causal=True, rope=True):
         if kind not in ("full", "swa"):

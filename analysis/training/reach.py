@@ -9,7 +9,7 @@ lie in the readout's receptive field is *reachable*. A model that uses its recep
 ``reach + (1 - reach) c`` where ``c`` is chance; SWA's field is ``[i - L (w - 1), i]`` causal. The causal
 variants (``sa-ms``, ``kleinberg``, ``dilated``, ``+swa``, ``-eq``) are
 ``receptive.patterns.causal_variants.make_variant(kind, n, min(w, n), causal, seed)``, the pattern whose key lists
-:class:`gpu.neighbour_attention.PatternAttention` attends in eval mode.
+:class:`gpu.attention.neighbour.PatternAttention` attends in eval mode.
 """
 
 from __future__ import annotations

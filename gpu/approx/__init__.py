@@ -13,11 +13,11 @@ tensor methods (TPA) and two oracles (top-k, truncated SVD).
 ``python -m gpu.approx`` compares them on synthetic matrices (``--costs`` prints the cost table);
 :mod:`analysis.numerical_methods.real` (``python -m analysis.numerical_methods.real``, the extra ``.[minilm]``) on
 the attention of the pretrained
-all-MiniLM-L6-v2 (:mod:`gpu.approx.minilm`) reading CPython's help topics (:mod:`gpu.approx.corpus`).
+all-MiniLM-L6-v2 (:mod:`gpu.hf.minilm`) reading CPython's help topics (:mod:`gpu.approx.corpus`).
 """
 
-from .costs import Cost
-from .methods import METHODS, Method, approximate, exact_attention, exact_cost, method_cost, relative_error
+from gpu.approx.costs import Cost
+from gpu.approx.methods import METHODS, Method, approximate, exact_attention, exact_cost, method_cost, relative_error
 
 __all__ = ["METHODS", "Cost", "Method", "approximate", "exact_attention", "exact_cost", "method_cost",
            "relative_error"]  # fmt: skip

@@ -21,12 +21,11 @@ import sys
 
 import torch
 
+from gpu.approx import METHODS, approximate, exact_attention, exact_cost, method_cost, relative_error
+from gpu.approx.measure import measured_flops, measured_peak_bytes
+from gpu.attention.threads import torch_threads
 from graphs.cli_common import write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names, output_file
-
-from ..threads import torch_threads
-from . import METHODS, approximate, exact_attention, exact_cost, method_cost, relative_error
-from .measure import measured_flops, measured_peak_bytes
 
 KINDS = ("random", "lowrank", "spiky")
 HEADS = 4

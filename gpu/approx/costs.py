@@ -16,11 +16,11 @@ Conventions (all per sequence, ``heads`` heads of dimension ``d``, ``element_byt
 * Peak bytes: the inputs ``q, k, v`` and output (``4 n d``) plus the largest set of intermediates the method holds
   at once, as the functions in :mod:`gpu.approx.families` compute them (the dense reference holds ``n^2`` scores;
   the windows' banded backend ``2 n (b_q + w - 1)`` scores and probabilities plus its padded copies of q, k, v and
-  each query block's joined key and value span, :func:`gpu.banded.banded_attention`). Short-lived temporaries, such
-  as a softmax's output next to its scores, are left out. :func:`gpu.approx.measure.measured_peak_bytes` records the
-  lab code's allocations with ``torch.profiler`` (the rows of ``python -m gpu.approx --costs --measure`` show both),
-  and a test checks every formula against it. ``python -m analysis.numerical_methods.refresh_costs`` recomputes the
-  cost fields of the result files from these formulas.
+  each query block's joined key and value span, :func:`gpu.attention.banded.banded_attention`). Short-lived
+  temporaries, such as a softmax's output next to its scores, are left out.
+  :func:`gpu.approx.measure.measured_peak_bytes` records the lab code's allocations with ``torch.profiler`` (the rows
+  of ``python -m gpu.approx --costs --measure`` show both), and a test checks every formula against it. ``python -m
+  analysis.numerical_methods.refresh_costs`` recomputes the cost fields of the result files from these formulas.
 * KV-cache bytes per token: the state a decoder must keep for the method after ``n`` tokens, divided by ``n``:
   ``2 h d`` numbers for a full cache; ``2 h d min(w, n) / n`` for a sliding window (only the last ``w`` tokens);
   MLA ``r``; TPA ``2 R (h + d)``; Performer's prefix state ``h m (d + 1) / n``; Linformer's ``m`` projected keys
@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from gpu.banded import _block_size
+from gpu.attention.banded import _block_size
 from receptive.windows import max_window, window_offsets
 
 SOFTMAX = 5
@@ -89,8 +89,8 @@ def _dense(n, d):
 def _band(n, d, w, causal):
     """Keys, FLOPs and memory (numbers) of one banded pass with a window of ``w`` keys: scores and probabilities
     (``2 n span``), the padded copies of q, k, v (``(2 (nb + 1) + nb) bq d``) and each query block's key and value
-    span joined from them (``2 nb span d``; :func:`gpu.banded.banded_attention`, bounded per chunk on the CPU only
-    when nothing is kept for a backward pass, so counted whole)."""
+    span joined from them (``2 nb span d``; :func:`gpu.attention.banded.banded_attention`, bounded per chunk on the CPU
+    only when nothing is kept for a backward pass, so counted whole)."""
     w = min(w, max_window(n, causal, False))
     left, right = window_offsets(w, causal)
     bq = _block_size(n, left, right)
@@ -160,7 +160,7 @@ def swa(n, d, m, heads, causal, eb, sink=False):
     """Cost of sliding-window attention [1]_ through the banded backend, optionally with an attention sink [2]_.
 
     A window of ``w = m`` keys (``m - 1`` and the first key with ``sink``): ``4 n w d + 5 n w`` FLOPs per head;
-    memory as :func:`gpu.banded.banded_attention` holds it; the cache keeps only the last ``w`` tokens.
+    memory as :func:`gpu.attention.banded.banded_attention` holds it; the cache keeps only the last ``w`` tokens.
 
     Parameters
     ----------

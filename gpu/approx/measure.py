@@ -12,8 +12,8 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 from torch.utils.flop_counter import FlopCounterMode
 
-from ..validation import check_choice
-from .methods import METHODS, approximate, exact_attention
+from gpu.approx.methods import METHODS, approximate, exact_attention
+from gpu.validation import check_choice
 
 
 def _random_inputs(method, n, d, heads, causal, seed, options):

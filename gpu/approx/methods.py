@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 import torch
 
-from ..validation import check_bool, check_choice, check_int
-from ..validation import check_finite as _check_finite
-from . import costs
-from .costs import Cost
-from .families import clustering, kernels, latent, lowrank, lsh, oracles, sampling, tensor, windows
-from .families.common import exact_attention, relative_error, wide
+from gpu.approx import costs
+from gpu.approx.costs import Cost
+from gpu.approx.families import clustering, kernels, latent, lowrank, lsh, oracles, sampling, tensor, windows
+from gpu.approx.families.common import exact_attention, relative_error, wide
+from gpu.validation import check_bool, check_choice, check_int
+from gpu.validation import check_finite as _check_finite
 
 
 def _no_limit(n: int, d: int, heads: int) -> None:

@@ -10,8 +10,8 @@ import torch
 pytest.importorskip("transformers")
 
 from analysis.real_models import figure, study
-from gpu.generation_keys import position_keys
-from gpu.hf_models import smollm2_gguf
+from gpu.attention.generation_keys import position_keys
+from gpu.hf.models import smollm2_gguf
 
 RESULTS = Path(study.__file__).parent / "results"
 RESULT = RESULTS / "smollm2_n2048_m128.json"

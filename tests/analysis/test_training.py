@@ -258,7 +258,7 @@ def _check_variant_reach(kinds, n, w, layers, receptive_rows):
 
 
 def test_variant_models_train_with_fresh_patterns_and_evaluate_with_the_seeded_one():
-    from gpu.neighbour_attention import pattern_keys
+    from gpu.attention.neighbour import pattern_keys
 
     model = TinyTransformer("kleinberg+swa", 20, 16, 2, 2, 4, True, seed=2)
     x = torch.randint(0, 20, (2, 24))

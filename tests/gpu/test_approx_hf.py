@@ -12,7 +12,8 @@ transformers = pytest.importorskip("transformers")
 
 from gpu import hf  # noqa: E402
 from gpu.approx import METHODS, approximate  # noqa: E402
-from gpu.approx.minilm import HEAD_DIM, HEADS, LAYERS, MiniLM, model_dir  # noqa: E402
+from gpu.hf.interface import hf_attention  # noqa: E402
+from gpu.hf.minilm import HEAD_DIM, HEADS, LAYERS, MiniLM, model_dir  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -154,7 +155,7 @@ def test_causal_methods_never_read_a_future_key(method):
     calibration = hf.capture_keys_values(model, torch.randint(0, 64, (2, 40)), use_cache=False)
     budget = min(8, METHODS[method].max_budget(40, 16, 4) or 8)
     options = hf.calibration_options(method, calibration)
-    model.set_attn_implementation(hf.register(method, budget, layer_options=options))
+    model.set_attn_implementation(hf.register(f"lab:{method}", budget, layer_options=options))
     changed = x.clone()
     changed[:, 25:] = (changed[:, 25:] + 1) % 64
     a, b = model(x, use_cache=False).logits, model(changed, use_cache=False).logits
@@ -175,7 +176,7 @@ def test_bad_registrations_are_one_line_errors(args, error, match):
 
 
 def test_unsupported_masks_dropout_and_decoding_are_refused():
-    forward = hf.hf_attention(lambda q, k, v, causal, layer, layers: q, "test")
+    forward = hf_attention(lambda q, k, v, causal, layer, layers: q, "test")
     q = torch.zeros(1, 2, 5, 4)
 
     class Module:
@@ -187,7 +188,7 @@ def test_unsupported_masks_dropout_and_decoding_are_refused():
         forward(Module(), q, q, q, custom)
     with pytest.raises(ValueError, match=r"^dropout"):
         forward(Module(), q, q, q, None, dropout=0.1)
-    with pytest.raises(ValueError, match=r"^cache: .* prefill only.*register_generation"):
+    with pytest.raises(ValueError, match=r"^cache: .* prefill only.*gpu\.hf\.register: swa, "):
         forward(Module(), q[:, :, :1], q, q, None)
     with pytest.raises(ValueError, match=r"^name"):
         hf.register_function("org/kernel", lambda *a: None)

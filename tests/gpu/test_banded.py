@@ -1,4 +1,4 @@
-"""gpu.banded.banded_attention in chunks against one shot and against the float64 dense masked oracle.
+"""gpu.attention.banded.banded_attention in chunks against one shot and against the float64 dense masked oracle.
 
 The oracle is :func:`attention_oracle.dense_reference` with the explicit ``(batch, heads, n, n)`` mask
 ``-left <= key - query <= right`` and ``extra_mask``, every row holding its own key (the oracle's ``-inf`` would give
@@ -11,9 +11,9 @@ torch = pytest.importorskip("torch")
 
 from attention_oracle import dense_reference  # noqa: E402
 
-import gpu.banded  # noqa: E402
+import gpu.attention.banded  # noqa: E402
 from gpu import sa_attention  # noqa: E402
-from gpu.banded import _block_size, banded_attention, chunk_plan  # noqa: E402
+from gpu.attention.banded import _block_size, banded_attention, chunk_plan  # noqa: E402
 
 ONE_SHOT = 1 << 62
 
@@ -85,7 +85,7 @@ def test_default_cpu_budget_chunks_inside_a_head():
     """At n = 2048, w = 64 the default budget cuts each head's 32 blocks into several chunks: same as one shot."""
     n, left, right = 2048, 32, 31
     bq = _block_size(n, left, right)
-    rows, blocks = chunk_plan(2, -(-n // bq), bq * (bq + left + right), gpu.banded.SCORE_BUDGET)
+    rows, blocks = chunk_plan(2, -(-n // bq), bq * (bq + left + right), gpu.attention.banded.SCORE_BUDGET)
     assert rows == 2 and 1 < blocks < n // bq
     g = torch.Generator().manual_seed(5)
     q, k, v = (torch.randn(1, 2, n, 4, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(3))
@@ -102,7 +102,7 @@ def test_causal_sa_in_small_chunks_matches_oracle(monkeypatch, per_head):
     """sa_attention's causal extra mask (original positions, shared or per-head permutation) through tiny chunks."""
     from attention_oracle import sa_mask
 
-    monkeypatch.setattr(gpu.banded, "SCORE_BUDGET", 700)
+    monkeypatch.setattr(gpu.attention.banded, "SCORE_BUDGET", 700)
     n, w, heads = 45, 5, 3
     g = torch.Generator().manual_seed(7)
     q, k, v = (torch.randn(2, heads, n, 4, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(3))

@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from gpu import GatedSAPlusSWALayer, StochasticAttentionLayer, sa_attention  # noqa: E402
-from gpu.modules import head_blocks, multiscale_permutations  # noqa: E402
+from gpu.attention.modules import head_blocks, multiscale_permutations  # noqa: E402
 from receptive.patterns.causal_variants import MultiScaleSA  # noqa: E402
 from tests.oracle import sa_matrix  # noqa: E402
 

@@ -7,8 +7,8 @@ from attention_oracle import dense_reference
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpu.approx.families.common import dedupe
-from gpu.gathered_attention import gathered_attention
+from gpu.attention.gathered import gathered_attention
+from gpu.attention.key_lists import dedupe
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpu.approx import approximate
-from gpu.generation_keys import position_keys, sa_band
-from gpu.generation_patterns import GENERATION_METHODS, generation_attention, mean_keys_read
+from gpu.attention.generation_keys import position_keys, sa_band
+from gpu.attention.generation_patterns import GENERATION_METHODS, generation_attention, mean_keys_read
 from receptive.windows import window_offsets
 
 
@@ -109,7 +109,7 @@ def reference(method, q, k, v, m, seed, max_length):
         keep = torch.as_tensor(keep)
         return torch.softmax(scores.masked_fill(~keep, float("-inf")), -1) @ v
 
-    from gpu.generation_keys import _sigma_rank
+    from gpu.attention.generation_keys import _sigma_rank
 
     rank = _sigma_rank(max_length, seed, max_length).numpy()
     window = np.tril(np.ones((n, n), dtype=bool), 0) & ~np.tril(np.ones((n, n), dtype=bool), -m)

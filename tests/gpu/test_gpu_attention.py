@@ -10,7 +10,7 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from gpu import full_attention, permute_sequence, sa_attention, swa_attention  # noqa: E402
-from gpu.permutations import inverse_permutation  # noqa: E402
+from gpu.attention.permutations import inverse_permutation  # noqa: E402
 from receptive import StochasticAttention, make_pattern  # noqa: E402
 from receptive.permutations import layer_permutation  # noqa: E402
 from receptive.windows import max_window  # noqa: E402
@@ -189,7 +189,7 @@ def test_auto_backend_resolution(monkeypatch, dtype, cuda, has_triton, expect):
     import builtins
     import types
 
-    from gpu.attention import _resolve_backend
+    from gpu.attention.functional import _resolve_backend
 
     real_import = builtins.__import__
 
@@ -232,7 +232,7 @@ def test_no_host_reads_per_call():
 
 
 def test_seeded_permutation_copied_once():
-    from gpu.attention import _seeded_permutation
+    from gpu.attention.functional import _seeded_permutation
 
     _seeded_permutation.cache_clear()
     q, k, v = inputs(1, 2, 2, 30, 4, seed=12)

@@ -6,8 +6,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from gpu.bench import main  # noqa: E402
-from gpu.bench_plot import KIND_COLORS, KIND_LABELS, kind_and_backend  # noqa: E402
+from gpu.bench.cli import main  # noqa: E402
+from gpu.bench.plot import KIND_COLORS, KIND_LABELS, kind_and_backend  # noqa: E402
 
 ARGS = ["--n", "64,128", "--w", "16", "--heads", "2", "--dim", "16", "--repeats", "1"]
 
@@ -83,7 +83,8 @@ def test_cpu_refusals(capsys, extra, message):
 
 
 def test_one_palette_for_the_cost_figure():
-    """``gpu.bench --plot`` and ``figures.cost`` draw with the same function; the colours and labels per kind agree."""
+    """``gpu.bench.cli --plot`` and ``figures.cost`` draw with the same function; the colours and labels per kind
+    agree."""
     from figures.style import COLORS, LABELS
 
     assert KIND_COLORS == {kind: COLORS[kind] for kind in KIND_COLORS}
@@ -122,7 +123,7 @@ def test_replot_from_json(tmp_path, capsys):
 
 def test_variants_rows_time_multiscale_sa(tmp_path, capsys):
     """--variants adds multi-scale SA and dilated heads (banded, per backend) and Kleinberg keys (key table) rows,
-    each through gpu.variants as the modules run them, with their ratio to SA."""
+    each through gpu.attention.variants as the modules run them, with their ratio to SA."""
     out = tmp_path / "b.json"
     main(["--n", "256", "--w", "8", "--repeats", "1", "--variants", "--json", str(out), "--plot", str(tmp_path / "p")])
     doc = json.loads(out.read_text())
@@ -143,7 +144,7 @@ def test_variants_rows_time_multiscale_sa(tmp_path, capsys):
 
 def test_swa_layer_cap_reaches_its_full_coverage_layer():
     """SWA's L* passes coverage's default cap of 64 layers from n = 2048 at w = 64; the cost rows must still get it."""
-    from gpu.bench_patterns import _layer_cap
+    from gpu.bench.patterns import _layer_cap
     from receptive import coverage, make_pattern
 
     for n, w in ((2048, 64), (1000, 7), (300, 4)):

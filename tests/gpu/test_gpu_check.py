@@ -77,9 +77,9 @@ def test_budget_guard_skips_with_a_note(gpu_check):
 
 def test_a_wrong_backend_fails_its_check(gpu_check, monkeypatch):
     """The checks can fail: a backend off by 1e-3 and one that raises are both recorded as failures."""
-    import gpu.oracle
+    import gpu.attention.oracle
 
-    real_call = gpu.oracle._call
+    real_call = gpu.attention.oracle._call
 
     def call(kind, backend, *args):
         if backend == "flex":
@@ -87,7 +87,7 @@ def test_a_wrong_backend_fails_its_check(gpu_check, monkeypatch):
         out = real_call(kind, "torch", *args)
         return out + 1e-3 if (backend == "triton" and kind == "sa") else out
 
-    monkeypatch.setattr(gpu.oracle, "_call", call)
+    monkeypatch.setattr(gpu.attention.oracle, "_call", call)
     sizes = replace(gpu_check.DRY_SIZES, check_n=[20], grad_n=[20])
     checks, skipped = gpu_check.correctness(sizes, "cpu", log=lambda line: None)
     assert skipped == []
@@ -125,11 +125,11 @@ def test_memory_guard(gpu_check, monkeypatch):
 
 
 def test_oracle_masks_match_the_loop_oracle():
-    """gpu.oracle's masks (receptive's adjacency) against the plain-loop definitions of tests/oracle.py."""
+    """gpu.attention.oracle's masks (receptive's adjacency) against the plain-loop definitions of tests/oracle.py."""
     import numpy as np
     from oracle import sa_matrix, swa_matrix
 
-    from gpu.oracle import check_backends, oracle_mask
+    from gpu.attention.oracle import check_backends, oracle_mask
 
     n, w = 23, 6
     perm = torch.randperm(n, generator=torch.Generator().manual_seed(0))

@@ -14,7 +14,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from gpu import full_attention, sa_attention, swa_attention  # noqa: E402
-from gpu.bench import _parse  # noqa: E402
+from gpu.bench.cli import _parse  # noqa: E402
 from receptive.cli_parser import OneLineErrorParser  # noqa: E402
 
 NAMES = ("w", "perm", "backend", "q", "k, v", "k", "q, k, v", "per_head")

@@ -12,7 +12,7 @@ triton = pytest.importorskip("triton")
 from attention_oracle import dense_reference, sa_mask, swa_mask  # noqa: E402
 
 from gpu import full_attention, sa_attention, swa_attention  # noqa: E402
-from gpu.triton_sa import CONFIGS, triton_sa_attention  # noqa: E402
+from gpu.attention.triton_sa import CONFIGS, triton_sa_attention  # noqa: E402
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
@@ -62,9 +62,9 @@ def test_fused_bad_input(monkeypatch):
     with pytest.raises(ValueError, match=r"^config"):
         triton_sa_attention(q, k, v, 3, config=triton.Config({"BLOCK_M": 48, "BLOCK_N": 64}))
     if DEVICE == "cpu":
-        import gpu.triton_sa
+        import gpu.attention.triton_sa
 
-        monkeypatch.setattr(gpu.triton_sa, "_interpreting", lambda: False)
+        monkeypatch.setattr(gpu.attention.triton_sa, "_interpreting", lambda: False)
         with pytest.raises(ValueError, match=r"^q: the fused kernel needs CUDA"):
             triton_sa_attention(q, k, v, 3)
 
@@ -138,7 +138,7 @@ def test_every_autotune_config_on_the_interpreter(config):
 def test_autotuner_path_on_the_interpreter():
     """The autotuned launch (grid from the chosen config, the tuning key) with a stand-in timer: every config is
     run for each kernel, the fastest by the stand-in is used, and the result matches the oracle."""
-    from gpu.triton_sa import autotuned
+    from gpu.attention.triton_sa import autotuned
 
     runs = []
 
@@ -222,11 +222,11 @@ def test_backend_override_reaches_the_fused_kernel():
 
 
 def test_bench_rows_for_the_fused_kernel(tmp_path):
-    """``gpu.bench.run`` with the fused kernel as a backend (what it times on CUDA), on the interpreter: its rows,
+    """``gpu.bench.cli.run`` with the fused kernel as a backend (what it times on CUDA), on the interpreter: its rows,
     their peers and SA's overhead over SWA on the same backend, forward + backward."""
     import argparse
 
-    from gpu.bench import run
+    from gpu.bench.cli import run
 
     args = argparse.Namespace(n=[32], w=8, heads=2, dim=16, batch=1, dtype="float32", backward=True, repeats=1,
                               backends=["torch", "triton"], json=str(tmp_path / "b.json"), plot=None)  # fmt: skip

@@ -13,7 +13,7 @@ if not torch.cuda.is_available():
 
 from gpu import GatedSAPlusSWALayer, StochasticAttentionLayer, variant_attention  # noqa: E402
 from gpu.attention import swa_attention  # noqa: E402
-from gpu.variants import (  # noqa: E402
+from gpu.attention.variants import (  # noqa: E402
     VARIANTS,
     dilated_attention,
     head_blocks,
@@ -290,9 +290,9 @@ def test_wrong_type_is_a_one_line_type_error_naming_the_argument(call, needle):
 
 
 def test_cpu_bench_times_the_paths_round_robin():
-    """gpu.bench on the CPU: one warm-up run each, then every round runs every path once, in turn, each round
-    starting one path later (gpu.timing.round_robin)."""
-    from gpu.timing import _times
+    """gpu.bench.cli on the CPU: one warm-up run each, then every round runs every path once, in turn, each round
+    starting one path later (gpu.bench.timing.round_robin)."""
+    from gpu.bench.timing import _times
 
     calls = []
     runs = _times({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 3, cuda=False)

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from transformers import DynamicCache
 
-from gpu.eval_tasks import EvalItem, EvalRequest, load_requests
-from gpu.generation_patterns import GENERATION_METHODS
-from gpu.hf_eval import (
+from gpu.attention.generation_patterns import GENERATION_METHODS
+from gpu.hf import register
+from gpu.hf.eval import (
     EvalAttention,
     encode_pair,
     item_scores,
@@ -22,7 +22,7 @@ from gpu.hf_eval import (
     shared_prefixes,
     task_scores,
 )
-from gpu.hf_generation import register_generation
+from gpu.hf.eval_tasks import EvalItem, EvalRequest, load_requests
 
 WORDS = " ".join(TEXT).split()
 
@@ -44,7 +44,7 @@ def oracle_loglikelihood(model, tokenizer, context, continuation, attention):
     if attention.method == "exact":
         name = "sdpa"
     else:
-        name = register_generation(attention.method, attention.budget, attention.seed, decode=attention.decode,
+        name = register(attention.method, attention.budget, attention.seed, decode=attention.decode,
                                    exact_layers=attention.exact_layers)  # fmt: skip
     model.set_attn_implementation(name)
     with torch.no_grad():

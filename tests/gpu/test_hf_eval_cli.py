@@ -1,4 +1,4 @@
-"""``python -m gpu.hf_eval``: a grid on a tiny random Llama saved to a folder and the committed request fixtures:
+"""``python -m gpu.hf.eval``: a grid on a tiny random Llama saved to a folder and the committed request fixtures:
 resumable, the same results however the items are sharded or wherever the grid runs, one-line refusals."""
 
 import json
@@ -9,7 +9,7 @@ import torch
 pytest.importorskip("transformers")
 from hf_eval_models import FIXTURES, tiny_llama, tiny_tokenizer
 
-from gpu.hf_eval_cli import main
+from gpu.hf.eval_cli import main
 
 TASKS = ",".join(str(FIXTURES / f"{name}.jsonl") for name in ("arc_easy_rc_5shot", "winogrande_rc_5shot",
                                                                "lambada_bpb_0shot"))  # fmt: skip
@@ -107,6 +107,6 @@ def test_the_module_runs_as_a_command():
     import sys
 
     out = subprocess.run(
-        [sys.executable, "-m", "gpu.hf_eval_cli", "--help"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "gpu.hf.eval_cli", "--help"], capture_output=True, text=True, check=True
     )
     assert "--dry-run" in out.stdout and "Examples" not in out.stderr

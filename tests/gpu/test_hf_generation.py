@@ -6,8 +6,9 @@ import torch
 transformers = pytest.importorskip("transformers")
 from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM, StaticCache  # noqa: E402
 
-from gpu.generation_patterns import GENERATION_METHODS  # noqa: E402
-from gpu.hf_generation import compacted, generation_forward, generation_name, register_generation  # noqa: E402
+from gpu.attention.generation_patterns import GENERATION_METHODS  # noqa: E402
+from gpu.hf.generation import compacted, generation_forward  # noqa: E402
+from gpu.hf.implementations import implementation_name, register  # noqa: E402
 
 METHODS = sorted(GENERATION_METHODS)
 
@@ -29,7 +30,7 @@ def logits(model, name, ids, **kw):
 @pytest.mark.parametrize("method", METHODS)
 def test_token_by_token_decoding_equals_the_full_forward(model, method):
     ids = torch.randint(0, 64, (2, 24), generator=torch.Generator().manual_seed(3))
-    name = register_generation(method, 5, seed=2)
+    name = register(method, 5, seed=2)
     full = logits(model, name, ids)
     cache = DynamicCache(config=model.config)
     with torch.no_grad():
@@ -42,7 +43,7 @@ def test_token_by_token_decoding_equals_the_full_forward(model, method):
 @pytest.mark.parametrize("method", ["sa", "sa-ms", "moba"])
 def test_chunked_decoding_and_a_static_cache_equal_the_full_forward(model, method):
     ids = torch.randint(0, 64, (1, 20), generator=torch.Generator().manual_seed(4))
-    name = register_generation(method, 4, seed=1)
+    name = register(method, 4, seed=1)
     full = logits(model, name, ids)
     cache = StaticCache(config=model.config, max_cache_len=32)
     with torch.no_grad():
@@ -53,7 +54,7 @@ def test_chunked_decoding_and_a_static_cache_equal_the_full_forward(model, metho
 
 @pytest.mark.parametrize("method", ["sa", "swa+sink", "top-k"])
 def test_generate_with_left_padding_gives_each_prompt_its_own_continuation(model, method):
-    name = register_generation(method, 4, seed=5)
+    name = register(method, 4, seed=5)
     model.set_attn_implementation(name)
     a = torch.randint(1, 64, (1, 12), generator=torch.Generator().manual_seed(5))
     b = a[:, 4:]
@@ -68,7 +69,7 @@ def test_generate_with_left_padding_gives_each_prompt_its_own_continuation(model
 
 
 def test_generate_equals_greedy_argmax_of_full_forwards(model):
-    name = register_generation("sa", 4, seed=3)
+    name = register("sa", 4, seed=3)
     model.set_attn_implementation(name)
     ids = torch.randint(0, 64, (1, 10), generator=torch.Generator().manual_seed(6))
     with torch.no_grad():
@@ -81,15 +82,15 @@ def test_generate_equals_greedy_argmax_of_full_forwards(model):
 
 def test_exact_decode_runs_the_pattern_in_the_prefill_only(model):
     ids = torch.randint(0, 64, (1, 20), generator=torch.Generator().manual_seed(7))
-    sparse_prefill = register_generation("sa", 3, decode="exact")
+    sparse_prefill = register("sa", 3, decode="exact")
     cache = DynamicCache(config=model.config)
     model.set_attn_implementation(sparse_prefill)
     with torch.no_grad():
         prefix = model(input_ids=ids[:, :12], cache=cache, use_cache=True).logits
         rest = model(input_ids=ids[:, 12:], cache=cache, use_cache=True).logits
-    assert torch.allclose(prefix, logits(model, register_generation("sa", 3), ids[:, :12]), atol=1e-10)
+    assert torch.allclose(prefix, logits(model, register("sa", 3), ids[:, :12]), atol=1e-10)
     # the decoded tokens read every key: on an exact prefill they equal the exact forward
-    exact_prefill = register_generation("exact", 1)
+    exact_prefill = register("exact", 1)
     cache = DynamicCache(config=model.config)
     model.set_attn_implementation(exact_prefill)
     with torch.no_grad():
@@ -102,22 +103,22 @@ def test_exact_decode_runs_the_pattern_in_the_prefill_only(model):
 def test_exact_layers_and_full_budget_give_exact_attention(model):
     ids = torch.randint(0, 64, (1, 16), generator=torch.Generator().manual_seed(8))
     reference = logits(model, "sdpa", ids)
-    assert torch.allclose(logits(model, register_generation("sa", 2, exact_layers=(0, 1, 2)), ids), reference,
+    assert torch.allclose(logits(model, register("sa", 2, exact_layers=(0, 1, 2)), ids), reference,
                           atol=1e-10)  # fmt: skip
-    assert torch.allclose(logits(model, register_generation("swa", 16), ids), reference, atol=1e-10)
-    assert torch.allclose(logits(model, register_generation("sa", 31), ids), reference, atol=1e-10)
-    assert not torch.allclose(logits(model, register_generation("sa", 2, exact_layers=(0,)), ids), reference)
+    assert torch.allclose(logits(model, register("swa", 16), ids), reference, atol=1e-10)
+    assert torch.allclose(logits(model, register("sa", 31), ids), reference, atol=1e-10)
+    assert not torch.allclose(logits(model, register("sa", 2, exact_layers=(0,)), ids), reference)
 
 
 def test_trace_sees_every_layer_in_order(model):
     seen = []
-    name = register_generation("swa", 3, trace=lambda layer, positions, keep: seen.append((layer, keep.shape)))
+    name = register("swa", 3, trace=lambda layer, positions, keep: seen.append((layer, keep.shape)))
     logits(model, name, torch.zeros(1, 9, dtype=torch.long))
     assert seen == [(0, (9, 9)), (1, (9, 9)), (2, (9, 9))]
 
 
 def test_past_max_length_is_a_one_line_error(model):
-    name = register_generation("sa", 4, max_length=16)
+    name = register("sa", 4, max_length=16)
     with pytest.raises(ValueError, match=r"^max_length: the sequence has 20 tokens, more than max_length = 16$"):
         logits(model, name, torch.zeros(1, 20, dtype=torch.long))
 
@@ -126,16 +127,16 @@ def test_sa_default_max_length_is_the_models_context(model):
     """Without ``max_length`` the permutations are drawn over ``max_position_embeddings`` (64), so a row of a
     16-token prompt equals the same row under an explicit ``max_length=64``."""
     ids = torch.randint(0, 64, (1, 16), generator=torch.Generator().manual_seed(9))
-    a = logits(model, register_generation("sa", 3, seed=4), ids)
-    b = logits(model, register_generation("sa", 3, seed=4, max_length=64), ids)
-    c = logits(model, register_generation("sa", 3, seed=4, max_length=128), ids)
+    a = logits(model, register("sa", 3, seed=4), ids)
+    b = logits(model, register("sa", 3, seed=4, max_length=64), ids)
+    c = logits(model, register("sa", 3, seed=4, max_length=128), ids)
     assert torch.equal(a, b) and not torch.allclose(a, c)
 
 
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [
-        ({"method": "performer"}, ValueError, "^method: "),
+        ({"method": "magic"}, ValueError, "^method: "),
         ({"budget": 0}, ValueError, "^budget: "),
         ({"budget": "8"}, TypeError, "^budget: "),
         ({"decode": "greedy"}, ValueError, "^decode: "),
@@ -146,7 +147,7 @@ def test_sa_default_max_length_is_the_models_context(model):
 def test_bad_registrations_are_one_line_errors(kwargs, error, match):
     args = {"method": "sa", "budget": 8} | kwargs
     with pytest.raises(error, match=match):
-        register_generation(args.pop("method"), args.pop("budget"), **args)
+        register(args.pop("method"), args.pop("budget"), **args)
 
 
 def test_a_bidirectional_model_and_a_packed_mask_are_refused():
@@ -160,11 +161,11 @@ def test_a_bidirectional_model_and_a_packed_mask_are_refused():
 
 
 def test_names():
-    assert generation_name("moba", 64, exact_layers=(3, 1)) == "receptive-gen-moba-64-exact-1.3"
+    assert implementation_name("moba", 64, exact_layers=(3, 1)) == "receptive-moba-64-exact-1.3"
 
 
 def test_a_budget_past_the_bound_and_exact_layers_not_a_list_are_one_line_errors():
     with pytest.raises(ValueError, match=r"^budget: expected an integer in \[1, 65536\]"):
-        register_generation("sa", 10**12)
+        register("sa", 10**12)
     with pytest.raises(TypeError, match=r"^exact_layers: expected an iterable of layer indices, got int"):
-        register_generation("sa", 8, exact_layers=1)
+        register("sa", 8, exact_layers=1)

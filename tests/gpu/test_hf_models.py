@@ -5,8 +5,8 @@ import torch
 
 pytest.importorskip("transformers")
 
-from gpu.hf_generation import register_generation
-from gpu.hf_models import load_causal_lm, smollm2_gguf
+from gpu.hf import register
+from gpu.hf.models import load_causal_lm, smollm2_gguf
 
 
 @pytest.mark.parametrize("path, error", [(3, TypeError), ("/no/such/folder", ValueError), (__file__, ValueError)])
@@ -69,14 +69,14 @@ def test_smollm2_decodes_with_sa_as_its_full_forward_and_exactly_at_a_full_band(
     model, tokenizer = smollm2
     ids = torch.tensor([tokenizer("The Python tutorial explains lists, tuples and dictionaries in turn.")["input_ids"]])
     n = ids.shape[1]
-    model.set_attn_implementation(register_generation("sa", 4, seed=1))
+    model.set_attn_implementation(register("sa", 4, seed=1))
     with torch.no_grad():
         full = model(input_ids=ids).logits
         cache = DynamicCache(config=model.config)
         steps = [model(input_ids=ids[:, :4], cache=cache, use_cache=True).logits]
         steps += [model(input_ids=ids[:, t : t + 1], cache=cache, use_cache=True).logits for t in range(4, n)]
         assert close(torch.cat(steps, 1), full)
-        model.set_attn_implementation(register_generation("sa", 2 * n))
+        model.set_attn_implementation(register("sa", 2 * n))
         wide = model(input_ids=ids).logits
         model.set_attn_implementation("sdpa")
         exact = model(input_ids=ids).logits

@@ -1,11 +1,11 @@
-"""gpu.neighbour_attention: explicit key lists against float64 dense attention with the pattern's own mask."""
+"""gpu.attention.neighbour: explicit key lists against float64 dense attention with the pattern's own mask."""
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from gpu.neighbour_attention import (  # noqa: E402
+from gpu.attention.neighbour import (  # noqa: E402
     PatternAttention,
     keys_table,
     neighbour_attention,

@@ -1,11 +1,11 @@
-"""``gpu.timing.round_robin``: the one timing loop of ``gpu.bench`` (CPU), ``benchmarks/bench_banded.py`` and
+"""``gpu.bench.timing.round_robin``: the one timing loop of ``gpu.bench.cli`` (CPU), ``benchmarks/bench_banded.py`` and
 ``benchmarks/bench_sa_layer.py``.
 
 A fake clock and steps that record their calls check, against the obvious oracle, that every step is timed ``repeats``
 times, that round ``r`` starts at step ``r`` (every step takes every position once per ``len(steps)`` rounds; its
 predecessor stays the same in every round but those where it runs first), that the warm-up call is not timed and that
-each time is the step's own call; ``gpu.bench`` and ``bench_banded`` keep the median (``bench_banded`` also the minimum)
-of those times, ``bench_sa_layer`` the minimum, after checking every row's output."""
+each time is the step's own call; ``gpu.bench.cli`` and ``bench_banded`` keep the median (``bench_banded`` also the
+minimum) of those times, ``bench_sa_layer`` the minimum, after checking every row's output."""
 
 import json
 import random
@@ -14,7 +14,7 @@ import statistics
 import pytest
 from benchmark_scripts import ROOT, load_benchmark
 
-from gpu.timing import _times, round_robin
+from gpu.bench.timing import _times, round_robin
 
 
 class FakeClock:
@@ -121,7 +121,7 @@ def test_the_predecessor_is_mostly_the_same_so_carry_over_is_not_balanced():
 
 
 def test_real_clock_and_cpu_times():
-    """The default clock is ``time.perf_counter``; ``gpu.bench``'s CPU path is the same loop."""
+    """The default clock is ``time.perf_counter``; ``gpu.bench.cli``'s CPU path is the same loop."""
     calls = []
     runs = _times({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 3, cuda=False)
     assert calls == ["a", "b", "a", "b", "b", "a", "a", "b"]
@@ -163,9 +163,9 @@ def test_bad_input_calls_nothing():
 
 
 def test_gpu_bench_keeps_the_median(tmp_path):
-    """``gpu.bench`` rows: ``seconds`` is the median of the ``repeats`` timed calls (``repeat_seconds``)."""
+    """``gpu.bench.cli`` rows: ``seconds`` is the median of the ``repeats`` timed calls (``repeat_seconds``)."""
     pytest.importorskip("torch")
-    from gpu.bench import main
+    from gpu.bench.cli import main
 
     out = tmp_path / "bench.json"
     argv = ["--n", "64", "--w", "16", "--heads", "1", "--dim", "8", "--repeats", "4", "--backends", "torch"]

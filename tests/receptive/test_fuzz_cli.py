@@ -90,7 +90,7 @@ def test_coverage_cli_never_escapes(argv, csv_kind, tmp_path_factory, capsys):
 def test_coverage_cli_output_paths(tmp_path, capsys):
     from receptive.coverage.cli import main
 
-    """--csv and --plot take a file in a folder that exists (as gpu.bench's --json and --plot): one line naming the
+    """--csv and --plot take a file in a folder that exists (as gpu.bench.cli's --json and --plot): one line naming the
     flag otherwise, and nothing created."""
     for flag, name in (("--csv", "cov.csv"), ("--plot", "c.png")):
         folder = tmp_path / flag.lstrip("-")

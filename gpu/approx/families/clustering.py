@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import torch
 
-from ...validation import check_int
-from .common import generator, indexed_attention, masked_attention
+from gpu.approx.families.common import generator, masked_attention
+from gpu.attention.key_lists import indexed_attention
+from gpu.validation import check_int
 
 
 def moba(q, k, v, m, seed, causal=False, blocks_per_query: int = 4):

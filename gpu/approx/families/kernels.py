@@ -8,8 +8,9 @@ import math
 
 import torch
 
-from ...validation import check_int
-from .common import generator, indexed_attention, randn, scale_of, wide
+from gpu.approx.families.common import generator, randn, wide
+from gpu.attention.key_lists import indexed_attention, scale_of
+from gpu.validation import check_int
 
 PREFIX_CHUNK = 128  # positions per block of the causal prefix sums
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from .common import exact_attention, wide
+from gpu.approx.families.common import exact_attention, wide
 
 
 def _rows(k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:

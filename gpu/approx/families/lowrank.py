@@ -17,8 +17,9 @@ import math
 import numpy as np
 import torch
 
-from ...validation import check_int
-from .common import generator, indexed_attention, randn, scale_of, wide
+from gpu.approx.families.common import generator, randn, wide
+from gpu.attention.key_lists import indexed_attention, scale_of
+from gpu.validation import check_int
 
 
 def segment_matrix(n: int, m: int, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

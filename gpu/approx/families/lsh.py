@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from ...permutations import inverse_permutation
-from ...validation import check_int
-from .common import dedupe, generator, indexed_attention, randn
+from gpu.approx.families.common import generator, randn
+from gpu.attention.key_lists import dedupe, indexed_attention
+from gpu.attention.permutations import inverse_permutation
+from gpu.validation import check_int
 
 
 def angular_hash(x: torch.Tensor, rotations: torch.Tensor) -> torch.Tensor:

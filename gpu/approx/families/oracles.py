@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from .common import causal_mask, scale_of, wide
+from gpu.approx.families.common import causal_mask, wide
+from gpu.attention.key_lists import scale_of
 
 
 def top_k(q, k, v, m, seed, causal=False):

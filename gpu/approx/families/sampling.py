@@ -13,8 +13,9 @@ import math
 
 import torch
 
-from ...permutations import inverse_permutation
-from .common import generator, randn, scale_of
+from gpu.approx.families.common import generator, randn
+from gpu.attention.key_lists import scale_of
+from gpu.attention.permutations import inverse_permutation
 
 
 def _gray_rank(bits: torch.Tensor) -> torch.Tensor:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from .common import exact_attention, wide
+from gpu.approx.families.common import exact_attention, wide
 
 
 def check_tpa_rank(r, h: int, d: int) -> int:

@@ -19,12 +19,11 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from gpu.attention import sa_attention, swa_attention
-from gpu.banded import _block_size
-from gpu.permutations import inverse_permutation
+from gpu.attention.banded import _block_size
+from gpu.attention.functional import sa_attention, swa_attention
+from gpu.attention.key_lists import scale_of
+from gpu.attention.permutations import inverse_permutation
 from receptive.windows import max_window, window_offsets
-
-from .common import scale_of
 
 
 def _window(m: int, n: int, causal: bool) -> int:
@@ -36,7 +35,8 @@ def band_logsumexp(q, k, left: int, right: int, perm: torch.Tensor | None = None
 
     The band is ``-left <= p(j) - p(i) <= right`` in the order ``perm`` (identity without), with ``causal`` also
     ``j <= i`` in original positions; ``(batch, heads, n)`` in original order. Queries in blocks of ``b_q`` meet
-    ``b_q + left + right`` keys, as in :func:`gpu.banded.banded_attention`: memory ``O(n (b_q + left + right))``.
+    ``b_q + left + right`` keys, as in :func:`gpu.attention.banded.banded_attention`: memory ``O(n (b_q + left +
+    right))``.
 
     Parameters
     ----------

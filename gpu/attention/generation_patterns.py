@@ -35,7 +35,7 @@ indices here address the full ``DynamicCache`` of the model. SA and every SA var
 their saving is compute (``m`` keys per query), not memory. MoBA reads the block means of the whole past, top-k every
 key.
 
-How they are computed: the position methods and MoBA attend through :func:`gpu.gathered_attention.gathered_attention`
+How they are computed: the position methods and MoBA attend through :func:`gpu.attention.gathered.gathered_attention`
 (``O(m)`` keys read per query where they lie, no gathered copy; the torch form under autograd); top-k and ``exact``
 through PyTorch's fused SDPA with a boolean mask (``is_causal`` for an exact prefill).
 
@@ -53,11 +53,10 @@ from dataclasses import dataclass
 
 import torch
 
-from gpu.approx.families.common import scale_of
-
-from .gathered_attention import gathered_attention
-from .generation_keys import position_keys
-from .validation import check_choice, check_int
+from gpu.attention.gathered import gathered_attention
+from gpu.attention.generation_keys import position_keys
+from gpu.attention.key_lists import scale_of
+from gpu.validation import check_choice, check_int
 
 #: MoBA's blocks per query (the paper's top-k blocks; :func:`gpu.approx.families.clustering.moba`).
 MOBA_BLOCKS = 4

@@ -14,7 +14,7 @@ sqrt(d)) v_j``):
   keys at distance ``d`` with ``P(d) = ln(1 + 1/d) / ln(D + 1)`` on ``d = 1..D`` (causal ``D = i``; bidirectional a
   side with probability proportional to ``ln(D_side + 1)``), one table per layer shared by the heads (the pattern
   has one key list per layer), repeats counted once. Explicit lists: the gather path of
-  :func:`gpu.neighbour_attention.neighbour_attention` (``O(n w d)`` gathered rows; no band to run it on).
+  :func:`gpu.attention.neighbour.neighbour_attention` (``O(n w d)`` gathered rows; no band to run it on).
 * ``dilated``: dilated heads (LongNet, Ding et al. 2023, arXiv 2307.02486; deterministic): head ``h`` attends
   ``i + r_h t`` for ``t`` in the window offsets of ``w`` (causal ``t = -(w-1)..0``, bidirectional
   ``-(w//2)..(w-1)//2``) inside ``0..n-1``, ``r_h`` from :func:`head_dilations` (``1, w, w^2, ... < n``, smallest
@@ -39,6 +39,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from gpu.attention.functional import _expand_kv, sa_attention, swa_attention
+from gpu.attention.neighbour import neighbour_attention
+from gpu.validation import check_backend, check_bool, check_causal, check_choice, check_generator, check_int, check_qkv
 from receptive.patterns.causal_variants import (
     DilatedHeads,
     KleinbergAttention,
@@ -47,10 +50,6 @@ from receptive.patterns.causal_variants import (
     default_blocks,
 )
 from receptive.windows import check_window, max_window
-
-from .attention import _expand_kv, sa_attention, swa_attention
-from .neighbour_attention import neighbour_attention
-from .validation import check_backend, check_bool, check_causal, check_choice, check_generator, check_int, check_qkv
 
 __all__ = [
     "VARIANTS",

@@ -20,9 +20,8 @@ import torch
 import triton
 import triton.language as tl
 
+from gpu.validation import check_choice, check_perm, check_qkv
 from receptive.windows import check_window, window_offsets
-
-from .validation import check_choice, check_perm, check_qkv
 
 
 @triton.jit
@@ -388,9 +387,9 @@ def triton_sa_attention(
 
     Tiles: on CUDA ``triton.autotune`` picks one of :data:`CONFIGS` per shape (``block`` or ``config`` fix it);
     on the interpreter :data:`INTERPRETER_CONFIG` (16 x 16). ``precision``: :data:`PRECISIONS` (``ieee``: fp32
-    inputs give fp32-exact products; :func:`gpu.oracle.check_backends` checks the kernel against a float64 oracle).
-    ``validate``: check that ``perm`` is a permutation (:func:`gpu.validation.check_perm`; a device-resident ``perm``
-    costs one synchronisation).
+    inputs give fp32-exact products; :func:`gpu.attention.oracle.check_backends` checks the kernel against a float64
+    oracle). ``validate``: check that ``perm`` is a permutation (:func:`gpu.validation.check_perm`; a device-resident
+    ``perm`` costs one synchronisation).
 
     Parameters
     ----------

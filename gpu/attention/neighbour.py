@@ -7,11 +7,11 @@
 (a row whose list is all padding gives ``y_i = 0``, never NaN). :func:`pattern_keys` builds the padded table of a
 pattern's layer from its adjacency (``pattern.adjacency(layer)[i, j]``: query ``i`` attends to key ``j``, see
 :meth:`receptive.patterns.base.Pattern.adjacency`), so ``receptive.coverage`` analyses exactly the model's pairs.
-:class:`PatternAttention` is the ``nn.Module`` (the projections and RoPE of :class:`gpu.modules.AttentionProjections`)
-that the training study (``analysis.training``) uses for the causal variants (``sa-ms``, ``kleinberg``,
-``dilated``, ``+swa``, ``-eq``): one softmax over the layer's union of keys, every head the same.
-:class:`gpu.StochasticAttentionLayer` ``(variant=...)`` runs the same variants head by head instead
-(:mod:`gpu.variants`: banded ``sa-ms`` and ``dilated``, gathered ``kleinberg``). Memory and time
+:class:`PatternAttention` is the ``nn.Module`` (the projections and RoPE of
+:class:`gpu.attention.modules.AttentionProjections`) that the training study (``analysis.training``) uses for the
+causal variants (``sa-ms``, ``kleinberg``, ``dilated``, ``+swa``, ``-eq``): one softmax over the layer's union of keys,
+every head the same. :class:`gpu.StochasticAttentionLayer` ``(variant=...)`` runs the same variants head by head instead
+(:mod:`gpu.attention.variants`: banded ``sa-ms`` and ``dilated``, gathered ``kleinberg``). Memory and time
 ``O(batch heads n K d)``: the keys and values of every list are gathered.
 """
 
@@ -23,10 +23,9 @@ import math
 import numpy as np
 import torch
 
+from gpu.attention.projections import AttentionProjections
+from gpu.validation import check_choice, check_int, check_qkv, check_real
 from receptive.patterns.causal_variants import make_variant, variant_names
-
-from .projections import AttentionProjections
-from .validation import check_choice, check_int, check_qkv, check_real
 
 __all__ = ["PatternAttention", "neighbour_attention", "pattern_keys", "resolved_method", "variant_window"]
 
@@ -349,7 +348,7 @@ class PatternAttention(AttentionProjections):
     causal : bool, default False
         Whether a query attends only to keys at or before its own position.
     rope : bool, default True
-        Whether to apply :func:`gpu.projections.rotary` to q and k.
+        Whether to apply :func:`gpu.attention.projections.rotary` to q and k.
     seed : int, default 0
         The pattern's seed in eval mode, ``>= 0``.
     layer : int, default 1

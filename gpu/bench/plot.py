@@ -19,7 +19,7 @@ BACKEND_NAMES = {"torch": "", "sdpa": "", "flex": " (Flex)", "triton": " (fused)
 
 
 def kind_and_backend(row: dict) -> tuple[str, str]:
-    """A row's (kind, backend) of a ``gpu.bench`` result.
+    """A row's (kind, backend) of a ``gpu.bench.cli`` result.
 
     Its ``kind`` and ``backend`` fields, or, for a row that names only its ``path``, read from the label
     (``sa fused``: the Triton kernel; a bare kind: the torch path; ``full``: SDPA).
@@ -82,7 +82,7 @@ def _short(value) -> str:
 
 
 def check_bench_result(doc) -> dict:
-    """Check that ``doc`` holds what the figures of a ``gpu.bench`` result read, before any drawing.
+    """Check that ``doc`` holds what the figures of a ``gpu.bench.cli`` result read, before any drawing.
 
     Parameters
     ----------
@@ -153,7 +153,7 @@ def draw_per_layer(ax, doc: dict, colors=KIND_COLORS, labels=KIND_LABELS) -> Non
     ax : matplotlib.axes.Axes
         Where to draw.
     doc : dict
-        A ``gpu.bench`` result: ``device``, ``parameters["w"]`` and ``rows`` with ``kind``, ``backend`` (or
+        A ``gpu.bench.cli`` result: ``device``, ``parameters["w"]`` and ``rows`` with ``kind``, ``backend`` (or
         ``path``), ``n`` and ``seconds``.
     colors : dict, optional
         Colour per kind.
@@ -188,7 +188,7 @@ def draw_speedup(ax, doc: dict, colors=KIND_COLORS, labels=KIND_LABELS) -> None:
     ax : matplotlib.axes.Axes
         Where to draw.
     doc : dict
-        A ``gpu.bench`` result whose ``rows`` carry ``speedup_over_full`` (rows of ``full`` are left out).
+        A ``gpu.bench.cli`` result whose ``rows`` carry ``speedup_over_full`` (rows of ``full`` are left out).
     colors : dict, optional
         Colour per kind.
     labels : dict, optional
@@ -229,7 +229,7 @@ def draw_to_coverage(ax, doc: dict, colors=KIND_COLORS, labels=KIND_LABELS) -> N
     ax : matplotlib.axes.Axes
         Where to draw.
     doc : dict
-        A ``gpu.bench`` result with ``cost_to_full_coverage`` rows carrying ``seconds_to_full_coverage``.
+        A ``gpu.bench.cli`` result with ``cost_to_full_coverage`` rows carrying ``seconds_to_full_coverage``.
     colors : dict, optional
         Colour per kind.
     labels : dict, optional
@@ -263,7 +263,7 @@ def plot_cost(doc: dict, path: str) -> list[str]:
     Parameters
     ----------
     doc : dict
-        A ``gpu.bench`` result (see :func:`draw_per_layer` and :func:`draw_to_coverage`).
+        A ``gpu.bench.cli`` result (see :func:`draw_per_layer` and :func:`draw_to_coverage`).
     path : str
         The files are ``path`` without its suffix plus ``.png`` and ``.pdf``.
 

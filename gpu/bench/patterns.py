@@ -7,11 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 import receptive
+from gpu.attention.variants import head_dilations, kleinberg_keys
 from receptive import make_pattern
 from receptive.coverage.compute import DEFAULT_MAX_LAYERS
 from receptive.patterns.causal_variants import DilatedHeads
-
-from .variants import head_dilations, kleinberg_keys
 
 
 def _band_pairs(n: int, left: int, right: int) -> int:
@@ -23,7 +22,7 @@ def _band_pairs(n: int, left: int, right: int) -> int:
 def _pairs(kind: str, n: int, w: int, heads: int = 1) -> float:
     """Allowed (query, key) pairs per head: every pair for full attention, the distinct listed keys for Kleinberg
     (seed 0), the band for the windowed paths, and for the dilated heads the window per residue class, averaged
-    over the heads (:func:`gpu.variants.head_dilations`)."""
+    over the heads (:func:`gpu.attention.variants.head_dilations`)."""
     if kind == "full":
         return n * n
     if kind == "kleinberg":

@@ -3,15 +3,15 @@
 
 from __future__ import annotations
 
-from .attention import full_attention, sa_attention, swa_attention
-from .neighbour_attention import resolved_method
-from .variants import variant_attention
+from gpu.attention.functional import full_attention, sa_attention, swa_attention
+from gpu.attention.neighbour import resolved_method
+from gpu.attention.variants import variant_attention
 
 KINDS = ("full", "swa", "sa", "sa+swa")
 TIMED_BACKENDS = ("torch", "flex", "triton")
 #: the name a backend carries in a row's label (``sa fused``); the torch path keeps the bare kind (``sa``)
 SUFFIX = {"torch": "", "sdpa": "", "flex": " flex", "triton": " fused", "gather": " gather", "dense": " dense"}
-#: the causal variant without a band, timed through its gathered key table (``gpu.neighbour_attention``)
+#: the causal variant without a band, timed through its gathered key table (``gpu.attention.neighbour``)
 GATHERED = ("kleinberg",)
 
 
@@ -46,8 +46,8 @@ def label(kind: str, backend: str) -> str:
 def _paths(q, k, v, w, gate, perm, backends, ms_perm=None, variants=False) -> dict:
     """``{label: (kind, backend, fn)}``: full through SDPA, each windowed kind through every backend asked for;
     with ``ms_perm`` (per-head block permutations, ``(heads, n)``) also multi-scale SA, and with ``variants`` dilated
-    heads on every backend and Kleinberg keys (gathered), both through :func:`gpu.variants.variant_attention` with
-    the seeded (eval-mode) keys of seed 0, layer 1, as ``StochasticAttentionLayer(variant=...)`` runs them."""
+    heads on every backend and Kleinberg keys (gathered), both through :func:`gpu.attention.variants.variant_attention`
+    with the seeded (eval-mode) keys of seed 0, layer 1, as ``StochasticAttentionLayer(variant=...)`` runs them."""
     paths = {"full": ("full", "sdpa", lambda: full_attention(q, k, v, backend="torch", check_finite=False))}
     for b in backends:
 

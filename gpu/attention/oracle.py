@@ -17,11 +17,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
+from gpu.attention.functional import full_attention, sa_attention, swa_attention
+from gpu.validation import check_choice, check_int
 from receptive import StochasticAttention, make_pattern
 from receptive.windows import max_window
-
-from .attention import full_attention, sa_attention, swa_attention
-from .validation import check_choice, check_int
 
 BACKENDS = ("torch", "flex", "triton")
 TOLERANCE = {"float32": 1e-4, "float16": 5e-3, "bfloat16": 3e-2}  # max |out - ref| / (1 + |ref|)
@@ -162,7 +161,7 @@ def _call(kind: str, backend: str, q, k, v, w: int, causal: bool, perm):
     of them for every checked shape and variant would compile about a hundred kernels), so the timings alone pay
     for autotuning."""
     if backend == "triton" and q.is_cuda:
-        from .triton_sa import CONFIGS, triton_sa_attention
+        from gpu.attention.triton_sa import CONFIGS, triton_sa_attention
 
         fixed = {"config": CONFIGS[0]}
         if kind == "full":

@@ -1,16 +1,16 @@
-"""Run any lm-evaluation-harness task with a registered sparse attention: ``python -m gpu.lm_eval_attention``.
+"""Run any lm-evaluation-harness task with a registered sparse attention: ``python -m gpu.hf.lm_eval``.
 
 A thin entry point for users who have ``lm-eval`` (and, for its hub tasks, a network): it registers the attention
-of :mod:`gpu.hf_generation` in this process, adds ``attn_implementation=<name>`` to lm-eval's ``--model_args``, and
+of :mod:`gpu.hf.generation` in this process, adds ``attn_implementation=<name>`` to lm-eval's ``--model_args``, and
 hands every other argument to lm-eval's own command line::
 
-    python -m gpu.lm_eval_attention --attention sa --budget 64 -- \\
+    python -m gpu.hf.lm_eval --attention sa --budget 64 -- \\
         --model hf --model_args pretrained=HuggingFaceTB/SmolLM2-135M-Instruct --tasks arc_easy --num_fewshot 5
 
 What the protocols mean under lm-eval: its ``loglikelihood`` requests run context and continuation in one forward
 without a cache, so every position runs the pattern (``decode="sparse"``); ``decode="exact"`` changes only
 generation tasks (``generate_until``), whose prompt is the prefill and whose new tokens then read every key. For the
-sparse-prefill, exact-continuation protocol on log-likelihood tasks use :mod:`gpu.hf_eval`.
+sparse-prefill, exact-continuation protocol on log-likelihood tasks use :mod:`gpu.hf.eval`.
 
 References
 ----------
@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import sys
 
+from gpu.attention.generation_patterns import GENERATION_METHODS
+from gpu.hf.generation import DECODES
+from gpu.hf.implementations import register
 from receptive.cli_parser import OneLineErrorParser, comma_ints
-
-from .generation_patterns import GENERATION_METHODS
-from .hf_generation import DECODES, register_generation
 
 __all__ = ["main", "with_attention"]
 
@@ -50,8 +50,8 @@ def with_attention(argv: list[str], name: str) -> list[str]:
 
     Examples
     --------
-    >>> with_attention(["--model", "hf", "--model_args", "pretrained=m"], "receptive-gen-sa-64")
-    ['--model', 'hf', '--model_args', 'pretrained=m,attn_implementation=receptive-gen-sa-64']
+    >>> with_attention(["--model", "hf", "--model_args", "pretrained=m"], "receptive-sa-64")
+    ['--model', 'hf', '--model_args', 'pretrained=m,attn_implementation=receptive-sa-64']
     >>> with_attention(["--tasks", "t"], "x")
     ['--tasks', 't', '--model_args', 'attn_implementation=x']
     """
@@ -87,7 +87,7 @@ def main(argv=None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     ours, lm_eval_args = (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
-    parser = OneLineErrorParser(prog="python -m gpu.lm_eval_attention", description=__doc__.split("\n\n")[0],
+    parser = OneLineErrorParser(prog="python -m gpu.hf.lm_eval", description=__doc__.split("\n\n")[0],
                                 epilog="Everything after -- goes to lm-eval (lm-eval run --help).",
                                 options={"budget": "--budget", "seed": "--seed", "method": "--attention",
                                          "exact_layers": "--exact-layers", "decode": "--decode"})  # fmt: skip
@@ -99,7 +99,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(ours)
     try:
         layers = comma_ints("--exact-layers", args.exact_layers, 0) if args.exact_layers else []
-        name = register_generation(args.attention, args.budget, args.seed, decode=args.decode, exact_layers=layers)
+        name = register(args.attention, args.budget, args.seed, decode=args.decode, exact_layers=layers)
         lm_eval_args = with_attention(lm_eval_args, name)
     except (TypeError, ValueError) as exc:
         parser.error(str(exc))

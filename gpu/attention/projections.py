@@ -1,7 +1,7 @@
 """What every attention module shares: the q / kv / out projections (GQA), RoPE at original positions and the
 window clipped to the sequence (:class:`AttentionProjections`), and :func:`rotary` itself.
 
-:mod:`gpu.modules` and :mod:`gpu.neighbour_attention` build their layers on it.
+:mod:`gpu.attention.modules` and :mod:`gpu.attention.neighbour` build their layers on it.
 """
 
 from __future__ import annotations
@@ -9,9 +9,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from gpu.validation import check_bool, check_causal, check_int, check_tensor
 from receptive.windows import max_window
-
-from .validation import check_bool, check_causal, check_int, check_tensor
 
 __all__ = ["AttentionProjections", "rotary"]
 
@@ -105,7 +104,7 @@ class AttentionProjections(nn.Module):
     Examples
     --------
     >>> import torch
-    >>> from gpu.projections import AttentionProjections
+    >>> from gpu.attention.projections import AttentionProjections
     >>> _ = torch.manual_seed(0)
     >>> layer = AttentionProjections(8, 2, 1, 4, False, True)
     >>> q, k, v = layer.qkv(torch.randn(1, 5, 8))

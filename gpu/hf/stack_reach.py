@@ -1,9 +1,9 @@
 """How one scored position of a layer stack gathers the context: graph measures of the generation-form causal
-patterns of :mod:`gpu.generation_keys` stacked as a model uses them.
+patterns of :mod:`gpu.attention.generation_keys` stacked as a model uses them.
 
 Layer ``l`` of an ``L``-layer model reads, at query ``i``, the union over its heads of the keys
-:func:`gpu.generation_keys.position_keys` gives with the seed ``seed * L + l`` (information moves through any head),
-and the residual stream keeps what a position already holds. A path from position ``j`` to the scored position
+:func:`gpu.attention.generation_keys.position_keys` gives with the seed ``seed * L + l`` (information moves through any
+head), and the residual stream keeps what a position already holds. A path from position ``j`` to the scored position
 takes attention edges at strictly increasing layers and may skip layers. Its number of attention edges is the
 distance the measures count.
 
@@ -28,9 +28,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from .generation_keys import position_keys, sa_ms_blocks
-from .generation_patterns import GENERATION_METHODS
-from .validation import check_choice, check_int
+from gpu.attention.generation_keys import position_keys, sa_ms_blocks
+from gpu.attention.generation_patterns import GENERATION_METHODS
+from gpu.validation import check_choice, check_int
 
 __all__ = ["STACK_METHODS", "StackReach", "stack_reach"]
 
@@ -170,8 +170,8 @@ def stack_reach(method: str, m: int, n: int, *, layers: int = 30, heads: int = 9
     """Measure how the scored position of a stack of generation-form causal attention layers reaches its context.
 
     Layer ``l`` reads at query ``i`` the union over heads of the keys of
-    :func:`gpu.generation_keys.position_keys` with the seed ``seed * layers + l``, as
-    :func:`gpu.hf_generation.generation_forward` runs them; the layers of ``exact_layers`` read every key
+    :func:`gpu.attention.generation_keys.position_keys` with the seed ``seed * layers + l``, as
+    :func:`gpu.hf.generation.generation_forward` runs them; the layers of ``exact_layers`` read every key
     ``0..i``. Information moves by an attention edge per layer at most and stays at its position through the
     residual. A path from ``j`` to ``target`` takes its edges at strictly increasing layers (skipping any), and the
     measures count its attention edges.

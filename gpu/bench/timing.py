@@ -1,13 +1,13 @@
 """How ``python -m gpu.bench``, ``benchmarks/bench_banded.py`` and ``benchmarks/bench_sa_layer.py`` time their paths:
 one round-robin loop on the CPU (:func:`round_robin`), CUDA events through ``triton.testing.do_bench`` on a GPU
-(:func:`_cuda_timer`), and ``gpu.bench``'s choice between them (:func:`_times`)."""
+(:func:`_cuda_timer`), and ``gpu.bench.cli``'s choice between them (:func:`_times`)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
 
-from .validation import check_int
+from gpu.validation import check_int
 
 
 def round_robin(
@@ -16,7 +16,7 @@ def round_robin(
     """``{name: [seconds of round 0, round 1, ...]}``: one untimed warm-up call of every step (in ``steps``' order),
     then ``repeats`` rounds that call every step once each; round ``r`` starts at step ``r mod len(steps)`` and
     goes on in ``steps``' order, wrapping around. Each call is timed alone: ``clock()`` after it minus ``clock()``
-    before it (``time.perf_counter``: wall seconds). The lists are returned whole; ``gpu.bench`` and
+    before it (``time.perf_counter``: wall seconds). The lists are returned whole; ``gpu.bench.cli`` and
     ``bench_banded`` keep their median as a step's time (``seconds`` in their rows, the statistic of their committed
     result files), ``bench_banded`` also their minimum (``best_seconds``); ``bench_sa_layer`` keeps the minimum
     (``seconds``, the statistic of its committed ``sa_layer.json``).

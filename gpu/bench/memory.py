@@ -1,4 +1,4 @@
-"""Peak GPU memory of one call, shared by ``gpu.bench`` and ``benchmarks/gpu_check.py``."""
+"""Peak GPU memory of one call, shared by ``gpu.bench.cli`` and ``benchmarks/gpu_check.py``."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ layer ``layer`` and seed ``seed`` is :func:`receptive.permutations.layer_permuta
 analysed by ``receptive.coverage`` with the pattern of the same name (:class:`receptive.StochasticAttention`,
 :class:`receptive.GatedSAPlusSWA`).
 
-``variant=`` replaces SA by one of the causal variants of :mod:`gpu.variants`: ``sa-ms`` (per-head block
+``variant=`` replaces SA by one of the causal variants of :mod:`gpu.attention.variants`: ``sa-ms`` (per-head block
 permutations on SA's band), ``kleinberg`` (distance-stratified random keys, gathered) or ``dilated`` (dilated heads,
 banded per residue class). In eval mode the layer attends exactly the keys of
 :func:`receptive.patterns.causal_variants.make_variant` ``(variant, n, w, causal, seed=seed)``'s layer ``layer``
@@ -20,13 +20,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from receptive.windows import max_window
-
-from .attention import swa_attention
-from .neighbour_attention import variant_window
-from .projections import AttentionProjections, rotary
-from .validation import check_int
-from .variants import (
+from gpu.attention.functional import swa_attention
+from gpu.attention.neighbour import variant_window
+from gpu.attention.projections import AttentionProjections, rotary
+from gpu.attention.variants import (
     PERMUTED,
     VARIANTS,
     check_blocks_option,
@@ -36,6 +33,8 @@ from .variants import (
     multiscale_permutations,
     variant_attention,
 )
+from gpu.validation import check_int
+from receptive.windows import max_window
 
 __all__ = [
     "VARIANTS",
@@ -64,7 +63,7 @@ class _VariantPath:
         return self.window_for(n) if self.variant in PERMUTED else variant_window(n, self.w)
 
     def sa_path(self, q, k, v, n):
-        """``(y, state)`` of :func:`gpu.variants.variant_attention`; records ``last_perm`` / ``last_keys``."""
+        """``(y, state)`` of :func:`gpu.attention.variants.variant_attention`; records ``last_perm`` / ``last_keys``."""
         fixed = None if self.training else self.seed
         y, state = variant_attention(q, k, v, self.variant_window(n), self.variant, causal=self.causal, seed=fixed,
                                      layer=self.layer, blocks=self.blocks, return_state=True)  # fmt: skip
@@ -99,8 +98,8 @@ class StochasticAttentionLayer(_VariantPath, AttentionProjections):
     layer : int, default 1
         Layer index (1-based) of the eval-mode permutation.
     variant : str, default "sa"
-        One of :data:`gpu.variants.VARIANTS`: ``"sa"``; ``"sa-ms"`` (multi-scale SA: every head permutes within
-        blocks of its own size, :func:`multiscale_permutations`); ``"kleinberg"`` (``i`` and ``w - 1`` keys at
+        One of :data:`gpu.attention.variants.VARIANTS`: ``"sa"``; ``"sa-ms"`` (multi-scale SA: every head permutes
+        within blocks of its own size, :func:`multiscale_permutations`); ``"kleinberg"`` (``i`` and ``w - 1`` keys at
         harmonic distances, one table per forward shared by the heads); ``"dilated"`` (head ``h`` is a window of
         ``w`` over every ``r_h``-th position, :func:`head_dilations`).
     blocks : sequence of int or None, default None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from .validation import check_tensor
+from gpu.validation import check_tensor
 
 __all__ = ["inverse_permutation"]
 

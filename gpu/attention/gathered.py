@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from numba import njit, prange
 
-from gpu.approx.families.common import indexed_attention
+from gpu.attention.key_lists import indexed_attention
 
 #: Queries per parallel task of the kernel.
 QUERY_BLOCK = 64

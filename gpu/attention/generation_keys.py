@@ -1,4 +1,4 @@
-"""The keys each query position reads in the position-only causal patterns of :mod:`gpu.generation_patterns`:
+"""The keys each query position reads in the position-only causal patterns of :mod:`gpu.attention.generation_patterns`:
 SA's band among the past keys in a permutation over ``max_length``, the window, the sink, their unions and
 multi-scale SA's per-head bands. Each row depends on the positions before the query only.
 
@@ -16,8 +16,8 @@ import numpy as np
 import torch
 from numba import njit, prange
 
-from gpu.approx.families.common import dedupe
-from gpu.permutations import inverse_permutation
+from gpu.attention.key_lists import dedupe
+from gpu.attention.permutations import inverse_permutation
 from receptive.patterns.multiscale import block_permutation, default_blocks
 from receptive.permutations import layer_permutation
 from receptive.windows import window_offsets

@@ -4,11 +4,11 @@ Times the forward (and with ``--backward`` forward + backward) of each path at t
 warm-up, as the median of ``--repeats`` runs (CUDA events through ``triton.testing.do_bench`` on a GPU; on the CPU
 the repeats go round-robin over the paths, so load from other processes reaches all of them alike), and reports
 TFLOP/s on useful FLOPs (``4 d`` per allowed (query, key) pair, Dao et al. 2022), the speedup over full attention
-next to the SA paper's (:data:`gpu.bench_plot.PAPER_SPEEDUP`, on an A100) and SA's overhead over SWA. Every windowed
+next to the SA paper's (:data:`gpu.bench.plot.PAPER_SPEEDUP`, on an A100) and SA's overhead over SWA. Every windowed
 path is timed once per backend (``torch``: the banded torch path; ``flex``: FlexAttention, compiled on CUDA;
 ``triton``: the fused kernel) as its own row, and each row names its peer in the same run: full attention is
 ``scaled_dot_product_attention`` (FlashAttention-2 on CUDA), a windowed row's peer is the FlexAttention row of the
-same kind. ``--variants`` adds the causal variants as the layers run them (:mod:`gpu.variants`):
+same kind. ``--variants`` adds the causal variants as the layers run them (:mod:`gpu.attention.variants`):
 multi-scale SA and dilated heads on every banded backend (per-head block permutations; a window per residue
 class), Kleinberg keys through their gathered key table (``kleinberg gather``: no band runs them). Then it relates
 coverage to cost: with L*(n, w) from ``receptive``, reaching full coverage costs L* x the
@@ -28,20 +28,19 @@ from pathlib import Path
 import torch
 
 import receptive
+from gpu.attention.neighbour import resolved_method
+from gpu.attention.variants import multiscale_permutations
+from gpu.bench.memory import peak_memory
+from gpu.bench.paths import GATHERED, TIMED_BACKENDS, _paths, _peer, label
+from gpu.bench.patterns import _layer_cap, _pairs, _pattern
+from gpu.bench.plot import PAPER_SPEEDUP, check_bench_result, plot_cost
+from gpu.bench.timing import _times
+from gpu.validation import check_int
 from graphs._atomic import check_writable
 from graphs.cli_common import write_atomic
 from receptive import coverage
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 from receptive.windows import max_window
-
-from .bench_paths import GATHERED, TIMED_BACKENDS, _paths, _peer, label
-from .bench_patterns import _layer_cap, _pairs, _pattern
-from .bench_plot import PAPER_SPEEDUP, check_bench_result, plot_cost
-from .memory import peak_memory
-from .neighbour_attention import resolved_method
-from .timing import _times
-from .validation import check_int
-from .variants import multiscale_permutations
 
 __all__ = ["main", "run"]
 
@@ -254,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
             doc = check_bench_result(json.loads(Path(args.replot).read_text()))
         except (OSError, ValueError) as exc:  # unreadable, not JSON, or rows the figure cannot draw
             kind = "" if type(exc) is ValueError else f"{type(exc).__name__}: "
-            p.error(f"--replot: cannot read a gpu.bench result from {args.replot!r} ({kind}{exc})")
+            p.error(f"--replot: cannot read a gpu.bench.cli result from {args.replot!r} ({kind}{exc})")
         print("wrote " + ", ".join(plot_cost(doc, args.plot)))
         return 0
     load_before = os.getloadavg()

@@ -1,5 +1,5 @@
 """Log-likelihood evaluation of a causal LM under a sparse attention pattern, as lm-evaluation-harness and OLMES
-score multiple-choice and cloze tasks (the command line: ``python -m gpu.hf_eval_cli``).
+score multiple-choice and cloze tasks (the command line: ``python -m gpu.hf.eval_cli``).
 
 Scoring (Gao et al. 2024; Gu et al. 2024): each request's context and continuation are tokenised together and split
 at the context's length (the context's trailing spaces move to the continuation; no BOS unless asked), and the
@@ -9,15 +9,15 @@ per-choice log-likelihoods: ``acc`` (the highest sum), ``acc_per_char`` (divided
 greedy decoding reproduces every target token, ``bpb`` the bits per UTF-8 byte of the target (OLMES's
 ``logits_per_byte``, averaged over items).
 
-Attention (:class:`EvalAttention`): any method of :data:`gpu.generation_patterns.GENERATION_METHODS` in generation
-form (``exact``: transformers' SDPA), under one of two protocols:
+Attention (:class:`EvalAttention`): any method of :data:`gpu.attention.generation_patterns.GENERATION_METHODS` in
+generation form (``exact``: transformers' SDPA), under one of two protocols:
 
 * ``decode="sparse"``: the pattern at every position, continuation included;
 * ``decode="exact"``: the pattern over the context, exact attention for the continuation's tokens over that cache
   (the SA paper's training-free protocol: the pattern in the prefill, exact attention in the decode).
 
 How an item is computed: the generation-form patterns are causal and incremental (a KV cache holds exactly what the
-full-sequence forward computes, :mod:`gpu.hf_generation`), so
+full-sequence forward computes, :mod:`gpu.hf.generation`), so
 
 1. the prefix the items of a group share (OLMES's fixed few-shot examples: most of each context) runs once per
    attention and group into a cache;
@@ -43,12 +43,12 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from gpu.attention.generation_patterns import GENERATION_METHODS
+from gpu.hf.eval_tasks import EvalItem
+from gpu.hf.generation import DECODES, MAX_BUDGET
+from gpu.hf.implementations import register
 from graphs.reachability import _quiet
 from graphs.validation import check_choice, check_int
-
-from .eval_tasks import EvalItem
-from .generation_patterns import GENERATION_METHODS
-from .hf_generation import DECODES, MAX_BUDGET, register_generation
 
 __all__ = ["EvalAttention", "check_fits", "encode_pair", "item_scores", "score_items", "shared_prefixes", "task_scores"]
 
@@ -60,7 +60,7 @@ class EvalAttention:
     Parameters
     ----------
     method : str, default "exact"
-        A name of :data:`gpu.generation_patterns.GENERATION_METHODS`; ``exact`` runs transformers' SDPA.
+        A name of :data:`gpu.attention.generation_patterns.GENERATION_METHODS`; ``exact`` runs transformers' SDPA.
     budget : int, default 0
         Keys per query, 1 to 65536 (``exact``: ignored, 0).
     seed : int, default 0
@@ -150,11 +150,11 @@ class EvalAttention:
         >>> EvalAttention().implementations()
         ('sdpa', 'sdpa')
         >>> EvalAttention("swa", 8, decode="exact").implementations()
-        ('receptive-gen-swa-8', 'sdpa')
+        ('receptive-swa-8', 'sdpa')
         """
         if self.method == "exact":
             return "sdpa", "sdpa"
-        context = register_generation(self.method, self.budget, self.seed, max_length=max_length,
+        context = register(self.method, self.budget, self.seed, max_length=max_length,
                                       exact_layers=self.exact_layers)  # fmt: skip
         return context, ("sdpa" if self.decode == "exact" else context)
 
@@ -251,7 +251,7 @@ def check_fits(model, tokenizer, items: Sequence[EvalItem], add_bos_token: bool 
     Examples
     --------
     >>> from types import SimpleNamespace
-    >>> from gpu.eval_tasks import EvalRequest
+    >>> from gpu.hf.eval_tasks import EvalRequest
     >>> class Chars:
     ...     eos_token_id = 0
     ...     def __call__(self, text, add_special_tokens=False):
@@ -287,7 +287,7 @@ def shared_prefixes(tokenizer, items: Sequence[EvalItem], add_bos_token: bool = 
 
     Examples
     --------
-    >>> from gpu.eval_tasks import EvalRequest
+    >>> from gpu.hf.eval_tasks import EvalRequest
     >>> class Chars:
     ...     eos_token_id = 0
     ...     def __call__(self, text, add_special_tokens=False):
@@ -399,7 +399,7 @@ def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, 
     tokenizer : transformers.PreTrainedTokenizerBase
         Its tokenizer.
     items : sequence of EvalItem
-        The items (:func:`gpu.eval_tasks.load_task`).
+        The items (:func:`gpu.hf.eval_tasks.load_task`).
     attention : EvalAttention or sequence of EvalAttention, optional
         The configuration (default: exact attention); several that differ only in ``decode`` share the context's
         computation (the continuations run once per protocol).
@@ -433,7 +433,7 @@ def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, 
     --------
     >>> import torch
     >>> from transformers import LlamaConfig, LlamaForCausalLM
-    >>> from gpu.eval_tasks import EvalRequest
+    >>> from gpu.hf.eval_tasks import EvalRequest
     >>> class Chars:
     ...     eos_token_id = 0
     ...     def __call__(self, text, add_special_tokens=False):
@@ -453,7 +453,7 @@ def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, 
     if len({replace(a, decode="sparse") for a in attentions}) > 1:
         raise ValueError("attention: the attentions scored together must differ in decode only")
     if not all(isinstance(item, EvalItem) for item in items):
-        raise TypeError("items: expected EvalItem objects (gpu.eval_tasks.load_task)")
+        raise TypeError("items: expected EvalItem objects (gpu.hf.eval_tasks.load_task)")
     batch_size = check_int("batch_size", batch_size, 1, 1024)
     encoded = _encode(tokenizer, items, add_bos_token)
     _check_fits(model, encoded)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from .validation import check_int, check_qkv, check_real
+from gpu.validation import check_int, check_qkv, check_real
 
 #: score elements (batch * heads rows x query blocks x ``bq`` x ``span``) per chunk on the CPU: 2^18 (1 MiB of
 #: float32 scores, small enough to stay in cache); ``benchmarks/bench_banded.py --budgets 16,18,20`` times the

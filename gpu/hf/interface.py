@@ -5,7 +5,7 @@
 ``ALL_ATTENTION_FUNCTIONS`` (BERT, Llama, Qwen2, ...) runs it::
 
     from transformers import AutoModel
-    from gpu.hf import register
+    from gpu.hf.interface import register
 
     name = register("sa", 128)  # "receptive-sa-128"
     model = AutoModel.from_pretrained(path, attn_implementation=name)
@@ -41,15 +41,48 @@ from collections.abc import Callable
 
 import torch
 
-from gpu.approx.methods import METHODS, approximate, exact_attention
-
-from .validation import check_choice, check_int
+from gpu.attention.generation_patterns import GENERATION_METHODS
 
 PREFIX = "receptive"
 
 #: ``attend(q, k, v, causal, layer, layers) -> output`` on unpadded ``(batch, heads, n, d)`` tensors; ``layer`` counts
 #: from 0, ``layers`` is the model's number of layers.
 Attend = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, bool, int, int], torch.Tensor]
+
+
+def implementation_name(method: str, budget: int, seed: int = 0, decode: str = "sparse", exact_layers=()) -> str:
+    """The registered name: ``receptive-<method>-<budget>`` with ``-s<seed>``, ``-exact-decode`` and
+    ``-exact-<layers>`` where they apply (``lab:`` becomes ``lab-``).
+
+    Parameters
+    ----------
+    method : str
+        A name of :func:`gpu.hf.implementations.registered_methods`.
+    budget : int
+        Keys per query.
+    seed : int, default 0
+        Seed.
+    decode : {"sparse", "exact"}, default "sparse"
+        The decode protocol.
+    exact_layers : iterable of int, default ()
+        Layers kept exact.
+
+    Returns
+    -------
+    str
+        The name.
+
+    Examples
+    --------
+    >>> implementation_name("sa", 64), implementation_name("sa", 64, 1, "exact", (0, 5))
+    ('receptive-sa-64', 'receptive-sa-64-s1-exact-decode-exact-0.5')
+    >>> implementation_name("lab:sa", 64)
+    'receptive-lab-sa-64'
+    """
+    name = f"{PREFIX}-{method.replace(':', '-')}-{budget}" + (f"-s{seed}" if seed else "")
+    name += "-exact-decode" if decode == "exact" else ""
+    layers = sorted(set(exact_layers))
+    return name + (f"-exact-{'.'.join(map(str, layers))}" if layers else "")
 
 
 def keep_mask(attention_mask: torch.Tensor, shape: tuple[int, int, int]) -> torch.Tensor:
@@ -199,8 +232,8 @@ def hf_attention(attend: Attend, name: str = "receptive") -> Callable:
         if query.shape[2] != key.shape[2]:
             raise ValueError(
                 f"cache: the attention {name} runs prefill only ({query.shape[2]} queries, {key.shape[2]} keys); "
-                "call the model with use_cache=False, or to generate register the pattern in generation form "
-                "(gpu.hf_generation.register_generation: swa, swa+sink, sa, sa+swa, moba, top-k, ...)"
+                "call the model with use_cache=False, or to generate register a method with a generation form "
+                f"(gpu.hf.register: {', '.join(GENERATION_METHODS)})"
             )
         query, key, value = heads_and_scale(name, module, query, key, value, scaling, kwargs)
         causal = bool(is_causal if is_causal is not None else getattr(module, "is_causal", False))
@@ -319,257 +352,3 @@ def register_function(name: str, attend: Attend) -> str:
     AttentionInterface.register(name, hf_attention(attend, name))
     AttentionMaskInterface.register(name, sdpa_mask)
     return name
-
-
-def implementation_name(method: str, budget: int, seed: int = 0) -> str:
-    """The registered name of ``method`` at ``budget``: ``receptive-<method>-<budget>`` (``-s<seed>`` if ``seed``).
-
-    Parameters
-    ----------
-    method : str
-        A name of :data:`gpu.approx.METHODS`.
-    budget : int
-        The budget.
-    seed : int, default 0
-        The seed.
-
-    Returns
-    -------
-    str
-        The name.
-
-    Examples
-    --------
-    >>> implementation_name("sa", 128), implementation_name("sa", 128, seed=2)
-    ('receptive-sa-128', 'receptive-sa-128-s2')
-    """
-    return f"{PREFIX}-{method}-{budget}" + (f"-s{seed}" if seed else "")
-
-
-def _layer_options(layer_options, layer: int) -> dict:
-    if layer_options is None:
-        return {}
-    return dict(layer_options(layer) if callable(layer_options) else layer_options[layer])
-
-
-def method_attend(method: str, budget: int, seed: int = 0, layer_options=None) -> Attend:
-    """An ``attend`` running ``approximate(method, ..., budget, seed=seed * layers + layer, causal=causal, **options)``.
-
-    Parameters
-    ----------
-    method : str
-        A name of :data:`gpu.approx.METHODS`.
-    budget : int
-        The method's budget, at least 1.
-    seed : int, default 0
-        The model's seed; layer ``l`` of ``L`` draws with ``seed * L + l``.
-    layer_options : list of dict or callable, optional
-        The method's options per layer (a list indexed by layer, or ``layer -> dict``).
-
-    Returns
-    -------
-    callable
-        ``attend(q, k, v, causal, layer, layers)``.
-
-    Raises
-    ------
-    TypeError
-        If ``method`` is not a string or ``budget``, ``seed`` are not integers.
-    ValueError
-        If ``method`` is unknown, ``budget < 1`` or ``seed < 0``.
-
-    Examples
-    --------
-    >>> import torch
-    >>> attend = method_attend("top-k", 8)
-    >>> q = torch.randn(1, 2, 8, 4)
-    >>> from gpu.approx import exact_attention
-    >>> torch.allclose(attend(q, q, q, False, 0, 1), exact_attention(q, q, q), atol=1e-6)
-    True
-
-    References
-    ----------
-    - Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757.
-    - Wolf et al. (2020). Transformers: state-of-the-art natural language processing. EMNLP (system
-      demonstrations).
-    """
-    _validate(method, budget, seed)
-
-    def attend(q, k, v, causal, layer, layers):
-        options = _layer_options(layer_options, layer)
-        return approximate(method, q, k, v, budget, seed=seed * layers + layer, causal=causal, **options)
-
-    return attend
-
-
-def register(method: str, budget: int, seed: int = 0, layer_options=None) -> str:
-    """Register ``method`` of :data:`gpu.approx.METHODS` at ``budget`` as a transformers attention implementation.
-
-    Parameters
-    ----------
-    method : str
-        A name of :data:`gpu.approx.METHODS`.
-    budget : int
-        The method's budget, at least 1.
-    seed : int, default 0
-        The model's seed (layer ``l`` of ``L`` draws with ``seed * L + l``).
-    layer_options : list of dict or callable, optional
-        The method's options per layer, e.g. :func:`calibration_options` for the latent methods and Loki, whose
-        projections are computed offline from other text.
-
-    Returns
-    -------
-    str
-        The name to pass as ``attn_implementation`` (:func:`implementation_name`).
-
-    Raises
-    ------
-    TypeError
-        If ``method`` is not a string or ``budget``, ``seed`` are not integers.
-    ValueError
-        If ``method`` is unknown, ``budget < 1`` or ``seed < 0``.
-
-    Examples
-    --------
-    >>> register("sa", 64)
-    'receptive-sa-64'
-
-    References
-    ----------
-    - Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757.
-    - Wolf et al. (2020). Transformers: state-of-the-art natural language processing. EMNLP (system
-      demonstrations).
-    """
-    attend = method_attend(method, budget, seed, layer_options)
-    return register_function(implementation_name(method, budget, seed), attend)
-
-
-def capture_keys_values(model, input_ids: torch.Tensor, **inputs) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Every layer's ``(k, v)`` under exact attention on ``input_ids``: calibration data for the methods whose
-    projections are fitted offline.
-
-    Parameters
-    ----------
-    model : transformers.PreTrainedModel
-        A model whose attention dispatches through ``ALL_ATTENTION_FUNCTIONS``; its implementation is restored.
-    input_ids : torch.Tensor
-        ``(batch, n)`` token ids.
-    **inputs
-        Further model inputs (e.g. ``attention_mask``).
-
-    Returns
-    -------
-    list of (torch.Tensor, torch.Tensor)
-        Per layer, ``(batch, heads, n, d)`` keys and values (key heads repeated for grouped-query attention, after
-        RoPE where the model applies it).
-
-    Examples
-    --------
-    >>> import torch
-    >>> from transformers import LlamaConfig, LlamaForCausalLM
-    >>> config = LlamaConfig(vocab_size=16, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-    ...                      num_attention_heads=2, num_key_value_heads=1, attn_implementation="eager")
-    >>> torch.manual_seed(0) and None
-    >>> captured = capture_keys_values(LlamaForCausalLM(config), torch.arange(6)[None])
-    >>> len(captured), tuple(captured[0][0].shape)
-    (2, (1, 2, 6, 8))
-
-    References
-    ----------
-    - Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757.
-    - Wolf et al. (2020). Transformers: state-of-the-art natural language processing. EMNLP (system
-      demonstrations).
-    """
-    captured: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
-
-    def attend(q, k, v, causal, layer, layers):
-        captured[layer] = (k, v)
-        return exact_attention(q, k, v, causal=causal)
-
-    previous = model.config._attn_implementation
-    model.set_attn_implementation(register_function(f"{PREFIX}-capture", attend))
-    try:
-        with torch.no_grad():
-            model(input_ids=input_ids, **inputs)
-    finally:
-        model.set_attn_implementation(previous)
-    return [captured[layer] for layer in sorted(captured)]
-
-
-def calibration_options(method: str, captured: list[tuple[torch.Tensor, torch.Tensor]]) -> list[dict] | None:
-    """``layer_options`` for :func:`register` from :func:`capture_keys_values`.
-
-    Parameters
-    ----------
-    method : str
-        A name of :data:`gpu.approx.METHODS`.
-    captured : list of (torch.Tensor, torch.Tensor)
-        Per layer, keys and values.
-
-    Returns
-    -------
-    list of dict or None
-        ``[{"calibration": ...}, ...]`` for the methods that take it (Loki: the keys; MLA, TransMLA: keys and
-        values); ``None`` for the others.
-
-    Raises
-    ------
-    TypeError
-        If ``method`` is not a string.
-    ValueError
-        If ``method`` is unknown.
-
-    Examples
-    --------
-    >>> import torch
-    >>> k = v = torch.zeros(1, 1, 4, 2)
-    >>> calibration_options("sa", [(k, v)]) is None, list(calibration_options("mla", [(k, v)])[0])
-    (True, ['calibration'])
-    """
-    check_choice("method", method, METHODS)
-    if "calibration" not in METHODS[method].options:
-        return None
-    return [{"calibration": k if method == "loki" else (k, v)} for k, v in captured]
-
-
-def _validate(method: str, budget: int, seed: int) -> None:
-    """Raise on a bad method, budget or seed."""
-    check_choice("method", method, METHODS)
-    check_int("budget", budget, 1)
-    check_int("seed", seed, 0)
-
-
-def register_all(budgets=(16, 32, 64, 128), methods=None, seed: int = 0) -> list[str]:
-    """Register every method (default: all of :data:`gpu.approx.METHODS`) at every budget.
-
-    Parameters
-    ----------
-    budgets : sequence of int, default (16, 32, 64, 128)
-        The budgets.
-    methods : sequence of str, optional
-        The methods; all by default.
-    seed : int, default 0
-        The seed.
-
-    Returns
-    -------
-    list of str
-        The registered names.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`register`.
-
-    Examples
-    --------
-    >>> register_all([8, 16], ["swa"])
-    ['receptive-swa-8', 'receptive-swa-16']
-
-    References
-    ----------
-    - Serret et al. (2026). A survey of fast attention approximations. arXiv 2604.01757.
-    - Wolf et al. (2020). Transformers: state-of-the-art natural language processing. EMNLP (system
-      demonstrations).
-    """
-    return [register(m, b, seed) for m in (methods or METHODS) for b in budgets]

@@ -1,11 +1,12 @@
-"""Generation with a KV cache for the causal patterns of :mod:`gpu.generation_patterns`, as transformers attention
+"""Generation with a KV cache for the causal patterns of :mod:`gpu.attention.generation_patterns`, as transformers
+attention
 implementations: ``model.generate()`` and incremental decoding run a sparse pattern.
 
 ::
 
-    from gpu.hf_generation import register_generation
+    from gpu.hf import register
 
-    name = register_generation("sa", 128, max_length=8192)  # "receptive-gen-sa-128"
+    name = register("sa", 128, max_length=8192)  # "receptive-sa-128"
     model.set_attn_implementation(name)
     model.generate(input_ids, max_new_tokens=20)  # prefill and every decode step read SA's keys
 
@@ -40,11 +41,10 @@ from collections.abc import Callable, Iterable
 
 import torch
 
-from .generation_patterns import GENERATION_METHODS, generation_attention
-from .hf import heads_and_scale, keep_mask, layer_of
-from .validation import check_choice, check_int
+from gpu.attention.generation_patterns import GENERATION_METHODS, generation_attention
+from gpu.hf.interface import heads_and_scale, implementation_name, keep_mask, layer_of
+from gpu.validation import check_choice, check_int
 
-PREFIX = "receptive-gen"
 DECODES = ("sparse", "exact")
 #: Keys per query at most (past it a pattern reads every key of any sequence a model takes: use ``exact``).
 MAX_BUDGET = 1 << 16
@@ -128,39 +128,6 @@ def compacted(attend: Callable, q, k, v, attention_mask) -> torch.Tensor:
     return out
 
 
-def generation_name(method: str, budget: int, seed: int = 0, decode: str = "sparse", exact_layers=()) -> str:
-    """The registered name: ``receptive-gen-<method>-<budget>`` with ``-s<seed>``, ``-exact-decode`` and
-    ``-exact-<layers>`` where they apply.
-
-    Parameters
-    ----------
-    method : str
-        A name of :data:`gpu.generation_patterns.GENERATION_METHODS`.
-    budget : int
-        Keys per query.
-    seed : int, default 0
-        Seed.
-    decode : {"sparse", "exact"}, default "sparse"
-        The decode protocol.
-    exact_layers : iterable of int, default ()
-        Layers kept exact.
-
-    Returns
-    -------
-    str
-        The name.
-
-    Examples
-    --------
-    >>> generation_name("sa", 64), generation_name("sa", 64, 1, "exact", (0, 5))
-    ('receptive-gen-sa-64', 'receptive-gen-sa-64-s1-exact-decode-exact-0.5')
-    """
-    name = f"{PREFIX}-{method}-{budget}" + (f"-s{seed}" if seed else "")
-    name += "-exact-decode" if decode == "exact" else ""
-    layers = sorted(set(exact_layers))
-    return name + (f"-exact-{'.'.join(map(str, layers))}" if layers else "")
-
-
 def generation_forward(method: str, budget: int, seed: int = 0, *, max_length: int | None = None,
                        decode: str = "sparse", exact_layers: Iterable[int] = (), trace=None) -> Callable:  # fmt: skip
     """A transformers attention function running ``method`` in generation form, KV cache included.
@@ -168,7 +135,7 @@ def generation_forward(method: str, budget: int, seed: int = 0, *, max_length: i
     Parameters
     ----------
     method : str
-        A name of :data:`gpu.generation_patterns.GENERATION_METHODS`.
+        A name of :data:`gpu.attention.generation_patterns.GENERATION_METHODS`.
     budget : int
         Keys per query (per head), 1 to :data:`MAX_BUDGET`.
     seed : int, default 0
@@ -217,7 +184,7 @@ def generation_forward(method: str, budget: int, seed: int = 0, *, max_length: i
     if isinstance(exact_layers, str | bytes) or not isinstance(exact_layers, Iterable):
         raise TypeError(f"exact_layers: expected an iterable of layer indices, got {type(exact_layers).__name__}")
     exact = frozenset(check_int("exact_layers", layer, 0) for layer in exact_layers)
-    name = generation_name(method, budget, seed, decode, exact)
+    name = implementation_name(method, budget, seed, decode, exact)
 
     def forward(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, is_causal=None,
                 **kwargs):  # fmt: skip
@@ -241,53 +208,6 @@ def generation_forward(method: str, budget: int, seed: int = 0, *, max_length: i
 
     forward.__name__ = forward.__qualname__ = f"attention_{name}"
     return forward
-
-
-def register_generation(method: str, budget: int, seed: int = 0, *, max_length: int | None = None,
-                        decode: str = "sparse", exact_layers: Iterable[int] = (), trace=None) -> str:  # fmt: skip
-    """Register ``method`` in generation form with transformers' attention and mask interfaces.
-
-    Parameters
-    ----------
-    method, budget, seed, max_length, decode, exact_layers, trace
-        As :func:`generation_forward`.
-
-    Returns
-    -------
-    str
-        The name to pass as ``attn_implementation`` (:func:`generation_name`).
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`generation_forward`.
-
-    Examples
-    --------
-    >>> import torch
-    >>> from transformers import LlamaConfig, LlamaForCausalLM
-    >>> config = LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-    ...                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64)
-    >>> torch.manual_seed(0) and None
-    >>> model = LlamaForCausalLM(config).eval()
-    >>> model.set_attn_implementation(register_generation("sa", 4))
-    >>> model.generate(torch.arange(8)[None], max_new_tokens=3, do_sample=False).shape
-    torch.Size([1, 11])
-
-    References
-    ----------
-    - Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
-    - Wolf et al. (2020). Transformers. EMNLP (system demonstrations).
-    """
-    from transformers import AttentionInterface
-    from transformers.masking_utils import AttentionMaskInterface
-
-    forward = generation_forward(method, budget, seed, max_length=max_length, decode=decode,
-                                 exact_layers=exact_layers, trace=trace)  # fmt: skip
-    name = forward.__name__.removeprefix("attention_")
-    AttentionInterface.register(name, forward)
-    AttentionMaskInterface.register(name, _materialised_mask)
-    return name
 
 
 def _materialised_mask(*args, **kwargs):

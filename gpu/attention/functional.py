@@ -8,7 +8,7 @@ position is ``<=`` the query's) and puts the outputs back; :func:`receptive.perm
 the same permutations as the coverage engine, so ``receptive.coverage(StochasticAttention(n, w,
 permutations=[perm]))`` is the coverage of exactly this call. GQA: ``k, v`` may have fewer heads (a divisor of
 the query heads). Backends (``backend=``): ``torch`` (this module; memory ``O(n w)``), ``flex`` (FlexAttention
-with a band ``mask_mod``), ``triton`` (:func:`gpu.triton_sa.triton_sa_attention`, fused), ``auto`` (Triton on
+with a band ``mask_mod``), ``triton`` (:func:`gpu.attention.triton_sa.triton_sa_attention`, fused), ``auto`` (Triton on
 CUDA, torch elsewhere; for :func:`full_attention` always ``scaled_dot_product_attention``). The torch path
 computes scores and softmax in float32 for float16 and bfloat16 inputs (as SDPA), so a finite input never gives NaN.
 No call synchronises with the GPU or copies from the host, except validating a user-given ``perm`` (``validate=``)
@@ -22,12 +22,9 @@ import functools
 import torch
 import torch.nn.functional as F
 
-from receptive.permutations import layer_permutation
-from receptive.windows import check_window, max_window, window_offsets
-
-from .banded import banded_attention
-from .permutations import inverse_permutation
-from .validation import (
+from gpu.attention.banded import banded_attention
+from gpu.attention.permutations import inverse_permutation
+from gpu.validation import (
     BACKENDS,
     check_backend,
     check_bool,
@@ -38,7 +35,9 @@ from .validation import (
     check_qkv,
     check_tensor,
 )
-from .validation import check_finite as _check_finite
+from gpu.validation import check_finite as _check_finite
+from receptive.permutations import layer_permutation
+from receptive.windows import check_window, max_window, window_offsets
 
 __all__ = ["BACKENDS", "full_attention", "permute_sequence", "sa_attention", "swa_attention"]
 
@@ -231,7 +230,7 @@ def full_attention(q, k, v, causal: bool = False, backend: str = "auto", check_f
     causal = check_causal(causal)
     n = q.shape[2]
     if backend == "triton":
-        from .triton_sa import triton_sa_attention
+        from gpu.attention.triton_sa import triton_sa_attention
 
         return triton_sa_attention(q, k, v, max_window(n, causal, False), causal=causal)
     if backend == "flex":
@@ -246,7 +245,7 @@ def swa_attention(
     """Sliding-window attention: query ``i`` attends to the ``w`` keys of its window (truncated at the edges).
 
     The window is :func:`receptive.windows.window_offsets`'s: ``i - left .. i + right`` (causal: ``i - (w - 1) .. i``),
-    the keys of :class:`receptive.SlidingWindow`; memory ``O(n w)`` on the torch path (:mod:`gpu.banded`).
+    the keys of :class:`receptive.SlidingWindow`; memory ``O(n w)`` on the torch path (:mod:`gpu.attention.banded`).
 
     Parameters
     ----------
@@ -296,7 +295,7 @@ def swa_attention(
     left, right = window_offsets(w, causal)
     backend = _resolve_backend(backend, q)
     if backend == "triton":
-        from .triton_sa import triton_sa_attention
+        from gpu.attention.triton_sa import triton_sa_attention
 
         return triton_sa_attention(q, k, v, w, causal=causal)
     if backend == "flex":
@@ -417,7 +416,7 @@ def sa_attention(
     left, right = window_offsets(w, False)
     backend = _resolve_backend(backend, q)
     if backend == "triton":
-        from .triton_sa import triton_sa_attention
+        from gpu.attention.triton_sa import triton_sa_attention
 
         out = triton_sa_attention(q, k, v, w, perm=perm, causal=causal, validate=False)
     elif backend == "flex":
@@ -428,7 +427,7 @@ def sa_attention(
 
 
 def _torch_sa(q, k, v, perm, left, right, causal):
-    """SA through :func:`gpu.banded.banded_attention` on permuted copies of q, k, v (memory ``O(n w)``)."""
+    """SA through :func:`gpu.attention.banded.banded_attention` on permuted copies of q, k, v (memory ``O(n w)``)."""
     n = q.shape[2]
     k, v = _expand_kv(q, k, v)
     extra = None

@@ -1,0 +1,82 @@
+"""One way to put a pattern into a model: :func:`gpu.hf.register` runs the generation form of every method that has
+one (prefill and decode), the lab's bidirectional form in a bidirectional model, the lab's own form under ``lab:``,
+and refuses what a form cannot do with one line naming the fix."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from gpu.approx import METHODS, approximate  # noqa: E402
+from gpu.attention.generation_patterns import GENERATION_METHODS  # noqa: E402
+from gpu.hf import register, registered_methods  # noqa: E402
+
+
+def tiny_llama():
+    config = transformers.LlamaConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=64,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    return transformers.LlamaForCausalLM(config).double().eval()
+
+
+def test_every_method_of_both_tables_has_one_name():
+    forms = registered_methods()
+    assert {m for m, f in forms.items() if f == "generation"} == set(GENERATION_METHODS)
+    assert set(METHODS) <= set(forms) and {f"lab:{m}" for m in METHODS} <= set(forms)
+    assert all(forms[m] == "prefill" for m in METHODS if m not in GENERATION_METHODS)
+
+
+@torch.no_grad()
+@pytest.mark.parametrize("method", ["sa", "swa+sink", "moba"])
+def test_the_registered_name_generates_and_decoding_equals_the_full_forward(method):
+    model = tiny_llama()
+    model.set_attn_implementation(register(method, 4, seed=1))
+    ids = torch.randint(0, 64, (1, 16), generator=torch.Generator().manual_seed(2))
+    full = model(input_ids=ids, use_cache=False).logits
+    cache = transformers.DynamicCache(config=model.config)
+    steps = [model(input_ids=ids[:, :10], cache=cache, use_cache=True).logits]
+    steps += [model(input_ids=ids[:, i : i + 1], cache=cache, use_cache=True).logits for i in range(10, 16)]
+    assert torch.allclose(torch.cat(steps, dim=1), full, atol=1e-10)
+    assert model.generate(ids[:, :8], max_new_tokens=3, min_new_tokens=3, do_sample=False).shape == (1, 11)
+
+
+@torch.no_grad()
+def test_lab_names_run_the_labs_causal_form_and_refuse_a_cache():
+    """``lab:sa`` is the lab's masked causal SA (about (m + 1) / 2 keys), not the generation form's m keys."""
+    model = tiny_llama()
+    ids = torch.randint(0, 64, (1, 24), generator=torch.Generator().manual_seed(3))
+    seen = {}
+
+    def capture(name):
+        model.set_attn_implementation(name)
+        return model(input_ids=ids, use_cache=False).logits
+
+    seen["lab"], seen["generation"] = capture(register("lab:sa", 6)), capture(register("sa", 6))
+    assert not torch.allclose(seen["lab"], seen["generation"])
+    # the lab's form equals approximate("sa", causal=True) in every layer: a hand-registered function agrees
+    from gpu.hf import register_function
+
+    name = register_function("test-lab-sa", lambda q, k, v, causal, layer, layers: approximate(
+        "sa", q, k, v, 6, seed=layer, causal=causal))  # fmt: skip
+    assert torch.allclose(capture(name), seen["lab"], atol=1e-12)
+    model.set_attn_implementation(register("lab:sa", 6))
+    with pytest.raises(ValueError, match=r"^cache: .*prefill only.*use_cache=False.*gpu\.hf\.register: swa, ") as info:
+        model.generate(ids[:, :8], max_new_tokens=2, do_sample=False)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("method", "kwargs", "match"),
+    [("performer", {"decode": "exact"}, r"^decode: performer runs prefill only"),
+     ("lab:sa", {"exact_layers": (0,)}, r"^exact_layers: lab:sa runs prefill only"),
+     ("mla", {"max_length": 64}, r"^max_length: mla runs prefill only"),
+     ("sa", {"layer_options": [{}]}, r"^layer_options: sa runs its generation form"),
+     ("nope", {}, r"^method: expected one of"),
+     ("sa", {"decode": "lazy"}, r"^decode: expected one of")],
+)  # fmt: skip
+def test_options_that_do_not_apply_are_one_line_errors(method, kwargs, match):
+    with pytest.raises(ValueError, match=match) as info:
+        register(method, 8, **kwargs)
+    assert "\n" not in str(info.value)
