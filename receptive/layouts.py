@@ -21,7 +21,6 @@ import json
 import os
 import sys
 from dataclasses import asdict, dataclass, field
-from importlib import resources
 from pathlib import Path
 
 from graphs._atomic import check_writable, write_text_atomic
@@ -33,35 +32,11 @@ from .fields import receptive_field
 from .patterns import Pattern
 from .patterns.hf_config import load_config, pattern_from_config
 from .patterns.registry import stack_from_spec
+from .presets import preset_dir
 from .windows import max_window
 
 DEFAULT_N = 131072
 DEFAULT_TARGETS = 256
-
-
-def preset_dir() -> Path:
-    """The folder of the preset layouts shipped inside the package (``receptive/layout_configs/*.json``).
-
-    Returns
-    -------
-    pathlib.Path
-        The installed folder; it does not depend on the working directory or on a checkout.
-
-    Raises
-    ------
-    ValueError
-        If the package is installed in a form (a zip archive) whose data files are not on the file system.
-
-    Examples
-    --------
-    >>> from receptive.layouts import preset_dir
-    >>> "mistral-7b-v0.1" in [p.stem for p in preset_dir().glob("*.json")]
-    True
-    """
-    root = resources.files("receptive").joinpath("layout_configs")
-    if not isinstance(root, Path):
-        raise ValueError("--configs: the preset layouts are not on the file system here; pass --configs DIR")
-    return root
 
 
 def load_layout(path: str | os.PathLike, n: int, seed: int = 0) -> tuple[Pattern, str]:
@@ -91,7 +66,8 @@ def load_layout(path: str | os.PathLike, n: int, seed: int = 0) -> tuple[Pattern
 
     Examples
     --------
-    >>> from receptive.layouts import load_layout, preset_dir
+    >>> from receptive.layouts import load_layout
+    >>> from receptive.presets import preset_dir
     >>> stack, source = load_layout(preset_dir() / "gemma3-4b.json", 2048)
     >>> stack.name, stack.max_layers, stack.causal
     ('gemma3-4b', 34, True)
@@ -333,7 +309,8 @@ def study(paths, n: int, targets: int, seed: int = 0, progress: bool | None = No
 
     Examples
     --------
-    >>> from receptive.layouts import preset_dir, study
+    >>> from receptive.layouts import study
+    >>> from receptive.presets import preset_dir
     >>> [r] = study([preset_dir() / "mistral-7b-v0.1.json"], 512, 16, progress=False)
     >>> r.layout.depth, sorted(r.matched)
     (32, ['sa', 'sa+swa'])

@@ -16,6 +16,7 @@ from ..cli_parser import OneLineErrorParser
 from ..patterns.hf_config import pattern_from_config
 from ..patterns.registry import KINDS, pattern_from_spec, stack_from_spec
 from ..plotting import save_png_pdf
+from ..presets import preset_dir
 from ..windows import max_window
 from .compute import DEFAULT_MAX_LAYERS, DEFAULT_TARGETS, coverage, exact_fits, extend
 from .results import CoverageResult
@@ -251,8 +252,6 @@ def preset_names() -> list[str]:
     >>> "mistral-7b-v0.1" in preset_names()
     True
     """
-    from ..layouts import preset_dir
-
     return sorted(p.stem for p in preset_dir().glob("*.json") if '"num_hidden_layers"' in p.read_text())
 
 
@@ -266,8 +265,6 @@ def _hf_config_path(text: str) -> str:
     """
     if os.path.exists(text) or os.sep in text:
         return text
-    from ..layouts import preset_dir
-
     preset = preset_dir() / (text if text.endswith(".json") else text + ".json")
     return os.fspath(preset) if preset.is_file() else text
 

@@ -7,10 +7,11 @@ import pytest
 
 from receptive.coverage.cli import main as coverage_main
 from receptive.fields import receptive_field, receptive_fields
-from receptive.layouts import load_layout, matched_window, preset_dir
+from receptive.layouts import load_layout, matched_window
 from receptive.layouts import main as layouts_main
 from receptive.patterns.hf_config import layer_specs, pattern_from_config
 from receptive.patterns.registry import pattern_from_spec, stack_from_spec
+from receptive.presets import preset_dir
 
 CONFIGS = preset_dir()
 
