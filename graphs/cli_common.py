@@ -11,6 +11,7 @@ of ``receptive``; ``receptive.cli_parser`` and ``receptive.plotting`` re-export 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from pathlib import Path
 
@@ -123,6 +124,57 @@ def output_file(option: str, stdout: bool = False):
             raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{option}: ")) from None
 
     parse.__name__ = "output file"  # argparse's fallback message: "invalid output file value"
+    return parse
+
+
+def output_folder(option: str):
+    """An ``argparse`` ``type=`` for a folder the command will create or write into, checked as the command line is
+    parsed, without creating anything.
+
+    Refused, as one line naming ``option`` (through :class:`OneLineErrorParser`, exit status 2): a path that exists
+    and is not a folder, a path below a file, and a path whose nearest existing folder this process cannot write.
+
+    Parameters
+    ----------
+    option : str
+        The flag, e.g. ``"--out"``.
+
+    Returns
+    -------
+    callable
+        ``str -> pathlib.Path``, raising ``argparse.ArgumentTypeError`` for a folder that cannot be written.
+
+    Examples
+    --------
+    >>> import contextlib, io, tempfile, pathlib
+    >>> parser = OneLineErrorParser(prog="demo")
+    >>> _ = parser.add_argument("--out", type=output_folder("--out"))
+    >>> parser.parse_args(["--out", "runs/first"]).out
+    PosixPath('runs/first')
+    >>> err = io.StringIO()
+    >>> with tempfile.NamedTemporaryFile() as file, contextlib.redirect_stderr(err):
+    ...     try:
+    ...         parser.parse_args(["--out", file.name + "/runs"])
+    ...     except SystemExit as exit:
+    ...         code = exit.code
+    >>> code, "argument --out:" in err.getvalue(), "is a file" in err.getvalue()
+    (2, True, True)
+    """
+
+    def parse(text: str) -> Path:
+        path = Path(text)
+        if not text:
+            raise argparse.ArgumentTypeError("expected a folder, got an empty path")
+        existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+        if not existing.is_dir():
+            where = "" if existing == path else f" ({existing} is a file)"
+            raise argparse.ArgumentTypeError(f"{text} is a file, not a folder{where}" if existing == path
+                                             else f"cannot create {text}{where}")  # fmt: skip
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise argparse.ArgumentTypeError(f"cannot write to {existing}")
+        return path
+
+    parse.__name__ = "output folder"  # argparse's fallback message: "invalid output folder value"
     return parse
 
 
