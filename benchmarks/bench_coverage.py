@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import receptive
-from receptive import coverage, make_pattern
+from receptive import coverage_by_layer, make_pattern
 from receptive.patterns.registry import pattern_from_spec, stack_from_spec
 
 
@@ -83,16 +83,16 @@ def zoo_rows(n: int, w: int, repeats: int, row) -> None:
     """Per-layer time of exact coverage (every source) for the zoo's patterns, as a ratio to SA's per-layer time
     measured here; a full layer inside a stack (``swa,full``) completes every field at once."""
     sa = make_pattern("sa", n, w, seed=0)
-    t_sa = best_of(lambda: coverage(sa, 2, method="exact"), repeats) / 2
+    t_sa = best_of(lambda: coverage_by_layer(sa, 2, method="exact"), repeats) / 2
     row(f"zoo: exact SA layer (n={n}, w={w}), the reference", t_sa, "", n * (n // 64))
     for spec in ZOO:
         spec = spec.format(w=w)
         pattern = pattern_from_spec(spec, n, seed=0)
-        per_layer = best_of(lambda pattern=pattern: coverage(pattern, 2, method="exact"), repeats) / 2
+        per_layer = best_of(lambda pattern=pattern: coverage_by_layer(pattern, 2, method="exact"), repeats) / 2
         row(f"zoo: exact {spec} layer (n={n})", per_layer, f"{per_layer / t_sa:.2f}x SA's layer", n * (n // 64))
     stack = stack_from_spec("swa:64,full", n, 2, causal=True)
-    both = best_of(lambda: coverage(stack, 2, method="exact"), repeats)
-    full_at = coverage(stack, 2, method="exact").full_coverage_layer
+    both = best_of(lambda: coverage_by_layer(stack, 2, method="exact"), repeats)
+    full_at = coverage_by_layer(stack, 2, method="exact").full_coverage_layer
     row(f"zoo: exact swa:64 + full stack, 2 layers (n={n})", both, f"L*={full_at}; {both / t_sa:.2f}x SA's layer")
 
 
@@ -125,13 +125,13 @@ def main(argv=None) -> int:
         row("CLI default run (n=32768, w=64, fresh process)", cli_seconds(repeats), "target < 2 s")
 
     sa = make_pattern("sa", big_n, w, seed=0)
-    per_layer = best_of(lambda: coverage(sa, 4, method="exact"), repeats) / 4
+    per_layer = best_of(lambda: coverage_by_layer(sa, 4, method="exact"), repeats) / 4
     row(f"exact SA coverage per layer (n={big_n}, w={w})", per_layer, "target < 1 s at n=65536", big_n * (big_n // 64))
 
     for name in ("sa", "sa+swa"):
         pat = make_pattern(name, huge_n, w, seed=0)
-        secs = best_of(lambda pat=pat: coverage(pat, method="sampled", targets=1024), repeats)
-        res = coverage(pat, method="sampled", targets=1024)
+        secs = best_of(lambda pat=pat: coverage_by_layer(pat, method="sampled", targets=1024), repeats)
+        res = coverage_by_layer(pat, method="sampled", targets=1024)
         row(
             f"{name} 1024 sampled targets to full (n={huge_n})",
             secs,
@@ -140,16 +140,16 @@ def main(argv=None) -> int:
         )
 
     cmp = make_pattern("sa", cmp_n, w, seed=0)
-    engine = coverage(cmp, method="exact")
+    engine = coverage_by_layer(cmp, method="exact")
     layers = engine.full_coverage_layer
-    t_engine = best_of(lambda: coverage(cmp, layers, method="exact"), repeats)
+    t_engine = best_of(lambda: coverage_by_layer(cmp, layers, method="exact"), repeats)
     t_scipy = best_of(lambda: scipy_sizes(cmp, layers), 1, warm=False)
     assert np.array_equal(scipy_sizes(cmp, layers), engine.sizes), "scipy and the engine disagree"
     row(f"exact SA to full, engine (n={cmp_n}, {layers} layers)", t_engine)
     row(f"exact SA to full, scipy.sparse bool products (n={cmp_n})", t_scipy, f"{t_scipy / t_engine:.0f}x slower")
     small = make_pattern("sa", nx_n, w, seed=0)
-    small_layers = coverage(small, method="exact").full_coverage_layer
-    t_small = best_of(lambda: coverage(small, small_layers, method="exact"), repeats)
+    small_layers = coverage_by_layer(small, method="exact").full_coverage_layer
+    t_small = best_of(lambda: coverage_by_layer(small, small_layers, method="exact"), repeats)
     t_nx = best_of(lambda: networkx_sizes(small, small_layers), 1, warm=False)
     row(f"exact SA to full, engine (n={nx_n}, {small_layers} layers)", t_small)
     row(f"exact SA to full, networkx ancestors (n={nx_n})", t_nx, f"{t_nx / t_small:.0f}x slower")

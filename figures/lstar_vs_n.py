@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from receptive import coverage, make_pattern, theory
+from receptive import coverage_by_layer, make_pattern, theory
 
 from .style import COLUMN, figure, save, styled
 
@@ -37,7 +37,9 @@ def make(out, quick: bool = False):
     ax = axes[0, 0]
     for color, w in zip(("#1f77b4", "#d62728", "#2ca02c"), ws, strict=False):
         sizes = [n for n in ns if n > w]
-        measured = [coverage(make_pattern("sa", n, w, seed=0), method="exact").full_coverage_layer for n in sizes]
+        measured = [
+            coverage_by_layer(make_pattern("sa", n, w, seed=0), method="exact").full_coverage_layer for n in sizes
+        ]
         ax.plot(sizes, measured, "o", color=color, label=f"SA measured, w = {w}")
         ax.plot(sizes, [theory.predict_full_layer("sa", n, w)[0] for n in sizes], "-", color=color, lw=0.8,
                 label=f"sharp model, w = {w}")  # fmt: skip

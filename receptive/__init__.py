@@ -1,12 +1,22 @@
 """receptive: how information spreads through efficient attention.
 
 Attention patterns (:mod:`receptive.patterns`), their receptive-field coverage through depth
-(:mod:`receptive.coverage`) and the theory that predicts it (:mod:`receptive.theory`). Imports without torch.
+(:mod:`receptive.coverage`, measured by :func:`coverage_by_layer`) and the theory that predicts it
+(:mod:`receptive.theory`). Imports without torch.
+
+No subpackage or module shares a name with a function exported here: ``receptive.coverage`` is always the
+subpackage (whose ``__main__`` is ``python -m receptive.coverage``).
+
+Examples
+--------
+>>> import receptive
+>>> receptive.coverage_by_layer(receptive.make_pattern("swa", 64, 8), 3).layers[0].mean > 0
+True
 """
 
 __version__ = "0.1.0"
 
-from .coverage import CoverageResult, LayerCoverage, coverage
+from .coverage import CoverageResult, LayerCoverage, coverage_by_layer
 from .patterns import (
     PATTERNS,
     FullAttention,
@@ -31,7 +41,7 @@ __all__ = [
     "SlidingWindow",
     "StochasticAttention",
     "__version__",
-    "coverage",
+    "coverage_by_layer",
     "flash_attention_window_size",
     "inverse_permutation",
     "layer_permutation",

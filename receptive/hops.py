@@ -18,7 +18,7 @@ import numpy as np
 
 from graphs import admissible_sizes
 
-from .coverage import coverage
+from .coverage import coverage_by_layer
 from .patterns import Pattern
 
 
@@ -87,9 +87,9 @@ def hop_distribution(pattern: Pattern, layers: int | None = None, **kwargs) -> H
     pattern : receptive.patterns.Pattern
         The layered pattern.
     layers : int or None, optional
-        Layers to compute (``None``: until every receptive field is full), as in :func:`receptive.coverage`.
+        Layers to compute (``None``: until every receptive field is full), as in :func:`receptive.coverage_by_layer`.
     **kwargs
-        Passed to :func:`receptive.coverage` (``method``, ``max_memory``, ...).
+        Passed to :func:`receptive.coverage_by_layer` (``method``, ``max_memory``, ...).
 
     Returns
     -------
@@ -98,7 +98,7 @@ def hop_distribution(pattern: Pattern, layers: int | None = None, **kwargs) -> H
     Raises
     ------
     TypeError, ValueError
-        As :func:`receptive.coverage` for bad arguments.
+        As :func:`receptive.coverage_by_layer` for bad arguments.
 
     References
     ----------
@@ -112,7 +112,7 @@ def hop_distribution(pattern: Pattern, layers: int | None = None, **kwargs) -> H
     >>> hops.pairs[:3].tolist(), hops.unreached_fraction
     ([0, 122, 114], 0.0)
     """
-    result = coverage(pattern, layers, **kwargs)
+    result = coverage_by_layer(pattern, layers, **kwargs)
     sizes = result.sizes
     start = np.ones((1, sizes.shape[1]), dtype=sizes.dtype)
     new = np.diff(np.vstack([start, sizes]), axis=0).sum(axis=1)

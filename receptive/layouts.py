@@ -27,7 +27,7 @@ from graphs._atomic import check_writable, write_text_atomic
 
 from . import __version__
 from .cli_parser import OneLineErrorParser
-from .coverage import coverage
+from .coverage import coverage_by_layer
 from .fields import receptive_field
 from .patterns import Pattern
 from .patterns.hf_config import load_config, pattern_from_config
@@ -228,9 +228,9 @@ def summarize(stack: Pattern, targets: int, seed: int, progress: bool | None, wi
     depth = stack.max_layers
     n = stack.n
     if targets >= n:
-        result = coverage(stack, depth, method="exact", progress=progress)
+        result = coverage_by_layer(stack, depth, method="exact", progress=progress)
     else:
-        result = coverage(stack, depth, method="sampled", targets=targets, seed=seed, progress=progress)
+        result = coverage_by_layer(stack, depth, method="sampled", targets=targets, seed=seed, progress=progress)
     field_ = receptive_field(stack, n - 1, depth)
     return StackSummary(
         name=stack.name,

@@ -35,7 +35,7 @@ import numpy as np
 from scipy import ndimage
 
 from graphs.ops import apply_layer
-from receptive import coverage, make_pattern, theory
+from receptive import coverage_by_layer, make_pattern, theory
 
 #: every pair is held as a boolean n x n matrix per layer: 256 MiB at this size
 MAX_N = 16384
@@ -116,7 +116,7 @@ def sampled_rows(n: int, w: int, layers: list[int], seeds: list[int], targets: i
 
     failing, pairs = [], []
     for s in seeds:
-        result = coverage(
+        result = coverage_by_layer(
             make_pattern("sa+swa", n, w, True, seed=s), max(layers), method="sampled", targets=targets, seed=s
         )
         missed = (result.positions + 1)[None, :] - result.sizes  # missed keys per target after each layer

@@ -1,7 +1,7 @@
 """Where causal SA+SWA's last failures sit: the missed keys of every failing target, seed by seed.
 
-For ``--targets K`` stratified targets per seed (the engine's sampled method, :func:`receptive.coverage`), every
-target with a missed key after ``--layer L`` gets its exact backward set (the keys that reach it in ``L`` layers),
+For ``--targets K`` stratified targets per seed (the engine's sampled method, :func:`receptive.coverage_by_layer`),
+every target with a missed key after ``--layer L`` gets its exact backward set (the keys that reach it in ``L`` layers),
 computed here from the pattern's explicit edges, layer ``L`` down to 1: the causal window of ``w`` keys and the SA
 band in permuted order, keys after the target's own position masked. Its size is checked against the engine's count
 for that target. Per failing target the file holds the offsets ``target - key`` of its missed keys; the summary, the
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from graphs._atomic import write_text_atomic
-from receptive import coverage, make_pattern
+from receptive import coverage_by_layer, make_pattern
 from receptive.cli_parser import OneLineErrorParser
 
 #: failing targets whose backward sets are computed per seed, at most (each costs one pass over the sequence per layer)
@@ -55,7 +55,7 @@ def backward_set(pattern, target: int, layers: int) -> np.ndarray:
 
 def seed_rows(n: int, w: int, layer: int, targets: int, seed: int) -> dict:
     pattern = make_pattern("sa+swa", n, w, True, seed=seed)
-    result = coverage(pattern, layer, method="sampled", targets=targets, seed=seed)
+    result = coverage_by_layer(pattern, layer, method="sampled", targets=targets, seed=seed)
     missed = result.positions + 1 - result.sizes[layer - 1]
     failing = np.flatnonzero(missed > 0)
     rows = []

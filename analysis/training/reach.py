@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from receptive import coverage, make_pattern
+from receptive import coverage_by_layer, make_pattern
 from receptive.patterns.causal_variants import keys_per_query, make_variant, variant_names
 from receptive.windows import max_window
 
@@ -57,8 +57,8 @@ def coverage_summary(kind: str, n: int, w: int, layers: int, causal: bool, seed:
     (:func:`receptive.patterns.causal_variants.keys_per_query`, self included) and, for a fixed readout position, its
     own coverage and first fully covered layer."""
     pattern = pattern_for(kind, n, w, causal, seed)
-    at = coverage(pattern, layers=layers, progress=False)
-    through = coverage(pattern, max_layers=MAX_LSTAR_LAYERS, progress=False)
+    at = coverage_by_layer(pattern, layers=layers, progress=False)
+    through = coverage_by_layer(pattern, max_layers=MAX_LSTAR_LAYERS, progress=False)
     row = at.layers[layers - 1]
     out = {
         "coverage_mean": row.mean,

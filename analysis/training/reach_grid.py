@@ -13,8 +13,8 @@ retrieval (:func:`analysis.training.tasks.retrieval`: readout ``n - 1``, the ans
   run (there estimated on ``eval_samples`` draws), and every committed run's accuracy follows it (a model right
   exactly where it can reach scores ``reachable + (1 - reachable) / 16``);
 * ``coverage_mean``: receptive's mean coverage ``mean_i |RF_L(i)| / (i + 1)`` over every position ``i``
-  (:func:`receptive.coverage`, exact at these sizes; ``coverage_method`` says which): what a task read out at every
-  position rather than the last one could use;
+  (:func:`receptive.coverage_by_layer`, exact at these sizes; ``coverage_method`` says which): what a task read out at
+  every position rather than the last one could use;
 * ``keys_per_query``: the distinct keys per query of layer 1, self included
   (:func:`receptive.patterns.causal_variants.keys_per_query`), the cost side of the comparison, and
   ``readout_keys``, those of the readout itself (:func:`readout_keys`);
@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from gpu.validation import writable_folder
-from receptive import coverage
+from receptive import coverage_by_layer
 from receptive.cli_parser import OneLineErrorParser
 from receptive.patterns.causal_variants import keys_per_query
 
@@ -101,7 +101,7 @@ def reach_grid(kinds=GRID_KINDS, ns=DEFAULT_NS, ws=DEFAULT_WS, layers=DEFAULT_LA
                 for seed in seeds:
                     pattern = pattern_for(kind, n, w, True, seed)
                     keys = float(keys_per_query(pattern, 1))
-                    through = coverage(pattern, max_layers=max(MAX_LSTAR_LAYERS, *layers), progress=False)
+                    through = coverage_by_layer(pattern, max_layers=max(MAX_LSTAR_LAYERS, *layers), progress=False)
                     for layer in layers:
                         mean = through.layers[layer - 1].mean if layer <= len(through.layers) else 1.0
                         rows.append({"kind": kind, "n": n, "w": w, "layers": layer, "seed": seed,

@@ -18,7 +18,7 @@ from ..patterns.registry import KINDS, pattern_from_spec, stack_from_spec
 from ..plotting import save_png_pdf
 from ..presets import preset_dir
 from ..windows import max_window
-from .compute import DEFAULT_MAX_LAYERS, DEFAULT_TARGETS, coverage, exact_fits, extend
+from .compute import DEFAULT_MAX_LAYERS, DEFAULT_TARGETS, coverage_by_layer, exact_fits, extend
 from .results import CoverageResult
 
 __all__ = ["build_parser", "format_table", "main", "preset_names", "run"]
@@ -208,7 +208,7 @@ def run(args: argparse.Namespace) -> dict:
     simulated = [name for name, pat in patterns.items() if not pat.has_closed_form or args.exact]
     results: dict[str, CoverageResult] = {}
     for name in simulated:
-        results[name] = coverage(patterns[name], args.layers, method=method, targets=args.targets, **common)
+        results[name] = coverage_by_layer(patterns[name], args.layers, method=method, targets=args.targets, **common)
     if args.layers is not None:
         shown = args.layers
     elif simulated:
@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> dict:
         shown = min(args.max_layers, max(p.closed_form_full_layer() or args.max_layers for p in patterns.values()))
     for name, pat in patterns.items():
         if name not in results:
-            results[name] = coverage(pat, shown, method="closed-form", **common)
+            results[name] = coverage_by_layer(pat, shown, method="closed-form", **common)
         results[name] = extend(results[name], shown)
 
     sim_methods = {results[name].method for name in simulated}

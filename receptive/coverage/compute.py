@@ -24,7 +24,7 @@ DEFAULT_MAX_LAYERS = 64
 EXACT_WORDS_PER_LAYER = 2**26
 
 
-def coverage(
+def coverage_by_layer(
     pattern: Pattern,
     layers: int | None = None,
     *,
@@ -85,11 +85,11 @@ def coverage(
 
     Examples
     --------
-    >>> from receptive import coverage, make_pattern
-    >>> result = coverage(make_pattern("sa", 1024, 16, seed=0), method="exact")
+    >>> from receptive import coverage_by_layer, make_pattern
+    >>> result = coverage_by_layer(make_pattern("sa", 1024, 16, seed=0), method="exact")
     >>> result.full_coverage_layer is not None and result.layers[-1].full_fraction == 1.0
     True
-    >>> coverage(make_pattern("swa", 64, 8), 3).layers[0].mean
+    >>> coverage_by_layer(make_pattern("swa", 64, 8), 3).layers[0].mean
     0.12109375
 
     References
@@ -375,9 +375,9 @@ def extend(result: CoverageResult, layers: int) -> CoverageResult:
     Examples
     --------
     >>> from receptive import make_pattern
-    >>> from receptive.coverage import coverage
+    >>> from receptive.coverage import coverage_by_layer
     >>> from receptive.coverage.compute import extend
-    >>> res = coverage(make_pattern("swa", 16, 3, causal=True), 8, method="exact", progress=False)
+    >>> res = coverage_by_layer(make_pattern("swa", 16, 3, causal=True), 8, method="exact", progress=False)
     >>> res.full_coverage_layer, len(extend(res, 12).layers), extend(res, 12).layers[-1].layer
     (8, 12, 12)
     """

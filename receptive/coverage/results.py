@@ -36,8 +36,8 @@ class LayerCoverage:
 
     Examples
     --------
-    >>> from receptive import coverage, make_pattern
-    >>> first = coverage(make_pattern("sa", 256, 8, seed=0)).layers[0]
+    >>> from receptive import coverage_by_layer, make_pattern
+    >>> first = coverage_by_layer(make_pattern("sa", 256, 8, seed=0)).layers[0]
     >>> first.layer, first.mean, first.min  # one layer: 8 of 256 keys, the truncated ends fewer
     (1, 0.031005859375, 0.015625)
     >>> sorted(first.to_dict())  # the intervals appear only when there are any
@@ -97,8 +97,8 @@ class CoverageResult:
 
     Examples
     --------
-    >>> from receptive import coverage, make_pattern
-    >>> result = coverage(make_pattern("sa", 256, 8, seed=0))
+    >>> from receptive import coverage_by_layer, make_pattern
+    >>> result = coverage_by_layer(make_pattern("sa", 256, 8, seed=0))
     >>> result
     CoverageResult(sa w=8, n=256, causal=False, method=exact, L*=4, after 4 layers mean=1.0000 min=1.0000)
     >>> result.to_dict()["full_coverage_layer"]

@@ -256,9 +256,9 @@ class NeighbourListPattern(Pattern):
 
     Examples
     --------
-    >>> from receptive import NeighbourListPattern, coverage
+    >>> from receptive import NeighbourListPattern, coverage_by_layer
     >>> ring = NeighbourListPattern(4, [[3], [0], [1], [2]])
-    >>> coverage(ring, method="exact").full_coverage_layer
+    >>> coverage_by_layer(ring, method="exact").full_coverage_layer
     3
     """
 

@@ -139,10 +139,10 @@ class BigBird(Pattern):
 
     Examples
     --------
-    >>> from receptive.coverage import coverage
+    >>> from receptive.coverage import coverage_by_layer
     >>> from receptive.patterns.blocks import BigBird
     >>> p = BigBird(256, block=16, window=3, random=1, globals=2)
-    >>> p.global_blocks.tolist(), coverage(p, 4, progress=False).full_coverage_layer
+    >>> p.global_blocks.tolist(), coverage_by_layer(p, 4, progress=False).full_coverage_layer
     ([0, 15], 2)
 
     References

@@ -604,11 +604,12 @@ def random_content_pattern(
 
     Examples
     --------
-    >>> from receptive import coverage
+    >>> from receptive import coverage_by_layer
     >>> pattern = random_content_pattern("topk", 16, 3, d=8, k_keys=2)
     >>> pattern.max_layers, pattern.describe()
     (3, 'top-k k=2 (content, 3 layers)')
-    >>> coverage(random_content_pattern("moba", 16, 3, d=8, block=4, top_blocks=2), max_layers=3).full_coverage_layer
+    >>> moba = random_content_pattern("moba", 16, 3, d=8, block=4, top_blocks=2)
+    >>> coverage_by_layer(moba, max_layers=3).full_coverage_layer
     2
     """
     builders = {"topk": topk_pattern, "moba": moba_pattern, "lsh": lsh_pattern}

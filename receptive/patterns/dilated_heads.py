@@ -119,10 +119,10 @@ class DilatedHeads(_HeadsPattern):
 
     Examples
     --------
-    >>> from receptive.coverage import coverage
+    >>> from receptive.coverage import coverage_by_layer
     >>> from receptive.patterns.dilated_heads import DilatedHeads
     >>> p = DilatedHeads(64, 4, causal=True)
-    >>> p.describe(), coverage(p, 4, progress=False).full_coverage_layer  # <= ceil(log_4 64) = 3
+    >>> p.describe(), coverage_by_layer(p, 4, progress=False).full_coverage_layer  # <= ceil(log_4 64) = 3
     ('dilated w=4 head_w=4 dilations=[1, 4, 16]', 3)
     >>> DilatedHeads(64, 4, causal=True, equal_keys=True).head_w
     2

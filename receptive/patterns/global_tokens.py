@@ -52,10 +52,10 @@ class WindowGlobal(SlidingWindow):
 
     Examples
     --------
-    >>> from receptive.coverage import coverage
+    >>> from receptive.coverage import coverage_by_layer
     >>> from receptive.patterns.global_tokens import WindowGlobal
     >>> p = WindowGlobal(64, 3, globals=1)
-    >>> p.describe(), coverage(p, 4, progress=False).full_coverage_layer
+    >>> p.describe(), coverage_by_layer(p, 4, progress=False).full_coverage_layer
     ('global w=3 globals=1', 2)
 
     References

@@ -204,10 +204,10 @@ def pattern_from_config(path_or_config, n: int, *, seed: int = 0) -> Pattern:
 
     Examples
     --------
-    >>> from receptive import coverage
+    >>> from receptive import coverage_by_layer
     >>> config = {"model_type": "gemma3", "num_hidden_layers": 6, "sliding_window": 4, "sliding_window_pattern": 3}
     >>> stack = pattern_from_config(config, 32)
-    >>> stack.max_layers, coverage(stack, max_layers=6).full_coverage_layer  # layer 3 is global
+    >>> stack.max_layers, coverage_by_layer(stack, max_layers=6).full_coverage_layer  # layer 3 is global
     (6, 3)
     """
     n, seed = check_int("n", n, 1), check_int("seed", seed, 0)

@@ -590,9 +590,9 @@ def stack_from_spec(
 
     Examples
     --------
-    >>> from receptive import coverage
+    >>> from receptive import coverage_by_layer
     >>> stack = stack_from_spec("2*swa:8,full", 64, 6)
-    >>> stack.max_layers, coverage(stack, max_layers=6).full_coverage_layer  # layer 3 sees everything
+    >>> stack.max_layers, coverage_by_layer(stack, max_layers=6).full_coverage_layer  # layer 3 sees everything
     (6, 3)
     """
     period = parse_stack(spec, argument)

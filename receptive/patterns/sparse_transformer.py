@@ -44,10 +44,10 @@ class Strided(Pattern):
 
     Examples
     --------
-    >>> from receptive.coverage import coverage
+    >>> from receptive.coverage import coverage_by_layer
     >>> from receptive.patterns.sparse_transformer import Strided
     >>> p = Strided(64, 8, causal=True)
-    >>> p.describe(), coverage(p, 4, progress=False).full_coverage_layer
+    >>> p.describe(), coverage_by_layer(p, 4, progress=False).full_coverage_layer
     ('strided l=8', 2)
 
     References
@@ -99,10 +99,10 @@ class Fixed(Pattern):
 
     Examples
     --------
-    >>> from receptive.coverage import coverage
+    >>> from receptive.coverage import coverage_by_layer
     >>> from receptive.patterns.sparse_transformer import Fixed
     >>> p = Fixed(64, 8, causal=True)
-    >>> p.tokens.tolist()[:3], coverage(p, 4, progress=False).full_coverage_layer
+    >>> p.tokens.tolist()[:3], coverage_by_layer(p, 4, progress=False).full_coverage_layer
     ([7, 15, 23], 2)
 
     References

@@ -42,10 +42,10 @@ class LayerStack(Pattern):
     Examples
     --------
     >>> from receptive import make_pattern
-    >>> from receptive.coverage import coverage
+    >>> from receptive.coverage import coverage_by_layer
     >>> from receptive.patterns.stack import LayerStack
     >>> stack = LayerStack([make_pattern("swa", 64, 4, causal=True), make_pattern("full", 64, 1, causal=True)], depth=4)
-    >>> stack.layer_names(), coverage(stack, 4, progress=False).full_coverage_layer
+    >>> stack.layer_names(), coverage_by_layer(stack, 4, progress=False).full_coverage_layer
     (['swa w=4', 'full', 'swa w=4', 'full'], 2)
     """
 

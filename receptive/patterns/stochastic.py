@@ -50,11 +50,11 @@ class StochasticAttention(WindowPattern):
 
     Examples
     --------
-    >>> from receptive import StochasticAttention, coverage
+    >>> from receptive import StochasticAttention, coverage_by_layer
     >>> sa = StochasticAttention(256, 8, seed=0)
     >>> sa.permutation(1).shape
     (256,)
-    >>> coverage(sa, method="exact").full_coverage_layer is not None
+    >>> coverage_by_layer(sa, method="exact").full_coverage_layer is not None
     True
 
     References

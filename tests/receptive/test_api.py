@@ -8,7 +8,7 @@ from receptive import (
     NeighbourListPattern,
     SlidingWindow,
     StochasticAttention,
-    coverage,
+    coverage_by_layer,
     flash_attention_window_size,
     inverse_permutation,
     layer_permutation,
@@ -42,7 +42,7 @@ def test_permutations_are_reproducible_and_shared():
 
 
 def test_result_dataclasses():
-    res = coverage(make_pattern("sa", 600, 8, seed=1), method="exact")
+    res = coverage_by_layer(make_pattern("sa", 600, 8, seed=1), method="exact")
     d = res.to_dict()
     assert d["full_coverage_layer"] == res.full_coverage_layer == len(d["layers"])
     assert "sa w=8" in repr(res) and "L*=" in repr(res)
@@ -52,7 +52,7 @@ def test_result_dataclasses():
 def test_neighbour_list_pattern_adds_self_and_checks_causality():
     nbrs = [[(i + 1) % 6] for i in range(6)]
     pat = NeighbourListPattern(6, nbrs)
-    res = coverage(pat, 5, method="exact")
+    res = coverage_by_layer(pat, 5, method="exact")
     np.testing.assert_array_equal(res.sizes[:, 0], [2, 3, 4, 5, 6])
     with pytest.raises(ValueError, match="causal"):
         NeighbourListPattern(6, nbrs, causal=True)
@@ -60,7 +60,7 @@ def test_neighbour_list_pattern_adds_self_and_checks_causality():
         NeighbourListPattern(3, [[0], [5], [1]])
     per_layer = NeighbourListPattern(4, [[[1], [], [], []], [[], [], [], [2]]], per_layer=True)
     assert per_layer.max_layers == 2
-    res = coverage(per_layer, 5, method="exact")
+    res = coverage_by_layer(per_layer, 5, method="exact")
     assert len(res.layers) == 2 and "defines 2 layers" in res.note
 
 
@@ -81,7 +81,7 @@ def test_theory_formulas():
 def test_sa_prediction_close_to_measurement():
     """The coupon-collector estimate is within one layer of the measured L* (bidirectional, moderate n)."""
     for n, w in [(4096, 16), (8192, 8), (2048, 32)]:
-        measured = coverage(make_pattern("sa", n, w, seed=0), method="exact").full_coverage_layer
+        measured = coverage_by_layer(make_pattern("sa", n, w, seed=0), method="exact").full_coverage_layer
         assert abs(measured - sa_full_layer_estimate(n, w)) <= 1, (n, w, measured)
 
 
@@ -92,8 +92,8 @@ def test_sa_prediction_close_to_measurement():
         (lambda: make_pattern("swa", 10, True), "w:"),
         (lambda: make_pattern("sa", "10", 2), "n:"),
         (lambda: make_pattern("sa", 10, 2, seed=None), "seed"),
-        (lambda: coverage("sa"), "pattern"),
-        (lambda: coverage(make_pattern("sa", 10, 2), layers=2.0), "layers"),
+        (lambda: coverage_by_layer("sa"), "pattern"),
+        (lambda: coverage_by_layer(make_pattern("sa", 10, 2), layers=2.0), "layers"),
     ],
 )
 def test_wrong_types_are_type_errors(call, match):
@@ -112,14 +112,14 @@ def test_wrong_types_are_type_errors(call, match):
         (lambda: StochasticAttention(4, 2, permutations=[[0, 1, 2, 2]]), "permutations"),
         (lambda: StochasticAttention(4, 2, permutations=[[0, 1, 2]]), "permutations"),
         (lambda: StochasticAttention(4, 2, permutations=[]), "permutations"),
-        (lambda: coverage(make_pattern("sa", 10, 2), method="magic"), "method"),
-        (lambda: coverage(make_pattern("sa", 10, 2), layers=0), "layers"),
-        (lambda: coverage(make_pattern("sa", 10, 2), max_layers=0), "max_layers"),
-        (lambda: coverage(make_pattern("sa", 10, 2), targets=11), "targets"),
-        (lambda: coverage(make_pattern("sa", 10, 2), targets=[3, 10]), "targets"),
-        (lambda: coverage(make_pattern("sa", 10, 2), targets=5, method="exact"), "targets"),
-        (lambda: coverage(make_pattern("sa", 10, 2), method="closed-form"), "closed form"),
-        (lambda: coverage(make_pattern("sa", 10, 2), max_memory="-1"), "max_memory"),
+        (lambda: coverage_by_layer(make_pattern("sa", 10, 2), method="magic"), "method"),
+        (lambda: coverage_by_layer(make_pattern("sa", 10, 2), layers=0), "layers"),
+        (lambda: coverage_by_layer(make_pattern("sa", 10, 2), max_layers=0), "max_layers"),
+        (lambda: coverage_by_layer(make_pattern("sa", 10, 2), targets=11), "targets"),
+        (lambda: coverage_by_layer(make_pattern("sa", 10, 2), targets=[3, 10]), "targets"),
+        (lambda: coverage_by_layer(make_pattern("sa", 10, 2), targets=5, method="exact"), "targets"),
+        (lambda: coverage_by_layer(make_pattern("sa", 10, 2), method="closed-form"), "closed form"),
+        (lambda: coverage_by_layer(make_pattern("sa", 10, 2), max_memory="-1"), "max_memory"),
         (lambda: make_pattern("sa", 10, 2).adjacency(0), "layer"),
         (lambda: layer_permutation(10, 0, 0), "layer"),
     ],
@@ -137,11 +137,13 @@ def test_max_memory_bounds_what_coverage_holds():
     tracemalloc.start()
     try:
         with pytest.raises(MemoryError, match=r"^max_memory: 5500 layers .* layers fit"):
-            coverage(make_pattern("swa", 16384, 4, causal=True), max_layers=5500, method="exact")
+            coverage_by_layer(make_pattern("swa", 16384, 4, causal=True), max_layers=5500, method="exact")
         refused_peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.reset_peak()
         budget = 48 * 2**20
-        result = coverage(make_pattern("swa", 1024, 4, causal=True), max_layers=400, method="exact", max_memory=budget)
+        result = coverage_by_layer(
+            make_pattern("swa", 1024, 4, causal=True), max_layers=400, method="exact", max_memory=budget
+        )
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -152,7 +154,7 @@ def test_max_memory_bounds_what_coverage_holds():
 def test_memory_budget_is_checked_before_allocating():
     pat = make_pattern("sa", 10**7, 64)
     with pytest.raises(MemoryError, match="max_memory"):
-        coverage(pat, method="exact", max_memory="100MiB")
+        coverage_by_layer(pat, method="exact", max_memory="100MiB")
     with pytest.raises(MemoryError, match="slab_size"):
         forward_counts(pat.layer_ops, pat.n, max_layers=1, slab_size=64 * 100, max_memory=2**20)
     assert parse_bytes("1.5GiB") == 3 * 2**29 and parse_bytes(4096) == 4096
@@ -163,7 +165,7 @@ def test_slabs_are_independent_tasks():
     from graphs import combine_slabs, plan_slabs, slab_counts
 
     pat = make_pattern("sa+swa", 1000, 8, causal=True, seed=4)
-    whole = coverage(pat, 6, method="exact")
+    whole = coverage_by_layer(pat, 6, method="exact")
     ranges = [(0, 70), (70, 500), (500, 1000)]
     slabs = [slab_counts(pat.layer_ops, 1000, a, b, max_layers=6, causal=True) for a, b in reversed(ranges)]
     np.testing.assert_array_equal(combine_slabs(slabs, 1000, True).counts, whole.sizes)
@@ -176,7 +178,7 @@ def test_slabs_are_independent_tasks():
 
 def test_result_memory_is_checked():
     with pytest.raises(MemoryError, match="max_memory"):
-        coverage(make_pattern("swa", 2**30, 64), layers=10, max_memory="1GiB")
+        coverage_by_layer(make_pattern("swa", 2**30, 64), layers=10, max_memory="1GiB")
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -203,3 +205,24 @@ def test_a_dropped_pattern_is_freed_without_the_garbage_collector(causal):
             assert ref() is None, f"{build()!r} is kept alive by a reference cycle"
     finally:
         gc.enable()
+
+
+def test_the_coverage_subpackage_is_a_module():
+    """``receptive.coverage`` is the subpackage (``python -m receptive.coverage``) however it is reached; the
+    function is ``receptive.coverage_by_layer``. No submodule of ``receptive`` or ``graphs`` shares its name with
+    something else the package exports."""
+    import importlib
+    import pkgutil
+    import types
+
+    import graphs
+    import receptive
+    import receptive.coverage as imported
+
+    module = importlib.import_module("receptive.coverage")
+    assert isinstance(module, types.ModuleType) and imported is module and receptive.coverage is module
+    assert receptive.coverage_by_layer is module.coverage_by_layer
+    for package in (receptive, graphs):
+        for info in pkgutil.iter_modules(package.__path__):
+            value = getattr(package, info.name, None)
+            assert value is None or isinstance(value, types.ModuleType), f"{package.__name__}.{info.name}"

@@ -11,7 +11,7 @@ from receptive import (
     NeighbourListPattern,
     SlidingWindow,
     StochasticAttention,
-    coverage,
+    coverage_by_layer,
     flash_attention_window_size,
     inverse_permutation,
     make_pattern,
@@ -67,16 +67,16 @@ CASES = [
     (lambda: swa_full_layer(16, 3, circular="y"), TypeError, "circular"),
     (lambda: full_probability("sa", 64, 4, 3, causal=1), TypeError, "causal"),
     (lambda: causal_full_probability(64, 4, 3, swa=1), TypeError, "swa"),
-    (lambda: coverage(swa(), progress="x"), TypeError, "progress"),
+    (lambda: coverage_by_layer(swa(), progress="x"), TypeError, "progress"),
     (lambda: attention_graph("swa", 16, 3, directed=1), TypeError, "directed"),
     (lambda: union_graph("swa", 16, 3, 2, causal="y"), TypeError, "causal"),
     (lambda: topk_routing(*random_qk(8, 4, seed=0), 2, causal=1), TypeError, "causal"),
     # 2. a wrong type is a TypeError naming the argument
-    (lambda: coverage(swa(), method=3), TypeError, "method"),
-    (lambda: coverage(swa(), targets="x"), TypeError, "targets"),
-    (lambda: coverage(swa(), targets=1.5), TypeError, "targets"),
-    (lambda: coverage(swa(), targets=[0.5, 1.5]), TypeError, "targets"),
-    (lambda: coverage(swa(), slab_size="x", method="exact"), TypeError, "slab_size"),
+    (lambda: coverage_by_layer(swa(), method=3), TypeError, "method"),
+    (lambda: coverage_by_layer(swa(), targets="x"), TypeError, "targets"),
+    (lambda: coverage_by_layer(swa(), targets=1.5), TypeError, "targets"),
+    (lambda: coverage_by_layer(swa(), targets=[0.5, 1.5]), TypeError, "targets"),
+    (lambda: coverage_by_layer(swa(), slab_size="x", method="exact"), TypeError, "slab_size"),
     (lambda: make_variant(5, 32, 4), TypeError, "name"),
     (lambda: make_pattern(3, 32, 4), TypeError, "name"),
     (lambda: stack_from_spec(3, 32, 4), TypeError, "stack"),
@@ -99,7 +99,7 @@ CASES = [
     (lambda: NeighbourListPattern(4, 3), TypeError, "neighbours"),
     (lambda: LayerStack(3), TypeError, "period"),
     (lambda: LayerStack([swa()], name=3), TypeError, "name"),
-    (lambda: extend(coverage(swa(), 2), "x"), TypeError, "layers"),
+    (lambda: extend(coverage_by_layer(swa(), 2), "x"), TypeError, "layers"),
     (lambda: extend("x", 3), TypeError, "result"),
     (lambda: exact_fits("x"), TypeError, "n"),
     (lambda: target_positions(3, "x"), TypeError, "n"),
@@ -111,10 +111,10 @@ CASES = [
     (lambda: MultiScaleSA(32, 4, swa=True, w_swa=2.0), TypeError, "w_swa"),
     (lambda: KleinbergAttention(32, 4, swa=True, w_swa="4"), TypeError, "w_swa"),
     # the values of the right type, as before: ValueError naming the argument
-    (lambda: coverage(swa(), method="magic"), ValueError, "method"),
-    (lambda: coverage(swa(), targets=[3, 32]), ValueError, "targets"),
-    (lambda: coverage(swa(), targets=[[1, 2]]), ValueError, "targets"),
-    (lambda: coverage(swa(), slab_size=0, method="exact"), ValueError, "slab_size"),
+    (lambda: coverage_by_layer(swa(), method="magic"), ValueError, "method"),
+    (lambda: coverage_by_layer(swa(), targets=[3, 32]), ValueError, "targets"),
+    (lambda: coverage_by_layer(swa(), targets=[[1, 2]]), ValueError, "targets"),
+    (lambda: coverage_by_layer(swa(), slab_size=0, method="exact"), ValueError, "slab_size"),
     (lambda: make_variant("sa-xx", 32, 4), ValueError, "name"),
     (lambda: stack_from_spec(" ", 32, 4), ValueError, "stack"),
     (lambda: stack_from_spec("swa:4", 32, 0), ValueError, "depth"),
@@ -125,7 +125,7 @@ CASES = [
     (lambda: max_window(0, True, False), ValueError, "n"),
     (lambda: keys_per_query(swa(), 0), ValueError, "layer"),
     (lambda: heads_of(8, 0), ValueError, "w"),
-    (lambda: extend(coverage(swa(), 2), 0), ValueError, "layers"),
+    (lambda: extend(coverage_by_layer(swa(), 2), 0), ValueError, "layers"),
     (lambda: median_layer([[0.5]]), ValueError, "probabilities"),
     (lambda: KleinbergAttention(32, 4, circular=True), ValueError, "circular"),
 ]
@@ -140,8 +140,8 @@ def test_numpy_bools_and_size_strings_are_accepted():
     assert SlidingWindow(32, 4, causal=np.True_).causal is True
     assert make_pattern("sa", 32, 4, circular=np.bool_(True)).circular is True
     assert window_offsets(4, np.False_) == (2, 1)
-    a = coverage(make_pattern("sa", 64, 4, seed=1), method="exact", max_memory="64MiB", progress=False)
-    b = coverage(make_pattern("sa", 64, 4, seed=1), method="exact", max_memory=64 * 2**20, progress=False)
+    a = coverage_by_layer(make_pattern("sa", 64, 4, seed=1), method="exact", max_memory="64MiB", progress=False)
+    b = coverage_by_layer(make_pattern("sa", 64, 4, seed=1), method="exact", max_memory=64 * 2**20, progress=False)
     assert a.full_coverage_layer == b.full_coverage_layer
     np.testing.assert_array_equal(check_permutation("perm", np.array([1, 0], dtype=np.int32)), [1, 0])
     np.testing.assert_array_equal(inverse_permutation(np.array([2, 0, 1])), [1, 2, 0])

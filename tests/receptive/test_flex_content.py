@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from receptive import coverage
+from receptive import coverage_by_layer
 from receptive.patterns import registry
 from receptive.patterns.content import (
     lsh_pattern,
@@ -171,7 +171,7 @@ def test_from_mask_mod_against_hand_written_masks():
     stack = from_mask_mod(None, n, layers=[band, document])
     assert stack.max_layers == 2
     np.testing.assert_array_equal(dense(stack.adjacency(2)), ids[:, None] == ids[None, :])
-    result = coverage(stack)
+    result = coverage_by_layer(stack)
     assert result.layers[0].mean > 0
 
 
@@ -432,7 +432,7 @@ def test_content_patterns_add_self_are_causal_and_run_coverage(causal):
             rows = np.repeat(np.arange(n), np.diff(got.indptr))
             if causal:  # the explicit edge list: no key after its query
                 assert np.all(got.indices <= rows)
-        result = coverage(pattern, layers)
+        result = coverage_by_layer(pattern, layers)
         assert len(result.layers) == layers and 0 < result.layers[-1].mean <= 1
     single = topk_pattern(qs[0], ks[0], 4, causal)
     assert single.max_layers is None  # one q, k: the same routing at every depth

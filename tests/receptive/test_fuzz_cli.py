@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from receptive import coverage, make_pattern
+from receptive import coverage_by_layer, make_pattern
 
 FUZZ = settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -184,7 +184,7 @@ def test_entry_points_raise_value_errors_naming_the_argument(name, n, w, layers,
         pat = make_pattern(name, n, w, seed=seed)
         if pat.n > 300:
             return
-        coverage(pat, layers, method=method, targets=targets, max_memory=max_memory, seed=seed, progress=False)
+        coverage_by_layer(pat, layers, method=method, targets=targets, max_memory=max_memory, seed=seed, progress=False)
     except (TypeError, ValueError) as exc:
         message = str(exc)
         assert "\n" not in message and message.split(":")[0].strip() in names, message

@@ -53,10 +53,10 @@ def test_older_config_fields_give_the_same_stack():
 
 def test_config_stack_equals_spec_stack_coverage():
     n = 1024
-    from receptive import coverage
+    from receptive import coverage_by_layer
 
-    by_config = coverage(pattern_from_config(CONFIGS / "gemma3-4b.json", n), 8, method="exact")
-    by_hand = coverage(stack_from_spec("5*swa:1024,full", n, 34, causal=True), 8, method="exact")
+    by_config = coverage_by_layer(pattern_from_config(CONFIGS / "gemma3-4b.json", n), 8, method="exact")
+    by_hand = coverage_by_layer(stack_from_spec("5*swa:1024,full", n, 34, causal=True), 8, method="exact")
     np.testing.assert_array_equal(by_config.sizes, by_hand.sizes)
 
 

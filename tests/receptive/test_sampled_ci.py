@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphs import admissible_sizes
-from receptive import coverage, make_pattern
+from receptive import coverage_by_layer, make_pattern
 from receptive.coverage.compute import _layer_stats, target_positions
 from receptive.coverage.sampling import betting_intervals, clopper_pearson, stratified_targets
 
@@ -22,7 +22,7 @@ def test_intervals_cover_the_exact_mean_in_every_layer(name, causal, layers):
     """The cases of the issue (truncated windows rarely sampled, skewed causal fields, a few uncovered positions
     late), small enough to compute exactly: each layer's interval must hold in >= 93% of 200 draws."""
     pat = make_pattern(name, N, W, causal=causal, seed=1)
-    exact = coverage(pat, layers, method="exact")
+    exact = coverage_by_layer(pat, layers, method="exact")
     truth = np.array([lc.mean for lc in exact.layers])
     full_truth = np.array([lc.full_fraction for lc in exact.layers])
     admissible = admissible_sizes(np.arange(N), N, causal)
@@ -42,8 +42,8 @@ def test_intervals_cover_the_exact_mean_in_every_layer(name, causal, layers):
 
 def test_sampled_coverage_is_exact_at_its_targets():
     pat = make_pattern("sa+swa", N, W, causal=True, seed=3)
-    exact = coverage(pat, 6, method="exact")
-    sampled = coverage(pat, 6, method="sampled", targets=K, seed=5)
+    exact = coverage_by_layer(pat, 6, method="exact")
+    sampled = coverage_by_layer(pat, 6, method="sampled", targets=K, seed=5)
     np.testing.assert_array_equal(sampled.sizes, exact.sizes[:, sampled.positions])
     assert sampled.positions[0] == 0 and sampled.positions[-1] == N - 1
     for lc in sampled.layers:

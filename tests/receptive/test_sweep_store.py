@@ -4,19 +4,19 @@ import json
 
 import pytest
 
-from receptive import coverage, make_pattern
+from receptive import coverage_by_layer, make_pattern
 from receptive.sweep import ResultStore
 
 
 def test_closed_form_reports_no_full_layer_beyond_the_layers_computed():
     pat = make_pattern("swa", 1000, 10)
     star = pat.closed_form_full_layer()
-    short = coverage(pat, star - 1, method="closed-form")
+    short = coverage_by_layer(pat, star - 1, method="closed-form")
     assert short.full_coverage_layer is None and f"L* = {star}" in short.note
-    assert coverage(pat, star, method="closed-form").full_coverage_layer == star
-    capped = coverage(pat, method="closed-form", max_layers=star - 5)
+    assert coverage_by_layer(pat, star, method="closed-form").full_coverage_layer == star
+    capped = coverage_by_layer(pat, method="closed-form", max_layers=star - 5)
     assert capped.full_coverage_layer is None and len(capped.layers) == star - 5
-    assert coverage(pat, star - 1, method="exact").full_coverage_layer is None
+    assert coverage_by_layer(pat, star - 1, method="exact").full_coverage_layer is None
 
 
 def rows(*keys):

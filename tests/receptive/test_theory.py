@@ -10,14 +10,16 @@ from hypothesis import strategies as st
 from scipy import ndimage
 
 from graphs.ops import apply_layer
-from receptive import coverage, make_pattern, theory
+from receptive import coverage_by_layer, make_pattern, theory
 from receptive.bound.analysis import binomial_checks, typical_layer
 from receptive.windows import max_window
 
 
 def measured_full_layers(name, n, w, causal, seeds, max_layers=64):
     return [
-        coverage(make_pattern(name, n, w, causal, seed=s), method="exact", max_layers=max_layers).full_coverage_layer
+        coverage_by_layer(
+            make_pattern(name, n, w, causal, seed=s), method="exact", max_layers=max_layers
+        ).full_coverage_layer
         for s in range(seeds)
     ]
 
@@ -27,7 +29,10 @@ def test_mean_field_matches_simulated_mean_coverage():
     n, w = 4096, 8
     sim = np.mean(
         [
-            [lc.mean for lc in coverage(make_pattern("sa", n, w, circular=True, seed=s), 6, method="exact").layers]
+            [
+                lc.mean
+                for lc in coverage_by_layer(make_pattern("sa", n, w, circular=True, seed=s), 6, method="exact").layers
+            ]
             for s in range(3)
         ],
         axis=0,
@@ -38,8 +43,8 @@ def test_mean_field_matches_simulated_mean_coverage():
 def test_growth_rates_of_sa_and_sa_swa():
     """While fields are small SA grows by w per layer and SA+SWA by the run model's Perron root (within 10%)."""
     n, w = 2**16, 16
-    sa = coverage(make_pattern("sa", n, w, seed=0), 3, method="exact").sizes.mean(axis=1)
-    union = coverage(make_pattern("sa+swa", n, w, seed=0), 3, method="exact").sizes.mean(axis=1)
+    sa = coverage_by_layer(make_pattern("sa", n, w, seed=0), 3, method="exact").sizes.mean(axis=1)
+    union = coverage_by_layer(make_pattern("sa+swa", n, w, seed=0), 3, method="exact").sizes.mean(axis=1)
     assert sa[1] / sa[0] == pytest.approx(w, rel=0.05)
     rate = theory.sa_swa_growth_rate(w, w)
     assert rate == pytest.approx((1 + math.sqrt(5)) / 2 * w, rel=0.1)
@@ -75,7 +80,7 @@ def test_swa_theory_is_exact(n, data):
     w = data.draw(st.integers(1, max_window(n, causal, circular)))
     star = theory.swa_full_layer(n, w, causal, circular)
     layers = min(star, 300) if star else 5
-    result = coverage(make_pattern("swa", n, w, causal, circular), layers, method="exact")
+    result = coverage_by_layer(make_pattern("swa", n, w, causal, circular), layers, method="exact")
     if star is not None and star <= 300:
         assert result.full_coverage_layer == star
     last = theory.swa_coverage(n, w, layers, causal, circular)

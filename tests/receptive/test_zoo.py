@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from oracle import rf_sizes
 
 from graphs import backward_counts, forward_counts
-from receptive import coverage
+from receptive import coverage_by_layer
 from receptive.patterns import base
 from receptive.patterns.blocks import BigBird, Chunked
 from receptive.patterns.dilated import DilatedWindow, LongNet
@@ -192,7 +192,7 @@ def test_closed_form_full_layer_equals_engine(case):
     pattern, _ = case
     if not pattern.has_closed_form:
         return
-    result = coverage(pattern, method="exact", max_layers=3 * pattern.n)
+    result = coverage_by_layer(pattern, method="exact", max_layers=3 * pattern.n)
     assert pattern.closed_form_full_layer() == result.full_coverage_layer
 
 
@@ -229,9 +229,9 @@ def test_random_keys_are_uniform():
 
 def test_classic_layout_facts():
     n = 4096
-    assert coverage(Strided(n, 64, causal=True), method="exact").full_coverage_layer == 2
-    assert coverage(WindowGlobal(n, 65, 1), method="exact").full_coverage_layer == 2
-    assert coverage(Chunked(n, 512, causal=True), layers=8, method="exact").full_coverage_layer is None
+    assert coverage_by_layer(Strided(n, 64, causal=True), method="exact").full_coverage_layer == 2
+    assert coverage_by_layer(WindowGlobal(n, 65, 1), method="exact").full_coverage_layer == 2
+    assert coverage_by_layer(Chunked(n, 512, causal=True), layers=8, method="exact").full_coverage_layer is None
     assert DilatedWindow(n, 8, 4).closed_form_full_layer() is None
     mistral = stack_from_spec("swa:4096", 131072, 32, causal=True)
     assert mistral.kv_cache_entries(1) == 4096
@@ -252,8 +252,8 @@ def test_stack_of_sa_is_sa():
     from receptive import make_pattern
 
     n, w = 1024, 8
-    sa = coverage(make_pattern("sa", n, w, seed=3), method="exact")
-    stack = coverage(stack_from_spec("sa:8", n, 64, seed=3), method="exact")
+    sa = coverage_by_layer(make_pattern("sa", n, w, seed=3), method="exact")
+    stack = coverage_by_layer(stack_from_spec("sa:8", n, 64, seed=3), method="exact")
     assert sa.full_coverage_layer == stack.full_coverage_layer
     np.testing.assert_array_equal(sa.sizes, stack.sizes)
 
