@@ -1,13 +1,12 @@
 """A float64 dense oracle for every attention backend, and the check that runs them all against it.
 
-:func:`dense_oracle` is ``softmax(q k^T / sqrt d) v`` in float64 under an explicit boolean mask;
-:func:`oracle_mask` builds that mask from ``receptive``'s pattern definitions (the adjacency the coverage engine
-analyses: ``mask[q, k]`` = query ``q`` attends to key ``k``), so a backend that passes computes exactly the
-attention whose receptive fields ``receptive.coverage`` reports. :func:`check_backends` runs full, SWA and SA
-(shared and per-head permutations) through the torch, FlexAttention and fused Triton backends against it;
+:func:`dense_oracle` is ``softmax(q k^T / sqrt d + bias) v`` in float64 under an explicit boolean mask (a row
+without a key gives 0); :func:`oracle_mask` builds that mask from ``receptive``'s pattern definitions (the adjacency
+the coverage engine analyses: ``mask[q, k]`` = query ``q`` attends to key ``k``), so a backend that passes computes
+exactly the attention whose receptive fields ``receptive.coverage`` reports. :func:`check_backends` runs full, SWA
+and SA (shared and per-head permutations) through the torch, FlexAttention and fused Triton backends against it;
 ``benchmarks/gpu_check.py`` calls it first on a GPU. Errors are ``max |out - ref| / (1 + |ref|)`` against
-:data:`TOLERANCE` per dtype (10x for gradients).
-"""
+:data:`TOLERANCE` per dtype (10x for gradients)."""
 
 from __future__ import annotations
 
@@ -66,7 +65,7 @@ class Check:
         return asdict(self)
 
 
-def oracle_mask(kind: str, n: int, w: int, causal: bool, perm, heads: int, device):
+def oracle_mask(kind: str, n: int, w: int, causal: bool, perm=None, heads: int | None = None, device=None):
     """Boolean (heads or 1, n, n) mask from receptive's patterns: ``mask[q, k]`` = query q attends to key k.
 
     ``full`` is all ones (lower triangle when causal), ``swa`` the adjacency of
@@ -83,12 +82,12 @@ def oracle_mask(kind: str, n: int, w: int, causal: bool, perm, heads: int, devic
         The window (``swa``, ``sa``).
     causal : bool
         Only keys at or before the query.
-    perm : torch.Tensor or None
-        ``sa``: the permutation ``(n,)`` or per-head permutations ``(heads, n)``.
-    heads : int
-        The number of heads (unused: the mask's first axis follows ``perm``).
-    device : torch.device or str
-        Where the mask lives.
+    perm : torch.Tensor or numpy.ndarray or None, default None
+        ``sa``: the permutation ``(n,)`` or per-head permutations ``(heads, n)``, on any device.
+    heads : int or None, default None
+        The number of heads (unused: the mask's first axis follows ``perm`` and broadcasts over the heads).
+    device : torch.device or str or None, default None
+        Where the mask lives (``None``: the CPU).
 
     Returns
     -------
@@ -98,7 +97,7 @@ def oracle_mask(kind: str, n: int, w: int, causal: bool, perm, heads: int, devic
     Examples
     --------
     >>> import torch
-    >>> oracle_mask("swa", 5, 3, True, None, 1, "cpu")[0].int().tolist()
+    >>> oracle_mask("swa", 5, 3, True)[0].int().tolist()
     [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0], [0, 1, 1, 1, 0], [0, 0, 1, 1, 1]]
     >>> mask = oracle_mask("sa", 6, 3, False, torch.tensor([2, 0, 1, 5, 3, 4]), 1, "cpu")
     >>> mask[0, 0].int().tolist()  # position 0 sits between 2 and 1 in permuted order
@@ -109,30 +108,36 @@ def oracle_mask(kind: str, n: int, w: int, causal: bool, perm, heads: int, devic
         return torch.as_tensor(dense, device=device)[None]
     if kind == "swa":
         return torch.as_tensor(make_pattern("swa", n, w, causal).adjacency(1).toarray(), device=device)[None]
-    rows = perm.cpu().numpy()
+    rows = np.asarray(torch.as_tensor(perm).cpu())
     rows = rows if rows.ndim == 2 else rows[None]
     masks = [StochasticAttention(n, w, causal, permutations=[p]).adjacency(1).toarray() for p in rows]
     return torch.as_tensor(np.stack(masks), device=device)
 
 
-def dense_oracle(q, k, v, mask):
-    """float64 ``softmax(q k^T / sqrt d) v`` under ``mask`` (GQA by repetition).
+def dense_oracle(q, k, v, mask, scale: float | None = None, bias=None):
+    """float64 ``softmax(q k^T scale + bias) v`` under ``mask`` (GQA by repetition); a row without a key gives 0.
 
-    Scaled dot-product attention [1]_ with the scores of pairs outside ``mask`` set to ``-inf``.
+    Scaled dot-product attention [1]_ with the scores of pairs outside ``mask`` set to ``-inf``, written out with
+    nothing fused or blocked, on ``q``'s device: the reference every backend of :mod:`gpu.attention` is tested
+    against. Differentiable (float64 autograd gives the reference gradients; a row without a key gets zero ones).
 
     Parameters
     ----------
     q : torch.Tensor
-        ``(batch, heads, n, d)``.
+        ``(batch, heads, m, d)``.
     k, v : torch.Tensor
-        ``(batch, kv_heads, n, d)``, ``kv_heads`` dividing ``heads``.
-    mask : torch.Tensor
-        bool, broadcastable to ``(batch, heads, n, n)``; every row needs a key.
+        ``(batch, kv_heads, n, d)`` and ``(batch, kv_heads, n, d_v)``, ``kv_heads`` dividing ``heads``.
+    mask : torch.Tensor or numpy.ndarray
+        bool, broadcastable to ``(batch, heads, m, n)``: ``mask[..., i, j]`` = query ``i`` attends to key ``j``.
+    scale : float or None, default None
+        The scores' factor; ``None``: ``1 / sqrt(d)``.
+    bias : torch.Tensor or numpy.ndarray or None, default None
+        Broadcastable to ``(batch, heads, m, n)``, added to the scaled scores.
 
     Returns
     -------
     torch.Tensor
-        float64 ``(batch, heads, n, d)``.
+        float64 ``(batch, heads, m, d_v)``; rows of ``mask`` without a key are 0.
 
     References
     ----------
@@ -147,12 +152,22 @@ def dense_oracle(q, k, v, mask):
     >>> ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double())
     >>> out.dtype, bool(torch.allclose(out, ref))
     (torch.float64, True)
+    >>> dense_oracle(q, k, v, torch.zeros(5, 5, dtype=torch.bool))[0, 0, 0].tolist()  # no key: 0
+    [0.0, 0.0, 0.0, 0.0]
     """
     q, k, v = (t.double() for t in (q, k, v))
     groups = q.shape[1] // k.shape[1]
     k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
-    scores = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
-    return torch.softmax(scores.masked_fill(~mask, float("-inf")), -1) @ v
+    scores = q @ k.transpose(-1, -2)
+    scores = scores / q.shape[-1] ** 0.5 if scale is None else scores * scale
+    if bias is not None:
+        scores = scores + torch.as_tensor(bias, device=q.device).double()
+    mask = torch.as_tensor(mask, device=q.device)
+    has_key = mask.any(-1, keepdim=True)
+    # a row without a key gets finite scores (uniform weights) and is zeroed afterwards: 0, not NaN, and its
+    # gradients are 0 too
+    scores = scores.masked_fill(~mask, float("-inf")).masked_fill(~has_key, 0.0)
+    return (torch.softmax(scores, -1) @ v) * has_key
 
 
 def _call(kind: str, backend: str, q, k, v, w: int, causal: bool, perm):

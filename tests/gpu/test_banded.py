@@ -1,19 +1,17 @@
 """gpu.attention.banded.banded_attention in chunks against one shot and against the float64 dense masked oracle.
 
-The oracle is :func:`attention_oracle.dense_reference` with the explicit ``(batch, heads, n, n)`` mask
-``-left <= key - query <= right`` and ``extra_mask``, every row holding its own key (the oracle's ``-inf`` would give
-NaN on a fully masked row, where banded_attention gives 0: tested separately)."""
+The oracle is :func:`gpu.attention.oracle.dense_oracle` with the explicit ``(batch, heads, n, n)`` mask
+``-left <= key - query <= right`` and ``extra_mask``."""
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from attention_oracle import dense_reference  # noqa: E402
-
 import gpu.attention.banded  # noqa: E402
 from gpu import sa_attention  # noqa: E402
 from gpu.attention.banded import _block_size, banded_attention, chunk_plan  # noqa: E402
+from gpu.attention.oracle import dense_oracle, oracle_mask  # noqa: E402
 
 ONE_SHOT = 1 << 62
 
@@ -65,7 +63,7 @@ def test_chunked_equals_one_shot_and_oracle(seed):
     mask = band_mask(n, left, right).expand(b, h, n, n)
     if table is not None:
         mask = mask & table[:, :, :n, :n]
-    ref = dense_reference(q, k, v, mask)
+    ref = dense_oracle(q, k, v, mask)
     go = torch.randn(ref.shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     ref_grads = torch.autograd.grad(ref, (q, k, v), go)
     one = banded_attention(q, k, v, left, right, extra, budget=ONE_SHOT)
@@ -100,15 +98,13 @@ def test_default_cpu_budget_chunks_inside_a_head():
 @pytest.mark.parametrize("per_head", [False, True])
 def test_causal_sa_in_small_chunks_matches_oracle(monkeypatch, per_head):
     """sa_attention's causal extra mask (original positions, shared or per-head permutation) through tiny chunks."""
-    from attention_oracle import sa_mask
-
     monkeypatch.setattr(gpu.attention.banded, "SCORE_BUDGET", 700)
     n, w, heads = 45, 5, 3
     g = torch.Generator().manual_seed(7)
     q, k, v = (torch.randn(2, heads, n, 4, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(3))
     perm = torch.stack([torch.randperm(n, generator=g) for _ in range(heads)]) if per_head else torch.randperm(n)
     out = sa_attention(q, k, v, w, perm=perm, causal=True, backend="torch")
-    ref = dense_reference(q, k, v, sa_mask(perm, w, True, heads))
+    ref = dense_oracle(q, k, v, oracle_mask("sa", n, w, True, perm))
     torch.testing.assert_close(out, ref)
     go = torch.randn(ref.shape, generator=g, dtype=torch.float64)
     for got, want in zip(torch.autograd.grad(out, (q, k, v), go), torch.autograd.grad(ref, (q, k, v), go), strict=True):
@@ -132,8 +128,7 @@ def test_fully_masked_rows_are_zero_without_nan(budget):
     assert torch.equal(grads[0][:, :, [10, 37]], torch.zeros(1, 2, 2, 3, dtype=torch.float64))
     keep = torch.ones(n, dtype=torch.bool)
     keep[[10, 37]] = False
-    ref = dense_reference(q, k, v, band_mask(n, left, right))
-    torch.testing.assert_close(out[:, :, keep], ref[:, :, keep])
+    torch.testing.assert_close(out, dense_oracle(q, k, v, band_mask(n, left, right) & keep[:, None]))
 
 
 def test_extra_mask_receives_the_positions_of_each_chunk():

@@ -5,13 +5,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from attention_oracle import dense_reference, mask_of, sa_mask, swa_mask  # noqa: E402
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from gpu import full_attention, permute_sequence, sa_attention, swa_attention  # noqa: E402
+from gpu.attention.oracle import dense_oracle, oracle_mask  # noqa: E402
 from gpu.attention.permutations import inverse_permutation  # noqa: E402
-from receptive import StochasticAttention, make_pattern  # noqa: E402
 from receptive.permutations import layer_permutation  # noqa: E402
 from receptive.windows import max_window  # noqa: E402
 
@@ -34,7 +33,7 @@ CASES = [
 def test_swa_matches_dense_oracle(n, w, causal):
     q, k, v = inputs(2, 4, 2, n, 8)
     out = swa_attention(q, k, v, w, causal=causal)
-    ref = dense_reference(q, k, v, mask_of(make_pattern("swa", n, w, causal)))
+    ref = dense_oracle(q, k, v, oracle_mask("swa", n, w, causal))
     torch.testing.assert_close(out, ref)
     assert not torch.isnan(out).any()
 
@@ -45,7 +44,7 @@ def test_sa_matches_dense_oracle(n, w, causal):
     perm = torch.as_tensor(layer_permutation(n, 3, 1))
     out, used = sa_attention(q, k, v, w, seed=3, causal=causal, return_perm=True)
     assert torch.equal(used, perm)
-    ref = dense_reference(q, k, v, mask_of(StochasticAttention(n, w, causal, permutations=[perm.numpy()])))
+    ref = dense_oracle(q, k, v, oracle_mask("sa", n, w, causal, perm))
     torch.testing.assert_close(out, ref)
 
 
@@ -55,8 +54,7 @@ def test_sa_per_head_permutations():
     g = torch.Generator().manual_seed(0)
     out, perm = sa_attention(q, k, v, w, causal=True, per_head=True, generator=g, return_perm=True)
     assert perm.shape == (3, n)
-    masks = np.stack([mask_of(StochasticAttention(n, w, True, permutations=[p.numpy()])) for p in perm])
-    torch.testing.assert_close(out, dense_reference(q, k, v, masks))
+    torch.testing.assert_close(out, dense_oracle(q, k, v, oracle_mask("sa", n, w, True, perm)))
 
 
 def test_identities():
@@ -76,9 +74,7 @@ def test_identities():
 def test_low_precision_close_to_float64(dtype):
     q, k, v = inputs(1, 2, 1, 50, 16, dtype=dtype, seed=5)
     out = sa_attention(q, k, v, 8, seed=0, causal=True)
-    ref = dense_reference(
-        q, k, v, mask_of(StochasticAttention(50, 8, True, permutations=[layer_permutation(50, 0, 1)]))
-    )
+    ref = dense_oracle(q, k, v, oracle_mask("sa", 50, 8, True, layer_permutation(50, 0, 1)))
     tol = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 2e-2}[dtype]
     assert out.dtype == dtype
     torch.testing.assert_close(out.double(), ref, atol=tol, rtol=tol)
@@ -160,7 +156,7 @@ def test_flex_backend_matches_dense_oracle(causal, per_head):
     q, k, v = inputs(1, 4, 2, n, 16, dtype=torch.float32, seed=9)
     torch.testing.assert_close(
         swa_attention(q, k, v, w, causal=causal, backend="flex"),
-        dense_reference(q, k, v, mask_of(make_pattern("swa", n, w, causal))).float(),
+        dense_oracle(q, k, v, oracle_mask("swa", n, w, causal)).float(),
         atol=1e-5,
         rtol=1e-5,
     )
@@ -169,9 +165,8 @@ def test_flex_backend_matches_dense_oracle(causal, per_head):
         torch.stack([torch.randperm(n, generator=g) for _ in range(4)]) if per_head else torch.randperm(n, generator=g)
     )
     out = sa_attention(q, k, v, w, perm=perm, causal=causal, backend="flex")
-    rows = perm if per_head else perm[None].expand(4, -1)
-    masks = np.stack([mask_of(StochasticAttention(n, w, causal, permutations=[p.numpy()])) for p in rows])
-    torch.testing.assert_close(out, dense_reference(q, k, v, masks).float(), atol=1e-5, rtol=1e-5)
+    mask = oracle_mask("sa", n, w, causal, perm)
+    torch.testing.assert_close(out, dense_oracle(q, k, v, mask).float(), atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize(
@@ -209,7 +204,7 @@ def test_auto_backend_resolution(monkeypatch, dtype, cuda, has_triton, expect):
 def test_full_attention_backends(causal):
     n = 23
     q, k, v = inputs(1, 4, 2, n, 8, dtype=torch.float32, seed=11)
-    ref = dense_reference(q, k, v, np.tril(np.ones((n, n), bool)) if causal else np.ones((n, n), bool)).float()
+    ref = dense_oracle(q, k, v, oracle_mask("full", n, n, causal)).float()
     for backend in ("auto", "torch", "flex"):
         torch.testing.assert_close(full_attention(q, k, v, causal=causal, backend=backend), ref, atol=1e-5, rtol=1e-5)
     with pytest.raises(ValueError, match=r"^backend: expected one of"):
@@ -314,18 +309,18 @@ OUTPUT_EPS = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
 
 def _attend(kind, q, k, v, w, causal):
     """(output of the torch backend, float64 oracle on the same rounded inputs)."""
-    n, heads = q.shape[2], q.shape[1]
+    n = q.shape[2]
     if kind == "full":
-        mask = np.tril(np.ones((n, n), bool)) if causal else np.ones((n, n), bool)
-        return full_attention(q, k, v, causal=causal, backend="torch"), dense_reference(q, k, v, mask)
+        mask = oracle_mask("full", n, n, causal)
+        return full_attention(q, k, v, causal=causal, backend="torch"), dense_oracle(q, k, v, mask)
     if kind == "swa":
         w = min(w, max_window(n, causal, False))
-        return swa_attention(q, k, v, w, causal=causal, backend="torch"), dense_reference(
-            q, k, v, swa_mask(n, w, causal)
+        return swa_attention(q, k, v, w, causal=causal, backend="torch"), dense_oracle(
+            q, k, v, oracle_mask("swa", n, w, causal)
         )
     w = min(w, max_window(n, False, False))
     out, perm = sa_attention(q, k, v, w, causal=causal, seed=1, backend="torch", return_perm=True)
-    return out, dense_reference(q, k, v, sa_mask(perm, w, causal, heads))
+    return out, dense_oracle(q, k, v, oracle_mask("sa", n, w, causal, perm))
 
 
 @given(

@@ -9,9 +9,9 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton compiles anything: run kernels on the CPU
 triton = pytest.importorskip("triton")
 
-from attention_oracle import dense_reference, sa_mask, swa_mask  # noqa: E402
 
 from gpu import full_attention, sa_attention, swa_attention  # noqa: E402
+from gpu.attention.oracle import dense_oracle, oracle_mask  # noqa: E402
 from gpu.attention.triton_sa import CONFIGS, triton_sa_attention  # noqa: E402
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -113,7 +113,8 @@ def test_dot_precision_reaches_every_dot(monkeypatch, precision):
     out.sum().backward()
     # forward: 2 dots per key tile, backward: 4 in dK/dV and 3 in dQ per tile (2 tiles of 16 rows each way)
     assert len(seen) >= 2 + 4 + 3 and set(seen) == {precision}
-    torch.testing.assert_close(out.double(), dense_reference(q, k, v, sa_mask(perm, w, True, 2)), atol=2e-6, rtol=2e-6)
+    ref = dense_oracle(q, k, v, oracle_mask("sa", n, w, True, perm))
+    torch.testing.assert_close(out.double(), ref, atol=2e-6, rtol=2e-6)
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: str(c).replace(" ", ""))
@@ -127,7 +128,7 @@ def test_every_autotune_config_on_the_interpreter(config):
     upstream = torch.randn(q.shape, generator=torch.Generator().manual_seed(5)).to(DEVICE)
     (out * upstream).sum().backward()
     leaves = [t.detach().double().cpu().requires_grad_() for t in (q, k, v)]
-    ref = dense_reference(*leaves, sa_mask(perm, w, True, h))
+    ref = dense_oracle(*leaves, oracle_mask("sa", n, w, True, perm))
     (ref * upstream.double().cpu()).sum().backward()
     torch.testing.assert_close(out.double().cpu(), ref.detach(), atol=2e-6, rtol=2e-6)
     for ours, theirs in zip((q, k, v), leaves, strict=True):
@@ -157,9 +158,10 @@ def test_autotuner_path_on_the_interpreter():
         "dkdv": True,
         "dq": True,
     }
-    torch.testing.assert_close(out.double(), dense_reference(q, k, v, swa_mask(n, w, True)), atol=2e-6, rtol=2e-6)
+    ref = dense_oracle(q, k, v, oracle_mask("swa", n, w, True))
+    torch.testing.assert_close(out.double(), ref, atol=2e-6, rtol=2e-6)
     leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
-    dense_reference(*leaves, swa_mask(n, w, True)).square().sum().backward()
+    dense_oracle(*leaves, oracle_mask("swa", n, w, True)).square().sum().backward()
     for ours, theirs in zip((q, k, v), leaves, strict=True):
         torch.testing.assert_close(ours.grad.double(), theirs.grad, atol=2e-5, rtol=2e-5)
 

@@ -13,6 +13,7 @@ if not torch.cuda.is_available():
 
 from gpu import GatedSAPlusSWALayer, StochasticAttentionLayer, variant_attention  # noqa: E402
 from gpu.attention import swa_attention  # noqa: E402
+from gpu.attention.oracle import dense_oracle  # noqa: E402
 from gpu.attention.variants import (  # noqa: E402
     VARIANTS,
     dilated_attention,
@@ -28,7 +29,6 @@ from receptive.patterns.causal_variants import (  # noqa: E402
     MultiScaleSA,
     make_variant,
 )
-from tests.attention_oracle import dense_reference  # noqa: E402
 
 
 def head_masks(variant, n, w, heads, causal, seed, layer):
@@ -91,7 +91,7 @@ def test_attended_keys_are_the_patterns_edges_and_values_match_the_dense_oracle(
         for dtype, tol in ((torch.float64, 1e-10), (torch.float32, 2e-5)):
             got = variant_attention(q.to(dtype), k.to(dtype), v.to(dtype), w, variant, causal=causal, seed=seed,
                                     layer=layer)  # fmt: skip
-            torch.testing.assert_close(got.double(), dense_reference(q, k, v, masks), rtol=tol, atol=tol)
+            torch.testing.assert_close(got.double(), dense_oracle(q, k, v, masks), rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("causal", [True, False])
@@ -106,7 +106,7 @@ def test_dilated_heads_with_explicit_dilations_against_the_pattern(causal):
         got = dilated_attention(q, k, v, w, causal, dilations=dilations)
         masks = [DilatedHeads(n, w, causal, dilations=[dilations[h % len(dilations)]]).adjacency(1).toarray()
                  for h in range(heads)]  # fmt: skip
-        torch.testing.assert_close(got, dense_reference(q, k, v, np.stack(masks)), rtol=1e-10, atol=1e-10)
+        torch.testing.assert_close(got, dense_oracle(q, k, v, np.stack(masks)), rtol=1e-10, atol=1e-10)
 
 
 def test_dilated_flex_backend_matches_torch():
@@ -162,7 +162,7 @@ def test_drawn_kleinberg_keys_follow_the_patterns_law(causal):
 def module_reference(module, x, masks, swa=None):
     """The module's output from the dense float64 reference with ``masks`` (and the gated window)."""
     q, k, v = module.qkv(x)
-    y = dense_reference(q, k, v, masks).float()
+    y = dense_oracle(q, k, v, masks).float()
     if swa is not None:
         y_swa = swa_attention(q, k, v, swa, causal=module.causal)
         g_sa = torch.sigmoid(module.gate_sa(x)).transpose(1, 2)[..., None]
