@@ -1,6 +1,8 @@
 """The documentation builds with warnings as errors, and its tables show the numbers of the committed result files."""
 
+import importlib
 import json
+import re
 import subprocess
 import sys
 import time
@@ -78,5 +80,53 @@ def test_notebooks_and_api_are_rendered(html):
     assert notebooks
     for name in notebooks:
         assert (html / "generated" / "notebooks" / f"{name}.html").is_file(), name
-    api = (html / "generated" / "api" / "receptive.coverage.html").read_text()
-    assert "receptive.coverage" in api
+    api = (html / "generated" / "api" / "receptive.coverage_by_layer.html").read_text()
+    assert "receptive.coverage_by_layer" in api
+    assert "max_memory=DEFAULT_MAX_MEMORY" in re.sub(r"<[^>]+>", "", api)  # the default as written, not in bytes
+
+
+#: the packages whose ``__all__`` the API reference lists in full, each name where users import it from
+PUBLIC_PACKAGES = (
+    "receptive",
+    "receptive.patterns",
+    "receptive.coverage",
+    "receptive.theory",
+    "receptive.sweep",
+    "receptive.bound",
+    "graphs",
+    "graphs.smallworld",
+    "gpu.attention",
+    "gpu.hf",
+    "gpu.approx",
+    "figures",
+)
+
+
+def test_api_reference_lists_every_public_name():
+    sys.path.insert(0, str(DOCS / "_ext"))
+    from receptive_docs import api_entries, resolve
+
+    listed = api_entries(DOCS / "api")
+    assert len(listed) == len(set(listed)), "a name is listed twice"
+    documented = {id(resolve(name)) for name in listed}
+    for package in PUBLIC_PACKAGES:
+        module = importlib.import_module(package)
+        for name in module.__all__:
+            if name == "__version__":
+                continue
+            obj = getattr(module, name)
+            assert f"{package}.{name}" in listed or id(obj) in documented, f"{package}.{name} is not in docs/api/"
+    assert not [name for name in listed if name.split(".")[-1].startswith("_")]
+
+
+def test_api_tables_show_summaries_without_citation_labels(html):
+    for page in sorted((html / "api").glob("*.html")):
+        text = re.sub(r"<[^>]+>", "", page.read_text())
+        assert not re.search(r"\[R[0-9a-f]{6,}-\d+\]", text), page.name
+        assert not re.search(r"\b(Sec|Eq)\.\n", text), page.name  # a summary cut after an abbreviation
+
+
+def test_theory_is_mathematics(html):
+    page = (html / "theory.html").read_text()
+    assert page.count('class="math') > 50
+    assert "{include}" not in (DOCS / "theory.md").read_text()  # the result tables live on the findings pages
