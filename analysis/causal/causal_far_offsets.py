@@ -6,7 +6,7 @@ computed here from the pattern's explicit edges, layer ``L`` down to 1: the caus
 band in permuted order, keys after the target's own position masked. Its size is checked against the engine's count
 for that target. Per failing target the file holds the offsets ``target - key`` of its missed keys; the summary, the
 number of failing targets, missed keys per failing target, the span of their offsets and the nearest and farthest
-offset. This is what decides whether the interval model's cut (``receptive.theory_causal_interval``) holds the
+offset. This is what decides whether the interval model's cut (``receptive.theory.interval``) holds the
 failures or leaves them to the profile model beyond it.
 
     python -m analysis.causal.causal_far_offsets --n 1048576 --w 256 --layer 3 --targets 8192 --seeds 10 \

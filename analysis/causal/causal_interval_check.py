@@ -6,7 +6,7 @@ targets at n = 2^18, w = 16) and ``analysis/causal/results/causal_clumps_far.jso
 n = 2^20, w = 256), and writes per row:
 
 - exact points: the share of seeds full after the layer against ``P(full after L)`` of the interval model
-  (:func:`receptive.theory_causal_interval.causal_interval_clumps` with the pooled evaluation's 64 layers and cost
+  (:func:`receptive.theory.causal_interval_clumps` with the pooled evaluation's 64 layers and cost
   limit: with the default events and seed, the committed ``analysis/causal/results/interval_model.json``) and of the
   analytic model (:func:`receptive.theory.causal_full_probability`);
 - sampled points: the mean number of failing targets (a missed key) per seed against each model's expected number of
@@ -30,8 +30,8 @@ import numpy as np
 
 from graphs._atomic import write_text_atomic
 from receptive import theory
-from receptive.theory_causal_interval import EVALUATION_MAX_COST as MAX_COST
-from receptive.theory_causal_interval import causal_interval_clumps
+from receptive.theory import EVALUATION_MAX_COST as MAX_COST
+from receptive.theory import causal_interval_clumps
 
 ROOT = Path(__file__).resolve().parents[2]
 GAPS = (8, 32, 96)

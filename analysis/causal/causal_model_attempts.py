@@ -43,9 +43,9 @@ from pathlib import Path
 
 import numpy as np
 
-from receptive import theory_causal
-from receptive._occupancy import _band_sizes
 from receptive.bound import models
+from receptive.theory import causal as theory_causal
+from receptive.theory._occupancy import _band_sizes
 from receptive.windows import window_offsets
 
 from . import pooled

@@ -1,5 +1,5 @@
 """``python -m analysis.causal.interval_model``: the interval Monte Carlo model of causal SA+SWA
-(:func:`receptive.theory_causal_interval.interval_point_model`) at every committed causal SA+SWA point, written to
+(:func:`receptive.theory.interval_point_model`) at every committed causal SA+SWA point, written to
 a result file that the pooled evaluation (``python -m analysis.causal.pooled --model interval``) reads.
 
 The Monte Carlo costs seconds to two minutes per point, so its probabilities are computed once, with a fixed seed,
@@ -36,7 +36,7 @@ from receptive import __version__, theory
 from receptive.bound.analysis import calibrated_exact_probability
 from receptive.bound.cli import parse_sizes
 from receptive.cli_parser import OneLineErrorParser
-from receptive.theory_causal_interval import (
+from receptive.theory import (
     EVALUATION_EVENTS,
     EVALUATION_MAX_COST,
     EVALUATION_SEED,

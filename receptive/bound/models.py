@@ -2,7 +2,7 @@
 
 Causal, non-circular SA+SWA has two models (:data:`receptive.theory.CAUSAL_SA_SWA_MODELS`): the analytic
 run-branching/profile model (:func:`receptive.theory.full_probability`, milliseconds) and the interval Monte Carlo
-(:func:`receptive.theory_causal_interval.interval_point_model`, seconds to minutes per point, deterministic for a
+(:func:`receptive.theory.interval_point_model`, seconds to minutes per point, deterministic for a
 given seed). :func:`point_probabilities` picks one; every other pattern and mode has the analytic model only.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import theory
-from ..theory_causal_interval import (
+from ..theory import (
     EVALUATION_EVENTS,
     EVALUATION_MAX_COST,
     EVALUATION_SEED,
@@ -83,7 +83,7 @@ def interval_probabilities(n: int, w: int, max_layers: int, targets: int | None,
     targets : int or None
         ``K`` sampled targets, or ``None`` for every pair.
     path : str, Path or None
-        An interval-model result file (:func:`receptive.theory_causal_interval.load_interval_model`). A point it
+        An interval-model result file (:func:`receptive.theory.load_interval_model`). A point it
         holds is read from it; a point it lacks is computed with the file's settings. ``None``: computed live with
         the evaluation's settings (``EVALUATION_EVENTS``, ``EVALUATION_SEED``, ``EVALUATION_MAX_COST``).
 

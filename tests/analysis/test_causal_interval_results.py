@@ -1,4 +1,4 @@
-"""The interval Monte Carlo of causal SA+SWA (receptive.theory_causal_interval) against the engine's committed
+"""The interval Monte Carlo of causal SA+SWA (receptive.theory.interval) against the engine's committed
 measurements of the study analysis/causal (its results/), and the committed interval model file against the live
 model."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from receptive.theory_causal_interval import causal_interval_clumps
+from receptive.theory import causal_interval_clumps
 
 RESULTS = Path(__file__).resolve().parents[2] / "analysis" / "causal" / "results"
 

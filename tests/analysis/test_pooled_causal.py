@@ -20,7 +20,7 @@ from analysis.causal.pooled import PooledPoint, evaluate_point, pool_seeds, pool
 from receptive import theory
 from receptive.bound import analysis, models
 from receptive.bound.analysis import calibrated_exact_probability, typical_layer
-from receptive.theory_causal_interval import interval_point_model, load_interval_model
+from receptive.theory import interval_point_model, load_interval_model
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "analysis" / "causal" / "results"

@@ -34,8 +34,14 @@ from receptive.patterns.content import random_qk, topk_routing
 from receptive.patterns.hf_config import load_config, pattern_from_config
 from receptive.patterns.registry import parse_layer, parse_stack, pattern_from_spec, stack_from_spec
 from receptive.patterns.stack import LayerStack
-from receptive.theory import full_probability, median_layer, predict_full_layer, swa_coverage, swa_full_layer
-from receptive.theory_causal import causal_full_probability
+from receptive.theory import (
+    causal_full_probability,
+    full_probability,
+    median_layer,
+    predict_full_layer,
+    swa_coverage,
+    swa_full_layer,
+)
 from receptive.validation import check_permutation
 
 

@@ -16,7 +16,7 @@ from receptive import theory
 from receptive.bound.analysis import PointResult, analyse_point, binomial_checks, fit_log_law, typical_layer
 from receptive.bound.cli import main, task_bytes_at_least
 from receptive.sweep import ResultStore, run_dask, run_local, tasks_for
-from receptive.theory_causal_interval import interval_point_model
+from receptive.theory import interval_point_model
 
 SMALL = ["--n", "256,1024", "--w", "8,64", "--seeds", "5", "--no-progress"]
 

@@ -1,4 +1,4 @@
-"""The interval Monte Carlo of causal SA+SWA (receptive.theory_causal_interval) against a slow oracle of the same
+"""The interval Monte Carlo of causal SA+SWA (receptive.theory.interval) against a slow oracle of the same
 process and against the exact no-shortcut case; its point model and result-file loader. Checks against the committed
 engine measurements are in tests/analysis/test_causal_interval_results.py."""
 
@@ -11,13 +11,13 @@ import numba
 import numpy as np
 import pytest
 
-from receptive import theory_causal
-from receptive import theory_causal_interval as tci
-from receptive.theory_causal_interval import (
+from receptive.theory import (
     IntervalCostError,
+    causal_failure_clumps,
     causal_interval_clumps,
     interval_event_rates,
 )
+from receptive.theory import interval as tci
 
 
 def oracle_first_missed(p, a, layers, keys, cut, samples, rng):
@@ -147,8 +147,8 @@ def test_the_cut_grows_until_the_profile_leaves_little_beyond_it(monkeypatch):
 def test_far_clumps_are_the_profile_sums_beyond_each_cut():
     """_far_clumps(..., cuts)[L-1, c] = sum over x > cuts[c] of (n - x)(u_L(x) - u2_L(x)), the profile model's clumps
     beyond the cut, computed here by a direct sum per layer and cut."""
-    from receptive._occupancy import _band_sizes
-    from receptive.theory_causal import _profile_start, _profile_step
+    from receptive.theory._occupancy import _band_sizes
+    from receptive.theory.causal import _profile_start, _profile_step
     from receptive.windows import window_offsets
 
     n, w, layers = 4096, 16, 4
@@ -187,7 +187,7 @@ def test_predict_full_layer_with_the_interval_model_is_the_point_model():
 def test_point_model_keeps_the_analytic_model_where_the_simulation_is_too_costly():
     row = tci.interval_point_model(1024, 16, 12, max_cost=1.0)
     assert row["method"] == "analytic" and "max_cost" in row["why"]
-    clumps = theory_causal.causal_failure_clumps(1024, 16, 12)
+    clumps = causal_failure_clumps(1024, 16, 12)
     np.testing.assert_allclose(row["full_probability"], np.maximum.accumulate(np.exp(-clumps)))
 
 

@@ -244,7 +244,7 @@ def test_median_layer():
 def test_window_miss_probability_is_its_product(n, length, seed):
     """The profile model's P(a window of ``length`` offsets ending at x is missed), computed by slices of the prefix
     sums, against the product ``u(x) prod_{y=max(x-length+2, 0)..x} u2(y)/u(y)`` written out."""
-    from receptive.theory_causal import _window_missed
+    from receptive.theory.causal import _window_missed
 
     rng = np.random.default_rng(seed)
     u = rng.uniform(0.05, 1.0, n)

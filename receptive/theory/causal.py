@@ -1,20 +1,16 @@
 """The sharp model of causal coverage (causal SA and causal SA+SWA): :func:`causal_full_probability` from the
 expected number of failure clumps (:func:`causal_failure_clumps`: a profile model along offsets, with the
-run-branching table :func:`causal_run_miss_table` near the window's reach), the median L* of pure causal SA
-(:func:`causal_sa_full_layer_estimate`) and the scaling law of causal SA+SWA (:func:`causal_swa_scaling_law`).
-Notation as in :mod:`receptive.theory`, which re-exports every public name here; derivations: ``docs/theory.md``
-Sec. 5.
+run-branching table :func:`causal_run_miss_table` near the window's reach). Notation as in :mod:`receptive.theory`;
+derivations: ``docs/theory.md`` Sec. 5.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from ..validation import check_bool, check_int
+from ..windows import window_offsets
 from ._occupancy import _band_sizes, _check_model_args, _mixed_empty_prob
-from .validation import check_bool, check_int
-from .windows import window_offsets
 
 
 def causal_full_probability(
@@ -62,7 +58,7 @@ def causal_full_probability(
 
     Examples
     --------
-    >>> from receptive.theory_causal import causal_full_probability
+    >>> from receptive.theory import causal_full_probability
     >>> causal_full_probability(256, 8, 6).round(2)
     array([0.  , 0.  , 0.  , 0.57, 1.  , 1.  ])
 
@@ -112,7 +108,7 @@ def causal_failure_clumps(
     in ``docs/theory.md`` Sec. 5. One failure event can be split into several clumps by pairs that their own query's
     last-layer band rescues, so ``exp(-clumps)`` can underestimate ``P(full)``; sampled runs see only the per-pair
     misses of the run-branching table. The interval Monte Carlo model
-    (:func:`receptive.theory_causal_interval.causal_interval_clumps`) counts failing targets and runs of failing keys
+    (:func:`receptive.theory.causal_interval_clumps`) counts failing targets and runs of failing keys
     instead. How either model scores against the measured seeds is in the study ``analysis/causal`` (its
     ``results/``), not here.
 
@@ -152,7 +148,7 @@ def causal_failure_clumps(
 
     Examples
     --------
-    >>> from receptive.theory_causal import causal_failure_clumps
+    >>> from receptive.theory import causal_failure_clumps
     >>> clumps = causal_failure_clumps(256, 8, 6)
     >>> bool(clumps[2] > 1 > clumps[3]), bool(clumps[-1] < 1e-9)
     (True, True)
@@ -242,7 +238,7 @@ def causal_run_miss_table(p: float, a: int, layers: int, depth: int, m: int = 1)
 
     Examples
     --------
-    >>> from receptive.theory_causal import causal_run_miss_table
+    >>> from receptive.theory import causal_run_miss_table
     >>> psi = causal_run_miss_table(0.05, 4, 3, 8)
     >>> psi.shape, psi[1].round(3).tolist()
     ((4, 9), [0.0, 0.0, 0.0, 0.0, 0.951, 0.951, 0.951, 0.951, 0.951])
@@ -328,112 +324,3 @@ def _window_missed(u: np.ndarray, log_cum: np.ndarray, length: int) -> np.ndarra
     np.exp(out, out=out)
     out *= u
     return out
-
-
-def causal_sa_full_layer_estimate(n: int, w: int, circular: bool = False) -> float | None:
-    """Median L* of pure causal SA from its bottleneck, the direct edges ``i-1 -> i``.
-
-    Each layer puts ``i-1`` in ``i``'s band with probability ``pi`` (``(w-1)/(n-1)`` circular; exact truncated-band
-    sum otherwise), so ``P(full after L) ~ exp(-(n-1)(1-pi)^L)`` and the median is
-    ``L = ln((n-1)/ln 2) / -ln(1-pi)``.
-
-    Parameters
-    ----------
-    n : int
-        Sequence length, ``>= 2``.
-    w : int
-        SA window size, ``>= 1``.
-    circular : bool, optional
-        Circular SA bands.
-
-    Returns
-    -------
-    float or None
-        The median L* (not rounded), ``1.0`` if ``pi = 1``, ``None`` if ``pi = 0``.
-
-    Raises
-    ------
-    TypeError
-        If an integer argument is not an integer or a flag is not a bool.
-    ValueError
-        If an integer argument is out of range.
-
-    Examples
-    --------
-    >>> from receptive.theory_causal import causal_sa_full_layer_estimate
-    >>> round(causal_sa_full_layer_estimate(256, 8), 2), causal_sa_full_layer_estimate(2, 1)
-    (214.18, None)
-
-    References
-    ----------
-    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
-    """
-    n, w = check_int("n", n, 2), check_int("w", w, 1)
-    left, right = window_offsets(w, False)
-    if check_bool("circular", circular):
-        pi = min(w, n) - 1
-        pi /= n - 1
-    else:
-        d = np.concatenate([np.arange(-left, 0), np.arange(1, right + 1)])
-        d = d[np.abs(d) < n]
-        pi = float(np.sum(n - np.abs(d))) / (n * (n - 1))
-    if pi <= 0:
-        return None
-    if pi >= 1:
-        return 1.0
-    return math.log((n - 1) / math.log(2)) / -math.log1p(-pi)
-
-
-def causal_swa_scaling_law(n: int, w: int, w_swa: int | None = None) -> float:
-    """Scaling law of causal SA+SWA's L* while ``w^3 < n`` (``docs/theory.md`` Sec. 5).
-
-    The solution of::
-
-        L^3 (w_swa - 1)^2 (w - 1) = 6 n ln(n L (w_swa - 1))
-
-    Why: a pair ``(j, j + x)`` with ``x`` just beyond the window's reach ``L (w_swa - 1)`` has no path without an SA
-    shortcut inside ``[j, j + x]`` (causal paths cannot leave it); a shortcut ``a -> b`` in layer ``l`` completes a
-    path when ``a`` is within the window's reach of ``j`` after ``l - 1`` layers and ``x - b`` within its reach in the
-    last ``L - l``: ``sum_l (l - 1)(L - l) (w_swa - 1)^2 ~ L^3 (w_swa - 1)^2 / 6`` (key, query) pairs, each an SA
-    edge with probability ``(w - 1)/(n - 1)``. The ``~ n L (w_swa - 1)`` hardest pairs are all covered when the
-    expected number of such paths reaches ``ln`` of their number. Hence ``L* = Theta(n^(1/3) / w)`` up to a
-    logarithm: not O(log_w n) until ``w ~ n^(1/3)``. Paths with several shortcuts make L* grow a little slower
-    (``ln ln`` rather than ``ln`` in the limit), so the law is an approximation, not a bound.
-
-    Parameters
-    ----------
-    n : int
-        Sequence length, ``>= 2``.
-    w : int
-        SA window size, ``>= 2``.
-    w_swa : int or None, optional
-        Causal window size, ``>= 2``; ``None``: ``w``.
-
-    Returns
-    -------
-    float
-        ``L`` (fixed-point iteration, not rounded).
-
-    Raises
-    ------
-    TypeError
-        If an integer argument is not an integer.
-    ValueError
-        If an integer argument is out of range.
-
-    Examples
-    --------
-    >>> from receptive.theory_causal import causal_swa_scaling_law
-    >>> round(causal_swa_scaling_law(1024, 8), 3)
-    5.752
-
-    References
-    ----------
-    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754.
-    """
-    n, w = check_int("n", n, 2), check_int("w", w, 2)
-    a = (w if w_swa is None else check_int("w_swa", w_swa, 2)) - 1
-    layers = 1.0
-    for _ in range(100):
-        layers = (6 * n * math.log(n * layers * a) / (a * a * (w - 1))) ** (1 / 3)
-    return layers

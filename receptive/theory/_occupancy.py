@@ -1,14 +1,15 @@
-"""Occupancy probabilities shared by the sharp coverage models (:mod:`receptive.theory`, bidirectional, and
-:mod:`receptive.theory_causal`): ``C(n - size, occupied) / C(n, occupied)``, the probability that ``size`` given
-slots are all empty when ``occupied`` of ``n`` slots are filled uniformly at random (hypergeometric), alone and
-mixed over the band sizes of a window; the band sizes themselves; the models' argument check.
+"""Occupancy probabilities shared by the sharp coverage models (:mod:`receptive.theory.bidirectional`,
+:mod:`receptive.theory.causal` and :mod:`receptive.theory.interval`): ``C(n - size, occupied) / C(n, occupied)``,
+the probability that ``size`` given slots are all empty when ``occupied`` of ``n`` slots are filled uniformly at
+random (hypergeometric), alone and mixed over the band sizes of a window; the band sizes themselves; the models'
+argument check.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .validation import check_bool, check_int
+from ..validation import check_bool, check_int
 
 
 def _empty_prob(size, occupied, n):
