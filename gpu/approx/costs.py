@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from gpu.approx.families.common import LIST_CHUNK
 from gpu.attention.banded import _block_size
 from receptive.windows import max_window, window_offsets
 
@@ -101,9 +102,10 @@ def _band(n, d, w, causal):
 
 
 def _indexed(n, keys, d):
-    """Numbers :func:`gpu.approx.families.common.indexed_attention` holds: the key lists (index and flag) and one
-    block of 256 queries' gathered keys, values and scores."""
-    return 2 * n * keys + min(n, 256) * keys * (2 * d + 2)
+    """Numbers a method's attention over key lists holds (:func:`gpu.attention.neighbour.neighbour_attention`'s
+    gather path in blocks of :data:`gpu.approx.families.common.LIST_CHUNK` queries): the key lists (index and
+    padded table) and one block's gathered keys, values and scores."""
+    return 2 * n * keys + min(n, LIST_CHUNK) * keys * (2 * d + 2)
 
 
 def _per_head(flops, memory, cache, n, d, heads, eb):
@@ -377,7 +379,7 @@ def reformer(n, d, m, heads, causal, eb, rounds=2):
     """Cost of Reformer's LSH attention [1]_: ``rounds`` angular hashes, sorted chunks of about ``m / rounds`` items.
 
     Hashing ``2 n d`` FLOPs per round and half-bucket (random rotations), then exact attention over the union of
-    each query's chunk keys (:func:`gpu.approx.families.common.indexed_attention`); the cache adds one hash code
+    each query's chunk keys (:func:`gpu.attention.neighbour.neighbour_attention`); the cache adds one hash code
     per head and round.
 
     Parameters

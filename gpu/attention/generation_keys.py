@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from numba import njit, prange
 
-from gpu.attention.key_lists import dedupe
+from gpu.attention.neighbour import dedupe
 from gpu.attention.permutations import inverse_permutation
 from receptive.patterns.multiscale import block_permutation, default_blocks
 from receptive.permutations import layer_permutation

@@ -35,9 +35,10 @@ indices here address the full ``DynamicCache`` of the model. SA and every SA var
 their saving is compute (``m`` keys per query), not memory. MoBA reads the block means of the whole past, top-k every
 key.
 
-How they are computed: the position methods and MoBA attend through :func:`gpu.attention.gathered.gathered_attention`
-(``O(m)`` keys read per query where they lie, no gathered copy; the torch form under autograd); top-k and ``exact``
-through PyTorch's fused SDPA with a boolean mask (``is_causal`` for an exact prefill).
+How they are computed: the position methods and MoBA attend through :func:`gpu.attention.neighbour.neighbour_attention`
+(on the CPU without autograd its numba kernel: ``O(m)`` keys read per query where they lie, no gathered copy; the
+torch forms elsewhere); top-k and ``exact`` through PyTorch's fused SDPA with a boolean mask (``is_causal`` for an
+exact prefill).
 
 References
 ----------
@@ -53,9 +54,8 @@ from dataclasses import dataclass
 
 import torch
 
-from gpu.attention.gathered import gathered_attention
 from gpu.attention.generation_keys import position_keys
-from gpu.attention.key_lists import scale_of
+from gpu.attention.neighbour import neighbour_attention, scale_of
 from gpu.validation import check_choice, check_int
 
 #: MoBA's blocks per query (the paper's top-k blocks; :func:`gpu.approx.families.clustering.moba`).
@@ -219,7 +219,7 @@ def generation_attention(method: str, q, k, v, m: int, seed: int = 0, max_length
         idx, valid = _moba_keys(q, k, positions, m)
         if trace is not None:
             trace(positions, _keep_of(idx.flatten(0, 1), valid.flatten(0, 1), n))
-        return gathered_attention(q, k, v, idx, valid)
+        return neighbour_attention(q, k, v, idx.masked_fill(~valid, -1))
     if method == "top-k":
         keep = _top_k_keep(q, k, positions, m)
         if trace is not None:
@@ -247,11 +247,11 @@ def _keep_of(idx, valid, n):
 
 
 def _indexed(q, k, v, idx, valid):
-    """:func:`gathered_attention` with per-head ``(heads, q, K)`` key sets shared by the batch (one copy when the
+    """:func:`neighbour_attention` with per-head ``(heads, q, K)`` key sets shared by the batch (one copy when the
     heads share them)."""
     if idx.stride(0) == 0 and valid.stride(0) == 0:
         idx, valid = idx[:1], valid[:1]
-    return gathered_attention(q, k, v, idx[None], valid[None])
+    return neighbour_attention(q, k, v, idx.masked_fill(~valid, -1))
 
 
 def mean_keys_read(method: str, n: int, m: int, heads: int = 1, seed: int = 0, max_length: int | None = None):

@@ -1,18 +1,16 @@
 """Attention over explicit key lists, so a model attends exactly the (query, key) pairs of any ``receptive`` pattern.
 
-:func:`neighbour_attention` computes, for query ``i`` with key list ``K(i)`` (``keys[i]``, ``-1`` = padding),
-
-    ``y_i = sum_{j in K(i)} softmax_j(q_i . k_j / sqrt(d)) v_j``
-
-(a row whose list is all padding gives ``y_i = 0``, never NaN). :func:`pattern_keys` builds the padded table of a
-pattern's layer from its adjacency (``pattern.adjacency(layer)[i, j]``: query ``i`` attends to key ``j``, see
-:meth:`receptive.patterns.base.Pattern.adjacency`), so ``receptive.coverage`` analyses exactly the model's pairs.
-:class:`PatternAttention` is the ``nn.Module`` (the projections and RoPE of
-:class:`gpu.attention.modules.AttentionProjections`) that the training study (``analysis.training``) uses for the
-causal variants (``sa-ms``, ``kleinberg``, ``dilated``, ``+swa``, ``-eq``): one softmax over the layer's union of keys,
-every head the same. :class:`gpu.StochasticAttentionLayer` ``(variant=...)`` runs the same variants head by head instead
-(:mod:`gpu.attention.variants`: banded ``sa-ms`` and ``dilated``, gathered ``kleinberg``). Memory and time
-``O(batch heads n K d)``: the keys and values of every list are gathered.
+:func:`neighbour_attention` computes, for query ``i`` with key list ``K(i)`` (``keys[..., i, :]``, ``-1`` = padding),
+``y_i = sum_{j in K(i)} softmax_j(q_i . k_j scale + bias_ij) v_j`` (0 for a row of padding, never NaN), by one of
+three paths (:func:`resolved_method`): a numba kernel for inference on the CPU that reads each listed row where it
+lies (the path of the generation forms, :mod:`gpu.attention.generation_patterns`), the gather of the listed rows in
+blocks of queries (torch: any device, autograd), and a dense masked product where the lists cover a large share of
+the keys. :func:`pattern_keys` builds the padded table of a pattern's layer from its adjacency (query ``i`` attends
+to key ``j``: :meth:`receptive.patterns.base.Pattern.adjacency`), so ``receptive.coverage`` analyses exactly the
+model's pairs. :class:`PatternAttention` is the ``nn.Module`` the training study (``analysis.training``) uses for the
+causal variants (``sa-ms``, ``kleinberg``, ``dilated``, ``+swa``, ``-eq``): one softmax over the layer's union of
+keys, every head the same (:class:`gpu.StochasticAttentionLayer` ``(variant=...)`` runs them head by head instead,
+:mod:`gpu.attention.variants`).
 """
 
 from __future__ import annotations
@@ -22,54 +20,123 @@ import math
 
 import numpy as np
 import torch
+from numba import njit, prange
 
 from gpu.attention.projections import AttentionProjections
-from gpu.validation import check_choice, check_int, check_qkv, check_real
+from gpu.validation import check_bool, check_choice, check_int, check_real, check_tensor
 from receptive.patterns.causal_variants import make_variant, variant_names
 
-__all__ = ["PatternAttention", "neighbour_attention", "pattern_keys", "resolved_method", "variant_window"]
+__all__ = [
+    "METHODS",
+    "PatternAttention",
+    "dedupe",
+    "neighbour_attention",
+    "pattern_keys",
+    "resolved_method",
+    "scale_of",
+    "variant_window",
+]
+
+#: the paths of :func:`neighbour_attention`
+METHODS = ("auto", "kernel", "gather", "dense")
+#: gathered elements (of k, and of v) per block of queries on the CPU, 16 MiB in float32: the block stays in cache
+#: and memory is O(block K d) instead of O(n K d)
+GATHER_BUDGET = 1 << 22
+#: the same on an accelerator, where fewer, larger blocks keep the launches few (1 GiB in float32)
+GATHER_BUDGET_DEVICE = 1 << 28
+#: queries per parallel task of the kernel
+QUERY_BLOCK = 64
 
 
-def _check_keys(keys, n: int, heads: int, device, validate: bool) -> torch.Tensor:
-    if not isinstance(keys, torch.Tensor):
-        raise TypeError(f"keys: expected an int64 tensor of shape (n, K) or (heads, n, K), got {type(keys).__name__}")
-    if keys.dtype != torch.int64:
-        raise TypeError(f"keys: expected dtype int64, got {keys.dtype}")
-    if keys.dim() not in (2, 3) or keys.shape[-2] != n or (keys.dim() == 3 and keys.shape[0] != heads):
-        raise ValueError(f"keys: expected shape ({n}, K) or ({heads}, {n}, K), got {tuple(keys.shape)}")
-    if keys.device != device:
-        raise ValueError(f"keys: expected a tensor on {device}, got one on {keys.device}")
-    if validate and keys.numel() and not bool(((keys >= -1) & (keys < n)).all()):
-        raise ValueError(f"keys: expected key indices in [0, {n - 1}] or -1 (padding)")
-    return keys
+def scale_of(q: torch.Tensor) -> float:
+    """The softmax temperature ``1 / sqrt(d)`` of queries ``q`` (``d`` their last axis).
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        Queries, head dimension last.
+
+    Returns
+    -------
+    float
+        ``1 / sqrt(q.shape[-1])``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> scale_of(torch.zeros(4, 16))
+    0.25
+
+    References
+    ----------
+    .. [1] Vaswani et al., "Attention Is All You Need", NeurIPS 2017, arXiv:1706.03762, Eq. 1 (scaled dot
+       product).
+    """
+    return 1.0 / math.sqrt(q.shape[-1])
 
 
-METHODS = ("auto", "gather", "dense")
+def dedupe(idx: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """``valid`` with every repeated index of a row (last axis) switched off but its first occurrence.
+
+    :func:`neighbour_attention` counts a key listed twice twice; key sets built by concatenation (a window and a
+    sink, several hash rounds) pass through here first.
+
+    Parameters
+    ----------
+    idx : torch.Tensor
+        Integer indices, rows along the last axis.
+    valid : torch.Tensor
+        Bool, same shape: the entries in use (switched-off entries are not counted as repeats).
+
+    Returns
+    -------
+    torch.Tensor
+        Bool, same shape: ``valid`` and not a repeat of an earlier valid entry of the row.
+
+    Examples
+    --------
+    >>> import torch
+    >>> idx = torch.tensor([[3, 1, 3, 0]])
+    >>> dedupe(idx, torch.ones_like(idx, dtype=torch.bool))
+    tensor([[ True,  True, False,  True]])
+    """
+    big = torch.iinfo(idx.dtype).max
+    keyed = idx.masked_fill(~valid, big)
+    order = keyed.argsort(dim=-1, stable=True)
+    ranked = keyed.gather(-1, order)
+    repeat = torch.zeros_like(valid)
+    repeat[..., 1:] = ranked[..., 1:] == ranked[..., :-1]
+    return valid & ~torch.zeros_like(valid).scatter(-1, order, repeat)
 
 
-def resolved_method(n: int, width: int, method: str = "auto") -> str:
-    """The path :func:`neighbour_attention` takes for ``n`` queries with key tables ``width`` wide.
+def resolved_method(n: int, width: int, method: str = "auto", kernel: bool = False) -> str:
+    """The path :func:`neighbour_attention` takes for ``n`` keys with key lists ``width`` wide.
 
-    ``method`` itself, and for ``auto`` ``dense`` when ``n <= 32 width``, else ``gather``.
+    ``method`` itself; for ``auto``, ``kernel`` where the kernel runs (``kernel``: CPU tensors of float32 or
+    float64 with no gradient to record; it reads ``K`` rows per query, and at the widest lists, ``K`` near ``n``,
+    it is as fast as the dense path), else ``dense`` when ``n <= 32 width`` (matrix products over all ``n`` keys
+    beat gathering ``width`` of them there), else ``gather``.
 
     Parameters
     ----------
     n : int
-        The number of queries, ``>= 0``.
+        The number of keys, ``>= 0``.
     width : int
-        The width ``K`` of the key table, ``>= 0``.
-    method : {"auto", "gather", "dense"}, default "auto"
+        The width ``K`` of the key lists, ``>= 0``.
+    method : {"auto", "kernel", "gather", "dense"}, default "auto"
         The requested path.
+    kernel : bool, default False
+        Whether the numba kernel can run on the call's tensors.
 
     Returns
     -------
     str
-        ``"gather"`` or ``"dense"``.
+        ``"kernel"``, ``"gather"`` or ``"dense"``.
 
     Raises
     ------
     TypeError
-        If ``n`` or ``width`` is not an integer, or ``method`` is not a string.
+        If ``n`` or ``width`` is not an integer, ``method`` is not a string, or ``kernel`` is not a bool.
     ValueError
         If ``method`` is not one of :data:`METHODS`, or ``n`` or ``width`` is negative.
 
@@ -77,51 +144,112 @@ def resolved_method(n: int, width: int, method: str = "auto") -> str:
     --------
     >>> resolved_method(256, 8), resolved_method(257, 8), resolved_method(256, 8, "gather")
     ('dense', 'gather', 'gather')
+    >>> resolved_method(256, 8, kernel=True)
+    'kernel'
     """
     method = check_choice("method", method, METHODS)
     n, width = check_int("n", n, 0), check_int("width", width, 0)
+    kernel = check_bool("kernel", kernel)
     if method != "auto":
         return method
+    if kernel:
+        return "kernel"
     return "dense" if n <= 32 * width else "gather"
 
 
-#: gathered elements (of k, and of v) per block of queries on the CPU, 16 MiB in float32: the block stays in cache
-#: and memory is O(block K d) instead of O(n K d)
-GATHER_BUDGET = 1 << 22
-#: the same on an accelerator, where fewer, larger blocks keep the launches few (1 GiB in float32)
-GATHER_BUDGET_DEVICE = 1 << 28
+def _check_qkv(q, k, v) -> None:
+    """q ``(batch, heads, m, d)``, k ``(batch, kv_heads, n, d)``, v ``(batch, kv_heads, n, d_v)``: one floating
+    dtype and one device, ``kv_heads`` dividing ``heads``."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        check_tensor(name, t)
+        if t.dim() != 4:
+            raise ValueError(f"{name}: expected a (batch, heads, seq, head_dim) tensor, got shape {tuple(t.shape)}")
+    if k.shape[:3] != v.shape[:3] or k.shape[0] != q.shape[0] or k.shape[3] != q.shape[3]:
+        raise ValueError(f"k, v: expected (batch, kv_heads, n, d) and (batch, kv_heads, n, d_v) matching q "
+                         f"{tuple(q.shape)}, got {tuple(k.shape)} and {tuple(v.shape)}")  # fmt: skip
+    if k.shape[1] < 1 or q.shape[1] % k.shape[1]:
+        raise ValueError(f"k: kv_heads = {k.shape[1]} must divide the query heads {q.shape[1]} (GQA)")
+    if not (q.dtype == k.dtype == v.dtype) or not q.dtype.is_floating_point:
+        raise ValueError(f"q, k, v: expected one floating dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
+    if not (q.device == k.device == v.device):
+        raise ValueError(f"q, k, v: expected one device, got {q.device}, {k.device}, {v.device}")
 
 
-def neighbour_attention(q, k, v, keys: torch.Tensor, scale: float | None = None, validate: bool = True,
-                        method: str = "auto", chunk: int | None = None):  # fmt: skip
-    """``softmax(q_i . k_j * scale)`` over ``j`` in ``keys[i]`` (``-1`` = padding), applied to ``v``.
+def _check_keys(keys, batch: int, heads: int, m: int, device) -> torch.Tensor:
+    """``keys`` as a ``(batch or 1, heads or 1, m, K)`` view."""
+    if not isinstance(keys, torch.Tensor):
+        raise TypeError(f"keys: expected an int64 tensor of shape (m, K), (heads, m, K) or (batch, heads, m, K), got "
+                        f"{type(keys).__name__}")  # fmt: skip
+    if keys.dtype != torch.int64:
+        raise TypeError(f"keys: expected dtype int64, got {keys.dtype}")
+    lead = keys.shape[:-2]
+    ok = 2 <= keys.dim() <= 4 and keys.shape[-2] == m
+    ok = ok and (keys.dim() < 3 or lead[-1] in (1, heads)) and (keys.dim() < 4 or lead[0] in (1, batch))
+    if not ok:
+        raise ValueError(f"keys: expected shape ({m}, K), ({heads}, {m}, K) or ({batch} or 1, {heads} or 1, {m}, K), "
+                         f"got {tuple(keys.shape)}")  # fmt: skip
+    if keys.device != device:
+        raise ValueError(f"keys: expected a tensor on {device}, got one on {keys.device}")
+    return keys.view((1,) * (4 - keys.dim()) + tuple(keys.shape))
 
-    ``q``: ``(batch, heads, n, d)``; ``k, v``: ``(batch, kv_heads, n, d)`` with ``kv_heads`` dividing ``heads`` (GQA:
-    query head ``h`` reads kv head ``h // (heads / kv_heads)``); ``keys``: int64 ``(n, K)`` shared by the heads or
-    ``(heads, n, K)`` per query head, on q's device. A key listed twice counts twice (:func:`pattern_keys` lists
-    each key once). ``scale`` defaults to ``1 / sqrt(d)``. ``validate`` checks the key values (reads one boolean
-    back from the device: pass ``False`` in a training loop with keys from :func:`pattern_keys`). Returns
-    ``(batch, heads, n, d)``; rows with only padding are 0.
 
-    ``method``: ``gather`` gathers the listed keys and values, ``chunk`` queries at a time (default: as many as
-    :data:`GATHER_BUDGET` elements allow; memory ``O(chunk K d)`` per block); ``dense`` scatters the lists
-    into an ``(n, n)`` count matrix ``C`` and computes ``softmax(q k^T scale + log C) v`` (``log 0 = -inf``: the
-    same result, duplicates included, at ``O(n^2)`` cost through matrix products); ``auto`` takes ``dense`` when
-    ``n <= 32 K`` (:func:`resolved_method`).
+def _check_bias(bias, keys: torch.Tensor, device) -> torch.Tensor | None:
+    """``bias`` (keys' shape) as a view of keys' 4-d shape."""
+    if bias is None:
+        return None
+    check_tensor("bias", bias)
+    if not bias.dtype.is_floating_point:
+        raise TypeError(f"bias: expected a floating tensor, got dtype {bias.dtype}")
+    if bias.shape != keys.shape:
+        raise ValueError(f"bias: expected the shape of keys {tuple(keys.shape)}, got {tuple(bias.shape)}")
+    if bias.device != device:
+        raise ValueError(f"bias: expected a tensor on {device}, got one on {bias.device}")
+    return bias.view((1,) * (4 - bias.dim()) + tuple(bias.shape))
+
+
+def _kernel_runs(q, k, v, bias) -> bool:
+    """Whether the numba kernel can run: CPU tensors of float32 or float64 with no gradient to record."""
+    tensors = (q, k, v) if bias is None else (q, k, v, bias)
+    return (q.device.type == "cpu" and q.dtype in (torch.float32, torch.float64)
+            and not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)))  # fmt: skip
+
+
+def neighbour_attention(q, k, v, keys: torch.Tensor, *, scale: float | None = None, bias: torch.Tensor | None = None,
+                        validate: bool = True, method: str = "auto", chunk: int | None = None):  # fmt: skip
+    """``softmax(q_i . k_j scale + bias)`` over ``j`` in ``keys[..., i, :]`` (``-1`` = padding), applied to ``v``.
+
+    GQA: query head ``h`` reads kv head ``h // (heads / kv_heads)``. The ``m`` queries may be fewer than the ``n``
+    keys (a decode step: the lists say which keys each reads). A key listed twice counts twice (:func:`pattern_keys`
+    lists each key once, :func:`dedupe` switches repeats off). Scores and softmax run in at least float32.
+
+    ``method`` (:func:`resolved_method`): ``kernel`` is a numba kernel for CPU tensors of float32 or float64 with
+    no gradient to record: ``4 m K d`` FLOPs, the listed key and value rows read where they lie, nothing written
+    but the output; ``gather`` gathers the listed keys and values, ``chunk`` queries at a time (default: as many
+    as :data:`GATHER_BUDGET` elements allow; memory ``O(chunk K d)`` per block), on any device and under autograd;
+    ``dense`` scatters the lists into an ``(m, n)`` weight matrix ``C`` (the times a key is listed, times
+    ``exp(bias)``) and computes ``softmax(q k^T scale + log C) v`` (``log 0 = -inf``: the same result, duplicates
+    included, at ``O(m n)`` cost through matrix products); ``auto`` takes ``kernel`` where it runs, else ``dense``
+    when ``n <= 32 K``, else ``gather``.
 
     Parameters
     ----------
     q : torch.Tensor
-        ``(batch, heads, n, d)``, floating point.
+        ``(batch, heads, m, d)``, floating point.
     k, v : torch.Tensor
-        ``(batch, kv_heads, n, d)``, same dtype and device; ``kv_heads`` divides ``heads``.
+        ``(batch, kv_heads, n, d)`` and ``(batch, kv_heads, n, d_v)``, q's dtype and device; ``kv_heads`` divides
+        ``heads``.
     keys : torch.Tensor
-        int64 ``(n, K)`` or ``(heads, n, K)`` on q's device: key indices in ``0..n-1``, ``-1`` = padding.
+        int64 ``(m, K)``, ``(heads or 1, m, K)`` or ``(batch or 1, heads or 1, m, K)`` on q's device: key indices
+        in ``0..n-1``, ``-1`` = padding; an axis of size 1 is shared.
     scale : float or None, default None
-        The scores' factor, ``> 0``; ``None``: ``1 / sqrt(d)``.
+        The scores' factor, ``> 0``; ``None``: ``1 / sqrt(d)`` (:func:`scale_of`).
+    bias : torch.Tensor or None, default None
+        Floating, keys' shape, on q's device: added to the scaled score of each listed key.
     validate : bool, default True
-        Check that every key is in ``-1..n-1``.
-    method : {"auto", "gather", "dense"}, default "auto"
+        Check that every key is in ``-1..n-1`` (reads one boolean back from the device: pass ``False`` in a
+        training loop with keys from :func:`pattern_keys`). The kernel path always checks: it reads memory at the
+        listed positions.
+    method : {"auto", "kernel", "gather", "dense"}, default "auto"
         The path (see above).
     chunk : int or None, default None
         Queries per block of the gather path, ``>= 1``; ``None``: from :data:`GATHER_BUDGET`.
@@ -129,15 +257,16 @@ def neighbour_attention(q, k, v, keys: torch.Tensor, scale: float | None = None,
     Returns
     -------
     torch.Tensor
-        ``(batch, heads, n, d)``; rows with only padding are 0.
+        ``(batch, heads, m, d_v)``; rows with only padding are 0.
 
     Raises
     ------
     TypeError
-        If a tensor is missing, ``keys`` is not int64, or ``scale`` or ``chunk`` has the wrong type.
+        If a tensor is missing, ``keys`` is not int64, ``bias`` is not floating, or ``scale`` or ``chunk`` has the
+        wrong type.
     ValueError
-        If the shapes, dtypes or devices do not match, a key is out of range, or ``scale`` or ``chunk`` is out of
-        range.
+        If the shapes, dtypes or devices do not match, a key is out of range, ``scale`` or ``chunk`` is out of
+        range, ``method`` is unknown, or ``method="kernel"`` is asked of tensors it cannot run on.
 
     References
     ----------
@@ -150,87 +279,175 @@ def neighbour_attention(q, k, v, keys: torch.Tensor, scale: float | None = None,
     >>> q, k, v = (torch.randn(1, 2, 6, 4, generator=g) for _ in range(3))
     >>> causal = torch.tensor([[j if j <= i else -1 for j in range(6)] for i in range(6)])
     >>> full = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-    >>> bool(torch.allclose(neighbour_attention(q, k, v, causal, method="gather"), full, atol=1e-6))
+    >>> all(bool(torch.allclose(neighbour_attention(q, k, v, causal, method=path), full, atol=1e-6))
+    ...     for path in ("kernel", "gather", "dense"))
     True
-    >>> bool(torch.allclose(neighbour_attention(q, k, v, causal, method="dense"), full, atol=1e-6))
+    >>> last = neighbour_attention(q[:, :, -1:], k, v, causal[-1:])  # one query (a decode step), all six keys
+    >>> bool(torch.allclose(last, full[:, :, -1:], atol=1e-6))
     True
     >>> neighbour_attention(q, k, v, torch.full((6, 1), -1))[0, 0, 0].tolist()  # no keys: 0
     [0.0, 0.0, 0.0, 0.0]
     """
-    check_qkv(q, k, v)
-    b, h, n, d = q.shape
-    hk = k.shape[1]
-    keys = _check_keys(keys, n, h, q.device, validate)
-    if scale is not None:
-        scale = check_real("scale", scale, 0.0, low_open=True)
-    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    _check_qkv(q, k, v)
+    b, h, m, d = q.shape
+    n = k.shape[2]
+    keys4 = _check_keys(keys, b, h, m, q.device)
+    bias = _check_bias(bias, keys, q.device)
+    scale = 1.0 / math.sqrt(d) if scale is None else check_real("scale", scale, 0.0, low_open=True)
     if chunk is not None:
         chunk = check_int("chunk", chunk, 1)
-    if resolved_method(n, keys.shape[-1], method) == "dense":
-        return _dense(q, k, v, keys, scale)
+    validate = check_bool("validate", validate)
+    method = check_choice("method", method, METHODS)
+    kernel = _kernel_runs(q, k, v, bias)
+    if method == "kernel" and not kernel:
+        recording = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
+        raise ValueError(f"method: 'kernel' runs on CPU float32 or float64 tensors with no gradient to record, got "
+                         f"{q.dtype} on {q.device}{', recording gradients' if recording else ''}")  # fmt: skip
+    path = resolved_method(n, keys4.shape[-1], method, kernel)
+    if (validate or path == "kernel") and keys4.numel() and not bool(((keys4 >= -1) & (keys4 < n)).all()):
+        raise ValueError(f"keys: expected key indices in [0, {n - 1}] or -1 (padding)")
+    if path == "kernel":
+        return _kernel(q, k, v, keys4, bias, scale)
+    if path == "dense":
+        return _dense(q, k, v, keys4, bias, scale)
     if chunk is None:
-        per_row = b * (hk if keys.dim() == 2 else h) * keys.shape[-1] * d  # gathered elements per query, k or v
+        per_row = b * (k.shape[1] if keys4.shape[1] == 1 else h) * keys4.shape[-1] * d  # gathered elements per query
         chunk = max(1, (GATHER_BUDGET if q.device.type == "cpu" else GATHER_BUDGET_DEVICE) // max(per_row, 1))
-    if chunk >= n:
-        return _gather(q, k, v, keys, scale)
+    if chunk >= m:
+        return _gather(q, k, v, keys4, bias, scale)
     k, v = k.contiguous(), v.contiguous()  # once, not per block (the blocks view k and v as (batch, heads n, d))
     # blocks of queries (not single tokens): the gathered keys and values stay within the budget
-    return torch.cat([_gather(q[:, :, s : s + chunk], k, v, keys[..., s : s + chunk, :], scale)
-                      for s in range(0, n, chunk)], dim=2)  # fmt: skip
+    return torch.cat([_gather(q[:, :, s : s + chunk], k, v, keys4[..., s : s + chunk, :],
+                              None if bias is None else bias[..., s : s + chunk, :], scale)
+                      for s in range(0, m, chunk)], dim=2)  # fmt: skip
 
 
-def _gather(q, k, v, keys, scale):
-    """The gather path for the queries of ``q`` (``m`` of them, ``keys``: ``(m, K)`` or ``(heads, m, K)``) against all
-    ``n`` keys and values."""
+@njit(parallel=True, cache=True, fastmath={"reassoc", "contract", "nsz"})
+def _listed(q, k, v, keys, bias, has_bias, scale, out):  # pragma: no cover - compiled
+    """``out[b, h, i] = softmax_j(q[b, h, i] . k[b, h // g, keys[b, h, i, j]] scale + bias[...]) v[...]`` over the
+    ``j`` with ``keys >= 0`` (the lists of batch row or head 0 where they are shared); two passes over each list,
+    the scores kept in a buffer of ``K``."""
+    batch, heads, n_q, d = q.shape
+    groups = heads // k.shape[1]
+    width = keys.shape[3]
+    one_row, one_head = keys.shape[0] == 1, keys.shape[1] == 1
+    blocks = (n_q + QUERY_BLOCK - 1) // QUERY_BLOCK
+    for task in prange(batch * heads * blocks):
+        b = task // (heads * blocks)
+        h = (task // blocks) % heads
+        hk = h // groups
+        bi, hi = (0 if one_row else b), (0 if one_head else h)
+        scores = np.empty(width, dtype=q.dtype)
+        acc = np.empty(v.shape[3], dtype=q.dtype)
+        for i in range((task % blocks) * QUERY_BLOCK, min(n_q, (task % blocks + 1) * QUERY_BLOCK)):
+            row = q[b, h, i]
+            top = -np.inf
+            for j in range(width):
+                if keys[bi, hi, i, j] >= 0:
+                    key = k[b, hk, keys[bi, hi, i, j]]
+                    s = 0.0
+                    for c in range(d):
+                        s += row[c] * key[c]
+                    s *= scale
+                    if has_bias:
+                        s += bias[bi, hi, i, j]
+                    scores[j] = s
+                    top = max(top, s)
+            acc[:] = 0.0
+            if top > -np.inf:
+                total = 0.0
+                for j in range(width):
+                    if keys[bi, hi, i, j] >= 0:
+                        p = math.exp(scores[j] - top)
+                        total += p
+                        value = v[b, hk, keys[bi, hi, i, j]]
+                        for c in range(acc.shape[0]):
+                            acc[c] += p * value[c]
+                for c in range(acc.shape[0]):
+                    acc[c] /= total
+            out[b, h, i] = acc
+
+
+def _kernel(q, k, v, keys, bias, scale):
+    """The kernel path: :func:`_listed` on the tensors' memory (copied only where not contiguous)."""
+    b, h, m, _ = q.shape
+    out = torch.empty(b, h, m, v.shape[3], dtype=q.dtype)
+    arrays = [t.detach().contiguous().numpy() for t in (q, k, v)]
+    extra = np.zeros((1, 1, 1, 1), arrays[0].dtype) if bias is None else bias.detach().to(q.dtype).contiguous().numpy()
+    _listed(*arrays, keys.contiguous().numpy(), extra, bias is not None, scale, out.numpy())
+    return out
+
+
+def _gather(q, k, v, keys, bias, scale):
+    """The gather path for the queries of ``q`` (``m`` of them; ``keys``, ``bias``: ``(batch or 1, heads or 1, m,
+    K)``) against all ``n`` keys and values."""
     b, h, m, d = q.shape
-    hk, n = k.shape[1], k.shape[2]
+    hk, n, dv = k.shape[1], k.shape[2], v.shape[3]
     acc = torch.promote_types(q.dtype, torch.float32)  # scores and softmax in at least float32, as SDPA
     pad = keys < 0
-    idx = keys.clamp(min=0)
-    big = keys.shape[-1]
-    if keys.dim() == 2:  # shared lists: gather once per kv head, broadcast over the query heads of its group
-        g = h // hk
-        # one index_select over the flattened (head, position) axis moves whole rows of d values (as gpu.attention)
-        flat = (idx + torch.arange(hk, device=q.device)[:, None, None] * n).reshape(-1)
-        kg = k.reshape(b, hk * n, d).index_select(1, flat).view(b, hk, m, big, d)
-        vg = v.reshape(b, hk * n, d).index_select(1, flat).view(b, hk, m, big, d)
-        qs = (q.to(acc) * scale).reshape(b, hk, g, m, d)
-        scores = torch.einsum("bcgnd,bcnjd->bcgnj", qs, kg.to(acc)).reshape(b, h, m, big)
-    else:  # per-head lists: every query head gathers from its kv head over the flattened (head, position) axis
-        kv_head = torch.arange(h, device=q.device) // (h // hk)
-        flat = (idx + kv_head[:, None, None] * n).reshape(-1)
-        kg = k.reshape(b, hk * n, d).index_select(1, flat).view(b, h, m, big, d)
-        vg = v.reshape(b, hk * n, d).index_select(1, flat).view(b, h, m, big, d)
-        scores = torch.einsum("bhnd,bhnjd->bhnj", q.to(acc) * scale, kg.to(acc))
-    scores = scores.masked_fill(pad, torch.finfo(scores.dtype).min)
+    width = keys.shape[-1]
+    shared = keys.shape[1] == 1  # one list per query for every head: gather once per kv head
+    lists = hk if shared else h
+    kv_head = torch.arange(lists, device=q.device) // (1 if shared else h // hk)
+    # one index_select over the flattened (batch, head, position) axis moves whole rows of d values
+    flat = keys.clamp(min=0) + kv_head[:, None, None] * n
+    if keys.shape[0] == 1:  # lists shared by the batch rows
+        index = flat.expand(1, lists, m, width).reshape(-1)
+        kg = k.reshape(b, hk * n, d).index_select(1, index).view(b, lists, m, width, d)
+        vg = v.reshape(b, hk * n, dv).index_select(1, index).view(b, lists, m, width, dv)
+    else:
+        index = (flat + torch.arange(b, device=q.device)[:, None, None, None] * (hk * n)).reshape(-1)
+        kg = k.reshape(b * hk * n, d).index_select(0, index).view(b, lists, m, width, d)
+        vg = v.reshape(b * hk * n, dv).index_select(0, index).view(b, lists, m, width, dv)
+    if shared:  # broadcast over the query heads of each kv head's group
+        qs = (q.to(acc) * scale).reshape(b, hk, h // hk, m, d)
+        scores = torch.einsum("bcgmd,bcmjd->bcgmj", qs, kg.to(acc)).reshape(b, h, m, width)
+    else:
+        scores = torch.einsum("bhmd,bhmjd->bhmj", q.to(acc) * scale, kg.to(acc))
+    if bias is not None:
+        scores = scores + bias.to(acc)
+    scores = scores.masked_fill(pad, torch.finfo(acc).min)
     probs = torch.softmax(scores, dim=-1).masked_fill(pad, 0.0)  # finite fill: an all-padding row is 0, not NaN
-    if keys.dim() == 2:
-        out = torch.einsum("bcgnj,bcnjd->bcgnd", probs.view(b, hk, h // hk, m, big), vg.to(acc)).reshape(b, h, m, d)
-        return out.to(q.dtype)
-    return torch.einsum("bhnj,bhnjd->bhnd", probs, vg.to(acc)).to(q.dtype)
+    if shared:
+        out = torch.einsum("bcgmj,bcmjd->bcgmd", probs.view(b, hk, h // hk, m, width), vg.to(acc))
+        return out.reshape(b, h, m, dv).to(q.dtype)
+    return torch.einsum("bhmj,bhmjd->bhmd", probs, vg.to(acc)).to(q.dtype)
 
 
-def _dense(q, k, v, keys, scale):
-    """``softmax(q k^T scale + log C) v`` with ``C[i, j]`` the times ``j`` is listed for ``i``; empty rows give 0."""
-    h, n = q.shape[1], q.shape[2]
-    groups = h // k.shape[1]
-    if groups > 1:
-        k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
-    lead = keys.shape[:-2]
-    rows = torch.arange(n, device=keys.device)[:, None].expand(keys.shape)
-    flat = rows * n + keys.clamp(min=0)
-    if lead:
-        flat = flat + torch.arange(h, device=keys.device)[:, None, None] * (n * n)
+def _dense(q, k, v, keys, bias, scale):
+    """``softmax(q k^T scale + log C) v`` with ``C[i, j]`` the sum of ``exp(bias)`` (1 without a bias) over the
+    slots where ``j`` is listed for ``i``; rows without a key give 0."""
+    b, h, m, d = q.shape
+    hk, n, dv = k.shape[1], k.shape[2], v.shape[3]
+    rows, lists = keys.shape[0], keys.shape[1]
+    groups = h // hk
     acc = torch.promote_types(q.dtype, torch.float32)  # scores and softmax in at least float32, as SDPA
-    count = torch.zeros((*lead, n, n), device=q.device, dtype=acc)
-    count.view(-1).index_put_((flat.reshape(-1),), (keys >= 0).reshape(-1).to(acc), accumulate=True)
-    # the (n, n) bias is built once per call and broadcast over the batch: log C, or the most negative finite value
-    # for absent pairs (exp underflows to 0 next to any present key); a row without keys gets uniform weights,
-    # and its output (and so its gradient) is zeroed afterwards
-    bias = torch.log(count).clamp(min=torch.finfo(acc).min)
-    has_key = (count.sum(-1, keepdim=True) > 0).to(acc)
-    probs = torch.softmax(torch.matmul(q.to(acc) * scale, k.to(acc).transpose(-1, -2)) + bias, dim=-1)
-    return (torch.matmul(probs, v.to(acc)) * has_key).to(q.dtype)
+    present = keys >= 0
+    flat = torch.arange(m, device=q.device)[:, None] * n + keys.clamp(min=0)
+    flat = flat + torch.arange(rows * lists, device=q.device).view(rows, lists, 1, 1) * (m * n)
+    shift = None
+    if bias is None:
+        weight = present.to(acc)
+    else:  # exp(bias - its row maximum): no overflow; log C adds the maximum back
+        scaled = bias.to(acc).masked_fill(~present, float("-inf"))
+        shift = scaled.amax(-1, keepdim=True).clamp(min=torch.finfo(acc).min)
+        weight = torch.exp(scaled - shift)
+    count = torch.zeros(rows * lists * m * n, device=q.device, dtype=acc)
+    count = count.index_put((flat.reshape(-1),), weight.reshape(-1), accumulate=True).view(rows, lists, m, n)
+    # the (m, n) bias is built once per call and broadcast over the batch (or the heads): log C, or the most
+    # negative finite value for absent pairs (exp underflows to 0 next to any present key); a row without keys gets
+    # uniform weights, and its output (and so its gradient) is zeroed afterwards
+    listed = count > 0
+    log_c = torch.log(count.masked_fill(~listed, 1.0))  # log of 1 where absent: no 0 / 0 in a bias's gradient
+    log_c = (log_c if shift is None else log_c + shift).masked_fill(~listed, torch.finfo(acc).min)
+    has_key = present.any(-1, keepdim=True).to(acc)
+    # one product per kv head with its query heads stacked along the rows: k and v are never repeated
+    per_head = (rows, hk, groups) if lists == h else (rows, 1, 1)
+    scores = torch.matmul(q.to(acc).reshape(b, hk, groups * m, d) * scale, k.to(acc).transpose(-1, -2))
+    scores = scores.view(b, hk, groups, m, n) + log_c.view(*per_head, m, n)
+    probs = torch.softmax(scores, dim=-1).view(b, hk, groups * m, n)
+    out = torch.matmul(probs, v.to(acc)).view(b, hk, groups, m, dv) * has_key.view(*per_head, m, 1)
+    return out.reshape(b, h, m, dv).to(q.dtype)
 
 
 def keys_table(indptr: np.ndarray, indices: np.ndarray, n: int) -> np.ndarray:

@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 
 from gpu.approx import METHODS, approximate, exact_attention, relative_error  # noqa: E402
 from gpu.approx.families import common, kernels, latent, lsh, sampling, tensor  # noqa: E402
-from gpu.attention import key_lists  # noqa: E402
+from gpu.attention.neighbour import dedupe, neighbour_attention  # noqa: E402
 from receptive import make_pattern  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -110,20 +110,21 @@ def test_windows_run_at_lengths_a_dense_mask_would_not_fit():
         assert torch.isfinite(approximate(name, q, k, v, 8, causal=True)).all()
 
 
-def test_indexed_attention_and_dedupe_equal_a_dense_mask():
+def test_key_lists_and_dedupe_equal_a_dense_mask():
     q, k, v = inputs(n=40, seed=5)
     g = torch.Generator().manual_seed(1)
     idx = torch.randint(40, (2, 3, 40, 12), generator=g)
     valid = torch.rand(2, 3, 40, 12, generator=g) < 0.8
     valid[..., 0] = True
-    once = key_lists.dedupe(idx, valid)
+    once = dedupe(idx, valid)
     spill = torch.zeros(2, 3, 40, 41, dtype=torch.bool).scatter_(-1, idx.masked_fill(~valid, 40), True)
     mask = spill[..., :40]  # invalid entries land in the dropped column 40
     assert torch.equal(once.sum(-1), mask.sum(-1))  # each key once
-    assert torch.allclose(key_lists.indexed_attention(q, k, v, idx, once), dense_mask_attention(q, k, v, mask))
+    keys = common.padded_keys(idx, once)
+    assert torch.allclose(neighbour_attention(q, k, v, keys, method="gather"), dense_mask_attention(q, k, v, mask))
     causal = mask & torch.ones(40, 40, dtype=torch.bool).tril()
     rows = causal.any(-1)
-    got = key_lists.indexed_attention(q, k, v, idx, once, causal=True)
+    got = neighbour_attention(q, k, v, common.padded_keys(idx, once, causal=True), method="gather")
     assert torch.allclose(got[rows], dense_mask_attention(q, k, v, causal)[rows])
     assert torch.equal(got[~rows], torch.zeros_like(got[~rows]))
 

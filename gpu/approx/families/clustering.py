@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from gpu.approx.families.common import generator, masked_attention
-from gpu.attention.key_lists import indexed_attention
+from gpu.approx.families.common import LIST_CHUNK, generator, masked_attention, padded_keys
+from gpu.attention.neighbour import neighbour_attention
 from gpu.validation import check_int
 
 
@@ -190,4 +190,4 @@ def routing(q, k, v, m, seed, causal=False, iterations: int = 10):
     members = (centroids @ k.transpose(-1, -2)).topk(m, dim=-1).indices  # (b, h, c, m) keys of each cluster
     home = (q @ centroids.transpose(-1, -2)).argmax(-1)  # (b, h, n)
     idx = torch.gather(members, 2, home[..., None].expand(-1, -1, -1, m))
-    return indexed_attention(q, k, v, idx, causal=causal)
+    return neighbour_attention(q, k, v, padded_keys(idx, causal=causal), method="gather", chunk=LIST_CHUNK)

@@ -1,11 +1,16 @@
-"""Shared pieces of the methods: exact attention (the reference), the error measure, attention over a per-query
-list of key indices, seeded generators and option checks."""
+"""Shared pieces of the methods: exact attention (the reference), the error measure, per-query key lists as the
+backend's :func:`gpu.attention.neighbour.neighbour_attention` takes them, seeded generators and option checks."""
 
 from __future__ import annotations
 
 import torch
 
-from gpu.attention.key_lists import scale_of
+from gpu.attention.neighbour import scale_of
+
+#: queries per block when a method attends over key lists (``neighbour_attention(..., method="gather",
+#: chunk=LIST_CHUNK)``): the torch path, whose products and allocations torch's counters see
+#: (:mod:`gpu.approx.measure`), in the blocks the cost formulas count (:mod:`gpu.approx.costs`)
+LIST_CHUNK = 256
 
 
 def causal_mask(n: int, device) -> torch.Tensor:
@@ -75,6 +80,40 @@ def exact_attention(q, k, v, causal: bool = False) -> torch.Tensor:
     if causal:
         scores = scores.masked_fill(~causal_mask(q.shape[-2], q.device), float("-inf"))
     return (torch.softmax(scores, dim=-1) @ wide(v)).to(v.dtype)
+
+
+def padded_keys(idx: torch.Tensor, valid: torch.Tensor | None = None, causal: bool = False) -> torch.Tensor:
+    """Per-query key lists as :func:`gpu.attention.neighbour.neighbour_attention` takes them: ``idx`` with ``-1``
+    where ``valid`` is off and, when ``causal``, where the key comes after its query.
+
+    Parameters
+    ----------
+    idx : torch.Tensor
+        int64 ``(..., n, K)``: the keys of query ``i`` in row ``i``.
+    valid : torch.Tensor or None, optional
+        Bool, ``idx``'s shape: the entries in use; ``None`` means every entry.
+    causal : bool, optional
+        Also drop keys ``idx > i`` of query ``i``.
+
+    Returns
+    -------
+    torch.Tensor
+        int64, ``idx``'s shape, ``-1`` = padding.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from gpu.approx.families.common import padded_keys
+    >>> idx = torch.tensor([[1, 0], [0, 2], [2, 1]])
+    >>> padded_keys(idx, causal=True).tolist()
+    [[-1, 0], [0, -1], [2, 1]]
+    >>> padded_keys(idx, idx != 0).tolist()
+    [[1, -1], [-1, 2], [2, 1]]
+    """
+    drop = torch.zeros_like(idx, dtype=torch.bool) if valid is None else ~valid
+    if causal:
+        drop = drop | (idx > torch.arange(idx.shape[-2], device=idx.device)[:, None])
+    return idx.masked_fill(drop, -1)
 
 
 def relative_error(approx: torch.Tensor, exact: torch.Tensor) -> float:

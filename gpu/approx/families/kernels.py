@@ -8,8 +8,8 @@ import math
 
 import torch
 
-from gpu.approx.families.common import generator, randn, wide
-from gpu.attention.key_lists import indexed_attention, scale_of
+from gpu.approx.families.common import LIST_CHUNK, generator, randn, wide
+from gpu.attention.neighbour import neighbour_attention, scale_of
 from gpu.validation import check_int
 
 PREFIX_CHUNK = 128  # positions per block of the causal prefix sums
@@ -473,4 +473,4 @@ def levattention(q, k, v, m, seed, causal=False):
     n = q.shape[2]
     m = min(m, n)
     chosen = leverage_scores(k).topk(m, dim=-1).indices  # (b, h, m)
-    return indexed_attention(q, k, v, chosen[:, :, None, :].expand(-1, -1, n, -1))
+    return neighbour_attention(q, k, v, chosen[:, :, None, :].expand(-1, -1, n, -1), method="gather", chunk=LIST_CHUNK)

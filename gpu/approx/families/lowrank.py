@@ -17,8 +17,8 @@ import math
 import numpy as np
 import torch
 
-from gpu.approx.families.common import generator, randn, wide
-from gpu.attention.key_lists import indexed_attention, scale_of
+from gpu.approx.families.common import LIST_CHUNK, generator, padded_keys, randn, wide
+from gpu.attention.neighbour import neighbour_attention, scale_of
 from gpu.validation import check_int
 
 
@@ -524,4 +524,4 @@ def loki(q, k, v, m, seed, causal=False, rank: int | None = None, calibration: t
     if causal:
         approx = approx.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
     idx = approx.topk(m, dim=-1).indices
-    return indexed_attention(q, k, v, idx, causal=causal)
+    return neighbour_attention(q, k, v, padded_keys(idx, causal=causal), method="gather", chunk=LIST_CHUNK)

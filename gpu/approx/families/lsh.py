@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from gpu.approx.families.common import generator, randn
-from gpu.attention.key_lists import dedupe, indexed_attention
+from gpu.approx.families.common import LIST_CHUNK, generator, padded_keys, randn
+from gpu.attention.neighbour import dedupe, neighbour_attention
 from gpu.attention.permutations import inverse_permutation
 from gpu.validation import check_int
 
@@ -142,7 +142,8 @@ def reformer_lsh(q, k, v, m, seed, causal=False, rounds: int = 2):
     self_key = torch.arange(n, device=q.device).expand(b, h, n)[..., None]
     idx = torch.cat([self_key, *(ix for ix, _ in lists)], dim=-1)
     valid = torch.cat([torch.ones_like(self_key, dtype=torch.bool), *(ok for _, ok in lists)], dim=-1)
-    return indexed_attention(q, k, v, idx, dedupe(idx, valid), causal=causal)
+    keys = padded_keys(idx, dedupe(idx, valid), causal)
+    return neighbour_attention(q, k, v, keys, method="gather", chunk=LIST_CHUNK)
 
 
 def _causal_reformer(q, k, v, m, seed, rounds):
@@ -165,4 +166,5 @@ def _causal_reformer(q, k, v, m, seed, rounds):
         idx.append(torch.gather(order, 2, take.flatten(2)).view(b, h, n, c))
         valid.append(inside & same)
     idx, valid = torch.cat(idx, dim=-1), torch.cat(valid, dim=-1)
-    return indexed_attention(q, k, v, idx, dedupe(idx, valid), causal=True)
+    keys = padded_keys(idx, dedupe(idx, valid), causal=True)
+    return neighbour_attention(q, k, v, keys, method="gather", chunk=LIST_CHUNK)

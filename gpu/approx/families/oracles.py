@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from gpu.approx.families.common import causal_mask, wide
-from gpu.attention.key_lists import scale_of
+from gpu.attention.neighbour import scale_of
 
 
 def top_k(q, k, v, m, seed, causal=False):

@@ -14,7 +14,7 @@ import math
 import torch
 
 from gpu.approx.families.common import generator, randn
-from gpu.attention.key_lists import scale_of
+from gpu.attention.neighbour import scale_of
 from gpu.attention.permutations import inverse_permutation
 
 
