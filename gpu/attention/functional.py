@@ -6,13 +6,15 @@ Stochastic Attention (Jin & Sui 2026, arXiv 2604.00754) permutes q, k, v with ``
 position at permuted position ``p``), runs the two-sided band in permuted order (causal: only keys whose original
 position is ``<=`` the query's) and puts the outputs back; :func:`receptive.permutations.layer_permutation` draws
 the same permutations as the coverage engine, so ``receptive.coverage(StochasticAttention(n, w,
-permutations=[perm]))`` is the coverage of exactly this call. GQA: ``k, v`` may have fewer heads (a divisor of
-the query heads). Backends (``backend=``): ``torch`` (this module; memory ``O(n w)``), ``flex`` (FlexAttention
-with a band ``mask_mod``), ``triton`` (:func:`gpu.attention.triton_sa.triton_sa_attention`, fused), ``auto`` (Triton on
-CUDA, torch elsewhere; for :func:`full_attention` always ``scaled_dot_product_attention``). The torch path
-computes scores and softmax in float32 for float16 and bfloat16 inputs (as SDPA), so a finite input never gives NaN.
-No call synchronises with the GPU or copies from the host, except validating a user-given ``perm`` (``validate=``)
-and refusing non-finite inputs (``check_finite=``, on by default: pass ``False`` in a training loop).
+permutations=[perm]))`` is the coverage of exactly this call (:func:`permute_sequence` and
+:func:`inverse_permutation` are the permutations' torch forms, :mod:`receptive.permutations` their numpy ones).
+GQA: ``k, v`` may have fewer heads (a divisor of the query heads). Backends (``backend=``): ``torch`` (this module;
+memory ``O(n w)``), ``flex`` (FlexAttention with a band ``mask_mod``), ``triton``
+(:func:`gpu.attention.triton_sa.triton_sa_attention`, fused), ``auto`` (Triton on CUDA, torch elsewhere; for
+:func:`full_attention` always ``scaled_dot_product_attention``). The torch path computes scores and softmax in
+float32 for float16 and bfloat16 inputs (as SDPA), so a finite input never gives NaN. No call synchronises with the
+GPU or copies from the host, except validating a user-given ``perm`` (``validate=``) and refusing non-finite inputs
+(``check_finite=``, on by default: pass ``False`` in a training loop).
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ import torch
 import torch.nn.functional as F
 
 from gpu.attention.banded import banded_attention
-from gpu.attention.permutations import inverse_permutation
 from gpu.validation import (
     BACKENDS,
     check_backend,
@@ -39,7 +40,7 @@ from gpu.validation import check_finite as _check_finite
 from receptive.permutations import layer_permutation
 from receptive.windows import check_window, max_window, window_offsets
 
-__all__ = ["BACKENDS", "full_attention", "permute_sequence", "sa_attention", "swa_attention"]
+__all__ = ["BACKENDS", "full_attention", "inverse_permutation", "permute_sequence", "sa_attention", "swa_attention"]
 
 
 class _Permute(torch.autograd.Function):
@@ -65,6 +66,53 @@ def _gather(x: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
     rows = perm.expand(h, n) if perm.dim() == 1 else perm
     flat = (rows + torch.arange(h, device=perm.device)[:, None] * n).reshape(-1)
     return x.reshape(b, h * n, d).index_select(1, flat).view(b, h, n, d)
+
+
+def inverse_permutation(perm: torch.Tensor) -> torch.Tensor:
+    """The inverse ``inv`` with ``inv[..., perm[..., p]] = p`` along the last axis: where original position ``i``
+    sits in permuted order, for one permutation ``(n,)`` or a stack of them (per head ``(heads, n)``, or any leading
+    axes), by one scatter (``O(n)`` per row, no sort), on ``perm``'s device and in its dtype.
+
+    The torch form of :func:`receptive.permutations.inverse_permutation` (the same map on numpy arrays). The values
+    are not checked (that would read the device back to the host): a row that is not a permutation of ``0 .. n - 1``
+    gives a wrong row, with the positions it never hits left at 0. :func:`gpu.validation.check_perm` checks them.
+
+    Parameters
+    ----------
+    perm : torch.Tensor
+        Integer, at least one axis; each row along the last axis a permutation of ``0 .. n - 1``.
+
+    Returns
+    -------
+    torch.Tensor
+        The inverse, same shape, dtype and device.
+
+    Raises
+    ------
+    TypeError
+        If ``perm`` is not a tensor of integers.
+    ValueError
+        If ``perm`` has no axis.
+
+    Examples
+    --------
+    >>> import torch
+    >>> inverse_permutation(torch.tensor([2, 0, 1])).tolist()
+    [1, 2, 0]
+    >>> inverse_permutation(torch.tensor([[2, 0, 1], [0, 2, 1]])).tolist()  # one row per head
+    [[1, 2, 0], [0, 2, 1]]
+
+    References
+    ----------
+    Jin & Sui (2026). Stochastic Attention. arXiv:2604.00754.
+    """
+    check_tensor("perm", perm)
+    if perm.dtype.is_floating_point or perm.dtype.is_complex or perm.dtype == torch.bool:
+        raise TypeError(f"perm: expected integer positions, got dtype {perm.dtype}")
+    if perm.dim() == 0:
+        raise ValueError("perm: expected at least one axis, got a 0-d tensor")
+    positions = torch.arange(perm.shape[-1], dtype=perm.dtype, device=perm.device).expand_as(perm)
+    return torch.zeros_like(perm).scatter_(-1, perm.long(), positions)
 
 
 def permute_sequence(x: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:

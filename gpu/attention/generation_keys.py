@@ -16,8 +16,8 @@ import numpy as np
 import torch
 from numba import njit, prange
 
+from gpu.attention.functional import inverse_permutation
 from gpu.attention.neighbour import dedupe
-from gpu.attention.permutations import inverse_permutation
 from receptive.patterns.multiscale import block_permutation, default_blocks
 from receptive.permutations import layer_permutation
 from receptive.windows import window_offsets

@@ -9,8 +9,8 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from gpu import full_attention, permute_sequence, sa_attention, swa_attention  # noqa: E402
+from gpu.attention.functional import inverse_permutation  # noqa: E402
 from gpu.attention.oracle import dense_oracle, oracle_mask  # noqa: E402
-from gpu.attention.permutations import inverse_permutation  # noqa: E402
 from receptive.permutations import layer_permutation  # noqa: E402
 from receptive.windows import max_window  # noqa: E402
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from gpu.approx.families.common import LIST_CHUNK, generator, padded_keys, randn
+from gpu.attention.functional import inverse_permutation
 from gpu.attention.neighbour import dedupe, neighbour_attention
-from gpu.attention.permutations import inverse_permutation
 from gpu.validation import check_int
 
 

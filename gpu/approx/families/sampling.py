@@ -14,8 +14,8 @@ import math
 import torch
 
 from gpu.approx.families.common import generator, randn
+from gpu.attention.functional import inverse_permutation
 from gpu.attention.neighbour import scale_of
-from gpu.attention.permutations import inverse_permutation
 
 
 def _gray_rank(bits: torch.Tensor) -> torch.Tensor:

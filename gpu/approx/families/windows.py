@@ -20,9 +20,8 @@ import torch
 import torch.nn.functional as F
 
 from gpu.attention.banded import _block_size
-from gpu.attention.functional import sa_attention, swa_attention
+from gpu.attention.functional import inverse_permutation, sa_attention, swa_attention
 from gpu.attention.neighbour import scale_of
-from gpu.attention.permutations import inverse_permutation
 from receptive.windows import max_window, window_offsets
 
 
