@@ -137,14 +137,7 @@ def load_rows(repeats: int, table_rows: int, row) -> None:
         return
     import pandas as pd
 
-    from graphs.csv_reader import _file_bytes, _newlines
-
-    def floor(path):
-        data, mapped = _file_bytes(path)
-        count = int(_newlines(data, 0, data.shape[0]))
-        del data
-        mapped.close()
-        return count
+    from graphs.csv_reader import count_line_ends as floor
 
     def one_thread(path):
         threads = numba.get_num_threads()

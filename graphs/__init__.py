@@ -6,7 +6,10 @@ reference random graphs (:mod:`graphs.generators`), edge-list loaders (:mod:`gra
 the connectome model (:mod:`graphs.smallworld`).
 
 No submodule shares a name with a function exported here: ``graphs.clustering`` is always the function
-:func:`graphs.clustering_measures.clustering`.
+:func:`graphs.clustering_measures.clustering`. The engine's own plumbing is not exported here and stays in its
+modules: sizes in bytes (:func:`graphs.memory.parse_bytes`, :data:`graphs.memory.DEFAULT_MAX_MEMORY`) and the plan
+and sum of slabs for runs split into tasks (:func:`graphs.reachability.plan_slabs`,
+:func:`graphs.reachability.combine_slabs`).
 
 Examples
 --------
@@ -16,7 +19,6 @@ Examples
 1.0
 """
 
-from .memory import DEFAULT_MAX_MEMORY, parse_bytes
 from .ops import NeighbourOp, WindowOp, apply_layer
 from .reachability import (
     ReachCounts,
@@ -24,11 +26,8 @@ from .reachability import (
     admissible_sizes,
     backward_counts,
     backward_full_layer,
-    combine_slabs,
     forward_counts,
-    plan_slabs,
     slab_counts,
-    slab_ranges,
 )
 
 #: names imported on first use (PEP 562), so that ``import graphs`` (and the coverage engine) does not load
@@ -62,7 +61,6 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "DEFAULT_MAX_MEMORY",
     "ClusteringResult",
     "Graph",
     "NeighbourOp",
@@ -76,15 +74,11 @@ __all__ = [
     "backward_counts",
     "backward_full_layer",
     "clustering",
-    "combine_slabs",
     "forward_counts",
     "giant_component",
     "local_clustering",
-    "parse_bytes",
     "path_lengths",
-    "plan_slabs",
     "slab_counts",
-    "slab_ranges",
     "transitivity",
     "triangles",
 ]

@@ -134,7 +134,7 @@ def _check_common(
     layer_ops, n: int, max_layers: int, causal, stop_when_full=True, progress=None, max_memory=DEFAULT_MAX_MEMORY
 ) -> tuple[int, int, bool, int]:
     """``layer_ops`` callable, ``n`` and ``max_layers`` integers >= 1, the flags bools (``progress`` also ``None``),
-    ``max_memory`` a size (:func:`graphs.parse_bytes`); returns ``n, max_layers, causal, max_memory``."""
+    ``max_memory`` a size (:func:`graphs.memory.parse_bytes`); returns ``n, max_layers, causal, max_memory``."""
     if not callable(layer_ops):
         raise TypeError(f"layer_ops: expected a callable layer -> operators, got {type(layer_ops).__name__}")
     n, max_layers = check_int("n", n, 1), check_int("max_layers", max_layers, 1)
@@ -309,7 +309,7 @@ def combine_slabs(slabs: Iterable[SlabCounts], n: int, causal: bool) -> ReachCou
     --------
     >>> from graphs import WindowOp
     >>> ops = lambda layer: [WindowOp(1, 0, order=1)]  # causal window of 2: i attends i-1 and i
-    >>> parts = [slab_counts(ops, 8, a, b, max_layers=10, causal=True) for a, b in slab_ranges(8, 4)]
+    >>> parts = [slab_counts(ops, 8, a, b, max_layers=10, causal=True) for a, b in [(0, 4), (4, 8)]]
     >>> combine_slabs(parts, 8, causal=True).full_layer
     7
     """
@@ -343,7 +343,7 @@ def combine_slabs(slabs: Iterable[SlabCounts], n: int, causal: bool) -> ReachCou
     return ReachCounts(counts, _full_layer(counts, nodes, n, causal), len(ranges), widest)
 
 
-def slab_ranges(n: int, seeds_per_slab: int) -> list[tuple[int, int]]:
+def _slab_ranges(n: int, seeds_per_slab: int) -> list[tuple[int, int]]:
     """Return ``[(start, stop), ...]`` covering ``0..n-1`` in slabs of ``seeds_per_slab`` sources.
 
     Parameters
@@ -367,7 +367,7 @@ def slab_ranges(n: int, seeds_per_slab: int) -> list[tuple[int, int]]:
 
     Examples
     --------
-    >>> slab_ranges(10, 4)
+    >>> _slab_ranges(10, 4)
     [(0, 4), (4, 8), (8, 10)]
     """
     n, seeds_per_slab = check_int("n", n, 1), check_int("seeds_per_slab", seeds_per_slab, 1)
@@ -386,7 +386,8 @@ def plan_slabs(
     n : int
         Nodes.
     max_memory : int or str, optional
-        Bytes available for the bitsets and the operators' scratch (``"512MiB"``, ... as :func:`graphs.parse_bytes`).
+        Bytes available for the bitsets and the operators' scratch (``"512MiB"``, ... as
+        :func:`graphs.memory.parse_bytes`).
     slab_size : int or None, optional
         Seeds per slab instead (rounded up to a multiple of 64).
 
@@ -413,7 +414,7 @@ def plan_slabs(
     if not callable(layer_ops):
         raise TypeError(f"layer_ops: expected a callable layer -> operators, got {type(layer_ops).__name__}")
     n, max_memory = check_int("n", n, 1), parse_bytes(max_memory)
-    return slab_ranges(n, 64 * _slab_words(layer_ops, n, n, max_memory, slab_size))
+    return _slab_ranges(n, 64 * _slab_words(layer_ops, n, n, max_memory, slab_size))
 
 
 def forward_counts(
@@ -446,7 +447,8 @@ def forward_counts(
     stop_when_full : bool, optional
         Stop once every receptive field is full.
     max_memory : int or str, optional
-        Bytes available for the bitsets and the operators' scratch (``"512MiB"``, ... as :func:`graphs.parse_bytes`).
+        Bytes available for the bitsets and the operators' scratch (``"512MiB"``, ... as
+        :func:`graphs.memory.parse_bytes`).
     slab_size : int or None, optional
         Seeds per slab (default: as many as fit).
     progress : bool or None, optional
@@ -557,7 +559,7 @@ def backward_counts(
     stop_when_full : bool, optional
         Stop once every target's receptive field is full.
     max_memory : int or str, optional
-        Bytes available (``"512MiB"``, ... as :func:`graphs.parse_bytes`).
+        Bytes available (``"512MiB"``, ... as :func:`graphs.memory.parse_bytes`).
     slab_size : int or None, optional
         Targets per slab (default: as many as fit).
     progress : bool or None, optional
@@ -697,7 +699,7 @@ def backward_full_layer(
     causal : bool, optional
         Admissible sets are ``j <= i``.
     max_memory : int or str, optional
-        Bytes available (``"512MiB"``, ... as :func:`graphs.parse_bytes`).
+        Bytes available (``"512MiB"``, ... as :func:`graphs.memory.parse_bytes`).
 
     Returns
     -------

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphs._atomic import write_text_atomic
+from graphs.cli_common import write_atomic
 from receptive import coverage_by_layer, make_pattern
 from receptive.cli_parser import OneLineErrorParser
 
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         doc = {"command": f"python -m analysis.causal.causal_far_offsets {command}"}
         doc |= {"n": args.n, "w": args.w, "layer": args.layer, "targets": args.targets, "summary": summary}
         doc["seeds"] = per_seed
-        write_text_atomic(args.out, json.dumps(doc, indent=1) + "\n", "--out")
+        write_atomic(args.out, json.dumps(doc, indent=1) + "\n", option="--out")
         print(f"wrote {args.out}")
     return 0
 

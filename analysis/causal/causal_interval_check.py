@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphs._atomic import write_text_atomic
+from graphs.cli_common import write_atomic
 from receptive import theory
 from receptive.theory import EVALUATION_MAX_COST as MAX_COST
 from receptive.theory import causal_interval_clumps
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             + " ".join(argv if argv is not None else sys.argv[1:])
         }
         doc |= {"events": args.events, "seed": args.seed, "sources": sources, "rows": table, "gaps": gaps}
-        write_text_atomic(Path(args.out), json.dumps(doc, indent=1) + "\n", "--out")
+        write_atomic(Path(args.out), json.dumps(doc, indent=1) + "\n", option="--out")
         print(f"wrote {args.out}")
     return 0
 

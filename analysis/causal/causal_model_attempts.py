@@ -44,9 +44,8 @@ from pathlib import Path
 import numpy as np
 
 from receptive.bound import models
-from receptive.theory import causal as theory_causal
-from receptive.theory._occupancy import _band_sizes
-from receptive.windows import window_offsets
+from receptive.theory import CausalProfile, RunMissTable, sa_key_probability
+from receptive.validation import check_int
 
 from . import pooled
 
@@ -65,7 +64,7 @@ VARIANTS = (
 )
 
 
-class _Rows(theory_causal._RunMisses):
+class _Rows(RunMissTable):
     """The run-branching rows, with the same row for a root run of two tokens (``psi * exp(-p * extra)``: the extra
     token fires into the same zones in every layer) and a first row of one's choosing."""
 
@@ -152,16 +151,13 @@ def variant_clumps(n: int, w: int, layers: int, targets: int | None, variant: st
     """``N_L`` for ``L = 1..layers`` of causal SA+SWA (``w_swa = w``, truncated bands) under ``variant``."""
     if variant not in VARIANTS:
         raise ValueError(f"variant: expected one of {', '.join(VARIANTS)}, got {variant!r}")
-    n, w, layers = theory_causal._check_model_args(n, w, layers)
-    if w < 2:
-        raise ValueError(f"w: expected >= 2 (the window's runs), got {w}")
+    n, w, layers = check_int("n", n, 2), check_int("w", w, 2), check_int("layers", layers, 1)
     if targets is not None and not 1 <= targets <= n:
         raise ValueError(f"targets: expected an integer in [1, {n}], got {targets}")
     a, cut_factor = w, {"cut3": 3, "cut12": 12}.get(variant, 6)
-    band, band_freq = _band_sizes(n, *window_offsets(w, False), False)
     x = np.arange(n)
-    u, u2 = theory_causal._profile_start(n)
-    p = float(np.sum(band_freq * (band - 1))) / (n - 1)
+    profile_model = CausalProfile(n, w, a)
+    p = sa_key_probability(n, w)
     depth = min(n - 1, cut_factor * layers * (a - 1) + a)
     first_bulk = np.ones(depth + 1)
     first_bulk[1] = 0.0  # the later target is not reached by a shortcut that lands on it in the last layer
@@ -170,7 +166,7 @@ def variant_clumps(n: int, w: int, layers: int, targets: int | None, variant: st
     share = 1.0 if targets is None else targets / n
     out = []
     for layer in range(1, layers + 1):
-        u, u2 = theory_causal._profile_step(u, u2, band, band_freq, a)
+        u, u2 = profile_model.step()
         with np.errstate(divide="ignore", invalid="ignore"):
             r_far = np.where(u > 0, 1 - u2 / u, 0.0)
         far_axes = r_far * r_far if variant == "far-both-axes" and targets is None else r_far
@@ -206,17 +202,14 @@ def missed_pairs(n: int, w: int, layers: int, capped: bool) -> np.ndarray:
     """Expected missed (key, query) pairs of causal SA+SWA after ``L = 1..layers`` (``w_swa = w``, truncated bands):
     ``sum_{x <= D} (n - x) psi_1(x, L) + sum_{x > D} (n - x) u_L(x)``, with the run-branching table of the model
     (``capped=False``) or the lead-capped one, the profile model beyond the cut ``D = 6 L (w - 1) + w``."""
-    n, w, layers = theory_causal._check_model_args(n, w, layers)
-    if w < 2:
-        raise ValueError(f"w: expected >= 2 (the window's runs), got {w}")
-    band, band_freq = _band_sizes(n, *window_offsets(w, False), False)
-    p = float(np.sum(band_freq * (band - 1))) / (n - 1)
+    n, w, layers = check_int("n", n, 2), check_int("w", w, 2), check_int("layers", layers, 1)
+    p = sa_key_probability(n, w)
     table = (_CappedRows if capped else _Rows)(p, w, min(n - 1, 6 * layers * (w - 1) + w), 1)
     x = np.arange(n)
-    u, u2 = theory_causal._profile_start(n)
+    profile_model = CausalProfile(n, w, w)
     out = []
     for layer in range(1, layers + 1):
-        u, u2 = theory_causal._profile_step(u, u2, band, band_freq, w)
+        u = profile_model.step()[0]
         cut = min(n - 1, 6 * layer * (w - 1) + w)
         near = table.next()[: cut + 1]
         out.append(float(np.sum((n - x[: cut + 1]) * near) + np.sum(((n - x) * u)[cut + 1 :])))

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from graphs._atomic import write_text_atomic
+from graphs.cli_common import write_atomic
 from receptive import __version__, theory
 from receptive.bound.analysis import calibrated_exact_probability
 from receptive.bound.cli import parse_sizes
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.points is not None:
         q = np.array([r["exact_probability"] for r in rows])
         doc["expected_exact"] = {"mean": float(q.sum()), "sd": float(np.sqrt((q * (1 - q)).sum()))}
-    write_text_atomic(Path(args.out), json.dumps(doc, indent=1) + "\n", "--out")
+    write_atomic(Path(args.out), json.dumps(doc, indent=1) + "\n", option="--out")
     print(f"wrote {args.out}: {len(rows)} points")
     if args.points is not None:
         e = doc["expected_exact"]

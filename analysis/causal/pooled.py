@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphs._atomic import write_text_atomic
+from graphs.cli_common import write_atomic
 from receptive import PATTERNS, __version__, theory
 from receptive.bound.analysis import (
     binomial_checks,
@@ -480,8 +480,8 @@ def main(argv: list[str] | None = None) -> int:
         result = pooled_evaluation(args.dirs, patterns, CAUSAL_CHOICES[args.causal], args.model, interval_file)
         if args.out:
             out = Path(args.out)
-            write_text_atomic(out, json.dumps(result.to_dict(), indent=1) + "\n", "--out")
-            write_text_atomic(out.with_suffix(".csv"), to_csv(result), "--out")
+            write_atomic(out, json.dumps(result.to_dict(), indent=1) + "\n", option="--out")
+            write_atomic(out.with_suffix(".csv"), to_csv(result), option="--out")
     except ValueError as exc:
         parser.error(str(exc))
     if args.json:

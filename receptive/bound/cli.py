@@ -9,9 +9,8 @@ import math
 import sys
 from pathlib import Path
 
-from graphs import parse_bytes
 from graphs._atomic import atomic_write, write_text_atomic
-from graphs.memory import slab_bytes
+from graphs.memory import parse_bytes, slab_bytes
 
 from .. import __version__, theory
 from ..cli_parser import OneLineErrorParser, comma_names

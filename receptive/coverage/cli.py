@@ -8,8 +8,8 @@ import json
 import os
 import sys
 
-from graphs import DEFAULT_MAX_MEMORY, parse_bytes
 from graphs._atomic import atomic_write, check_writable
+from graphs.memory import DEFAULT_MAX_MEMORY, parse_bytes
 
 from .. import __version__, theory
 from ..cli_parser import OneLineErrorParser

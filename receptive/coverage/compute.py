@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
-from graphs import DEFAULT_MAX_MEMORY, admissible_sizes, backward_counts, forward_counts, parse_bytes
-from graphs.memory import slab_bytes
+from graphs import admissible_sizes, backward_counts, forward_counts
+from graphs.memory import DEFAULT_MAX_MEMORY, parse_bytes, slab_bytes
 
 from ..patterns import Pattern
 from ..permutations import TARGET_STREAM

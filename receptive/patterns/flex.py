@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from graphs import DEFAULT_MAX_MEMORY, parse_bytes
+from graphs.memory import DEFAULT_MAX_MEMORY, parse_bytes
 from graphs.ops import NeighbourOp, Op, WindowOp
 
 from ..validation import check_bool, check_int
@@ -205,7 +205,7 @@ def from_mask_mod(
         One ``mask_mod`` per layer.
     heads : int, default 1
         Heads evaluated (``h = 0 .. heads - 1``) and united.
-    max_memory : int or str, default graphs.DEFAULT_MAX_MEMORY
+    max_memory : int or str, default graphs.memory.DEFAULT_MAX_MEMORY
         Bytes (or a size such as ``"2GB"``) for the working block and the stored CSR.
     block : int or None, default None
         Query rows per evaluation block.
@@ -431,7 +431,7 @@ def to_mask_mod(
         One of :data:`LOOKUPS`.
     device : torch.device or None, default None
         Where the tables live.
-    max_memory : int or str, default graphs.DEFAULT_MAX_MEMORY
+    max_memory : int or str, default graphs.memory.DEFAULT_MAX_MEMORY
         Bytes for the adjacency and the table.
 
     Returns

@@ -14,7 +14,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from graphs import DEFAULT_MAX_MEMORY, admissible_sizes, backward_full_layer, plan_slabs, slab_counts
+from graphs import admissible_sizes, backward_full_layer, slab_counts
+from graphs.memory import DEFAULT_MAX_MEMORY
+from graphs.reachability import plan_slabs
 
 from ..coverage.compute import target_positions
 from ..patterns import make_pattern
@@ -113,8 +115,8 @@ def tasks_for(
         Layers to compute at most.
     targets : int, default 1024
         Targets of the sampled task (at most ``n``).
-    max_memory : int, default graphs.DEFAULT_MAX_MEMORY
-        Bytes per slab (:func:`graphs.plan_slabs`).
+    max_memory : int, default graphs.memory.DEFAULT_MAX_MEMORY
+        Bytes per slab (:func:`graphs.reachability.plan_slabs`).
     slab_size : int or None, default None
         Sources per slab instead of the memory plan.
 

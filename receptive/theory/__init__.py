@@ -13,9 +13,10 @@ Modules, one model family each; every public name of them is importable from her
   O(log_w n) bound)); the causal laws :func:`causal_sa_full_layer_estimate` and :func:`causal_swa_scaling_law`.
 * Sharp models, one per regime, each giving ``P(coverage full after L layers)``: :mod:`.bidirectional`
   (:func:`sa_full_probability`, :func:`sa_swa_full_probability`) and :mod:`.causal` (:func:`causal_full_probability`
-  for causal SA and SA+SWA, from :func:`causal_failure_clumps` and the run-branching table
-  :func:`causal_run_miss_table`); :mod:`.prediction` picks one (:func:`full_probability`) and returns the first
-  layer at which full coverage is more likely than not (:func:`predict_full_layer`, :func:`median_layer`).
+  for causal SA and SA+SWA, from :func:`causal_failure_clumps`, its profile model :class:`CausalProfile` and the
+  run-branching table :func:`causal_run_miss_table`, row by row :class:`RunMissTable`, with the SA edge probability
+  :func:`sa_key_probability`); :mod:`.prediction` picks one (:func:`full_probability`) and returns the first layer
+  at which full coverage is more likely than not (:func:`predict_full_layer`, :func:`median_layer`).
 * Causal SA+SWA by Monte Carlo of the interval process, counting failing targets and runs of failing keys:
   :mod:`.interval_process` (the simulation, :func:`interval_event_rates`) and :mod:`.interval` (the model,
   :func:`causal_interval_clumps`; seconds to two minutes per point, so :func:`predict_full_layer` uses it only when
@@ -29,7 +30,14 @@ Examples
 """
 
 from .bidirectional import sa_full_probability, sa_swa_full_probability
-from .causal import causal_failure_clumps, causal_full_probability, causal_run_miss_table
+from .causal import (
+    CausalProfile,
+    RunMissTable,
+    causal_failure_clumps,
+    causal_full_probability,
+    causal_run_miss_table,
+    sa_key_probability,
+)
 from .interval import (
     CUT_GROWTH,
     DECIDING_CLUMPS,
@@ -75,7 +83,9 @@ __all__ = [
     "MODELS",
     "SA_FORMULA",
     "SIMULATION_MARGIN",
+    "CausalProfile",
     "IntervalCostError",
+    "RunMissTable",
     "causal_failure_clumps",
     "causal_full_probability",
     "causal_interval_clumps",
@@ -93,6 +103,7 @@ __all__ = [
     "sa_full_layer_estimate",
     "sa_full_probability",
     "sa_half_layer",
+    "sa_key_probability",
     "sa_mean_coverage",
     "sa_swa_full_probability",
     "sa_swa_growth_rate",

@@ -15,9 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from ..validation import check_int
-from ..windows import window_offsets
-from ._occupancy import _band_sizes, _check_model_args
-from .causal import _profile_start, _profile_step, causal_failure_clumps
+from ._occupancy import _check_model_args
+from .causal import CausalProfile, causal_failure_clumps, sa_key_probability
 from .interval_process import _MAX_STRIP_BYTES, _cut, interval_cost, interval_event_rates
 
 
@@ -86,14 +85,14 @@ def _extrapolate_tail(counts: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return counts
 
 
-def _far_clumps(n: int, band, band_freq, a: int, layers: int, cuts: np.ndarray) -> np.ndarray:
+def _far_clumps(n: int, w: int, layers: int, cuts: np.ndarray) -> np.ndarray:
     """The profile model's clumps beyond each of ``cuts``, ``far[L-1, c] = sum_{x > cuts[c]} (n - x) (u_L(x) -
-    u2_L(x))`` (as in :func:`receptive.theory.causal_failure_clumps`; SA bands of sizes ``band``, window ``a``)."""
+    u2_L(x))`` (as in :func:`receptive.theory.causal_failure_clumps`; SA window and causal window ``w``)."""
     x = np.arange(n)
-    u, u2 = _profile_start(n)
+    profile = CausalProfile(n, w, w)
     out = np.zeros((layers, cuts.size))
     for layer in range(layers):
-        u, u2 = _profile_step(u, u2, band, band_freq, a)
+        u, u2 = profile.step()
         beyond = np.concatenate([np.cumsum(((n - x) * np.maximum(u - u2, 0.0))[::-1])[::-1], [0.0]])
         out[layer] = beyond[cuts + 1]
         if out[layer, 0] < 1e-12:
@@ -207,8 +206,7 @@ def causal_interval_clumps(
     gap = check_int("gap", gap, 0, keys - 1)
     if not max_cost > 0:
         raise ValueError(f"max_cost: expected a positive number of word operations, got {max_cost!r}")
-    band, band_freq = _band_sizes(n, *window_offsets(w, False), False)
-    p = float(np.sum(band_freq * (band - 1))) / (n - 1)
+    p = sa_key_probability(n, w)
     # an event fails about KEYS_PER_EVENT neighbouring keys: sampled targets count failing keys, so they need
     # KEYS_PER_EVENT times the strips for the same number of independent events
     scale = n if targets is None else targets * KEYS_PER_EVENT
@@ -232,7 +230,7 @@ def causal_interval_clumps(
         raise IntervalCostError(
             f"interval Monte Carlo: about {costs[0]:.2g} word operations at n = {n}, w = {w} (max_cost {max_cost:.2g})"
         )
-    far = _far_clumps(n, band, band_freq, w, simulated, cuts)
+    far = _far_clumps(n, w, simulated, cuts)
     affordable = (costs <= max_cost) & ((keys + cuts + 1) * (keys // 64) * 32 <= _MAX_STRIP_BYTES)
     wanted, chosen = _choose_cut(share * far, model <= DECIDING_CLUMPS, affordable)
     cut = int(cuts[chosen])  # horizons beyond it count as the cut (the far part counts the rest)

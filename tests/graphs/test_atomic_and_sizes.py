@@ -1,4 +1,5 @@
-"""Sizes in bytes (``graphs.parse_bytes``) and atomic output files (``graphs._atomic``): one-line errors, umask."""
+"""Sizes in bytes (``graphs.memory.parse_bytes``) and atomic output files (``graphs._atomic``): one-line errors,
+umask."""
 
 import os
 
@@ -7,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphs import parse_bytes
 from graphs._atomic import atomic_write, check_writable
+from graphs.memory import parse_bytes
 
 
 @pytest.mark.parametrize(

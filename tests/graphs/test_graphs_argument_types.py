@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 from refusals import assert_refused
 
-import graphs
 from graphs import (
     Graph,
     NeighbourOp,
@@ -14,14 +13,12 @@ from graphs import (
     apply_layer,
     backward_counts,
     backward_full_layer,
-    combine_slabs,
     forward_counts,
     path_lengths,
-    plan_slabs,
     slab_counts,
-    slab_ranges,
 )
-from graphs.reachability import progress_bar
+from graphs.memory import parse_bytes
+from graphs.reachability import combine_slabs, plan_slabs, progress_bar
 from graphs.validation import check_bool
 
 
@@ -63,9 +60,6 @@ CASES = [
     (lambda: forward_counts(ops, 8, max_layers=2, slab_size=0), ValueError, "slab_size"),
     (lambda: plan_slabs(ops, "x"), TypeError, "n"),
     (lambda: plan_slabs(3, 8), TypeError, "layer_ops"),
-    (lambda: slab_ranges("x", 64), TypeError, "n"),
-    (lambda: slab_ranges(10, 0), ValueError, "seeds_per_slab"),
-    (lambda: slab_ranges(10, 2.0), TypeError, "seeds_per_slab"),
     (lambda: slab_counts(ops, 8, "x", 4, max_layers=2), TypeError, "start"),
     (lambda: slab_counts(ops, 8, 0, 9, max_layers=2), ValueError, "start, stop"),
     (lambda: combine_slabs([], "x", True), TypeError, "n"),
@@ -99,7 +93,7 @@ CASES = [
     (lambda: path_lengths(graph(), sources="x"), TypeError, "sources"),
     (lambda: path_lengths(graph(), seed=-1), ValueError, "seed"),
     (lambda: path_lengths(graph(), max_memory=[]), TypeError, "max_memory"),
-    (lambda: graphs.parse_bytes(None), TypeError, "max_memory"),
+    (lambda: parse_bytes(None), TypeError, "max_memory"),
 ]
 
 

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from graphs import NeighbourOp, forward_counts, parse_bytes
+from graphs import NeighbourOp, forward_counts
+from graphs.memory import parse_bytes
 from receptive import (
     NeighbourListPattern,
     SlidingWindow,
@@ -162,7 +163,8 @@ def test_memory_budget_is_checked_before_allocating():
 
 def test_slabs_are_independent_tasks():
     """Slabs of any width, run in any order, combine to the single-pass result."""
-    from graphs import combine_slabs, plan_slabs, slab_counts
+    from graphs import slab_counts
+    from graphs.reachability import combine_slabs, plan_slabs
 
     pat = make_pattern("sa+swa", 1000, 8, causal=True, seed=4)
     whole = coverage_by_layer(pat, 6, method="exact")

@@ -147,18 +147,15 @@ def test_the_cut_grows_until_the_profile_leaves_little_beyond_it(monkeypatch):
 def test_far_clumps_are_the_profile_sums_beyond_each_cut():
     """_far_clumps(..., cuts)[L-1, c] = sum over x > cuts[c] of (n - x)(u_L(x) - u2_L(x)), the profile model's clumps
     beyond the cut, computed here by a direct sum per layer and cut."""
-    from receptive.theory._occupancy import _band_sizes
-    from receptive.theory.causal import _profile_start, _profile_step
-    from receptive.windows import window_offsets
+    from receptive.theory import CausalProfile
 
     n, w, layers = 4096, 16, 4
-    band, freq = _band_sizes(n, *window_offsets(w, False), False)
     cuts = np.array([0, 100, 1000, n - 2, n - 1])
-    far = tci._far_clumps(n, band, freq, w, layers, cuts)
-    u, u2 = _profile_start(n)
+    far = tci._far_clumps(n, w, layers, cuts)
+    profile = CausalProfile(n, w, w)
     x = np.arange(n)
     for layer in range(layers):
-        u, u2 = _profile_step(u, u2, band, freq, w)
+        u, u2 = profile.step()
         clumps = (n - x) * np.maximum(u - u2, 0.0)
         direct = [clumps[c + 1 :].sum() for c in cuts]
         np.testing.assert_allclose(far[layer], direct, rtol=1e-9, atol=1e-12)
