@@ -39,7 +39,7 @@ from analysis.training.tasks import TEXT_VOCAB, lm_batch, load_corpus, validatio
 from gpu.approx import METHODS, exact_cost, method_cost
 from gpu.attention.threads import torch_threads
 from gpu.hf import calibration_options, capture_keys_values, register
-from graphs.cli_common import write_atomic
+from graphs.cli_common import output_file, write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
 CALIBRATION_WINDOWS = 8  # training-text windows whose keys and values fit Loki's PCA and the latent projections
@@ -279,9 +279,13 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="a seconds-long version (tiny model, 30 steps, n = 64)")
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads (default 1: on a shared machine more threads wait on each other)")  # fmt: skip
-    p.add_argument("--cache", help="keep the trained model in this file and reuse it on a rerun (not committed)")
+    p.add_argument(
+        "--cache",
+        type=output_file("--cache"),
+        help="keep the trained model in this file and reuse it on a rerun (not committed)",
+    )
     p.add_argument("--train-only", action="store_true", help="train (and --cache) without the evaluation")
-    p.add_argument("--json", help="write the result to this file")
+    p.add_argument("--json", type=output_file("--json"), help="write the result to this file")
     args = p.parse_args(argv)
     try:
         methods = comma_names("--methods", args.methods, causal_methods()) if args.methods else None
@@ -303,7 +307,7 @@ def main(argv=None) -> int:
         p.error(f"--{exc}")
     print(summary(result))
     if args.json:
-        write_atomic(args.json, json.dumps(result, indent=1) + "\n", option="--json", mkdir=True)
+        write_atomic(args.json, json.dumps(result, indent=1) + "\n", option="--json")
     return 0
 
 

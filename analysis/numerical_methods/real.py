@@ -41,7 +41,7 @@ from gpu.approx.__main__ import budgets_for
 from gpu.approx.methods import METHODS, approximate, exact_attention, exact_cost, method_cost
 from gpu.attention.threads import torch_threads
 from gpu.hf.minilm import HEAD_DIM, HEADS, LAYERS, MAX_POSITIONS, TRAINED_POSITIONS, MiniLM, exact
-from graphs.cli_common import write_atomic
+from graphs.cli_common import output_file, write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
 TOP_K = (1, 8, 32, 64)
@@ -350,7 +350,7 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="a seconds-long version: 1 window of 128, 12 pairs of 64")
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads (default 1: on a shared machine more threads wait on each other)")  # fmt: skip
-    p.add_argument("--json", help="write the result to this file")
+    p.add_argument("--json", type=output_file("--json"), help="write the result to this file")
     args = p.parse_args(argv)
     try:
         methods = comma_names("--methods", args.methods, METHODS)
@@ -362,6 +362,9 @@ def main(argv=None) -> int:
         p.error(str(exc))
     if args.seeds < 1 or args.windows < 1 or args.threads < 1:
         p.error("--seeds, --windows, --threads: expected positive integers")
+    for flag, value in (("--n", args.n), ("--document-tokens", args.document_tokens)):
+        if not 3 <= value <= MAX_POSITIONS:
+            p.error(f"{flag}: expected an integer in [3, {MAX_POSITIONS}], got {value}")
     if args.pairs is not None and args.pairs < 2:
         p.error(f"--pairs: expected an integer >= 2, got {args.pairs}")
     if args.quick:
@@ -377,7 +380,7 @@ def main(argv=None) -> int:
     result["parameters"]["threads"] = args.threads
     print(summary(result["structure"], result["errors"], result["substitution"]))
     if args.json:
-        write_atomic(args.json, json.dumps(result, indent=1) + "\n", option="--json", mkdir=True)
+        write_atomic(args.json, json.dumps(result, indent=1) + "\n", option="--json")
     return 0
 
 

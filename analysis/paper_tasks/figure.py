@@ -8,7 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
-from graphs.cli_common import save_png_pdf
+from graphs.cli_common import output_file, save_png_pdf
 from receptive.cli_parser import OneLineErrorParser
 
 COLOURS = {"swa": "tab:blue", "swa+sink": "tab:cyan", "sa": "tab:red", "sa+sink": "tab:pink", "sa+swa": "tab:brown",
@@ -84,7 +84,7 @@ def main(argv=None) -> int:
     parser = OneLineErrorParser(prog="python -m analysis.paper_tasks.figure", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
     parser.add_argument("--summary", required=True, help="python -m analysis.paper_tasks.summary's JSON")
-    parser.add_argument("--out", required=True, help="PREFIX of PREFIX.png and PREFIX.pdf")
+    parser.add_argument("--out", required=True, type=output_file("--out"), help="PREFIX of PREFIX.png and PREFIX.pdf")
     args = parser.parse_args(argv)
     try:
         summary = json.loads(Path(args.summary).read_text())

@@ -28,11 +28,12 @@ import argparse
 import json
 import warnings
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 from scipy.stats import spearmanr
 
-from graphs.cli_common import write_atomic
+from graphs.cli_common import output_file, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 from receptive.sweep import ResultStore
 
@@ -206,10 +207,12 @@ def main(argv=None) -> int:
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
     parser.add_argument("--store", default=str(RESULTS / "grid"), help="the grid's result store")
     parser.add_argument("--sample", type=int, default=25, help="items per task whose lengths the measures use")
-    parser.add_argument("--out", required=True, help="the JSON to write")
+    parser.add_argument("--out", required=True, type=output_file("--out"), help="the JSON to write")
     args = parser.parse_args(argv)
     if args.sample < 1:
         parser.error(f"--sample: expected an integer >= 1, got {args.sample}")
+    if not (Path(args.store) / "tasks.jsonl").is_file():
+        parser.error(f"--store: no tasks.jsonl in {args.store!r} (python -m analysis.paper_tasks.study writes it)")
     measures = measure_rows(args.store, args.sample)
     rows = correlations(args.store, measures)
     chosen = chosen_measure(rows)

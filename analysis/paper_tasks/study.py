@@ -37,7 +37,9 @@ from pathlib import Path
 
 from gpu.hf.eval_cli import DEFAULT_TASKS
 from gpu.hf.eval_cli import main as hf_eval
-from receptive.cli_parser import OneLineErrorParser, comma_names
+from gpu.hf.eval_tasks import load_task
+from graphs.cli_common import output_folder
+from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
 from .summary import SEARCH_TASKS, search_winner, task_rows
 
@@ -112,7 +114,7 @@ def main(argv=None) -> int:
     """
     parser = OneLineErrorParser(prog="python -m analysis.paper_tasks.study", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
-    parser.add_argument("--out", required=True, help="the result store (resumed)")
+    parser.add_argument("--out", required=True, type=output_folder("--out"), help="the result store (resumed)")
     parser.add_argument("--tiers", default=",".join(TIERS), help="comma-separated tiers, in order")
     parser.add_argument("--limit", type=int, default=200, help="items per task")
     parser.add_argument("--tasks", default=",".join(DEFAULT_TASKS), help="comma-separated tasks")
@@ -120,10 +122,18 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=1, help="processes (a Dask LocalCluster when above 1)")
     parser.add_argument("--dry-run", action="store_true", help="print each tier's CPU estimate, run nothing")
     args = parser.parse_args(argv)
+    args.out = str(args.out)
     try:
         tiers = comma_names("--tiers", args.tiers, TIERS)
+        for flag, value in (("--limit", args.limit), ("--workers", args.workers)):
+            if value < 1:
+                raise ValueError(f"{flag}: expected an integer >= 1, got {value}")
+        if args.budgets:
+            comma_ints("--budgets", args.budgets, 1)
+        for task in args.tasks.split(","):
+            load_task(task, limit=1)
     except ValueError as exc:
-        parser.error(str(exc))
+        parser.error(str(exc).replace("task: ", "--tasks: ", 1))
     for tier in tiers:
         tasks, methods = args.tasks.split(","), None
         if tier != "exact" and not args.dry_run:

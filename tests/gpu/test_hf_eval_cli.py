@@ -86,7 +86,7 @@ def test_bad_input_is_one_line_naming_the_flag_and_leaves_nothing(model_folder, 
         main(argv)
     assert exit.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and f"error: {flag}:" in err, err
+    assert len(err.splitlines()) == 1 and (f"error: {flag}:" in err or f"error: argument {flag}:" in err), err
     assert not (tmp_path / "out").exists()
 
 

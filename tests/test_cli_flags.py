@@ -1,0 +1,167 @@
+"""Every flag of every command line, given a value no command may accept: each run must end in exit status 2 with one
+line on stderr that names the flag (no traceback), before any work, and leave no file behind.
+
+The flags are read from the commands' own parsers (``main([])`` runs up to ``parse_args``, which is intercepted), so
+a new flag is fuzzed the day it is added. The values, by the flag's type:
+
+* an integer flag: ``abc`` and ``-3`` (no count, size, seed or index here takes a negative);
+* a real flag: ``abc`` and ``nan``;
+* a flag with choices: a name outside them;
+* any other flag (paths, comma-separated lists, addresses): a path below a regular file, which names no input,
+  cannot be written, and is no list of names or numbers.
+
+A case that has not ended within :data:`CASE_SECONDS` has started work it should have refused: it fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import signal
+from pathlib import Path
+
+import pytest
+from benchmark_scripts import load_benchmark
+
+#: each command: its main (a module, or ``benchmarks/<name>.py``) and a package it needs
+COMMANDS = {
+    "analysis.causal.causal_clumps": None, "analysis.causal.causal_far_offsets": None,
+    "analysis.causal.causal_interval_check": None, "analysis.causal.causal_model_attempts": None,
+    "analysis.causal.interval_model": None, "analysis.causal.pooled": None, "analysis.causal.refresh_keys": None,
+    "analysis.causal.variants": None, "analysis.numerical_methods.decoder": "transformers",
+    "analysis.numerical_methods.real": "transformers", "analysis.numerical_methods.refresh_costs": "torch",
+    "analysis.paper_tasks.figure": "matplotlib", "analysis.paper_tasks.reach": "torch",
+    "analysis.paper_tasks.study": "transformers", "analysis.paper_tasks.summary": None,
+    "analysis.real_models.figure": "matplotlib", "analysis.real_models.study": "transformers",
+    "analysis.real_models.windows": "transformers", "analysis.receptive_fields.hops": None,
+    "analysis.receptive_fields.keys_per_query": None, "analysis.receptive_fields.mask_mod_time": "torch",
+    "analysis.receptive_fields.smallworld_attention": None, "analysis.training.__main__": "torch",
+    "analysis.training.reach_grid": "torch", "analysis.training.step_time": "torch",
+    "benchmarks/bench_banded": "torch", "benchmarks/bench_coverage": None, "benchmarks/bench_eval": "transformers",
+    "benchmarks/bench_generation": "transformers", "benchmarks/bench_graphs": None,
+    "benchmarks/bench_sa_layer": "torch", "figures.__main__": "matplotlib", "gpu.approx.__main__": "torch",
+    "gpu.bench.cli": "torch", "gpu.hf.eval_cli": "transformers", "gpu.hf.lm_eval": "transformers",
+    "graphs.smallworld.cli": None, "receptive.bound.cli": None, "receptive.coverage.cli": None,
+    "receptive.layouts": None, "receptive.smallworld": None,
+}  # fmt: skip
+ROOT = Path(__file__).resolve().parent.parent
+#: the arguments a command requires, with valid values (``{out}``: a path in the case's folder, not yet there); the
+#: fuzzed flag comes after them, so it overrides one of them
+BASELINE = {
+    "analysis.causal.causal_clumps": ["--out", "{out}"],
+    "analysis.causal.causal_model_attempts": ["--out", "{out}"],
+    "analysis.paper_tasks.figure": ["--summary", str(ROOT / "analysis/paper_tasks/results/summary.json"), "--out",
+                                    "{out}"],
+    "analysis.paper_tasks.reach": ["--out", "{out}"],
+    "analysis.paper_tasks.study": ["--out", "{out}"],
+    "analysis.paper_tasks.summary": ["--out", "{out}"],
+    "analysis.real_models.figure": ["--json", str(ROOT / "analysis/real_models/results/smollm2_n2048_m128.json"),
+                                    "--out", "{out}"],
+    "analysis.real_models.study": ["--out", "{out}"],
+    "analysis.real_models.windows": ["--out", "{out}"],
+    "analysis.receptive_fields.hops": ["--out", "{out}"],
+    "analysis.receptive_fields.mask_mod_time": ["--out", "{out}"],
+    "analysis.receptive_fields.smallworld_attention": ["--out", "{out}"],
+    "analysis.training.__main__": ["retrieval", "--quick", "--out", "{out}"],
+    "analysis.training.step_time": ["--out", "{out}"],
+    "figures.__main__": ["coverage_vs_layer", "--quick", "--out", "{out}"],
+    "gpu.hf.eval_cli": ["--out", "{out}"],
+    "gpu.hf.lm_eval": ["--attention", "sa"],
+}  # fmt: skip
+#: flags whose value is free text, where any value is right
+FREE_TEXT = {("analysis.numerical_methods.refresh_costs", "--note")}
+#: seconds a refusal may take (reading a model's config or a task's files is allowed; work is not)
+CASE_SECONDS = 20
+
+
+class _Parsed(Exception):
+    """Raised in place of parsing: the parser is caught, nothing runs."""
+
+
+def _main(command: str):
+    if command.startswith("benchmarks/"):
+        return load_benchmark(command.removeprefix("benchmarks/")).main
+    return importlib.import_module(command).main
+
+
+def _parser(main) -> argparse.ArgumentParser:
+    """The parser ``main`` builds, caught at its first ``parse_args``/``parse_known_args``."""
+    caught = []
+
+    def catch(self, *args, **kwargs):
+        caught.append(self)
+        raise _Parsed
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(argparse.ArgumentParser, "parse_args", catch)
+    patch.setattr(argparse.ArgumentParser, "parse_known_args", catch)
+    try:
+        main([])
+    except _Parsed:
+        pass
+    finally:
+        patch.undo()
+    assert caught, "main builds no argparse parser"
+    return caught[0]
+
+
+def _bad_values(action: argparse.Action, below_a_file: str) -> list[str]:
+    if action.choices is not None and not isinstance(action.choices, range):
+        return ["no-such-choice"]
+    kind = getattr(action.type, "__name__", "")
+    if action.type is int or kind == "int":
+        return ["abc", "-3"]
+    if action.type is float or kind == "float":
+        return ["abc", "nan"]
+    return [below_a_file]
+
+
+def _flags(command: str) -> list[argparse.Action]:
+    parser = _parser(_main(command))
+    return [a for a in parser._actions if a.option_strings and a.nargs != 0 and not isinstance(a, argparse._HelpAction)]
+
+
+def _files(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_flag_refuses_a_bad_value_in_one_line(command, tmp_path, capsys, monkeypatch):
+    if COMMANDS[command]:
+        pytest.importorskip(COMMANDS[command])
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "file.txt").write_text("a regular file\n")
+    below_a_file = str(tmp_path / "file.txt" / "x")
+    main = _main(command)
+    baseline = [arg.replace("{out}", str(tmp_path / "out")) for arg in BASELINE.get(command, [])]
+    failures = []
+
+    def alarm(*_):
+        raise TimeoutError(f"still running after {CASE_SECONDS} s")
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    try:
+        for action in _flags(command):
+            flag = action.option_strings[-1]
+            if (command, flag) in FREE_TEXT:
+                continue
+            for value in _bad_values(action, below_a_file):
+                before = _files(tmp_path)
+                signal.alarm(CASE_SECONDS)
+                try:
+                    code = main([*baseline, flag, value])
+                except SystemExit as exc:
+                    code = exc.code
+                except Exception as exc:
+                    code = f"{type(exc).__name__}: {exc}"
+                finally:
+                    signal.alarm(0)
+                err = capsys.readouterr().err
+                lines = err.strip().splitlines()
+                if code != 2 or "Traceback" in err or len(lines) != 1 or flag not in lines[0]:
+                    failures.append(f"{flag} {value!r}: exit {code!r}, stderr {err.strip()[-300:]!r}")
+                elif _files(tmp_path) != before:
+                    failures.append(f"{flag} {value!r}: left {sorted(_files(tmp_path) - before)}")
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert not failures, f"{command}:\n" + "\n".join(failures)
