@@ -5,7 +5,8 @@ to an approximation of ``softmax(q k^T / sqrt d) v`` (causal: over keys ``j <= i
 the budget means (``budget_meaning``: keys per query for most methods, a rank or latent width for the latent and
 tensor methods, ``budget_kind``), whether the seed matters (``randomized``), whether a causal version exists
 (``causal``), the method's options, and its cost: :func:`method_cost` gives FLOPs, peak memory and KV-cache bytes
-per token (:mod:`gpu.approx.costs`). The methods live in :mod:`gpu.approx.families`, one module per family.
+per token (:mod:`gpu.approx.costs`). The methods live in :mod:`gpu.approx.families`, one module per family, each
+with its cost function beside it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,18 @@ import torch
 
 from gpu.approx import costs
 from gpu.approx.costs import Cost
-from gpu.approx.families import clustering, kernels, latent, lowrank, lsh, oracles, sampling, tensor, windows
+from gpu.approx.families import (
+    clustering,
+    kernels,
+    latent,
+    lowrank,
+    lsh,
+    oracles,
+    psd_lowrank,
+    sampling,
+    tensor,
+    windows,
+)
 from gpu.approx.families.common import exact_attention, relative_error, wide
 from gpu.validation import check_bool, check_choice, check_int
 from gpu.validation import check_finite as _check_finite
@@ -91,58 +103,59 @@ _LATENT = {"budget_kind": "rank", "options": ("calibration",), "max_budget": lam
 METHODS: dict[str, Method] = {
     m.name: m
     for m in (
-        _m("swa", "sparsity (window)", "window of m keys", windows.sliding_window, costs.swa, randomized=False,
-           causal=True, paper="sliding window (Beltagy et al. 2020)"),
-        _m("sa", "sparsity (window)", "window of m keys in a random order", windows.stochastic, costs.sa, causal=True,
-           paper="Jin & Sui 2026, arXiv 2604.00754"),
+        _m("swa", "sparsity (window)", "window of m keys", windows.sliding_window, windows.sliding_window_cost,
+           randomized=False, causal=True, paper="sliding window (Beltagy et al. 2020)"),
+        _m("sa", "sparsity (window)", "window of m keys in a random order", windows.stochastic,
+           windows.stochastic_cost, causal=True, paper="Jin & Sui 2026, arXiv 2604.00754"),
         _m("sa+swa", "sparsity (window)", "two paths of m/2 keys, equal gates", windows.stochastic_plus_window,
-           costs.sa_swa, causal=True, paper="Jin & Sui 2026 (gated SA+SWA)"),
+           windows.stochastic_plus_window_cost, causal=True, paper="Jin & Sui 2026 (gated SA+SWA)"),
         _m("swa+sink", "sparsity (window)", "window of m - 1 keys and the first key",
-           windows.with_sink(windows.sliding_window), lambda *a: costs.swa(*a, sink=True), randomized=False,
-           causal=True, paper="Xiao et al. 2024 (StreamingLLM)"),
+           windows.with_sink(windows.sliding_window), lambda *a: windows.sliding_window_cost(*a, sink=True),
+           randomized=False, causal=True, paper="Xiao et al. 2024 (StreamingLLM)"),
         _m("sa+sink", "sparsity (window)", "SA window of m - 1 keys and the first key",
-           windows.with_sink(windows.stochastic), lambda *a: costs.sa(*a, sink=True), causal=True,
+           windows.with_sink(windows.stochastic), lambda *a: windows.stochastic_cost(*a, sink=True), causal=True,
            paper="Jin & Sui 2026; Xiao et al. 2024"),
         _m("reformer", "sparsity (LSH)", "2 rounds, chunks of m/2 items (about m/2 keys each)", lsh.reformer_lsh,
-           costs.reformer, causal=True, options=("rounds",), paper="Kitaev et al. 2020"),
-        _m("moba", "sparsity (block routing)", "4 blocks of m/4 keys", clustering.moba, costs.moba, randomized=False,
-           causal=True, options=("blocks_per_query",), paper="Lu et al. 2025, arXiv 2502.13189"),
-        _m("routing", "clustering", "ceil(n/m) k-means clusters of m keys", clustering.routing, costs.routing,
+           lsh.reformer_lsh_cost, causal=True, options=("rounds",), paper="Kitaev et al. 2020"),
+        _m("moba", "sparsity (block routing)", "4 blocks of m/4 keys", clustering.moba, clustering.moba_cost,
+           randomized=False, causal=True, options=("blocks_per_query",), paper="Lu et al. 2025, arXiv 2502.13189"),
+        _m("routing", "clustering", "ceil(n/m) k-means clusters of m keys", clustering.routing, clustering.routing_cost,
            options=("iterations",), paper="Roy et al. 2021"),
         _m("hyperattention", "importance sampling", "m/2 sortLSH keys + m/2 uniform columns", sampling.hyperattention,
-           costs.hyperattention, causal=True, paper="Han et al. 2024, arXiv 2310.05869"),
+           sampling.hyperattention_cost, causal=True, paper="Han et al. 2024, arXiv 2310.05869"),
         _m("kdeformer", "importance sampling", "m columns by KDE importance (m probe queries)", sampling.kdeformer,
-           costs.kdeformer, paper="Zandieh et al. 2023, arXiv 2302.02451"),
-        _m("linformer", "low rank", "keys and values mean-pooled to length m", lowrank.linformer, costs.linformer,
-           randomized=False, paper="Wang et al. 2020 (untrained mean pooling)"),
+           sampling.kdeformer_cost, paper="Zandieh et al. 2023, arXiv 2302.02451"),
+        _m("linformer", "low rank", "keys and values mean-pooled to length m", lowrank.linformer,
+           lowrank.linformer_cost, randomized=False, paper="Wang et al. 2020 (untrained mean pooling)"),
         _m("linformer-jl", "low rank", "separate random projections E, F to length m", lowrank.linformer_jl,
-           costs.linformer, paper="Wang et al. 2020 (random E, F)"),
-        _m("nystromformer", "low rank", "m landmarks", lowrank.nystromformer, costs.nystromformer, randomized=False,
-           paper="Xiong et al. 2021"),
-        _m("skyformer", "low rank (PSD kernel)", "Nystrom with m landmarks of [Q; K]", lowrank.skyformer,
-           costs.skyformer, budget_kind="rank", paper="Chen et al. 2021"),
+           lowrank.linformer_cost, paper="Wang et al. 2020 (random E, F)"),
+        _m("nystromformer", "low rank", "m landmarks", lowrank.nystromformer, lowrank.nystromformer_cost,
+           randomized=False, paper="Xiong et al. 2021"),
+        _m("skyformer", "low rank (PSD kernel)", "Nystrom with m landmarks of [Q; K]", psd_lowrank.skyformer,
+           psd_lowrank.skyformer_cost, budget_kind="rank", paper="Chen et al. 2021"),
         _m("cholesky", "low rank (PSD kernel)", "rank m pivoted Cholesky of exp(XX^T/sqrt d), X = [Q; K]",
-           lowrank.pivoted_cholesky, costs.pivoted_cholesky, randomized=False, budget_kind="rank",
+           psd_lowrank.pivoted_cholesky, psd_lowrank.pivoted_cholesky_cost, randomized=False, budget_kind="rank",
            options=("tolerance",), max_budget=lambda n, d, h: 2 * n, paper="Harbrecht et al. 2012"),
-        _m("loki", "low rank (keys)", "top m keys by scores in d/4 PCA dimensions", lowrank.loki, costs.loki,
+        _m("loki", "low rank (keys)", "top m keys by scores in d/4 PCA dimensions", lowrank.loki, lowrank.loki_cost,
            randomized=False, causal=True, options=("rank", "calibration"), paper="Singhania et al. 2024"),
-        _m("performer", "kernel", "m random features", kernels.performer, costs.performer, causal=True,
+        _m("performer", "kernel", "m random features", kernels.performer, kernels.performer_cost, causal=True,
            budget_kind="features", paper="Choromanski et al. 2021"),
         _m("polysketch", "kernel (polynomial)", "degree 4, sketch of floor(sqrt m)^2 features", kernels.polysketch,
-           costs.polysketch, causal=True, budget_kind="features", options=("degree",), paper="Kacham et al. 2024"),
+           kernels.polysketch_cost, causal=True, budget_kind="features", options=("degree",),
+           paper="Kacham et al. 2024"),
         _m("levattention", "kernel (leverage scores)", "the m keys of largest leverage", kernels.levattention,
-           costs.levattention, randomized=False, paper="Kannan et al. 2024, arXiv 2410.05462"),
-        _m("mla", "latent", "latent of width r = m per token (SVD of [K V])", latent.mla, costs.mla,
+           kernels.levattention_cost, randomized=False, paper="Kannan et al. 2024, arXiv 2410.05462"),
+        _m("mla", "latent", "latent of width r = m per token (SVD of [K V])", latent.mla, latent.mla_cost,
            randomized=False, causal=True, paper="DeepSeek-AI 2024 (DeepSeek-V2)", **_LATENT),
-        _m("transmla", "latent", "balanced latent of width r = m (SVD of [K/alpha V])", latent.transmla, costs.mla,
-           randomized=False, causal=True, paper="Meng et al. 2025 (TransMLA)", **_LATENT),
-        _m("tpa", "tensor", "per-token rank R = m of keys and values (heads x d)", tensor.tensor_product, costs.tpa,
-           randomized=False, causal=True, budget_kind="rank", max_budget=lambda n, d, h: min(h, d),
-           paper="Zhang et al. 2025 (Tensor Product Attention)"),
-        _m("top-k", "oracle", "the m largest scores per row", oracles.top_k, costs.top_k, randomized=False,
+        _m("transmla", "latent", "balanced latent of width r = m (SVD of [K/alpha V])", latent.transmla,
+           latent.mla_cost, randomized=False, causal=True, paper="Meng et al. 2025 (TransMLA)", **_LATENT),
+        _m("tpa", "tensor", "per-token rank R = m of keys and values (heads x d)", tensor.tensor_product,
+           tensor.tensor_product_cost, randomized=False, causal=True, budget_kind="rank",
+           max_budget=lambda n, d, h: min(h, d), paper="Zhang et al. 2025 (Tensor Product Attention)"),
+        _m("top-k", "oracle", "the m largest scores per row", oracles.top_k, oracles.top_k_cost, randomized=False,
            causal=True),
-        _m("svd", "oracle", "rank m of the attention matrix", oracles.truncated_svd, costs.svd, randomized=False,
-           budget_kind="rank"),
+        _m("svd", "oracle", "rank m of the attention matrix", oracles.truncated_svd, oracles.truncated_svd_cost,
+           randomized=False, budget_kind="rank"),
     )
 }  # fmt: skip
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import torch
 
+from gpu.approx.costs import SOFTMAX, listed_numbers, per_head_cost
 from gpu.approx.families.common import LIST_CHUNK, generator, masked_attention, padded_keys
 from gpu.attention.neighbour import neighbour_attention
 from gpu.validation import check_int
@@ -75,6 +76,52 @@ def moba(q, k, v, m, seed, causal=False, blocks_per_query: int = 4):
     chosen = gate.topk(min(blocks_per_query, nb), dim=-1).indices
     keep = torch.zeros(b, h, n, nb, dtype=torch.bool, device=q.device).scatter_(-1, chosen, True)
     return masked_attention(q, k, v, keep[..., block_of], causal=causal)
+
+
+def moba_cost(n, d, m, heads, causal, element_bytes, blocks_per_query=4):
+    """Cost of MoBA [1]_: ``blocks_per_query`` blocks of ``m / blocks_per_query`` keys chosen by the block means.
+
+    Block means and their scores (``2 n (n / B) d``), then attention over the chosen blocks; the lab applies a
+    dense block mask, so memory holds ``2 n^2`` numbers; the cache adds the block means (``h d / B``).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    m : int
+        Keys per query (``blocks_per_query`` blocks).
+    heads : int
+        Number of heads.
+    causal : bool
+        Causal (decoder) attention if true, bidirectional otherwise.
+    element_bytes : int
+        Bytes per number (2 for bfloat16, 4 for float32).
+    blocks_per_query : int, optional
+        Blocks each query attends to.
+
+    Returns
+    -------
+    Cost
+        FLOPs, peak bytes and KV-cache bytes per token of one forward, summed over the heads.
+
+    Examples
+    --------
+    >>> from gpu.approx.families.clustering import moba_cost
+    >>> moba_cost(64, 8, 16, 2, False, 4)
+    Cost(flops=111616.0, peak_bytes=90112.0, kv_cache_bytes_per_token=144.0)
+
+    References
+    ----------
+    .. [1] Lu et al., "MoBA: Mixture of Block Attention for Long-Context LLMs", 2025, arXiv:2502.13189.
+    """
+    size = max(1, m // blocks_per_query)
+    nb = -(-n // size)
+    keys = min(n, size * blocks_per_query)
+    f = n * d + 2 * n * nb * d + n * nb + 4 * n * keys * d + SOFTMAX * n * keys
+    mem = n * nb + 2 * n * n  # the lab's dense block mask
+    return per_head_cost(f, mem, 2 * d + d / size, n, d, heads, element_bytes)
 
 
 def spherical_kmeans(x: torch.Tensor, clusters: int, seed: int, iterations: int = 10) -> torch.Tensor:
@@ -191,3 +238,49 @@ def routing(q, k, v, m, seed, causal=False, iterations: int = 10):
     home = (q @ centroids.transpose(-1, -2)).argmax(-1)  # (b, h, n)
     idx = torch.gather(members, 2, home[..., None].expand(-1, -1, -1, m))
     return neighbour_attention(q, k, v, padded_keys(idx, causal=causal), method="gather", chunk=LIST_CHUNK)
+
+
+def routing_cost(n, d, m, heads, causal, element_bytes, iterations=10):
+    """Cost of the Routing Transformer [1]_: ``ceil(n / m)`` k-means clusters of ``m`` keys each.
+
+    ``iterations`` rounds of assigning ``q`` and ``k`` to the centroids and updating them, the final assignment,
+    then exact attention over each query's cluster.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    m : int
+        Keys per cluster (at most ``n``).
+    heads : int
+        Number of heads.
+    causal : bool
+        Causal (decoder) attention if true, bidirectional otherwise.
+    element_bytes : int
+        Bytes per number (2 for bfloat16, 4 for float32).
+    iterations : int, optional
+        k-means iterations.
+
+    Returns
+    -------
+    Cost
+        FLOPs, peak bytes and KV-cache bytes per token of one forward, summed over the heads.
+
+    Examples
+    --------
+    >>> from gpu.approx.families.clustering import routing_cost
+    >>> routing_cost(64, 8, 16, 2, False, 4)
+    Cost(flops=419840.0, peak_bytes=184832.0, kv_cache_bytes_per_token=128.0)
+
+    References
+    ----------
+    .. [1] Roy, Saffar, Vaswani & Grangier, "Efficient Content-Based Sparse Attention with Routing
+       Transformers", TACL 2021, arXiv:2003.05997.
+    """
+    m = min(m, n)
+    c = -(-n // m)
+    f = iterations * (2 * 2 * n * c * d + 2 * 2 * n * c * d) + 2 * c * n * d + 2 * n * c * d
+    f += 4 * n * m * d + SOFTMAX * n * m
+    return per_head_cost(f, 2 * n * c + listed_numbers(n, m, d) + c * m, 2 * d, n, d, heads, element_bytes)

@@ -8,6 +8,7 @@ import math
 
 import torch
 
+from gpu.approx.costs import SOFTMAX, listed_numbers, per_head_cost
 from gpu.approx.families.common import LIST_CHUNK, generator, randn, wide
 from gpu.attention.neighbour import neighbour_attention, scale_of
 from gpu.validation import check_int
@@ -228,6 +229,51 @@ def performer(q, k, v, m, seed, causal=False):
     return numerator / denominator.clamp_min(torch.finfo(q.dtype).tiny)
 
 
+def performer_cost(n, d, m, heads, causal, element_bytes):
+    """Cost of Performer FAVOR+ [1]_ with ``m`` positive random features.
+
+    Features of ``q`` and ``k`` (``2 n m d`` and the exponentials each), ``phi(k)^T v`` and ``phi(q)`` times it,
+    and the normaliser; causal adds the in-block products of the blocked prefix sums (blocks of 128). The decoder
+    keeps the prefix state of ``m (d + 1)`` numbers per head, not a cache.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    m : int
+        Number of random features.
+    heads : int
+        Number of heads.
+    causal : bool
+        Causal (decoder) attention if true, bidirectional otherwise.
+    element_bytes : int
+        Bytes per number (2 for bfloat16, 4 for float32).
+
+    Returns
+    -------
+    Cost
+        FLOPs, peak bytes and KV-cache bytes per token of one forward, summed over the heads.
+
+    Examples
+    --------
+    >>> from gpu.approx.families.kernels import performer_cost
+    >>> performer_cost(64, 8, 16, 2, False, 4)
+    Cost(flops=151552.0, peak_bytes=33920.0, kv_cache_bytes_per_token=18.0)
+
+    References
+    ----------
+    .. [1] Choromanski et al., "Rethinking Attention with Performers", ICLR 2021, arXiv:2009.14794.
+    """
+    f = 2 * (2 * n * m * d + 3 * n * m) + 2 * n * m * d + 2 * n * m * d + 2 * n * m * 2
+    if causal:  # blocked prefix sums: the in-block products of 128 x 128
+        c = min(n, 128)
+        f += 2 * n * c * m + 2 * n * c * d
+    mem = 2 * n * m + m * (d + 1) + (128 * 128 if causal else 0)
+    return per_head_cost(f, mem, m * (d + 1) / n, n, d, heads, element_bytes)
+
+
 def polynomial_attention(q, k, v, degree: int, causal: bool = False) -> torch.Tensor:
     """The exact attention PolySketch [1]_ estimates: weights ``(1 + s_ij / p)^p``, normalised per row.
 
@@ -395,6 +441,54 @@ def polysketch(q, k, v, m, seed, causal=False, degree: int = 4):
     return (fq @ (fk.transpose(-1, -2) @ v)) / (fq @ fk.sum(-2)[..., None]).clamp_min(torch.finfo(q.dtype).tiny)
 
 
+def polysketch_cost(n, d, m, heads, causal, element_bytes, degree=4):
+    """Cost of PolySketchFormer-style attention [1]_ with ``floor(sqrt m)^2`` sketched features.
+
+    ``degree / 2`` Gaussian sketches of ``(d + 1) x r`` for ``q`` and ``k``, their self tensor product to ``r^2``
+    features, then linear attention on them (causal: blocked prefix sums, blocks of 128).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    m : int
+        Feature budget; ``r = floor(sqrt m)`` sketch columns give ``r^2`` features.
+    heads : int
+        Number of heads.
+    causal : bool
+        Causal (decoder) attention if true, bidirectional otherwise.
+    element_bytes : int
+        Bytes per number (2 for bfloat16, 4 for float32).
+    degree : int, optional
+        Even degree ``p`` of the polynomial kernel.
+
+    Returns
+    -------
+    Cost
+        FLOPs, peak bytes and KV-cache bytes per token of one forward, summed over the heads.
+
+    Examples
+    --------
+    >>> from gpu.approx.families.kernels import polysketch_cost
+    >>> polysketch_cost(64, 8, 16, 2, False, 4)
+    Cost(flops=116736.0, peak_bytes=33920.0, kv_cache_bytes_per_token=18.0)
+
+    References
+    ----------
+    .. [1] Kacham, Mirrokni & Zhong, "PolySketchFormer: Fast Transformers via Sketching Polynomial Kernels",
+       ICML 2024, arXiv:2310.01655.
+    """
+    r = max(1, math.isqrt(m))
+    feat = r * r
+    f = 2 * n * (degree // 2) * (2 * (d + 1) * r + r) + 2 * n * feat + 2 * n * feat * d * 2 + 2 * n * feat * 2
+    if causal:
+        c = min(n, 128)
+        f += 2 * n * c * feat + 2 * n * c * d
+    return per_head_cost(f, 2 * n * feat + feat * (d + 1), feat * (d + 1) / n, n, d, heads, element_bytes)
+
+
 def leverage_scores(keys: torch.Tensor) -> torch.Tensor:
     """Statistical leverage [1]_ of every key row: ``l_j = k_j^T (K^T K)^+ k_j``.
 
@@ -474,3 +568,45 @@ def levattention(q, k, v, m, seed, causal=False):
     m = min(m, n)
     chosen = leverage_scores(k).topk(m, dim=-1).indices  # (b, h, m)
     return neighbour_attention(q, k, v, chosen[:, :, None, :].expand(-1, -1, n, -1), method="gather", chunk=LIST_CHUNK)
+
+
+def levattention_cost(n, d, m, heads, causal, element_bytes):
+    """Cost of LevAttention [1]_: the ``m`` keys of largest leverage score, shared by every query.
+
+    The Gram matrix ``K^T K`` (``2 n d^2``), its pseudo-inverse (``22 d^3``), the leverage scores and exact
+    attention over the ``m`` chosen keys.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    m : int
+        Keys kept (at most ``n``).
+    heads : int
+        Number of heads.
+    causal : bool
+        Causal (decoder) attention if true, bidirectional otherwise.
+    element_bytes : int
+        Bytes per number (2 for bfloat16, 4 for float32).
+
+    Returns
+    -------
+    Cost
+        FLOPs, peak bytes and KV-cache bytes per token of one forward, summed over the heads.
+
+    Examples
+    --------
+    >>> from gpu.approx.families.kernels import levattention_cost
+    >>> levattention_cost(64, 8, 16, 2, False, 4)
+    Cost(flops=133120.0, peak_bytes=184832.0, kv_cache_bytes_per_token=128.0)
+
+    References
+    ----------
+    .. [1] Kannan, Bhattacharyya, Kacham & Woodruff, "LevAttention: Time, Space, and Streaming Efficient
+       Algorithm for Heavy Attentions", 2024, arXiv:2410.05462.
+    """
+    m = min(m, n)
+    f = 2 * n * d * d + 22 * d**3 + 2 * n * d * d + 2 * n * d + 4 * n * m * d + SOFTMAX * n * m
+    return per_head_cost(f, n * d + d * d + listed_numbers(n, m, d), 2 * d, n, d, heads, element_bytes)

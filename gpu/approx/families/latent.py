@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 
+from gpu.approx.costs import Cost, dense_flops
 from gpu.approx.families.common import exact_attention, wide
 
 
@@ -230,6 +231,50 @@ def mla(q, k, v, m, seed, causal=False, calibration=None):
     ck, cv = _calibration(k, v, calibration, causal, "mla")
     k_hat, v_hat = compress(k, v, latent_basis(ck, cv, r))
     return exact_attention(q, k_hat, v_hat, causal=causal)
+
+
+def mla_cost(n, d, m, heads, causal, element_bytes):
+    """Cost of multi-head latent attention (MLA [1]_) with a latent of width ``r = m`` per token.
+
+    Per token the latent ``c = x W`` and back ``x W W^T`` (``2 (2hd) r`` FLOPs each), then exact attention: the
+    full cost plus the projections; the saving is the cache. The basis (the second-moment matrix, ``2 n (2hd)^2``,
+    and its eigendecomposition, ``22 (2hd)^3``) is the one-time conversion, like trained weights: not counted.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    m : int
+        Latent width ``r`` (numbers cached per token).
+    heads : int
+        Number of heads.
+    causal : bool
+        Causal (decoder) attention if true, bidirectional otherwise.
+    element_bytes : int
+        Bytes per number (2 for bfloat16, 4 for float32).
+
+    Returns
+    -------
+    Cost
+        FLOPs, peak bytes and KV-cache bytes per token of one forward, summed over the heads.
+
+    Examples
+    --------
+    >>> from gpu.approx.families.latent import mla_cost
+    >>> mla_cost(64, 8, 16, 2, False, 4)
+    Cost(flops=434176.0, peak_bytes=65536.0, kv_cache_bytes_per_token=64.0)
+
+    References
+    ----------
+    .. [1] DeepSeek-AI, "DeepSeek-V2: A Strong, Economical, and Efficient Mixture-of-Experts Language Model",
+       2024, arXiv:2405.04434.
+    """
+    width = 2 * heads * d
+    f = heads * dense_flops(n, d) / (2 if causal else 1) + 2 * (2 * n * width * m)
+    mem = heads * (4 * n * d + n * n) + n * (width + m) + width * width
+    return Cost(float(f), float(element_bytes * mem), float(element_bytes * m))
 
 
 def key_value_balance(k: torch.Tensor, v: torch.Tensor) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from gpu.approx.costs import SOFTMAX, listed_numbers, per_head_cost
 from gpu.approx.families.common import LIST_CHUNK, generator, padded_keys, randn
 from gpu.attention.functional import inverse_permutation
 from gpu.attention.neighbour import dedupe, neighbour_attention
@@ -168,3 +169,57 @@ def _causal_reformer(q, k, v, m, seed, rounds):
     idx, valid = torch.cat(idx, dim=-1), torch.cat(valid, dim=-1)
     keys = padded_keys(idx, dedupe(idx, valid), causal=True)
     return neighbour_attention(q, k, v, keys, method="gather", chunk=LIST_CHUNK)
+
+
+def reformer_lsh_cost(n, d, m, heads, causal, element_bytes, rounds=2):
+    """Cost of Reformer's LSH attention [1]_: ``rounds`` angular hashes, sorted chunks of about ``m / rounds`` items.
+
+    Hashing ``2 n d`` FLOPs per round and half-bucket (random rotations), then exact attention over the union of
+    each query's chunk keys (:func:`gpu.attention.neighbour.neighbour_attention`); the cache adds one hash code
+    per head and round.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    m : int
+        Keys per query, over all rounds.
+    heads : int
+        Number of heads.
+    causal : bool
+        Causal (decoder) attention if true, bidirectional otherwise.
+    element_bytes : int
+        Bytes per number (2 for bfloat16, 4 for float32).
+    rounds : int, optional
+        Number of hash rounds.
+
+    Returns
+    -------
+    Cost
+        FLOPs, peak bytes and KV-cache bytes per token of one forward, summed over the heads.
+
+    Examples
+    --------
+    >>> from gpu.approx.families.lsh import reformer_lsh_cost
+    >>> reformer_lsh_cost(64, 8, 16, 2, False, 4)
+    Cost(flops=146048.0, peak_bytes=387072.0, kv_cache_bytes_per_token=144.0)
+
+    References
+    ----------
+    .. [1] Kitaev, Kaiser & Levskaya, "Reformer: The Efficient Transformer", ICLR 2020, arXiv:2001.04451.
+    """
+    if causal:  # per round: hash q and k, binary search; the last c same-bucket keys
+        c = max(1, m // rounds)
+        buckets = n // c // 2 * 2
+        keys = min(n, rounds * c + 1)
+        f = rounds * 2 * n * d * (buckets // 2) + 4 * n * keys * d + SOFTMAX * n * keys
+        return per_head_cost(f, listed_numbers(n, keys, d), 2 * d + rounds, n, d, heads, element_bytes)
+    c = max(2, m // rounds)
+    buckets = max(2, 2 * (2 * n // c // 2))
+    keys = min(n, rounds * c + 1)
+    hashing = rounds * 2 * (2 * n) * d * (buckets // 2)
+    mem = listed_numbers(n, rounds * 2 * c + 1, d) + 2 * n * rounds * 2 * c  # lists of every round before the union
+    f = hashing + 4 * n * keys * d + SOFTMAX * n * keys
+    return per_head_cost(f, mem, 2 * d + rounds, n, d, heads, element_bytes)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import torch
 
+from gpu.approx.costs import SOFTMAX, dense_flops, per_head_cost
 from gpu.approx.families.common import causal_mask, wide
 from gpu.attention.neighbour import scale_of
 
@@ -56,6 +57,48 @@ def top_k(q, k, v, m, seed, causal=False):
     return torch.softmax(scores.masked_fill(scores < threshold, float("-inf")), dim=-1) @ v
 
 
+def top_k_cost(n, d, m, heads, causal, element_bytes):
+    """Cost of the top-k oracle [1]_: all ``n^2`` scores, then softmax attention over the ``m`` largest per row.
+
+    ``2 n^2 d`` scores and ``n^2`` comparisons (half when causal) plus ``4 n m d + 5 n m`` on the kept keys;
+    the lab masks a dense matrix, so it holds ``2 n^2`` numbers.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    m : int
+        Keys kept per query (at most ``n``).
+    heads : int
+        Number of heads.
+    causal : bool
+        Causal (decoder) attention if true, bidirectional otherwise.
+    element_bytes : int
+        Bytes per number (2 for bfloat16, 4 for float32).
+
+    Returns
+    -------
+    Cost
+        FLOPs, peak bytes and KV-cache bytes per token of one forward, summed over the heads.
+
+    Examples
+    --------
+    >>> from gpu.approx.families.oracles import top_k_cost
+    >>> top_k_cost(64, 8, 16, 2, False, 4)
+    Cost(flops=182272.0, peak_bytes=81920.0, kv_cache_bytes_per_token=128.0)
+
+    References
+    ----------
+    .. [1] Gupta et al., "Memory-efficient Transformers via Top-k Attention", 2021, arXiv:2106.06899.
+    """
+    m = min(m, n)
+    div = 2 if causal else 1
+    f = (2 * n * n * d + n * n) / div + 2 * n * m * d + SOFTMAX * n * m
+    return per_head_cost(f, 2 * n * n, 2 * d, n, d, heads, element_bytes)
+
+
 def truncated_svd(q, k, v, m, seed, causal=False):
     """Oracle: the best rank-``m`` approximation ``A_m`` of the attention matrix, then ``A_m v``.
 
@@ -103,3 +146,44 @@ def truncated_svd(q, k, v, m, seed, causal=False):
     u, s, vh = torch.linalg.svd(wide(a))
     r = min(m, s.shape[-1])
     return ((u[..., :r] * s[..., None, :r]) @ (vh[..., :r, :] @ wide(v))).to(v.dtype)
+
+
+def truncated_svd_cost(n, d, m, heads, causal, element_bytes):
+    # scores, softmax, a full SVD (Golub-Van Loan: about 22 n^3 for U, S, V), then A_m v by the factors
+    """Cost of the rank-``m`` SVD oracle: the dense attention matrix, its full SVD, then ``A_m v`` by the factors.
+
+    The SVD of an ``n x n`` matrix is counted as about ``22 n^3`` FLOPs for ``U, S, V`` (Golub & Van Loan [1]_);
+    the best rank-``m`` approximation in the Frobenius norm is the truncated SVD (Eckart & Young [2]_).
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    m : int
+        Rank of the approximation.
+    heads : int
+        Number of heads.
+    causal : bool
+        Causal (decoder) attention if true, bidirectional otherwise.
+    element_bytes : int
+        Bytes per number (2 for bfloat16, 4 for float32).
+
+    Returns
+    -------
+    Cost
+        FLOPs, peak bytes and KV-cache bytes per token of one forward, summed over the heads.
+
+    Examples
+    --------
+    >>> from gpu.approx.families.oracles import truncated_svd_cost
+    >>> truncated_svd_cost(64, 8, 16, 2, False, 4)
+    Cost(flops=11902976.0, peak_bytes=114688.0, kv_cache_bytes_per_token=128.0)
+
+    References
+    ----------
+    .. [1] Golub & Van Loan, "Matrix Computations", 4th ed., Johns Hopkins University Press, 2013, Sec. 8.6.
+    .. [2] Eckart & Young, "The approximation of one matrix by another of lower rank", Psychometrika 1, 1936.
+    """
+    return per_head_cost(dense_flops(n, d) + 22 * n**3 + 4 * n * m * d, 3 * n * n, 2 * d, n, d, heads, element_bytes)

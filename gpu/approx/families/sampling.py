@@ -13,6 +13,7 @@ import math
 
 import torch
 
+from gpu.approx.costs import SOFTMAX, per_head_cost
 from gpu.approx.families.common import generator, randn
 from gpu.attention.functional import inverse_permutation
 from gpu.attention.neighbour import scale_of
@@ -194,6 +195,68 @@ def _causal_hyper(q, k, v, base, m_off, seed):
     return torch.cat([first, second], dim=2), torch.cat([lse_first, lse], dim=2)
 
 
+def hyperattention_cost(n, d, m, heads, causal, element_bytes):
+    """Cost of HyperAttention [1]_: ``m / 2`` sortLSH block keys plus ``m / 2`` uniformly sampled columns.
+
+    Bidirectional: ``log2(n / block)`` hyperplanes for ``q`` and ``k``, then attention over ``block + samples``
+    keys. Causal: the paper's recursion, exact diagonal blocks of ``m / 2`` and per level ``n / 2`` queries
+    against the bidirectional method on the off-diagonal blocks.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    m : int
+        Keys per query (half by sortLSH, half sampled).
+    heads : int
+        Number of heads.
+    causal : bool
+        Causal (decoder) attention if true, bidirectional otherwise.
+    element_bytes : int
+        Bytes per number (2 for bfloat16, 4 for float32).
+
+    Returns
+    -------
+    Cost
+        FLOPs, peak bytes and KV-cache bytes per token of one forward, summed over the heads.
+
+    Examples
+    --------
+    >>> from gpu.approx.families.sampling import hyperattention_cost
+    >>> hyperattention_cost(64, 8, 16, 2, False, 4)
+    Cost(flops=88064.0, peak_bytes=98304.0, kv_cache_bytes_per_token=136.0)
+    >>> hyperattention_cost(64, 8, 16, 2, True, 4).flops
+    60288.0
+
+    References
+    ----------
+    .. [1] Han et al., "HyperAttention: Long-context Attention in Near-Linear Time", ICLR 2024,
+       arXiv:2310.05869.
+    """
+    if causal:  # exact diagonal blocks of B = m/2, then per level n/2 queries against (m - B) / L keys
+        base = max(1, m // 2)
+        levels = max(1, math.ceil(math.log2(max(1.0, n / base))))
+        m_off = max(2, (m - base) // levels)
+        size, f, mem = n, 0.0, 0.0
+        for _ in range(levels):
+            size //= 2
+            if size < 1:
+                break
+            inner = hyperattention_cost(size, d, m_off, 1, False, 1)
+            f += (n // (2 * size)) * inner.flops
+            mem = max(mem, inner.peak_bytes)
+        f += n * min(base, n) * (2 * d + SOFTMAX)  # the exact causal diagonal blocks (half of b x b each)
+        return per_head_cost(f, mem + n * base, 2 * d + 1, n, d, heads, element_bytes)
+    block = min(n, max(1, -(-m // 2)))
+    samples = max(1, m - block)
+    planes = max(1, math.ceil(math.log2(max(2, n / block))))
+    keys = block + samples
+    f = 2 * 2 * n * d * planes + 4 * n * keys * d + SOFTMAX * n * keys
+    return per_head_cost(f, 2 * n * block * d + 2 * n * keys, 2 * d + 1, n, d, heads, element_bytes)
+
+
 def kde_estimates(q, k, v, m, seed, shift=None, uniform_share: float = 0.1):
     """KDEformer-style [1]_ importance-sampling estimates ``(N, D)`` from ``m`` sampled columns.
 
@@ -308,3 +371,43 @@ def kdeformer(q, k, v, m, seed, causal=False):
     """
     numerator, denominator = kde_estimates(q, k, v, m, seed)
     return numerator / denominator[..., None]
+
+
+def kdeformer_cost(n, d, m, heads, causal, element_bytes):
+    """Cost of KDEformer [1]_: ``m`` columns sampled by kernel-density importance, estimated with ``m`` probe queries.
+
+    The probes' scores against every key (``2 m n d + 5 m n``), then attention over the ``m`` sampled columns.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    m : int
+        Sampled columns (and probe queries).
+    heads : int
+        Number of heads.
+    causal : bool
+        Causal (decoder) attention if true, bidirectional otherwise.
+    element_bytes : int
+        Bytes per number (2 for bfloat16, 4 for float32).
+
+    Returns
+    -------
+    Cost
+        FLOPs, peak bytes and KV-cache bytes per token of one forward, summed over the heads.
+
+    Examples
+    --------
+    >>> from gpu.approx.families.sampling import kdeformer_cost
+    >>> kdeformer_cost(64, 8, 16, 2, False, 4)
+    Cost(flops=118784.0, peak_bytes=40960.0, kv_cache_bytes_per_token=128.0)
+
+    References
+    ----------
+    .. [1] Zandieh, Han, Daliri & Karbasi, "KDEformer: Accelerating Transformers via Kernel Density
+       Estimation", ICML 2023, arXiv:2302.02451.
+    """
+    f = 2 * m * n * d + SOFTMAX * m * n + 4 * n * m * d + SOFTMAX * n * m
+    return per_head_cost(f, m * n + 2 * n * m, 2 * d, n, d, heads, element_bytes)

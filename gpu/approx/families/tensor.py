@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import torch
 
+from gpu.approx.costs import Cost, dense_flops
 from gpu.approx.families.common import exact_attention, wide
 
 
@@ -138,3 +139,46 @@ def tensor_product(q, k, v, m, seed, causal=False):
     """
     r = check_tpa_rank(m, k.shape[1], k.shape[3])
     return exact_attention(q, per_token_rank(k, r), per_token_rank(v, r), causal=causal)
+
+
+def tensor_product_cost(n, d, m, heads, causal, element_bytes):
+    """Cost of tensor product attention (TPA [1]_) with per-token rank ``R = m`` of keys and values.
+
+    Per token two ``h x d`` SVDs (about ``4 h d min(h, d) + 8 min(h,d)^3`` each, Golub-Van Loan's thin SVD),
+    the rank-``R`` reconstruction, then exact attention; cache ``2 R (h + d)`` numbers per token.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    m : int
+        Rank ``R`` of each token's key and value factors.
+    heads : int
+        Number of heads.
+    causal : bool
+        Causal (decoder) attention if true, bidirectional otherwise.
+    element_bytes : int
+        Bytes per number (2 for bfloat16, 4 for float32).
+
+    Returns
+    -------
+    Cost
+        FLOPs, peak bytes and KV-cache bytes per token of one forward, summed over the heads.
+
+    Examples
+    --------
+    >>> from gpu.approx.families.tensor import tensor_product_cost
+    >>> tensor_product_cost(64, 8, 16, 2, False, 4)
+    Cost(flops=393216.0, peak_bytes=57344.0, kv_cache_bytes_per_token=1280.0)
+
+    References
+    ----------
+    .. [1] Zhang et al., "Tensor Product Attention Is All You Need", 2025, arXiv:2501.06425.
+    """
+    small = min(heads, d)
+    svds = 2 * n * (4 * heads * d * small + 8 * small**3)
+    f = heads * dense_flops(n, d) / (2 if causal else 1) + svds + 2 * 2 * n * heads * d * m
+    peak = element_bytes * heads * (4 * n * d + n * n + 2 * n * d)
+    return Cost(float(f), float(peak), float(element_bytes * 2 * m * (heads + d)))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from gpu.approx.costs import SOFTMAX, banded_pass, per_head_cost
 from gpu.attention.banded import _block_size
 from gpu.attention.functional import inverse_permutation, sa_attention, swa_attention
 from gpu.attention.neighbour import scale_of
@@ -155,6 +156,55 @@ def sliding_window(q, k, v, m, seed, causal=False, sink=False):
     return _add_sink(q, k, v, out, band_logsumexp(q, k, left, right, causal=causal), in_window)
 
 
+def sliding_window_cost(n, d, m, heads, causal, element_bytes, sink=False):
+    """Cost of sliding-window attention [1]_ through the banded backend, optionally with an attention sink [2]_.
+
+    A window of ``w = m`` keys (``m - 1`` and the first key with ``sink``): ``4 n w d + 5 n w`` FLOPs per head;
+    memory as :func:`gpu.attention.banded.banded_attention` holds it; the cache keeps only the last ``w`` tokens.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    m : int
+        Window size in keys (the sink included).
+    heads : int
+        Number of heads.
+    causal : bool
+        Causal (decoder) attention if true, bidirectional otherwise.
+    element_bytes : int
+        Bytes per number (2 for bfloat16, 4 for float32).
+    sink : bool, optional
+        Add the first key to every window (the window then has ``m - 1`` keys); the sink's score and a second
+        log-normaliser are counted.
+
+    Returns
+    -------
+    Cost
+        FLOPs, peak bytes and KV-cache bytes per token of one forward, summed over the heads.
+
+    Examples
+    --------
+    >>> from gpu.approx.families.windows import sliding_window_cost
+    >>> sliding_window_cost(64, 8, 16, 2, False, 4)
+    Cost(flops=75776.0, peak_bytes=78336.0, kv_cache_bytes_per_token=32.0)
+    >>> sliding_window_cost(64, 8, 16, 2, True, 4, sink=True).flops > sliding_window_cost(64, 8, 16, 2, True, 4).flops
+    True
+
+    References
+    ----------
+    .. [1] Beltagy, Peters & Cohan, "Longformer: The Long-Document Transformer", 2020, arXiv:2004.05150.
+    .. [2] Xiao et al., "Efficient Streaming Language Models with Attention Sinks" (StreamingLLM), ICLR 2024,
+       arXiv:2309.17453.
+    """
+    w, f, mem = banded_pass(n, d, max(1, m - 1) if sink else m, causal)
+    if sink:  # the window's log-normaliser once more, and the sink's score
+        f, mem = f + 2 * n * w * d + SOFTMAX * n * w + 2 * n * d, mem + n * w
+    return per_head_cost(f, mem, 2 * d * min(n, w + sink) / n, n, d, heads, element_bytes)
+
+
 def stochastic(q, k, v, m, seed, causal=False, sink=False):
     """SA [1]_ with ``w = m`` keys in the order of ``receptive.layer_permutation(n, seed, 1)``.
 
@@ -211,6 +261,52 @@ def stochastic(q, k, v, m, seed, causal=False, sink=False):
     return _add_sink(q, k, v, out, band_logsumexp(q, k, left, right, perm=perm, causal=causal), in_window)
 
 
+def stochastic_cost(n, d, m, heads, causal, element_bytes, sink=False):
+    """Cost of stochastic (SA) attention [1]_: a window of ``m`` keys in a random order of the sequence.
+
+    The banded pass of :func:`sliding_window_cost` on permuted copies of ``q, k, v`` (``3 n d`` more numbers); every
+    past key may be selected, so the decoder keeps the full cache.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    m : int
+        Window size in keys (the sink included).
+    heads : int
+        Number of heads.
+    causal : bool
+        Causal (decoder) attention if true, bidirectional otherwise.
+    element_bytes : int
+        Bytes per number (2 for bfloat16, 4 for float32).
+    sink : bool, optional
+        Add the first key to every window (the window then has ``m - 1`` keys).
+
+    Returns
+    -------
+    Cost
+        FLOPs, peak bytes and KV-cache bytes per token of one forward, summed over the heads.
+
+    Examples
+    --------
+    >>> from gpu.approx.families.windows import stochastic_cost
+    >>> stochastic_cost(64, 8, 16, 2, False, 4)
+    Cost(flops=75776.0, peak_bytes=90624.0, kv_cache_bytes_per_token=128.0)
+
+    References
+    ----------
+    .. [1] Jin & Sui, 2026, arXiv:2604.00754 (stochastic attention, the ``sa`` entry of
+       :data:`gpu.approx.methods.METHODS`).
+    """
+    w, f, mem = banded_pass(n, d, max(1, m - 1) if sink else m, False)
+    if sink:
+        f, mem = f + 2 * n * w * d + SOFTMAX * n * w + 2 * n * d, mem + n * w
+    # the permuted copies of q, k, v; the full cache
+    return per_head_cost(f, mem + 3 * n * d, 2 * d, n, d, heads, element_bytes)
+
+
 def stochastic_plus_window(q, k, v, m, seed, causal=False):
     """SA+SWA [1]_ as the gated dual path with equal gates: ``(Y_sa + Y_swa) / 2``, ``m // 2`` keys each.
 
@@ -250,6 +346,47 @@ def stochastic_plus_window(q, k, v, m, seed, causal=False):
     """
     half = max(1, m // 2)
     return 0.5 * (stochastic(q, k, v, half, seed, causal) + sliding_window(q, k, v, half, seed, causal))
+
+
+def stochastic_plus_window_cost(n, d, m, heads, causal, element_bytes):
+    """Cost of the gated SA + SWA pair [1]_: a stochastic and a sliding window of ``m / 2`` keys each.
+
+    The FLOPs of both paths plus the gate (``3 n d``); memory of the larger path plus the other path's output.
+
+    Parameters
+    ----------
+    n : int
+        Sequence length.
+    d : int
+        Head dimension.
+    m : int
+        Total keys per query, split evenly over the two paths.
+    heads : int
+        Number of heads.
+    causal : bool
+        Causal (decoder) attention if true, bidirectional otherwise.
+    element_bytes : int
+        Bytes per number (2 for bfloat16, 4 for float32).
+
+    Returns
+    -------
+    Cost
+        FLOPs, peak bytes and KV-cache bytes per token of one forward, summed over the heads.
+
+    Examples
+    --------
+    >>> from gpu.approx.families.windows import stochastic_plus_window_cost
+    >>> stochastic_plus_window_cost(64, 8, 16, 2, False, 4)
+    Cost(flops=78848.0, peak_bytes=82432.0, kv_cache_bytes_per_token=128.0)
+
+    References
+    ----------
+    .. [1] Jin & Sui, 2026, arXiv:2604.00754 (gated SA + SWA).
+    """
+    half = max(1, m // 2)
+    a, b = stochastic_cost(n, d, half, 1, causal, 1), sliding_window_cost(n, d, half, 1, causal, 1)
+    mem = max(a.peak_bytes, b.peak_bytes) + n * d  # one path's output kept while the other runs
+    return per_head_cost(a.flops + b.flops + 3 * n * d, mem - 4 * n * d, 2 * d, n, d, heads, element_bytes)
 
 
 def with_sink(method):
