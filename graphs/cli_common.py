@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from pathlib import Path
+from typing import NoReturn
 
 from ._atomic import atomic_write, check_writable, write_text_atomic
 
@@ -76,6 +78,54 @@ class OneLineErrorParser(argparse.ArgumentParser):
             if "_" in name:  # a compound name cannot be an ordinary word of the message
                 message = re.sub(rf"(?<![\w-]){name}(?!\w)", flag, message)
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def run_command(main, argv: list[str] | None = None) -> NoReturn:
+    """Run a command line's ``main(argv)`` and exit with its status, with one line for an interrupt or a closed pipe.
+
+    Ctrl-C (``KeyboardInterrupt``) ends with ``<command>: interrupted`` on stderr and status 130, as a shell reports
+    SIGINT; what the command wrote is whole (files are written atomically) and result stores resume. A closed
+    standard output (``... | head``) ends quietly with status 1 once stdout is pointed at ``os.devnull`` (the recipe
+    of the Python documentation, "Note on SIGPIPE"), so the interpreter's last flush raises nothing.
+
+    Parameters
+    ----------
+    main : callable
+        ``main(argv) -> int | None``.
+    argv : list of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Raises
+    ------
+    SystemExit
+        Always, with the exit status.
+
+    Examples
+    --------
+    >>> def main(argv):
+    ...     raise KeyboardInterrupt
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+    ...     try:
+    ...         run_command(main, [])
+    ...     except SystemExit as exit:
+    ...         code = exit.code
+    >>> code, err.getvalue().endswith("interrupted\\n")
+    (130, True)
+    """
+    module = getattr(main, "__module__", None) or "__main__"
+    command = "python -m " + module.removesuffix(".__main__").removesuffix(".cli") if module != "__main__" else (
+        os.path.basename(sys.argv[0]))  # fmt: skip
+    try:
+        code = main(argv)
+    except KeyboardInterrupt:
+        print(f"{command}: interrupted", file=sys.stderr)
+        code = 130
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = 1
+    sys.exit(code)
 
 
 def output_file(option: str, stdout: bool = False):
