@@ -13,7 +13,7 @@ The edge-list rows (``--only-load`` measures them alone and puts them in the ``-
 ones) time ``load_edge_list`` (read, sum ``syn_count`` per ordered pair, threshold 5, CSR) against the
 usual peer, pandas' ``read_csv`` of the whole table (a parse, no graph), against pandas doing the same work, and against
 a floor: map the file and count its line ends (one numba thread, every byte read once); then ours on one numba
-thread. By default the loader runs its parallel twins only when a core is idle (``graphs.edgelist.idle_cores``:
+thread. By default the loader runs its parallel twins only when a core is idle (``graphs.csv_reader.idle_cores``:
 1-minute load average + 1 <= cores); the JSON records whether that held at the end of the run.
 
 Floors: one BFS round over all sources touches ``(m + n) * n / 64`` words; the exact directed average path length
@@ -204,7 +204,7 @@ def row_recorder(rows: list):
 
 def only_load(args, table_rows: int, argv: list[str]) -> int:
     """Measure the edge-list rows alone and put them in place of the old ones in ``--json``."""
-    from graphs.edgelist import idle_cores
+    from graphs.csv_reader import idle_cores
 
     path = Path(args.json)
     try:
@@ -219,7 +219,7 @@ def only_load(args, table_rows: int, argv: list[str]) -> int:
         "command": "python benchmarks/bench_graphs.py " + " ".join(argv),
         "repeats": args.repeats,
         "numba_threads": numba.get_num_threads(),
-        "parallel_at_end": idle_cores(),  # graphs.edgelist.idle_cores: the parallel twins run only with an idle core
+        "parallel_at_end": idle_cores(),  # graphs.csv_reader.idle_cores: the parallel twins run only with an idle core
         "load_average_1min_at_end": os.getloadavg()[0],
     }
     try:

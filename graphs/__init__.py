@@ -1,9 +1,10 @@
 """Graph-analysis core of ``receptive``.
 
-Bit-parallel reachability through layered graphs (:mod:`graphs.reachability`), static graphs in CSR form
-(:class:`Graph`), path lengths (:mod:`graphs.paths`), clustering coefficients (:mod:`graphs.clustering_measures`),
-reference random graphs (:mod:`graphs.generators`), edge-list loaders (:mod:`graphs.io`), small-world measures and
-the connectome model (:mod:`graphs.smallworld`).
+Bit-parallel reachability through layered graphs (:mod:`graphs.reachability`; sampled targets through the
+transposed layers, :mod:`graphs.backward`), static graphs in CSR form (:class:`Graph`), path lengths
+(:mod:`graphs.paths`), clustering coefficients (:mod:`graphs.clustering_measures`), reference random graphs
+(:mod:`graphs.generators`), edge-list loaders (:mod:`graphs.io`), small-world measures and the connectome model
+(:mod:`graphs.smallworld`).
 
 No submodule shares a name with a function exported here: ``graphs.clustering`` is always the function
 :func:`graphs.clustering_measures.clustering`. The engine's own plumbing is not exported here and stays in its
@@ -19,16 +20,9 @@ Examples
 1.0
 """
 
+from .backward import backward_counts, backward_full_layer
 from .ops import NeighbourOp, WindowOp, apply_layer
-from .reachability import (
-    ReachCounts,
-    SlabCounts,
-    admissible_sizes,
-    backward_counts,
-    backward_full_layer,
-    forward_counts,
-    slab_counts,
-)
+from .reachability import ReachCounts, SlabCounts, admissible_sizes, forward_counts, slab_counts
 
 #: names imported on first use (PEP 562), so that ``import graphs`` (and the coverage engine) does not load
 #: scipy.sparse.csgraph or compile the static-graph kernels

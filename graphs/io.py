@@ -151,7 +151,7 @@ def load_edge_list(
     >>> graph.edges, ids.tolist()
     (1, [7, 9])
     """
-    from . import edgelist
+    from . import edge_csr, edgelist
 
     if threshold is not None:
         if weight is None:
@@ -211,12 +211,12 @@ def load_edge_list(
         values = columns[2].astype(np.float64, copy=False)
     if src.dtype.kind not in "iu" or dst.dtype.kind not in "iu":
         src, dst = src.astype(str), dst.astype(str)  # text ids (one column of integers and one of text: as text)
-    u, v, uniques = edgelist.factorize_pairs(src, dst)
-    indptr, indices, used = edgelist.aggregate(uniques.size, u, v, values, threshold)
+    u, v, uniques = edge_csr.factorize_pairs(src, dst)
+    indptr, indices, used = edge_csr.aggregate(uniques.size, u, v, values, threshold)
     if indices.size == 0:
         what = f" with summed {names[2]} >= {threshold}" if threshold is not None else ""
         raise ValueError(f"path: no edges{what} in {path} (self-loops are dropped)")
-    ids = edgelist.as_ids(uniques[used])
+    ids = edge_csr.as_ids(uniques[used])
     graph = Graph._trusted(int(used.sum()), indptr, indices, True)
     return (graph.undirected() if not directed else graph), ids
 

@@ -1,7 +1,7 @@
 """The receptive field itself: which positions a token sees after ``L`` layers (not only how many).
 
 ``RF_L(t)`` is found by propagating one seed backward from ``t`` through the transposed layers ``L, .., 1``
-(:mod:`graphs.reachability`): ``L`` passes over ``n`` words, cheap at any ``n``. Up to 64 targets share a word.
+(as :mod:`graphs.backward` does): ``L`` passes over ``n`` words, cheap at any ``n``. Up to 64 targets share a word.
 """
 
 from __future__ import annotations

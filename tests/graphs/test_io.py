@@ -180,11 +180,13 @@ def test_bad_arguments(tmp_path, kwargs, name, error):
 
 def test_without_pandas_or_pyarrow(tmp_path, monkeypatch):
     """The numpy fallbacks (standard-library reader, ``numpy.unique`` numbering) give the same graph."""
+    import graphs.edge_csr as edge_csr
     import graphs.edgelist as edgelist
 
     path = write(tmp_path, "src,dst,w\nb,a,1\na,c,2.5\n c ,b,1e1\n\n07,7,1\n")
     fast = load_edge_list(path, source="src", target="dst", weight="w", threshold=2)
-    monkeypatch.setattr(edgelist, "available", lambda engine: engine == "python")
+    for module in (edgelist, edge_csr):  # the readers, and the numbering of text ids
+        monkeypatch.setattr(module, "available", lambda engine: engine == "python")
     slow = load_edge_list(path, source="src", target="dst", weight="w", threshold=2)
     assert slow[1].tolist() == fast[1].tolist() == ["b", "a", "c"]
     assert np.array_equal(slow[0].indptr, fast[0].indptr) and np.array_equal(slow[0].indices, fast[0].indices)
@@ -256,7 +258,7 @@ def test_numba_reader_matches_the_oracle(
     estimate or (``rows_per_byte=0``: 16 rows a piece) by a count after an overflow, then the whole load
     against the dictionary oracle: ids near 2**63 and -2**63, self-loops, repeated pairs, decimal weights,
     blank lines, CRLF, no final newline, empty tables."""
-    from graphs.edgelist import _numba_csv
+    from graphs.csv_reader import _numba_csv
 
     cs, cd, cw = order
     lines = []
@@ -315,7 +317,7 @@ def test_numba_reader_matches_the_oracle(
 def test_numba_reader_hands_other_files_on(tmp_path, data):
     """Outside its grammar the numba reader returns None (the other readers judge), and load_edge_list gives what
     the standard library gives: the same graph or the same one-line error."""
-    from graphs.edgelist import _numba_csv
+    from graphs.csv_reader import _numba_csv
 
     path = tmp_path / "odd.csv"
     path.write_bytes(data.encode())
@@ -358,7 +360,7 @@ def test_aggregate_matches_a_dictionary(n, data, weighted, threshold, parallel):
     """``aggregate`` (both twins of the per-row merge; rows of 33+ entries take the argsort branch) against a
     dictionary: summed weights per ordered pair, self-loops dropped, sums below the threshold dropped, only the
     nodes of kept pairs, CSR rows sorted."""
-    import graphs.edgelist as edgelist
+    import graphs.edge_csr as edge_csr
 
     m = data.draw(st.integers(0, 120))  # n <= 12 and m up to 120: some rows hold more than 32 entries
     u = np.array(data.draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m)), dtype=np.int32)
@@ -366,13 +368,13 @@ def test_aggregate_matches_a_dictionary(n, data, weighted, threshold, parallel):
     w = np.array(data.draw(st.lists(st.integers(-2, 9), min_size=m, max_size=m)), dtype=np.float64)
     if threshold is not None and not weighted:
         threshold = None
-    old = edgelist.PARALLEL_ROWS, edgelist.idle_cores
-    edgelist.PARALLEL_ROWS = 0 if parallel else 1 << 40
-    edgelist.idle_cores = lambda: parallel  # the parallel twin whatever the load of this machine
+    old = edge_csr.PARALLEL_ROWS, edge_csr.idle_cores
+    edge_csr.PARALLEL_ROWS = 0 if parallel else 1 << 40
+    edge_csr.idle_cores = lambda: parallel  # the parallel twin whatever the load of this machine
     try:
-        indptr, indices, used = edgelist.aggregate(n, u, v, w if weighted else None, threshold)
+        indptr, indices, used = edge_csr.aggregate(n, u, v, w if weighted else None, threshold)
     finally:
-        edgelist.PARALLEL_ROWS, edgelist.idle_cores = old
+        edge_csr.PARALLEL_ROWS, edge_csr.idle_cores = old
     total = {}
     for a, b, x in zip(u.tolist(), v.tolist(), w.tolist(), strict=True):
         total[(a, b)] = total.get((a, b), 0.0) + (x if weighted else 1.0)
@@ -389,7 +391,7 @@ def test_aggregate_matches_a_dictionary(n, data, weighted, threshold, parallel):
 def test_factorize_pairs_grows_its_table(seed):
     """``factorize_pairs`` past several doublings of its hash table (2**16 slots at first) against a dictionary:
     codes by first appearance, source before target, ids over the whole int64 range."""
-    from graphs.edgelist import factorize_pairs
+    from graphs.edge_csr import factorize_pairs
 
     rng = np.random.default_rng(seed)
     pool = np.concatenate([rng.integers(-(2**63), 2**63 - 1, 90_000, dtype=np.int64), [2**63 - 1, -(2**63), 0]])
@@ -407,7 +409,7 @@ def test_factorize_pairs_grows_its_table(seed):
 def test_idle_cores_needs_two_threads():
     import numba
 
-    from graphs.edgelist import idle_cores
+    from graphs.csv_reader import idle_cores
 
     threads = numba.get_num_threads()
     numba.set_num_threads(1)
