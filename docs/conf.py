@@ -7,6 +7,7 @@ The tables and the notebook copies are generated into ``docs/generated/`` at bui
 the inventories of the other projects' documentation are the files of ``docs/_intersphinx/``.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -29,7 +30,6 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "myst_nb",
-    "sphinx_remove_toctrees",
     "receptive_docs",
 ]
 
@@ -66,16 +66,16 @@ intersphinx_mapping = {
 }
 intersphinx_timeout = 1
 
+# MathJax from its CDN; RECEPTIVE_DOCS_MATHJAX points an offline build at a local copy (docs/screenshots.py serves
+# one at /_mathjax/)
+if os.environ.get("RECEPTIVE_DOCS_MATHJAX"):
+    mathjax_path = os.environ["RECEPTIVE_DOCS_MATHJAX"]
+
 # notebooks: rendered from their stored outputs
 nb_execution_mode = "off"
 nb_merge_streams = True
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
 myst_heading_anchors = 3
-
-# the sidebar lists the topic pages of the API, not the pages of its ~250 names (each topic page links them): each
-# page renders the sidebar's whole toctree, so listing them all would cost most of the build (pydata-sphinx-theme's
-# "Build performance and size")
-remove_from_toctrees = ["generated/api/*"]
 
 html_theme = "pydata_sphinx_theme"
 html_title = "receptive"
@@ -87,7 +87,12 @@ html_theme_options = {
     "navigation_depth": 2,
     "show_toc_level": 2,
     "header_links_before_dropdown": 6,
-    "secondary_sidebar_items": ["page-toc"],
+    # the findings pages show wide tables and figures of several panels: their page contents go to the left sidebar
+    "secondary_sidebar_items": {
+        "findings/*": [],
+        **{page: ["page-toc"] for page in ("index", "theory", "benchmarks", "notebooks", "guide/*", "api/*")},
+        "generated/*/*": ["page-toc"],
+    },
 }
 # pages without a section to navigate get no left sidebar (it would only say "Section Navigation")
 html_sidebars = {
@@ -95,6 +100,7 @@ html_sidebars = {
     "theory": [],
     "benchmarks": [],
     "notebooks": [],
+    "findings/*": ["sidebar-nav-bs", "page-toc"],
 }
 
 # TEMPORARY (remove when the docstrings are fixed): references in the packages' docstrings to names that the API
@@ -105,6 +111,8 @@ nitpick_ignore = [
     ("py:class", "BlockOp"),
     ("py:class", "FullOp"),
     ("py:class", "GlobalOp"),
+    ("py:class", "CausalProfile"),
+    ("py:class", "RunMissTable"),
     ("py:data", "GATHER_BUDGET"),
     ("py:data", "GENERATION_METHODS"),
     ("py:data", "INTERPRETER_CONFIG"),
@@ -125,6 +133,7 @@ nitpick_ignore = [
     ("py:func", "receptive.windows.check_window"),
     ("py:func", "residue_order"),
     ("py:func", "resolved_method"),
+    ("py:func", "sa_key_probability"),
     ("py:func", "scale_of"),
     ("py:func", "dedupe"),
     ("py:meth", "describe"),

@@ -14,7 +14,6 @@ pytest.importorskip("sphinx")
 pytest.importorskip("myst_nb")
 pytest.importorskip("numpydoc")
 pytest.importorskip("pydata_sphinx_theme")
-pytest.importorskip("sphinx_remove_toctrees")
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("docs")]  # one worker builds the site once (--dist loadgroup)
 

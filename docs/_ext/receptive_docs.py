@@ -33,6 +33,7 @@ from pathlib import Path
 
 from docutils import nodes
 from results_tables import Tables
+from sphinx import addnodes
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
@@ -253,6 +254,26 @@ def public_bases(app, name, obj, options, bases) -> None:
     bases[:] = shown or [object]
 
 
+# -- the sidebar ----------------------------------------------------------------------------------------------------
+#: toctree entries under this folder stay out of the sidebar (each topic page links its names' pages)
+UNLISTED = "generated/api/"
+
+
+def unlist_api_pages(app, env) -> None:
+    """Remove the pages of ``generated/api/`` from the sidebar's toctrees, keeping them in the documents' toctrees.
+
+    Every page renders the sidebar's whole toctree; listing the ~300 pages of the API's names there would cost most of
+    the build (pydata-sphinx-theme's "Build performance and size") and bury the topic pages.
+    """
+    for toc in env.tocs.values():
+        for toctree in list(toc.findall(addnodes.toctree)):
+            entries = [entry for entry in toctree["entries"] if not entry[1].startswith(UNLISTED)]
+            if entries:
+                toctree["entries"] = entries
+            else:
+                toctree.parent.remove(toctree)
+
+
 def setup(app):
     from sphinx.ext import autosummary
 
@@ -262,4 +283,5 @@ def setup(app):
     app.connect("config-inited", generate)
     app.connect("missing-reference", resolve_alias)
     app.connect("autodoc-process-bases", public_bases)
+    app.connect("env-updated", unlist_api_pages)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
