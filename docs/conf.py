@@ -53,8 +53,8 @@ numpydoc_xref_param_type = False
 # numpydoc renders a References section as citations; module docstrings list references their text does not cite
 suppress_warnings = ["ref.citation"]
 
-# the other projects' inventories, committed (docs/_intersphinx/README.md says where each comes from), so that the
-# build never reaches the network
+# the other projects' inventories, committed so that the build never reaches the network
+# (docs/_intersphinx/local_inventories.py says where each comes from)
 _INVENTORIES = HERE / "_intersphinx"
 intersphinx_mapping = {
     "python": ("https://docs.python.org/3", str(_INVENTORIES / "python.inv")),
