@@ -33,7 +33,7 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout: import this ch
 from gpu.bench.timing import round_robin  # noqa: E402
 from gpu.hf.eval import item_scores, score_items  # noqa: E402
 from gpu.hf.eval_tasks import load_requests, load_task  # noqa: E402
-from graphs.cli_common import write_atomic  # noqa: E402
+from graphs.cli_common import run_command, write_atomic  # noqa: E402
 from receptive.cli_parser import OneLineErrorParser, output_file  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "olmes"
@@ -158,4 +158,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)

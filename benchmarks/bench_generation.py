@@ -41,7 +41,7 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout: import this ch
 from gpu.attention.generation_patterns import GENERATION_METHODS  # noqa: E402
 from gpu.bench.timing import round_robin  # noqa: E402
 from gpu.hf import register  # noqa: E402
-from graphs.cli_common import write_atomic  # noqa: E402
+from graphs.cli_common import run_command, write_atomic  # noqa: E402
 from receptive.cli_parser import OneLineErrorParser, comma_ints, output_file  # noqa: E402
 
 DEFAULT_METHODS = "sa,swa,sa+swa-union,moba,exact"
@@ -192,4 +192,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -39,7 +39,7 @@ from analysis.training.tasks import TEXT_VOCAB, lm_batch, load_corpus, validatio
 from gpu.approx import METHODS, exact_cost, method_cost
 from gpu.attention.threads import torch_threads
 from gpu.hf import calibration_options, capture_keys_values, register
-from graphs.cli_common import output_file, write_atomic
+from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
 CALIBRATION_WINDOWS = 8  # training-text windows whose keys and values fit Loki's PCA and the latent projections
@@ -312,4 +312,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -41,7 +41,7 @@ from gpu.approx.__main__ import budgets_for
 from gpu.approx.methods import METHODS, approximate, exact_attention, exact_cost, method_cost
 from gpu.attention.threads import torch_threads
 from gpu.hf.minilm import HEAD_DIM, HEADS, LAYERS, MAX_POSITIONS, TRAINED_POSITIONS, MiniLM, exact
-from graphs.cli_common import output_file, write_atomic
+from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
 TOP_K = (1, 8, 32, 64)
@@ -385,4 +385,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

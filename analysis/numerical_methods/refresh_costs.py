@@ -38,7 +38,7 @@ from pathlib import Path
 from analysis.numerical_methods.decoder import DecoderConfig, _cost
 from gpu.approx.methods import exact_cost, method_cost
 from gpu.hf.minilm import HEAD_DIM, HEADS, LAYERS
-from graphs.cli_common import write_atomic
+from graphs.cli_common import run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 
 NOTE_FIELD = "costs_refreshed"
@@ -219,4 +219,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -8,7 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
-from graphs.cli_common import output_file, save_png_pdf
+from graphs.cli_common import output_file, run_command, save_png_pdf
 from receptive.cli_parser import OneLineErrorParser
 
 COLOURS = {"swa": "tab:blue", "swa+sink": "tab:cyan", "sa": "tab:red", "sa+sink": "tab:pink", "sa+swa": "tab:brown",
@@ -100,4 +100,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)

@@ -38,7 +38,7 @@ from pathlib import Path
 from gpu.hf.eval_cli import DEFAULT_TASKS
 from gpu.hf.eval_cli import main as hf_eval
 from gpu.hf.eval_tasks import load_task
-from graphs.cli_common import output_folder
+from graphs.cli_common import output_folder, run_command
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
 from .summary import SEARCH_TASKS, search_winner, task_rows
@@ -160,4 +160,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)

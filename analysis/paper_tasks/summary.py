@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from gpu.hf.eval import item_scores
-from graphs.cli_common import output_file, write_atomic
+from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 from receptive.sweep import ResultStore
 
@@ -367,4 +367,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)

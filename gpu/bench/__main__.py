@@ -1,6 +1,5 @@
-import sys
-
 from gpu.bench.cli import main
+from graphs.cli_common import run_command
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -37,7 +37,7 @@ from gpu.bench.plot import PAPER_SPEEDUP, check_bench_result, plot_cost
 from gpu.bench.timing import _times
 from gpu.validation import check_int
 from graphs._atomic import check_writable
-from graphs.cli_common import write_atomic
+from graphs.cli_common import run_command, write_atomic
 from receptive import coverage
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 from receptive.windows import max_window
@@ -272,4 +272,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

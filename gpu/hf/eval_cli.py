@@ -23,7 +23,7 @@ from gpu.attention.generation_patterns import GENERATION_METHODS
 from gpu.hf.eval import EvalAttention, check_fits, score_items, shared_prefixes, task_scores
 from gpu.hf.eval_tasks import load_task
 from gpu.hf.generation import DECODES
-from graphs.cli_common import output_file, output_folder, write_atomic
+from graphs.cli_common import output_file, output_folder, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 from receptive.sweep import ResultStore, check_scheduler, run_dask, run_local
 
@@ -380,4 +380,4 @@ def _dry_run(args, items: dict, attentions: list[tuple], decodes) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)

@@ -24,6 +24,7 @@ import sys
 from gpu.attention.generation_patterns import GENERATION_METHODS
 from gpu.hf.generation import DECODES
 from gpu.hf.implementations import register
+from graphs.cli_common import run_command
 from receptive.cli_parser import OneLineErrorParser, comma_ints
 
 __all__ = ["main", "with_attention"]
@@ -119,4 +120,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)
