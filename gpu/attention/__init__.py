@@ -6,17 +6,20 @@ benchmark CLI (:mod:`gpu.bench`); they all build on it.
 """
 
 from gpu.attention.functional import BACKENDS, full_attention, permute_sequence, sa_attention, swa_attention
+from gpu.attention.generation_patterns import GENERATION_METHODS, generation_attention
 from gpu.attention.modules import AttentionProjections, GatedSAPlusSWALayer, StochasticAttentionLayer, rotary
 from gpu.attention.neighbour import neighbour_attention, pattern_keys
 from gpu.attention.variants import VARIANTS, variant_attention
 
 __all__ = [
     "BACKENDS",
+    "GENERATION_METHODS",
     "VARIANTS",
     "AttentionProjections",
     "GatedSAPlusSWALayer",
     "StochasticAttentionLayer",
     "full_attention",
+    "generation_attention",
     "neighbour_attention",
     "pattern_keys",
     "permute_sequence",

@@ -9,7 +9,7 @@ per-choice log-likelihoods: ``acc`` (the highest sum), ``acc_per_char`` (divided
 greedy decoding reproduces every target token, ``bpb`` the bits per UTF-8 byte of the target (OLMES's
 ``logits_per_byte``, averaged over items).
 
-Attention (:class:`EvalAttention`): any method of :data:`gpu.attention.generation_patterns.GENERATION_METHODS` in
+Attention (:class:`EvalAttention`): any method of :data:`gpu.attention.GENERATION_METHODS` in
 generation form (``exact``: transformers' SDPA), under one of two protocols:
 
 * ``decode="sparse"``: the pattern at every position, continuation included;
@@ -60,7 +60,7 @@ class EvalAttention:
     Parameters
     ----------
     method : str, default "exact"
-        A name of :data:`gpu.attention.generation_patterns.GENERATION_METHODS`; ``exact`` runs transformers' SDPA.
+        A name of :data:`gpu.attention.GENERATION_METHODS`; ``exact`` runs transformers' SDPA.
     budget : int, default 0
         Keys per query, 1 to 65536 (``exact``: ignored, 0).
     seed : int, default 0

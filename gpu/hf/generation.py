@@ -135,7 +135,7 @@ def generation_forward(method: str, budget: int, seed: int = 0, *, max_length: i
     Parameters
     ----------
     method : str
-        A name of :data:`gpu.attention.generation_patterns.GENERATION_METHODS`.
+        A name of :data:`gpu.attention.GENERATION_METHODS`.
     budget : int
         Keys per query (per head), 1 to :data:`MAX_BUDGET`.
     seed : int, default 0

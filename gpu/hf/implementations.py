@@ -11,7 +11,7 @@ a named attention implementation, for prefill and for generation with a KV cache
 
 Which form runs, by method and model:
 
-* a method of :data:`gpu.attention.generation_patterns.GENERATION_METHODS` (``swa``, ``swa+sink``, ``sa``,
+* a method of :data:`gpu.attention.GENERATION_METHODS` (``swa``, ``swa+sink``, ``sa``,
   ``sa+sink``, ``sa+swa``, ``sa+swa-union``, ``swa+sink+sa``, ``sa-ms``, ``moba``, ``top-k``, ``exact``) runs its
   generation form in a causal model (:mod:`gpu.hf.generation`): each query reads about ``budget`` keys among the
   positions before it, in the prefill and at every decode step, and the cached decode equals the full-sequence
@@ -97,7 +97,8 @@ def register(method: str, budget: int, seed: int = 0, *, decode: str = "sparse",
     Returns
     -------
     str
-        The name to pass as ``attn_implementation`` (:func:`implementation_name`).
+        The name to pass as ``attn_implementation`` (``"receptive-<method>-<budget>"``, with ``-s<seed>`` and the
+        protocol where they apply).
 
     Raises
     ------

@@ -281,8 +281,8 @@ class MiniLM:
         """Last hidden states ``(batch, n, 384)`` of ids ``(batch, n)``, with ``attention`` in every layer.
 
         ``attention`` replaces softmax attention in every layer; it sees each sequence's valid tokens only
-        (:func:`gpu.hf.padded`). ``capture`` (a list) receives the ``(q, k, v)`` the attention receives, layer by layer
-        (with padding, one entry per group of equal-length sequences).
+        (``gpu.hf.interface.padded``). ``capture`` (a list) receives the ``(q, k, v)`` the attention receives,
+        layer by layer (with padding, one entry per group of equal-length sequences).
 
         Parameters
         ----------

@@ -2,7 +2,7 @@
 patterns of :mod:`gpu.attention.generation_keys` stacked as a model uses them.
 
 Layer ``l`` of an ``L``-layer model reads, at query ``i``, the union over its heads of the keys
-:func:`gpu.attention.generation_keys.position_keys` gives with the seed ``seed * L + l`` (information moves through any
+``gpu.attention.generation_keys.position_keys`` gives with the seed ``seed * L + l`` (information moves through any
 head), and the residual stream keeps what a position already holds. A path from position ``j`` to the scored position
 takes attention edges at strictly increasing layers and may skip layers. Its number of attention edges is the
 distance the measures count.
@@ -34,7 +34,7 @@ from gpu.validation import check_choice, check_int
 
 __all__ = ["STACK_METHODS", "StackReach", "stack_reach"]
 
-#: the methods :func:`stack_reach` measures: every position-only one of :data:`GENERATION_METHODS`
+#: the methods :func:`stack_reach` measures: every position-only one of :data:`gpu.attention.GENERATION_METHODS`
 STACK_METHODS = tuple(name for name, g in GENERATION_METHODS.items() if not g.data_dependent)
 
 #: the most memory the key indices of one measure may take
@@ -170,7 +170,7 @@ def stack_reach(method: str, m: int, n: int, *, layers: int = 30, heads: int = 9
     """Measure how the scored position of a stack of generation-form causal attention layers reaches its context.
 
     Layer ``l`` reads at query ``i`` the union over heads of the keys of
-    :func:`gpu.attention.generation_keys.position_keys` with the seed ``seed * layers + l``, as
+    ``gpu.attention.generation_keys.position_keys`` with the seed ``seed * layers + l``, as
     :func:`gpu.hf.generation.generation_forward` runs them; the layers of ``exact_layers`` read every key
     ``0..i``. Information moves by an attention edge per layer at most and stays at its position through the
     residual. A path from ``j`` to ``target`` takes its edges at strictly increasing layers (skipping any), and the
@@ -198,7 +198,7 @@ def stack_reach(method: str, m: int, n: int, *, layers: int = 30, heads: int = 9
         The scored position, in ``1..n-1``; default ``n - 1`` (the last context token, whose output predicts the
         first continuation token). The context is ``0..target``.
     hops : iterable of int, default (1, 2, 3)
-        The edge budgets of :attr:`StackReach.reach_share`, each at least 1.
+        The edge budgets of ``reach_share``, each at least 1.
     exact_layers : iterable of int, default ()
         Layers (``0..layers-1``) that attend to every earlier key.
 
