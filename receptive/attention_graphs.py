@@ -28,7 +28,7 @@ import numpy as np
 
 from graphs.graph import Graph
 
-from .patterns import PATTERNS, make_pattern
+from .patterns import make_pattern
 from .validation import check_bool, check_int
 
 
@@ -36,8 +36,6 @@ def _pattern(name, n, w, causal, circular, seed):
     """The checked pattern ``name`` of :func:`receptive.make_pattern`."""
     if not isinstance(name, str):
         raise TypeError(f"name: expected a pattern name (a string), got {name!r} ({type(name).__name__})")
-    if name not in PATTERNS:
-        raise ValueError(f"name: unknown pattern {name!r}; choose from {', '.join(PATTERNS)}")
     seed = check_int("seed", seed, 0)
     return make_pattern(name, n, w, causal=causal, circular=circular, seed=seed)
 
@@ -69,7 +67,8 @@ def attention_graph(
     Parameters
     ----------
     name : str
-        A pattern name of :data:`receptive.patterns.PATTERNS` (``"swa"``, ``"sa"``, ``"sa+swa"``, ``"full"``, ...).
+        A pattern name set by a window (:func:`receptive.make_pattern`: ``"swa"``, ``"sa"``, ``"sa+swa"``, ``"full"``,
+        ...).
     n : int
         Sequence length (nodes).
     w : int
@@ -132,7 +131,7 @@ def union_graph(
     Parameters
     ----------
     name : str
-        A pattern name of :data:`receptive.patterns.PATTERNS`.
+        A pattern name set by a window (:func:`receptive.make_pattern`).
     n : int
         Sequence length (nodes).
     w : int

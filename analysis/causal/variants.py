@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
     try:
-        names = comma_names("--patterns", args.patterns, tuple(PATTERNS))
+        names = comma_names("--patterns", args.patterns, tuple(n for n, kind in PATTERNS.items() if kind.windowed))
         ns, ws = parse_sizes(args.n, "--n"), parse_sizes(args.w, "--w")
         exact_max = parse_sizes(args.exact_max, "--exact-max")[0]
         for option, value, low in (

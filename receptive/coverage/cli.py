@@ -14,7 +14,7 @@ from graphs.memory import DEFAULT_MAX_MEMORY, parse_bytes
 from .. import __version__, theory
 from ..cli_parser import OneLineErrorParser
 from ..patterns.hf_config import pattern_from_config
-from ..patterns.registry import KINDS, pattern_from_spec, stack_from_spec
+from ..patterns.registry import PATTERNS, pattern_from_spec, stack_from_spec
 from ..plotting import save_png_pdf
 from ..presets import preset_dir
 from ..windows import max_window
@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument(
         "--patterns",
         default="swa,sa,sa+swa",
-        help=f"comma-separated layer specs, from {', '.join(KINDS)} (default swa,sa,sa+swa)",
+        help=f"comma-separated layer specs, from {', '.join(PATTERNS)} (default swa,sa,sa+swa)",
     )
     which.add_argument("--stack", metavar="SPEC", help='one model\'s layers, e.g. "5*swa:1024,full" (see above)')
     which.add_argument(
@@ -175,7 +175,7 @@ def run(args: argparse.Namespace) -> dict:
         raise ValueError(f"--n: expected an integer >= 2, got {args.n}")
     names = [s.strip() for s in args.patterns.split(",") if s.strip()]
     if not names or len(set(names)) != len(names):
-        raise ValueError(f"--patterns: expected distinct names from {', '.join(KINDS)}, got {args.patterns!r}")
+        raise ValueError(f"--patterns: expected distinct names from {', '.join(PATTERNS)}, got {args.patterns!r}")
     if args.layers is not None and args.layers < 1:
         raise ValueError(f"--layers: expected an integer >= 1, got {args.layers}")
     if args.max_layers < 1:

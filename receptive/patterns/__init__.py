@@ -4,11 +4,12 @@ A pattern turns layer ``l`` into the engine's operators (:mod:`graphs.ops`); a l
 their union. Modules, one family each: :mod:`.base` (the interface, explicit neighbour lists), :mod:`.local`
 (sliding window, full), :mod:`.stochastic` (SA, SA+SWA), :mod:`.global_tokens` (Longformer global tokens,
 StreamingLLM sinks), :mod:`.random_keys`, :mod:`.blocks` (chunked, BigBird), :mod:`.dilated` (dilated window,
-LongNet), :mod:`.sparse_transformer` (strided, fixed), :mod:`.causal_variants` (the registry of the causal
-variants: :mod:`.multiscale` multi-scale SA, :mod:`.kleinberg` Kleinberg keys, :mod:`.dilated_heads` dilated
-heads), :mod:`.stack` (layer stacks), :mod:`.registry` (names, layer and stack specs),
-:mod:`.hf_config` (Hugging Face configs),
-:mod:`.flex` (FlexAttention mask_mod in and out), :mod:`.content` (top-k, MoBA, LSH routing from q, k).
+LongNet), :mod:`.sparse_transformer` (strided, fixed), :mod:`.causal_variants` (the causal variants by name:
+:mod:`.multiscale` multi-scale SA, :mod:`.kleinberg` Kleinberg keys, :mod:`.dilated_heads` dilated heads),
+:mod:`.stack` (layer stacks), :mod:`.registry` (the one registry of pattern names, :data:`PATTERNS`, and the layer
+and stack specs), :mod:`.hf_config` (Hugging Face configs), :mod:`.flex` (FlexAttention mask_mod in and out),
+:mod:`.content` (top-k, MoBA, LSH routing from q, k) and :mod:`.synthetic_content` (that routing on synthetic q, k,
+for the specs).
 """
 
 from .base import NeighbourListPattern, Pattern, WindowPattern
@@ -18,13 +19,12 @@ from .global_tokens import SinkWindow, WindowGlobal
 from .hf_config import pattern_from_config
 from .local import FullAttention, SlidingWindow
 from .random_keys import RandomKeys
-from .registry import KINDS, PATTERNS, make_pattern, pattern_from_spec, stack_from_spec
+from .registry import PATTERNS, make_pattern, pattern_from_spec, stack_from_spec
 from .sparse_transformer import Fixed, Strided
 from .stack import LayerStack
 from .stochastic import GatedSAPlusSWA, StochasticAttention
 
 __all__ = [
-    "KINDS",
     "PATTERNS",
     "BigBird",
     "CSRPattern",

@@ -23,8 +23,9 @@ bidirectional dilated head keeps one key on each side, which puts ``dilated-eq``
 
 Modules, one family each: :mod:`.multiscale` (``sa-ms``, block permutations), :mod:`.kleinberg`,
 :mod:`.dilated_heads` (``dilated``, :func:`dilation_permutation`), :mod:`._heads` (the heads' shared plumbing,
-:func:`equal_key_window`); this module is the registry (:func:`make_variant`, :func:`variant_names`,
-:func:`registry_constructors`) and the key counts, and gathers the families' public names (``__all__``) in one place.
+:func:`equal_key_window`); this module builds a variant from its name (:func:`make_variant`, :func:`variant_names`;
+:mod:`.registry` registers each name in :data:`receptive.patterns.PATTERNS`), counts keys, and gathers the families'
+public names (``__all__``) in one place.
 """
 
 from __future__ import annotations
@@ -192,35 +193,6 @@ def make_variant(name: str, n: int, w: int, causal: bool = False, circular: bool
     return DilatedHeads(n, w, causal, circular, swa=swa, equal_keys=equal)
 
 
-def registry_constructors() -> dict:
-    """``{name: constructor(n, w, causal, circular, seed, permutations)}`` for :mod:`.registry`.
-
-    The variants draw their own permutations: passing ``permutations`` is an error (``ValueError``).
-
-    Returns
-    -------
-    dict
-        One constructor per name of :func:`variant_names`.
-
-    Examples
-    --------
-    >>> from receptive.patterns.causal_variants import registry_constructors
-    >>> build = registry_constructors()["kleinberg"]
-    >>> type(build(64, 4, False, False, 0, None)).__name__
-    'KleinbergAttention'
-    """
-
-    def build(name):
-        def construct(n, w, causal, circular, seed, permutations):
-            if permutations is not None:
-                raise ValueError(f"permutations: {name} draws its own (per-head) permutations; pass None")
-            return make_variant(name, n, w, causal, circular, seed)
-
-        return construct
-
-    return {name: build(name) for name in variant_names()}
-
-
 def heads_of(n: int, w: int) -> int:
     """Number of heads of the default ``sa-ms`` (``len(default_blocks(n, w))``): ``~ log_w n``.
 
@@ -265,7 +237,6 @@ __all__ = [
     "heads_of",
     "keys_per_query",
     "make_variant",
-    "registry_constructors",
     "sa_expected_keys",
     "variant_names",
 ]

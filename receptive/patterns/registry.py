@@ -1,11 +1,13 @@
-"""Pattern names: the registry behind ``make_pattern``, layer specs ``NAME[:ARG...]`` and stack specs.
+"""Pattern names: the one registry :data:`PATTERNS`, layer specs ``NAME[:ARG...]`` and stack specs.
 
-Two ways to name a pattern:
+Every pattern has one name, registered once (:func:`register`: a :class:`Kind`, its integer arguments and its
+builder), and is built from that name in one of two spellings of the same thing:
 
-* :func:`make_pattern` ``(name, n, w, ...)``: the window-parameterised patterns of :data:`PATTERNS`.
-* A layer spec ``NAME[:ARG...]`` (:data:`KINDS`, :func:`parse_layer`), e.g. ``swa:1024``, ``global:512:2``,
-  ``bigbird:64:3:3:2``, ``chunk:8192``; a stack spec is comma-separated layer specs with ``K*`` repetition,
-  ``"5*swa:1024,full"`` (:func:`parse_stack`, :func:`stack_from_spec`), cycled to the depth.
+* a layer spec ``NAME[:ARG...]`` (:func:`parse_layer`, :func:`pattern_from_spec`), e.g. ``swa:1024``,
+  ``global:512:2``, ``bigbird:64:3:3:2``, ``chunk:8192``; a stack spec is comma-separated layer specs with ``K*``
+  repetition, ``"5*swa:1024,full"`` (:func:`parse_stack`, :func:`stack_from_spec`), cycled to the depth;
+* :func:`make_pattern` ``(name, n, w, ...)``, for the names set by a window (:attr:`Kind.windowed`): the spec
+  ``NAME:w`` with its other arguments at their defaults (and SA's per-layer permutations, if given).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from ..validation import check_bool, check_int
 from .base import Pattern
 from .blocks import BigBird, Chunked
-from .causal_variants import registry_constructors
+from .causal_variants import make_variant, variant_names
 from .dilated import DilatedWindow, LongNet
 from .global_tokens import SinkWindow, WindowGlobal
 from .local import FullAttention, SlidingWindow
@@ -24,81 +26,7 @@ from .random_keys import RandomKeys
 from .sparse_transformer import Fixed, Strided
 from .stack import LayerStack
 from .stochastic import GatedSAPlusSWA, StochasticAttention
-
-#: name -> constructor(n, w, causal, circular, seed, permutations)
-PATTERNS = {
-    "swa": lambda n, w, causal, circular, seed, permutations: SlidingWindow(n, w, causal, circular),
-    "sa": lambda n, w, causal, circular, seed, permutations: StochasticAttention(
-        n, w, causal, circular, seed, permutations
-    ),
-    "sa+swa": lambda n, w, causal, circular, seed, permutations: GatedSAPlusSWA(
-        n, w, causal, circular, seed, permutations
-    ),
-    "full": lambda n, w, causal, circular, seed, permutations: FullAttention(n, causal),
-}
-PATTERNS.update(registry_constructors())  # the causal SA variants: sa-ms, kleinberg, dilated (+swa, -eq)
-
-
-def make_pattern(
-    name: str,
-    n: int,
-    w: int,
-    causal: bool = False,
-    circular: bool = False,
-    seed: int = 0,
-    permutations: Sequence | None = None,
-) -> Pattern:
-    """Build a window-parameterised pattern by name.
-
-    Parameters
-    ----------
-    name : str
-        A key of :data:`PATTERNS`: ``swa``, ``sa``, ``sa+swa``, ``full`` and the causal SA variants (``sa-ms``,
-        ``kleinberg``, ``dilated``, with ``+swa`` / ``-eq`` forms). The other zoo patterns are built from layer
-        specs (:func:`pattern_from_spec`).
-    n : int
-        Sequence length.
-    w : int
-        Keys per query, itself included (ignored by ``full``).
-    causal : bool, default False
-        Attend only to keys ``j <= i``.
-    circular : bool, default False
-        Windows wrap around.
-    seed : int, default 0
-        Seed of the random draws (permutations, random keys).
-    permutations : sequence of array_like, optional
-        One permutation per layer for ``sa`` and ``sa+swa``.
-
-    Returns
-    -------
-    Pattern
-
-    Raises
-    ------
-    TypeError
-        If ``name`` is not a string, an integer argument is not an integer, ``causal`` or ``circular`` is not a
-        bool, or ``permutations`` is not a sequence of integer arrays.
-    ValueError
-        If ``name`` is unknown or a value is out of range.
-
-    Examples
-    --------
-    >>> from receptive import make_pattern
-    >>> make_pattern("sa+swa", 1024, 16, causal=True).name
-    'sa+swa'
-
-    References
-    ----------
-    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754 (``sa``, ``sa+swa``); Beltagy et al. 2020, Longformer,
-    arXiv 2004.05150 (``swa``); Kleinberg 2000, "Navigation in a small world", Nature 406 (``kleinberg``); Ding et
-    al. 2023, LongNet, arXiv 2307.02486 (``dilated``).
-    """
-    if not isinstance(name, str):
-        raise TypeError(f"name: expected a pattern name (str), got {type(name).__name__}")
-    if name not in PATTERNS:
-        raise ValueError(f"name: unknown pattern {name!r}; choose from {', '.join(PATTERNS)}")
-    check_bool("circular", circular)  # checked here too: full attention ignores it
-    return PATTERNS[name](n, w, causal, circular, seed, permutations)
+from .synthetic_content import SyntheticContent
 
 
 @dataclass(frozen=True)
@@ -127,25 +55,28 @@ class Param:
 
 @dataclass(frozen=True)
 class Kind:
-    """A pattern name of the spec grammar: its arguments and ``build(n, causal, circular, seed, *args)``.
+    """A registered pattern name: its arguments and ``build(n, causal, circular, seed, *args)``.
 
     Attributes
     ----------
     name : str
-        The name a spec starts with.
+        The pattern's name, the first word of its layer spec.
     params : tuple of Param
         Its integer arguments, in spec order.
     build : callable
-        ``build(n, causal, circular, seed, *values) -> Pattern``.
+        ``build(n, causal, circular, seed, *values) -> Pattern``, and the keyword ``permutations`` (one per layer, or
+        ``None`` to draw them) where :attr:`permutations` is true.
     summary : str
         One line for listings.
     circular : bool, default False
         Whether the pattern is defined on a circular sequence too.
+    permutations : bool, default False
+        Whether ``build`` takes the layers' permutations (SA and SA+SWA).
 
     Examples
     --------
-    >>> KINDS["global"].usage
-    'global:W:[GLOBALS=1]'
+    >>> PATTERNS["global"].usage, PATTERNS["global"].windowed, PATTERNS["chunk"].windowed
+    ('global:W:[GLOBALS=1]', True, False)
     """
 
     name: str
@@ -153,22 +84,31 @@ class Kind:
     build: Callable[..., Pattern]
     summary: str
     circular: bool = False
+    permutations: bool = False
 
     @property
     def usage(self) -> str:
+        """The layer spec's form, e.g. ``global:W:[GLOBALS=1]`` (optional arguments in brackets, with defaults)."""
         parts = [self.name]
         for p in self.params:
             parts.append(p.name.upper() if p.default is None else f"[{p.name.upper()}={p.default}]")
         return ":".join(parts)
 
+    @property
+    def windowed(self) -> bool:
+        """Whether a window alone sets the pattern (:func:`make_pattern`): no arguments, or ``W`` first and defaults
+        for the rest."""
+        return not self.params or (self.params[0] is W and all(p.default is not None for p in self.params[1:]))
+
 
 W = Param("w", "keys per query, itself included")
 
-KINDS: dict[str, Kind] = {}
+#: every pattern name, in listing order: name -> :class:`Kind`
+PATTERNS: dict[str, Kind] = {}
 
 
 def register(kind: Kind) -> Kind:
-    """Add a pattern name to the spec grammar (used by :mod:`.registry` itself and by extensions).
+    """Add a pattern name to the registry (used by :mod:`.registry` itself and by extensions).
 
     Parameters
     ----------
@@ -178,7 +118,7 @@ def register(kind: Kind) -> Kind:
     Returns
     -------
     Kind
-        ``kind``, now in :data:`KINDS`.
+        ``kind``, now in :data:`PATTERNS`.
 
     Raises
     ------
@@ -187,43 +127,71 @@ def register(kind: Kind) -> Kind:
 
     Examples
     --------
-    >>> register(KINDS["swa"])
+    >>> register(PATTERNS["swa"])
     Traceback (most recent call last):
     ...
     ValueError: name: 'swa' is registered already
     """
-    if kind.name in KINDS:
+    if kind.name in PATTERNS:
         raise ValueError(f"name: {kind.name!r} is registered already")
-    KINDS[kind.name] = kind
+    PATTERNS[kind.name] = kind
     return kind
 
 
-for _name in PATTERNS:
-    if _name in ("full", "sa+swa"):
-        continue
-    register(
-        Kind(
-            _name,
-            (W,),
-            (lambda name: lambda n, causal, circular, seed, w: PATTERNS[name](n, w, causal, circular, seed, None))(
-                _name
-            ),
-            f"{_name} with a window of W keys (see receptive.patterns)",
-            circular=True,
-        )
+register(
+    Kind(
+        "swa",
+        (W,),
+        lambda n, causal, circular, seed, w: SlidingWindow(n, w, causal, circular),
+        "sliding window of W keys",
+        circular=True,
     )
+)
+register(
+    Kind(
+        "sa",
+        (W,),
+        lambda n, causal, circular, seed, w, permutations=None: StochasticAttention(
+            n, w, causal, circular, seed, permutations
+        ),
+        "Stochastic Attention: a band of W slots over a fresh random permutation per layer",
+        circular=True,
+        permutations=True,
+    )
+)
 register(
     Kind(
         "sa+swa",
         (W, Param("w_swa", "keys of the SWA path (default W)", 0)),
-        lambda n, causal, circular, seed, w, w_swa: GatedSAPlusSWA(
-            n, w, causal, circular, seed, None, w_swa=w_swa or None
+        lambda n, causal, circular, seed, w, w_swa, permutations=None: GatedSAPlusSWA(
+            n, w, causal, circular, seed, permutations, w_swa=w_swa or None
         ),
         "gated SA+SWA: the union of an SA band and a sliding window",
         circular=True,
+        permutations=True,
     )
 )
-register(Kind("full", (), lambda n, causal, circular, seed: FullAttention(n, causal), "every (earlier) key"))
+register(
+    Kind(
+        "full",
+        (),
+        lambda n, causal, circular, seed: FullAttention(n, causal),
+        "every (earlier) key",
+        circular=True,  # every key either way
+    )
+)
+for _name in variant_names():  # the causal SA variants: sa-ms, kleinberg, dilated (+swa, -eq)
+    register(
+        Kind(
+            _name,
+            (W,),
+            (lambda name: lambda n, causal, circular, seed, w: make_variant(name, n, w, causal, circular, seed))(_name),
+            f"{_name}: a causal SA variant with a window of W keys (receptive.patterns.causal_variants)",
+            circular=True,
+        )
+    )
+del _name
+
 register(
     Kind(
         "global",
@@ -303,51 +271,6 @@ register(
 )
 
 
-class SyntheticContent(Pattern):
-    """A content-based layer (top-k, MoBA, Reformer LSH routing of :mod:`.content`) on synthetic queries and keys:
-    layer ``l`` routes :func:`.content.random_qk` ``(n, 64, seed + l - 1)``, i.i.d. Gaussian, drawn when the layer is
-    first used. A stand-in for the spec grammar, not a model's routing (pass real ``q, k`` to ``topk_pattern`` and
-    friends for that); the scores cost ``O(n^2 d)`` per layer, so keep ``n`` to a few thousand.
-
-    Parameters
-    ----------
-    kind : str
-        ``"topk"``, ``"moba"`` or ``"lsh"``.
-    n : int
-        Tokens.
-    causal : bool
-        Causal routing.
-    seed : int
-        Seed of layer 1's queries and keys.
-    **params
-        The router's parameters (:func:`.content.random_content_pattern`).
-
-    Examples
-    --------
-    >>> SyntheticContent("topk", 16, False, 0, k_keys=2).describe()
-    'topk k_keys=2 (synthetic q, k)'
-    """
-
-    def __init__(self, kind: str, n: int, causal: bool, seed: int, **params):
-        super().__init__(n, causal)
-        self.name, self.params, self.seed = kind, params, seed
-        self._layers: dict[int, tuple] = {}
-
-    def layer_ops(self, layer: int):
-        layer = self._check_layer(layer)
-        if layer not in self._layers:
-            from .content import random_content_pattern
-
-            one = random_content_pattern(
-                self.name, self.n, 1, seed=self.seed + layer - 1, causal=self.causal, **self.params
-            )
-            self._layers[layer] = one.layer_ops(1)
-        return self._layers[layer]
-
-    def describe(self) -> str:
-        return f"{self.name} " + " ".join(f"{k}={v}" for k, v in self.params.items()) + " (synthetic q, k)"
-
-
 register(
     Kind(
         "topk",
@@ -376,6 +299,84 @@ register(
 )
 
 
+def make_pattern(
+    name: str,
+    n: int,
+    w: int,
+    causal: bool = False,
+    circular: bool = False,
+    seed: int = 0,
+    permutations: Sequence | None = None,
+) -> Pattern:
+    """Build a pattern set by a window, by its name in :data:`PATTERNS`.
+
+    The same pattern as the layer spec ``"NAME:w"`` (:func:`pattern_from_spec`), its other arguments at their
+    defaults. The names set by a window (:attr:`Kind.windowed`) are ``swa``, ``sa``, ``sa+swa``, ``full``, ``global``,
+    ``sink`` and the causal SA variants (``sa-ms``, ``kleinberg``, ``dilated``, with ``+swa`` / ``-eq`` forms); the
+    others (``bigbird``, ``chunk``, ...) are built from their layer specs.
+
+    Parameters
+    ----------
+    name : str
+        A name of :data:`PATTERNS` set by a window.
+    n : int
+        Sequence length.
+    w : int
+        Keys per query, itself included (ignored by ``full``).
+    causal : bool, default False
+        Attend only to keys ``j <= i``.
+    circular : bool, default False
+        Windows wrap around (for the patterns defined on a circular sequence).
+    seed : int, default 0
+        Seed of the random draws (permutations, random keys).
+    permutations : sequence of array_like, optional
+        One permutation per layer for ``sa`` and ``sa+swa``.
+
+    Returns
+    -------
+    Pattern
+
+    Raises
+    ------
+    TypeError
+        If ``name`` is not a string, an integer argument is not an integer, ``causal`` or ``circular`` is not a
+        bool, or ``permutations`` is not a sequence of integer arrays.
+    ValueError
+        If ``name`` is unknown or not set by a window, ``circular`` is asked of a pattern without a circular form,
+        ``permutations`` are given to a pattern that takes none, or a value is out of range.
+
+    Examples
+    --------
+    >>> from receptive import make_pattern
+    >>> make_pattern("sa+swa", 1024, 16, causal=True).name
+    'sa+swa'
+    >>> make_pattern("global", 64, 8).describe() == pattern_from_spec("global:8", 64).describe()
+    True
+
+    References
+    ----------
+    Jin & Sui 2026, Stochastic Attention, arXiv 2604.00754 (``sa``, ``sa+swa``); Beltagy et al. 2020, Longformer,
+    arXiv 2004.05150 (``swa``, ``global``); Xiao et al. 2023, StreamingLLM, arXiv 2309.17453 (``sink``); Kleinberg
+    2000, "Navigation in a small world", Nature 406 (``kleinberg``); Ding et al. 2023, LongNet, arXiv 2307.02486
+    (``dilated``).
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected a pattern name (str), got {type(name).__name__}")
+    kind = PATTERNS.get(name)
+    if kind is None:
+        raise ValueError(f"name: unknown pattern {name!r}; choose from {', '.join(PATTERNS)}")
+    if not kind.windowed:
+        raise ValueError(f"name: {name} is not set by a window; build it from its layer spec {kind.usage}")
+    if check_bool("circular", circular) and not kind.circular:
+        raise ValueError(f"circular: {name} is defined on a truncated sequence only")
+    values = [w if param is W else param.default for param in kind.params]
+    if kind.permutations:
+        return kind.build(n, causal, circular, seed, *values, permutations=permutations)
+    if permutations is not None:
+        raise ValueError(f"permutations: {name} takes none (sa and sa+swa do); pass None")
+    return kind.build(n, causal, circular, seed, *values)
+
+
 def parse_layer(spec: str, default_w: int | None = None, argument: str = "stack") -> tuple[Kind, tuple[int, ...]]:
     """``"NAME[:ARG...]"`` -> (kind, integer arguments with defaults filled in). ``default_w`` fills a missing
     window ``W`` (the ``--patterns`` form); without it a missing required argument is an error. ``argument`` names
@@ -384,7 +385,7 @@ def parse_layer(spec: str, default_w: int | None = None, argument: str = "stack"
     Parameters
     ----------
     spec : str
-        ``NAME[:ARG...]``, a name of :data:`KINDS`.
+        ``NAME[:ARG...]``, a name of :data:`PATTERNS`.
     default_w : int or None, default None
         The window to use when the spec leaves out a required ``W``.
     argument : str, default "stack"
@@ -418,9 +419,9 @@ def parse_layer(spec: str, default_w: int | None = None, argument: str = "stack"
         raise TypeError(f"{argument}: expected a layer spec NAME[:ARG...] (a string), got {type(spec).__name__}")
     text = spec.strip()
     name, *raw = text.split(":")
-    kind = KINDS.get(name.strip())
+    kind = PATTERNS.get(name.strip())
     if kind is None:
-        raise ValueError(f"{argument}: unknown layer {name.strip()!r} in {text!r}; choose from {', '.join(KINDS)}")
+        raise ValueError(f"{argument}: unknown pattern {name.strip()!r} in {text!r}; choose from {', '.join(PATTERNS)}")
     if len(raw) > len(kind.params):
         most = len(kind.params)
         raise ValueError(f"{argument}: {text!r} has {len(raw)} arguments; {kind.usage} takes at most {most}")

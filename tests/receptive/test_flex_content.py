@@ -27,7 +27,7 @@ from receptive.patterns.content import (
 )
 from receptive.patterns.flex import CSRPattern, from_mask_mod, to_mask_mod
 
-# small arguments for the parameter names of the layer-spec grammar (registry.KINDS), else the kind's default; a new
+# small arguments for the parameter names of the layer-spec grammar (registry.PATTERNS), else the kind's default; a new
 # kind with a required parameter missing here fails test_every_kind_has_small_arguments, so the round trip always
 # covers every registered name
 SMALL = {
@@ -54,16 +54,13 @@ SMALL = {
 N = 48
 
 
-KINDS = getattr(registry, "KINDS", None)
-#: every registered name: the spec grammar's kinds if the registry has them, else make_pattern's names
-NAMES = list(KINDS) if KINDS else list(registry.PATTERNS)
+#: every registered name
+NAMES = list(registry.PATTERNS)
 
 
 def build(name: str, causal: bool, n: int = N):
-    if KINDS:
-        kind = KINDS[name]
-        return kind.build(n, causal, False, 3, *[SMALL.get(p.name, p.default) for p in kind.params])
-    return registry.make_pattern(name, n, 5, causal, seed=3)
+    kind = registry.PATTERNS[name]
+    return kind.build(n, causal, False, 3, *[SMALL.get(p.name, p.default) for p in kind.params])
 
 
 def dense(mat) -> np.ndarray:
@@ -71,10 +68,9 @@ def dense(mat) -> np.ndarray:
 
 
 def test_every_kind_has_small_arguments():
-    for kind in (KINDS or {}).values():
+    for kind in registry.PATTERNS.values():
         missing = [p.name for p in kind.params if p.name not in SMALL and p.default is None]
         assert not missing, f"add small test values for {kind.name}'s parameters {missing} to SMALL"
-    assert set(registry.PATTERNS) <= set(NAMES)
 
 
 # ------------------------------------------------------------------------------------------------- FlexAttention

@@ -113,7 +113,7 @@ def test_stack_cli_json_has_costs(capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--stack", "nope:3"], "--stack: unknown layer"),
+        (["--stack", "nope:3"], "--stack: unknown pattern"),
         (["--stack", "swa"], "--stack: 'swa' needs W"),
         (["--stack", "swa:0"], "w: expected"),
         (["--stack", "chunk:5000"], "chunk: expected"),

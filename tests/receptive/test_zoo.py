@@ -14,7 +14,7 @@ from receptive.patterns.blocks import BigBird, Chunked
 from receptive.patterns.dilated import DilatedWindow, LongNet
 from receptive.patterns.global_tokens import SinkWindow, WindowGlobal
 from receptive.patterns.random_keys import RandomKeys
-from receptive.patterns.registry import KINDS, parse_layer, parse_stack, pattern_from_spec, stack_from_spec
+from receptive.patterns.registry import PATTERNS, parse_layer, parse_stack, pattern_from_spec, stack_from_spec
 from receptive.patterns.sparse_transformer import Fixed, Strided
 
 
@@ -245,7 +245,27 @@ def test_spec_grammar():
     assert parse_stack("5*swa:1024, full") == ["swa:1024"] * 5 + ["full"]
     stack = stack_from_spec("2*swa:8,full", 64, 7, causal=True)
     assert [p.name for p in (stack.pattern_of(layer) for layer in range(1, 8))] == ["swa", "swa", "full"] * 2 + ["swa"]
-    assert set(KINDS) >= {"swa", "sa", "sa+swa", "full", "global", "sink", "random", "bigbird", "chunk", "longnet"}
+    assert set(PATTERNS) >= {"swa", "sa", "sa+swa", "full", "global", "sink", "random", "bigbird", "chunk", "longnet"}
+
+
+def test_one_registry_names_every_pattern():
+    """make_pattern and the layer specs read one registry: a name set by a window builds the same pattern both ways
+    (``make_pattern(name, n, w)`` is the spec ``name:w``); make_pattern refuses the others with their spec's form."""
+    from receptive import make_pattern
+
+    windowed = [name for name, kind in PATTERNS.items() if kind.windowed]
+    assert {"swa", "sa", "sa+swa", "full", "global", "sink", "sa-ms", "kleinberg", "dilated"} <= set(windowed)
+    assert not {"bigbird", "chunk", "random", "topk"} & set(windowed)
+    for name in windowed:
+        for causal in (False, True):
+            by_name = make_pattern(name, 256, 8, causal, seed=2)
+            by_spec = pattern_from_spec(name if name == "full" else f"{name}:8", 256, causal, seed=2)
+            for layer in (1, 2):
+                assert (by_name.adjacency(layer) != by_spec.adjacency(layer)).nnz == 0, (name, causal, layer)
+    with pytest.raises(ValueError, match=r"^name: chunk is not set by a window; .*chunk:SIZE"):
+        make_pattern("chunk", 256, 8)
+    with pytest.raises(ValueError, match=r"^permutations: swa takes none"):
+        make_pattern("swa", 16, 4, permutations=[np.arange(16)])
 
 
 def test_stack_of_sa_is_sa():
@@ -261,7 +281,7 @@ def test_stack_of_sa_is_sa():
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("nope:3", "unknown layer 'nope'"),
+        ("nope:3", "unknown pattern 'nope'"),
         ("swa", "needs W"),
         ("swa:0", "w: expected"),
         ("swa:x", "must be an integer"),
@@ -279,7 +299,7 @@ def test_bad_specs(spec, message):
 
 
 def test_every_kind_builds_causal_and_not():
-    for name, kind in KINDS.items():
+    for name, kind in PATTERNS.items():
         args = ":".join(["4"] * sum(p.default is None for p in kind.params))
         spec = f"{name}:{args}" if args else name
         for causal in (False, True):
