@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from receptive import coverage, make_pattern
+from receptive import coverage_by_layer, make_pattern
 
 from .style import COLORS, LABELS, WIDE, figure, save, styled
 
@@ -37,8 +37,9 @@ def make(out, quick: bool = False):
     fig, axes = figure(WIDE, 2.4, ncols=2)
     for ax, causal in zip(axes[0], (False, True), strict=True):
         for name in ("swa", "sa", "sa+swa"):
-            means = np.array([[lc.mean for lc in coverage(make_pattern(name, n, w, causal, seed=s), layers).layers]
-                              for s in range(1 if name == "swa" else seeds)])  # fmt: skip
+            runs = [coverage_by_layer(make_pattern(name, n, w, causal, seed=s), layers)
+                    for s in range(1 if name == "swa" else seeds)]  # fmt: skip
+            means = np.array([[lc.mean for lc in run.layers] for run in runs])
             x = np.arange(1, layers + 1)
             ax.plot(x, means.mean(0), marker="o", color=COLORS[name], label=LABELS[name])
             ax.fill_between(x, means.min(0), means.max(0), color=COLORS[name], alpha=0.25, lw=0)

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from oracle import layer_matrices, rf_sizes, rf_sizes_networkx
 
 from graphs import backward_counts, forward_counts
-from receptive import coverage, make_pattern, sample_permutations
+from receptive import coverage_by_layer, make_pattern, sample_permutations
 from receptive.patterns import GatedSAPlusSWA, SlidingWindow, StochasticAttention
 from receptive.windows import max_window
 
@@ -78,7 +78,7 @@ def test_explicit_permutations(n, data):
     perms = [rng.permutation(n) for _ in range(layers)]
     pattern = StochasticAttention(n, w, causal, circular, permutations=perms)
     assert pattern.max_layers == layers
-    result = coverage(pattern, layers, method="exact")
+    result = coverage_by_layer(pattern, layers, method="exact")
     np.testing.assert_array_equal(result.sizes, rf_sizes(layer_matrices("sa", n, w, causal, circular, perms)))
 
 
@@ -88,13 +88,13 @@ def test_sa_with_identity_permutations_is_swa(n, data):
     w = data.draw(st.integers(1, max_window(n, False, circular)))
     layers = data.draw(st.integers(1, 5))
     ident = [np.arange(n)] * layers
-    sa = coverage(StochasticAttention(n, w, False, circular, permutations=ident), layers, method="exact")
-    swa = coverage(SlidingWindow(n, w, False, circular), layers, method="exact")
+    sa = coverage_by_layer(StochasticAttention(n, w, False, circular, permutations=ident), layers, method="exact")
+    swa = coverage_by_layer(SlidingWindow(n, w, False, circular), layers, method="exact")
     np.testing.assert_array_equal(sa.sizes, swa.sizes)
     # causal SA keeps the two-sided band and masks the future: with truncated windows that is the causal window
     # of w // 2 + 1 keys (a circular band would also bring in keys wrapped round from the start)
-    sa_c = coverage(StochasticAttention(n, w, True, False, permutations=ident), layers, method="exact")
-    swa_c = coverage(SlidingWindow(n, min(n, w // 2 + 1), True), layers, method="exact")
+    sa_c = coverage_by_layer(StochasticAttention(n, w, True, False, permutations=ident), layers, method="exact")
+    swa_c = coverage_by_layer(SlidingWindow(n, min(n, w // 2 + 1), True), layers, method="exact")
     np.testing.assert_array_equal(sa_c.sizes, swa_c.sizes)
 
 
@@ -105,8 +105,8 @@ def test_swa_engine_equals_closed_form(n, data):
     pattern = SlidingWindow(n, w, causal, circular)
     star = pattern.closed_form_full_layer()
     layers = min(star + 1, 400) if star is not None else data.draw(st.integers(1, 20))
-    exact = coverage(pattern, layers, method="exact")
-    closed = coverage(pattern, layers, method="closed-form")
+    exact = coverage_by_layer(pattern, layers, method="exact")
+    closed = coverage_by_layer(pattern, layers, method="closed-form")
     np.testing.assert_array_equal(exact.sizes, closed.sizes)
     assert exact.full_coverage_layer == closed.full_coverage_layer == star or star > layers
 
@@ -117,7 +117,7 @@ def test_monotone_in_depth_and_union_dominates(case):
     w = min(w, max_window(n, causal, circular))
     union = GatedSAPlusSWA(n, w, causal, circular, seed)
     sizes = {
-        p.name: coverage(p, layers, method="exact").sizes
+        p.name: coverage_by_layer(p, layers, method="exact").sizes
         for p in (union, StochasticAttention(n, w, causal, circular, seed), SlidingWindow(n, w, causal, circular))
     }
     for s in sizes.values():
@@ -127,7 +127,7 @@ def test_monotone_in_depth_and_union_dominates(case):
 
 def test_full_attention_covers_in_one_layer():
     for causal in (False, True):
-        res = coverage(make_pattern("full", 300, 1, causal), method="exact")
+        res = coverage_by_layer(make_pattern("full", 300, 1, causal), method="exact")
         assert res.full_coverage_layer == 1
         assert res.layers[0].min == 1.0
 
@@ -137,8 +137,8 @@ def test_many_slabs_and_sampled_mode_at_moderate_n(causal):
     """Several slabs (small memory budget) and sampled targets agree with each other at n = 5000."""
     n, w = 5000, 16
     pattern = StochasticAttention(n, w, causal, seed=3)
-    exact = coverage(pattern, 6, method="exact", max_memory="3MiB")
-    sampled = coverage(pattern, 6, method="sampled", targets=200, seed=1)
+    exact = coverage_by_layer(pattern, 6, method="exact", max_memory="3MiB")
+    sampled = coverage_by_layer(pattern, 6, method="sampled", targets=200, seed=1)
     np.testing.assert_array_equal(sampled.sizes, exact.sizes[:, sampled.positions])
     lo, hi = sampled.layers[1].mean_ci
     assert lo <= exact.layers[1].mean <= hi
