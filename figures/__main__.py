@@ -61,7 +61,7 @@ INPUTS = {
         {"causal": "bound"},
     ),
     "--bound-22-json": (
-        "analysis/causal/results/n2^22/bound.json",
+        "analysis/causal/results/n2p22/bound.json",
         "python -m receptive.bound --n 2^22 ... --out {parent}",
         {"causal": "bound_22"},
     ),

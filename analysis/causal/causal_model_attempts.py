@@ -30,7 +30,7 @@ the seeds measured after the variants were fixed (hold-out).
     python -m analysis.causal.causal_model_attempts --out analysis/causal/results/causal_model_attempts.json
     python -m analysis.causal.causal_model_attempts --variants lead-cap,lead-cap-events,lead-cap-events-exact \
         --out analysis/causal/results/causal_model_attempts.json --append
-    python -m analysis.causal.causal_model_attempts --dirs analysis/causal/results/seeds/s15-39-n2^10-2^15,... \
+    python -m analysis.causal.causal_model_attempts --dirs analysis/causal/results/seeds/s15-39-n2p10-2p15,... \
         --out FILE
 """
 

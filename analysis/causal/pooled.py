@@ -70,7 +70,7 @@ __all__ = [
 
 #: the committed runs, relative to the checkout root (``analysis/causal/results`` also holds the hold-out rounds,
 #: which are scored apart)
-DEFAULT_DIRS = ("analysis/bound/results", "analysis/causal/results/n2^22", "analysis/causal/results/seeds")
+DEFAULT_DIRS = ("analysis/bound/results", "analysis/causal/results/n2p22", "analysis/causal/results/seeds")
 #: the committed interval model (``python -m analysis.causal.interval_model``)
 DEFAULT_INTERVAL_FILE = "analysis/causal/results/interval_model.json"
 MODELLED = ("sa", "sa+swa")

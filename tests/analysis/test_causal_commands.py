@@ -51,7 +51,7 @@ def test_interval_model_predictions(tmp_path):
 
 def test_pooled_on_a_committed_folder_with_the_committed_interval_file(tmp_path):
     out = tmp_path / "pooled.json"
-    _run("analysis.causal.pooled", "analysis/causal/results/seeds/s15-39-n2^10-2^15/a", "--out", str(out))
+    _run("analysis.causal.pooled", "analysis/causal/results/seeds/s15-39-n2p10-2p15/a", "--out", str(out))
     (point,) = json.loads(out.read_text())["points"]
     assert (point["n"], point["w"], point["seeds"]) == (1024, 8, list(range(15, 40)))
 

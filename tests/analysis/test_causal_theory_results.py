@@ -15,7 +15,7 @@ from receptive.bound.analysis import binomial_checks, calibrated_exact_probabili
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "analysis" / "causal" / "results"
 #: committed measurements of causal SA+SWA: the default grid (n = 2^8 .. 2^20, 5 seeds) and n = 2^22 (3 seeds)
-CAUSAL_RESULTS = [ROOT / "analysis" / "bound" / "results" / "bound.json", RESULTS / "n2^22" / "bound.json"]
+CAUSAL_RESULTS = [ROOT / "analysis" / "bound" / "results" / "bound.json", RESULTS / "n2p22" / "bound.json"]
 
 # the model's probabilities per point cost seconds at n = 2^22: this module and test_pooled_causal compute them once,
 # in one worker, through the cache of receptive.bound.models.model_probabilities

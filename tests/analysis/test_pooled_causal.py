@@ -474,7 +474,7 @@ def test_interval_model_file_is_a_cache(tmp_path):
         models.interval_probabilities(1024, 8, row["max_layers"], None), row["full_probability"], rtol=1e-9
     )
     with pytest.raises(ValueError, match="model: expected one of"):
-        pooled_evaluation([RESULTS / "n2^22"], model="fitted")
+        pooled_evaluation([RESULTS / "n2p22"], model="fitted")
 
 
 def test_interval_file_option(tmp_path):
