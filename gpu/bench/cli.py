@@ -31,14 +31,14 @@ import receptive
 from gpu.attention.neighbour import resolved_method
 from gpu.attention.variants import multiscale_permutations
 from gpu.bench.memory import peak_memory
-from gpu.bench.paths import GATHERED, TIMED_BACKENDS, _paths, _peer, label
+from gpu.bench.paths import GATHERED, TIMED_BACKENDS, _paths, _peer, kernel_runs, label
 from gpu.bench.patterns import _layer_cap, _pairs, _pattern
 from gpu.bench.plot import PAPER_SPEEDUP, check_bench_result, plot_cost
 from gpu.bench.timing import _times
 from gpu.validation import check_int
 from graphs._atomic import check_writable
 from graphs.cli_common import run_command, write_atomic
-from receptive import coverage
+from receptive import coverage_by_layer
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 from receptive.windows import max_window
 
@@ -129,6 +129,7 @@ def run(args) -> dict:
                 row["over_sa"] = row["seconds"] / timings[label("sa", row["backend"])]
             if row["kind"] in GATHERED:
                 row["over_sa"] = row["seconds"] / timings[label("sa", backends[0])]
+        how = resolved_method(n, args.w, kernel=kernel_runs(q))  # the Kleinberg row's path
         for b in backends:
             sa, swa = timings[label("sa", b)], timings[label("swa", b)]
             print(
@@ -137,8 +138,8 @@ def run(args) -> dict:
                 f"SA+SWA / SWA {timings[label('sa+swa', b)] / swa:.2f}x"
                 + (
                     f", multi-scale SA / SA {timings[label('sa-ms', b)] / sa:.2f}x, dilated / SA "
-                    f"{timings[label('dilated', b)] / sa:.2f}x, kleinberg ({resolved_method(n, args.w)}) / SA "
-                    f"{timings[label('kleinberg', resolved_method(n, args.w))] / sa:.2f}x"
+                    f"{timings[label('dilated', b)] / sa:.2f}x, kleinberg ({how}) / SA "
+                    f"{timings[label('kleinberg', how)] / sa:.2f}x"
                     if variants
                     else ""
                 ),
@@ -151,7 +152,7 @@ def run(args) -> dict:
         if (n, kind) not in stars:
             pattern = None if kind == "full" else _pattern(kind, n, args.w, args.heads)
             cap = _layer_cap(kind, n, args.w)
-            stars[n, kind] = 1 if pattern is None else coverage(pattern, max_layers=cap).full_coverage_layer
+            stars[n, kind] = 1 if pattern is None else coverage_by_layer(pattern, max_layers=cap).full_coverage_layer
         star = stars[n, kind]
         total = None if star is None else star * row["seconds"]
         cost.append({"n": n, "path": row["path"], "kind": kind, "backend": row["backend"], "full_coverage_layer": star,

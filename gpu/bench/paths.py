@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import torch
+
 from gpu.attention.functional import full_attention, sa_attention, swa_attention
 from gpu.attention.neighbour import resolved_method
 from gpu.attention.variants import variant_attention
@@ -10,7 +12,8 @@ from gpu.attention.variants import variant_attention
 KINDS = ("full", "swa", "sa", "sa+swa")
 TIMED_BACKENDS = ("torch", "flex", "triton")
 #: the name a backend carries in a row's label (``sa fused``); the torch path keeps the bare kind (``sa``)
-SUFFIX = {"torch": "", "sdpa": "", "flex": " flex", "triton": " fused", "gather": " gather", "dense": " dense"}
+SUFFIX = {"torch": "", "sdpa": "", "flex": " flex", "triton": " fused", "gather": " gather", "dense": " dense",
+          "kernel": " kernel"}  # fmt: skip
 #: the causal variant without a band, timed through its gathered key table (``gpu.attention.neighbour``)
 GATHERED = ("kleinberg",)
 
@@ -72,10 +75,17 @@ def _paths(q, k, v, w, gate, perm, backends, ms_perm=None, variants=False) -> di
                 return variant_attention(q, k, v, w, "dilated", backend=b)
 
             paths[label("dilated", b)] = ("dilated", b, dilated)
-    if variants:  # the module's path: neighbour_attention's "auto" gathers unless n <= 32 w (then a dense mask)
-        how = resolved_method(q.shape[2], w)
+    if variants:  # the module's path: neighbour_attention's numba kernel for CPU inference, else it gathers unless
+        # n <= 32 w (then a dense mask)
+        how = resolved_method(q.shape[2], w, kernel=kernel_runs(q))
         paths[label("kleinberg", how)] = ("kleinberg", how, lambda: variant_attention(q, k, v, w, "kleinberg", seed=0))
     return paths
+
+
+def kernel_runs(q) -> bool:
+    """Whether ``neighbour_attention``'s ``auto`` path takes its numba kernel for queries like ``q``: CPU inference in
+    float32 or float64."""
+    return q.device.type == "cpu" and q.dtype in (torch.float32, torch.float64) and not q.requires_grad
 
 
 def _peer(kind: str, backends) -> str | None:

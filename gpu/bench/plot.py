@@ -13,9 +13,10 @@ KIND_COLORS = {"full": "#444444", "swa": "#1f77b4", "sa": "#d62728", "sa+swa": "
                "kleinberg": "#e377c2", "dilated": "#17becf"}  # fmt: skip
 KIND_LABELS = {"full": "full", "swa": "SWA", "sa": "SA", "sa+swa": "SA+SWA", "sa-ms": "multi-scale SA",
                "kleinberg": "Kleinberg keys", "dilated": "dilated heads"}  # fmt: skip
-BACKEND_LINES = {"torch": "-", "sdpa": "-", "flex": "--", "triton": ":", "gather": "-.", "dense": (0, (5, 1, 1, 1))}
+BACKEND_LINES = {"torch": "-", "sdpa": "-", "flex": "--", "triton": ":", "gather": "-.", "dense": (0, (5, 1, 1, 1)),
+                 "kernel": (0, (1, 1))}  # fmt: skip
 BACKEND_NAMES = {"torch": "", "sdpa": "", "flex": " (Flex)", "triton": " (fused)", "gather": " (gathered lists)",
-                 "dense": " (lists as a dense mask)"}  # fmt: skip
+                 "dense": " (lists as a dense mask)", "kernel": " (numba kernel)"}  # fmt: skip
 
 
 def kind_and_backend(row: dict) -> tuple[str, str]:

@@ -130,9 +130,9 @@ def test_variants_rows_time_multiscale_sa(tmp_path, capsys):
     rows = [r for r in doc["rows"] if r["kind"] == "sa-ms"]
     assert len(rows) == 1 and rows[0]["over_sa"] > 0
     printed = capsys.readouterr().out
-    # n = 256 <= 32 w: neighbour_attention's auto path takes the lists as a dense mask, as the module does
-    assert "multi-scale SA / SA" in printed and "dilated / SA" in printed and "kleinberg (dense) / SA" in printed
-    for kind, path in (("kleinberg", "kleinberg dense"), ("dilated", "dilated")):
+    # CPU inference: neighbour_attention's auto path takes its numba kernel, as the module does
+    assert "multi-scale SA / SA" in printed and "dilated / SA" in printed and "kleinberg (kernel) / SA" in printed
+    for kind, path in (("kleinberg", "kleinberg kernel"), ("dilated", "dilated")):
         (row,) = [r for r in doc["rows"] if r["kind"] == kind]
         assert row["path"] == path
         assert row["over_sa"] == pytest.approx(
@@ -148,7 +148,7 @@ def test_swa_layer_cap_reaches_its_full_coverage_layer():
     from receptive import coverage, make_pattern
 
     for n, w in ((2048, 64), (1000, 7), (300, 4)):
-        star = coverage(make_pattern("swa", n, w, seed=0), max_layers=_layer_cap("swa", n, w)).full_coverage_layer
+        star = coverage_by_layer(make_pattern("swa", n, w, seed=0), max_layers=_layer_cap("swa", n, w)).full_coverage_layer
         assert star is not None and star > 64
         assert star == -(-(n - 1) // ((w - 1) // 2))
 
