@@ -145,10 +145,11 @@ def test_variants_rows_time_multiscale_sa(tmp_path, capsys):
 def test_swa_layer_cap_reaches_its_full_coverage_layer():
     """SWA's L* passes coverage's default cap of 64 layers from n = 2048 at w = 64; the cost rows must still get it."""
     from gpu.bench.patterns import _layer_cap
-    from receptive import coverage, make_pattern
+    from receptive import coverage_by_layer, make_pattern
 
     for n, w in ((2048, 64), (1000, 7), (300, 4)):
-        star = coverage_by_layer(make_pattern("swa", n, w, seed=0), max_layers=_layer_cap("swa", n, w)).full_coverage_layer
+        pattern = make_pattern("swa", n, w, seed=0)
+        star = coverage_by_layer(pattern, max_layers=_layer_cap("swa", n, w)).full_coverage_layer
         assert star is not None and star > 64
         assert star == -(-(n - 1) // ((w - 1) // 2))
 
