@@ -3,8 +3,8 @@
 A wrong type raises ``TypeError`` and a bad value ``ValueError``, each with a one-line message that starts with the
 argument's name and says what is allowed (:func:`check_int`, :func:`check_real`, :func:`check_bool` and
 :func:`check_choice` are :mod:`graphs.validation`'s).
-None of the checks reads a device tensor back to the host except :func:`check_perm` with ``validate=True`` on a
-permutation that already lives on the GPU and :func:`check_finite` on GPU tensors (documented there): the other
+None of the checks reads a device tensor back to the host except ``check_perm`` with ``validate=True`` on a
+permutation that already lives on the GPU and ``check_finite`` on GPU tensors (documented there): the other
 per-call checks are on shapes and dtypes only.
 """
 

@@ -1,5 +1,5 @@
 """What the lab's code does, measured: the matrix-product FLOPs torch counts and the peak bytes its profiler records
-in one call of a method, to check the formulas of :mod:`gpu.approx.costs` against the code that runs.
+in one call of a method, to check the formulas of ``gpu.approx.costs`` against the code that runs.
 
 References
 ----------

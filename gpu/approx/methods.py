@@ -5,7 +5,7 @@ to an approximation of ``softmax(q k^T / sqrt d) v`` (causal: over keys ``j <= i
 the budget means (``budget_meaning``: keys per query for most methods, a rank or latent width for the latent and
 tensor methods, ``budget_kind``), whether the seed matters (``randomized``), whether a causal version exists
 (``causal``), the method's options, and its cost: :func:`method_cost` gives FLOPs, peak memory and KV-cache bytes
-per token (:mod:`gpu.approx.costs`). The methods live in :mod:`gpu.approx.families`, one module per family, each
+per token (``gpu.approx.costs``). The methods live in :mod:`gpu.approx.families`, one module per family, each
 with its cost function beside it.
 """
 
@@ -190,7 +190,7 @@ def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool =
     causal : bool, default False
         Attend to keys ``j <= i`` only (methods with ``METHODS[method].causal``).
     check_finite : bool, default True
-        Refuse a q, k or v holding NaN or inf (:func:`gpu.validation.check_finite`; on a GPU a synchronisation).
+        Refuse a q, k or v holding NaN or inf (``gpu.validation.check_finite``; on a GPU a synchronisation).
     **options
         The method's keyword options (``METHODS[method].options``), e.g. Reformer's ``rounds``.
 
@@ -252,7 +252,7 @@ def method_cost(method: str, n: int, d: int, budget: int, heads: int = 1, causal
                 element_bytes: int = 4, **options) -> Cost:  # fmt: skip
     """FLOPs and peak bytes of one forward of length ``n``, and KV-cache bytes per token, of ``method`` at ``budget``.
 
-    The conventions are those of :mod:`gpu.approx.costs`. Options that change the cost (Reformer's ``rounds``,
+    The conventions are those of ``gpu.approx.costs``. Options that change the cost (Reformer's ``rounds``,
     PolySketch's ``degree``, ...) are passed on; calibration data costs nothing here.
 
     Parameters

@@ -5,7 +5,14 @@ Nothing here imports the Hugging Face integration (:mod:`gpu.hf`), the approxima
 benchmark CLI (:mod:`gpu.bench`); they all build on it.
 """
 
-from gpu.attention.functional import BACKENDS, full_attention, permute_sequence, sa_attention, swa_attention
+from gpu.attention.functional import (
+    BACKENDS,
+    full_attention,
+    inverse_permutation,
+    permute_sequence,
+    sa_attention,
+    swa_attention,
+)
 from gpu.attention.generation_patterns import GENERATION_METHODS, generation_attention
 from gpu.attention.modules import AttentionProjections, GatedSAPlusSWALayer, StochasticAttentionLayer, rotary
 from gpu.attention.neighbour import neighbour_attention, pattern_keys
@@ -20,6 +27,7 @@ __all__ = [
     "StochasticAttentionLayer",
     "full_attention",
     "generation_attention",
+    "inverse_permutation",
     "neighbour_attention",
     "pattern_keys",
     "permute_sequence",

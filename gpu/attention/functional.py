@@ -75,7 +75,7 @@ def inverse_permutation(perm: torch.Tensor) -> torch.Tensor:
 
     The torch form of :func:`receptive.permutations.inverse_permutation` (the same map on numpy arrays). The values
     are not checked (that would read the device back to the host): a row that is not a permutation of ``0 .. n - 1``
-    gives a wrong row, with the positions it never hits left at 0. :func:`gpu.validation.check_perm` checks them.
+    gives a wrong row, with the positions it never hits left at 0. ``gpu.validation.check_perm`` checks them.
 
     Parameters
     ----------
@@ -245,7 +245,7 @@ def full_attention(q, k, v, causal: bool = False, backend: str = "auto", check_f
     backend : str, default "auto"
         One of :data:`BACKENDS`.
     check_finite : bool, default True
-        Refuse a q, k or v holding NaN or inf (:func:`gpu.validation.check_finite`); on a GPU the check reads one
+        Refuse a q, k or v holding NaN or inf (``gpu.validation.check_finite``); on a GPU the check reads one
         boolean back per tensor (a synchronisation): pass ``False`` in a training loop.
 
     Returns
@@ -293,7 +293,7 @@ def swa_attention(
     """Sliding-window attention: query ``i`` attends to the ``w`` keys of its window (truncated at the edges).
 
     The window is :func:`receptive.windows.window_offsets`'s: ``i - left .. i + right`` (causal: ``i - (w - 1) .. i``),
-    the keys of :class:`receptive.SlidingWindow`; memory ``O(n w)`` on the torch path (:mod:`gpu.attention.banded`).
+    the keys of :class:`receptive.SlidingWindow`; memory ``O(n w)`` on the torch path (``gpu.attention.banded``).
 
     Parameters
     ----------
@@ -308,7 +308,7 @@ def swa_attention(
     backend : str, default "auto"
         One of :data:`BACKENDS`.
     check_finite : bool, default True
-        Refuse a q, k or v holding NaN or inf (:func:`gpu.validation.check_finite`); on a GPU the check reads one
+        Refuse a q, k or v holding NaN or inf (``gpu.validation.check_finite``); on a GPU the check reads one
         boolean back per tensor (a synchronisation): pass ``False`` in a training loop.
 
     Returns
@@ -376,7 +376,7 @@ def sa_attention(
     head with ``per_head``). ``return_perm=True`` returns ``(output, perm)``.
 
     No call reads a device tensor back to the host, except ``validate=True`` (default) with a ``perm`` that already
-    lives on the GPU: checking it is a permutation synchronises once (see :func:`gpu.validation.check_perm`); pass
+    lives on the GPU: checking it is a permutation synchronises once (see ``gpu.validation.check_perm``); pass
     ``validate=False`` in a training loop. Drawn and seeded permutations are never re-checked.
 
     Query ``i`` attends the ``w`` keys of the two-sided band around its place ``p`` in the permuted order,
@@ -410,7 +410,7 @@ def sa_attention(
     validate : bool, default True
         Check that a given ``perm`` is a permutation.
     check_finite : bool, default True
-        Refuse a q, k or v holding NaN or inf (:func:`gpu.validation.check_finite`); on a GPU the check reads one
+        Refuse a q, k or v holding NaN or inf (``gpu.validation.check_finite``); on a GPU the check reads one
         boolean back per tensor (a synchronisation): pass ``False`` in a training loop.
 
     Returns

@@ -99,9 +99,9 @@ class StochasticAttentionLayer(_VariantPath, AttentionProjections):
         Layer index (1-based) of the eval-mode permutation.
     variant : str, default "sa"
         One of :data:`gpu.attention.variants.VARIANTS`: ``"sa"``; ``"sa-ms"`` (multi-scale SA: every head permutes
-        within blocks of its own size, :func:`multiscale_permutations`); ``"kleinberg"`` (``i`` and ``w - 1`` keys at
+        within blocks of its own size, ``multiscale_permutations``); ``"kleinberg"`` (``i`` and ``w - 1`` keys at
         harmonic distances, one table per forward shared by the heads); ``"dilated"`` (head ``h`` is a window of
-        ``w`` over every ``r_h``-th position, :func:`head_dilations`).
+        ``w`` over every ``r_h``-th position, ``head_dilations``).
     blocks : sequence of int or None, default None
         ``sa-ms`` only: the block sizes (divisors of ``n``) instead of ``w, w^2, ..., n``.
 

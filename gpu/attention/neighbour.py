@@ -2,7 +2,7 @@
 
 :func:`neighbour_attention` computes, for query ``i`` with key list ``K(i)`` (``keys[..., i, :]``, ``-1`` = padding),
 ``y_i = sum_{j in K(i)} softmax_j(q_i . k_j scale + bias_ij) v_j`` (0 for a row of padding, never NaN), by one of
-three paths (:func:`resolved_method`): a numba kernel for inference on the CPU that reads each listed row where it
+three paths (``resolved_method``): a numba kernel for inference on the CPU that reads each listed row where it
 lies (the path of the generation forms, :mod:`gpu.attention.generation_patterns`), the gather of the listed rows in
 blocks of queries (torch: any device, autograd), and a dense masked product where the lists cover a large share of
 the keys. :func:`pattern_keys` builds the padded table of a pattern's layer from its adjacency (query ``i`` attends
@@ -220,12 +220,12 @@ def neighbour_attention(q, k, v, keys: torch.Tensor, *, scale: float | None = No
 
     GQA: query head ``h`` reads kv head ``h // (heads / kv_heads)``. The ``m`` queries may be fewer than the ``n``
     keys (a decode step: the lists say which keys each reads). A key listed twice counts twice (:func:`pattern_keys`
-    lists each key once, :func:`dedupe` switches repeats off). Scores and softmax run in at least float32.
+    lists each key once, ``dedupe`` switches repeats off). Scores and softmax run in at least float32.
 
-    ``method`` (:func:`resolved_method`): ``kernel`` is a numba kernel for CPU tensors of float32 or float64 with
+    ``method`` (``resolved_method``): ``kernel`` is a numba kernel for CPU tensors of float32 or float64 with
     no gradient to record: ``4 m K d`` FLOPs, the listed key and value rows read where they lie, nothing written
     but the output; ``gather`` gathers the listed keys and values, ``chunk`` queries at a time (default: as many
-    as :data:`GATHER_BUDGET` elements allow; memory ``O(chunk K d)`` per block), on any device and under autograd;
+    as ``GATHER_BUDGET`` elements allow; memory ``O(chunk K d)`` per block), on any device and under autograd;
     ``dense`` scatters the lists into an ``(m, n)`` weight matrix ``C`` (the times a key is listed, times
     ``exp(bias)``) and computes ``softmax(q k^T scale + log C) v`` (``log 0 = -inf``: the same result, duplicates
     included, at ``O(m n)`` cost through matrix products); ``auto`` takes ``kernel`` where it runs, else ``dense``
@@ -242,7 +242,7 @@ def neighbour_attention(q, k, v, keys: torch.Tensor, *, scale: float | None = No
         int64 ``(m, K)``, ``(heads or 1, m, K)`` or ``(batch or 1, heads or 1, m, K)`` on q's device: key indices
         in ``0..n-1``, ``-1`` = padding; an axis of size 1 is shared.
     scale : float or None, default None
-        The scores' factor, ``> 0``; ``None``: ``1 / sqrt(d)`` (:func:`scale_of`).
+        The scores' factor, ``> 0``; ``None``: ``1 / sqrt(d)`` (``scale_of``).
     bias : torch.Tensor or None, default None
         Floating, keys' shape, on q's device: added to the scaled score of each listed key.
     validate : bool, default True
@@ -252,7 +252,7 @@ def neighbour_attention(q, k, v, keys: torch.Tensor, *, scale: float | None = No
     method : {"auto", "kernel", "gather", "dense"}, default "auto"
         The path (see above).
     chunk : int or None, default None
-        Queries per block of the gather path, ``>= 1``; ``None``: from :data:`GATHER_BUDGET`.
+        Queries per block of the gather path, ``>= 1``; ``None``: from ``GATHER_BUDGET``.
 
     Returns
     -------

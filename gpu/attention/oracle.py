@@ -6,7 +6,7 @@ the coverage engine analyses: ``mask[q, k]`` = query ``q`` attends to key ``k``)
 exactly the attention whose receptive fields ``receptive.coverage`` reports. :func:`check_backends` runs full, SWA
 and SA (shared and per-head permutations) through the torch, FlexAttention and fused Triton backends against it;
 ``benchmarks/gpu_check.py`` calls it first on a GPU. Errors are ``max |out - ref| / (1 + |ref|)`` against
-:data:`TOLERANCE` per dtype (10x for gradients)."""
+``TOLERANCE`` per dtype (10x for gradients)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class Check:
     n : int
         The sequence length.
     dtype : str
-        The dtype of the call, a key of :data:`TOLERANCE`.
+        The dtype of the call, a key of ``TOLERANCE``.
     max_error : float
         ``max |out - ref| / (1 + |ref|)`` over the output (or the gradients); ``inf`` when the call raised.
     tolerance : float

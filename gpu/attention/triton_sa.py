@@ -386,9 +386,9 @@ def triton_sa_attention(
     dK, dV and one per query tile for dQ, no atomics), gathering and scattering through the same permutation.
 
     Tiles: on CUDA ``triton.autotune`` picks one of :data:`CONFIGS` per shape (``block`` or ``config`` fix it);
-    on the interpreter :data:`INTERPRETER_CONFIG` (16 x 16). ``precision``: :data:`PRECISIONS` (``ieee``: fp32
+    on the interpreter ``INTERPRETER_CONFIG`` (16 x 16). ``precision``: :data:`PRECISIONS` (``ieee``: fp32
     inputs give fp32-exact products; :func:`gpu.attention.oracle.check_backends` checks the kernel against a float64
-    oracle). ``validate``: check that ``perm`` is a permutation (:func:`gpu.validation.check_perm`; a device-resident
+    oracle). ``validate``: check that ``perm`` is a permutation (``gpu.validation.check_perm``; a device-resident
     ``perm`` costs one synchronisation).
 
     Parameters
@@ -398,7 +398,7 @@ def triton_sa_attention(
     k, v : torch.Tensor
         ``(batch, kv_heads, n, d)``, same dtype and device; ``kv_heads`` divides ``heads`` (GQA).
     w : int
-        The window (:func:`receptive.windows.check_window`: ``1..2n-1`` two-sided, ``1..n`` one-sided).
+        The window (``receptive.windows.check_window``: ``1..2n-1`` two-sided, ``1..n`` one-sided).
     perm : torch.Tensor or None, default None
         The permutation ``(n,)`` or per head ``(heads, n)``; ``None``: SWA.
     causal : bool, default False

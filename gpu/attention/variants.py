@@ -17,7 +17,7 @@ sqrt(d)) v_j``):
   :func:`gpu.attention.neighbour.neighbour_attention` (``O(n w d)`` gathered rows; no band to run it on).
 * ``dilated``: dilated heads (LongNet, Ding et al. 2023, arXiv 2307.02486; deterministic): head ``h`` attends
   ``i + r_h t`` for ``t`` in the window offsets of ``w`` (causal ``t = -(w-1)..0``, bidirectional
-  ``-(w//2)..(w-1)//2``) inside ``0..n-1``, ``r_h`` from :func:`head_dilations` (``1, w, w^2, ... < n``, smallest
+  ``-(w//2)..(w-1)//2``) inside ``0..n-1``, ``r_h`` from ``head_dilations`` (``1, w, w^2, ... < n``, smallest
   first). Banded, not gathered: the positions of residue class ``c = i mod r`` are a contiguous sequence
   ``c, c + r, ...`` of the ``(n/r, r)`` reshape's transpose, so each class is a sliding window of ``w`` over its own
   row (``gpu.swa_attention``, any backend, fused on CUDA); rows of unequal length (``r`` not dividing ``n``) run as
@@ -27,7 +27,7 @@ Keys: in eval (``seed`` given) the keys are exactly those of
 :func:`receptive.patterns.causal_variants.make_variant` ``(variant, n, w, causal, seed=seed)``'s layer ``layer``
 (``sa``: :func:`receptive.permutations.layer_permutation`); the union over the heads is that pattern's adjacency
 once ``heads`` is at least its number of scales (fewer heads drop scales: see :func:`head_blocks`,
-:func:`head_dilations`). Without ``seed`` every call draws fresh permutations or keys on q's device (or
+``head_dilations``). Without ``seed`` every call draws fresh permutations or keys on q's device (or
 ``generator``'s) with torch's generator: no host round trip, no synchronisation.
 """
 
@@ -406,7 +406,7 @@ def dilated_attention(q, k, v, w: int, causal: bool = False, dilations=None, bac
     """Dilated heads (LongNet [1]_): query head ``h`` attends ``i + r t`` for the window offsets ``t`` of ``w``.
 
     ``t`` runs over the window offsets of ``w`` (see :mod:`receptive.windows`; positions in ``0..n-1``),
-    ``r = dilations[h mod len(dilations)]``; ``dilations`` defaults to :func:`head_dilations`'s. Banded per residue
+    ``r = dilations[h mod len(dilations)]``; ``dilations`` defaults to ``head_dilations``'s. Banded per residue
     class (see the module docstring), ``backend`` as :func:`gpu.swa_attention`'s.
 
     Parameters
@@ -420,7 +420,7 @@ def dilated_attention(q, k, v, w: int, causal: bool = False, dilations=None, bac
     causal : bool, default False
         Only keys at or before the query's position.
     dilations : sequence of int or None, default None
-        The dilations, each in ``1..n``, assigned to the heads in turn; ``None``: :func:`head_dilations`'s.
+        The dilations, each in ``1..n``, assigned to the heads in turn; ``None``: ``head_dilations``'s.
     backend : str, default "auto"
         The band's backend, one of ``gpu.BACKENDS``.
 

@@ -9,7 +9,7 @@ from gpu.attention.neighbour import scale_of
 
 #: queries per block when a method attends over key lists (``neighbour_attention(..., method="gather",
 #: chunk=LIST_CHUNK)``): the torch path, whose products and allocations torch's counters see
-#: (:mod:`gpu.approx.measure`), in the blocks the cost formulas count (:mod:`gpu.approx.costs`)
+#: (:mod:`gpu.approx.measure`), in the blocks the cost formulas count (``gpu.approx.costs``)
 LIST_CHUNK = 256
 
 
