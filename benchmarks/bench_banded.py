@@ -48,7 +48,7 @@ import torch.nn.functional as F  # noqa: E402
 from gpu.attention.banded import SCORE_BUDGET, _block_size, banded_attention  # noqa: E402
 from gpu.attention.threads import torch_threads  # noqa: E402
 from gpu.bench.timing import round_robin  # noqa: E402
-from graphs.cli_common import write_atomic  # noqa: E402
+from graphs.cli_common import run_command, write_atomic  # noqa: E402
 from receptive.cli_parser import OneLineErrorParser, comma_ints, output_file  # noqa: E402
 from receptive.validation import check_int  # noqa: E402
 from receptive.windows import window_offsets  # noqa: E402
@@ -224,4 +224,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)

@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import receptive
+from graphs.cli_common import run_command
 from receptive import coverage_by_layer, make_pattern
 from receptive.patterns.registry import pattern_from_spec, stack_from_spec
 
@@ -173,4 +174,4 @@ def write(args, rows) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -40,7 +40,7 @@ import numpy as np
 from scipy.sparse.csgraph import shortest_path
 
 import receptive
-from graphs.cli_common import OneLineErrorParser, write_atomic
+from graphs.cli_common import OneLineErrorParser, run_command, write_atomic
 from graphs.clustering_measures import average_clustering
 from graphs.io import load_edge_list
 from graphs.paths import giant_component, path_lengths
@@ -367,4 +367,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -56,6 +56,7 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout: import this ch
 
 from gpu.bench.timing import round_robin  # noqa: E402
 from graphs import kernels, streaming_window  # noqa: E402
+from graphs.cli_common import run_command  # noqa: E402
 from receptive import make_pattern  # noqa: E402
 
 COMMITTED_JSON = Path("benchmarks") / "results" / "sa_layer.json"
@@ -303,4 +304,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -398,4 +398,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    _setup(False)  # the checkout importable; the interpreter is chosen in main
+    from graphs.cli_common import run_command
+
+    run_command(main)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from pathlib import Path
 
+from graphs.cli_common import run_command
 from receptive.cli_parser import OneLineErrorParser
 
 from . import FIGURES, approx, causal, cost, layouts
@@ -189,4 +189,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -9,7 +9,7 @@ of the same depth at matched pairs per layer (the window whose expected pair cou
 actual ratio is reported).
 
 Coverage at this size is estimated from sampled target positions, each receptive field exact (stratified, both
-ends always included, a 95% betting interval of the mean; see :mod:`receptive.coverage.sampling`); ``L*`` is then
+ends always included, a 95% betting interval of the mean; see ``receptive.coverage.sampling``); ``L*`` is then
 the first layer at which no sampled target is uncovered (an estimate: a rarer uncovered position may remain).
 The last token's field is always exact.
 """
@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from graphs._atomic import check_writable, write_text_atomic
+from graphs.cli_common import run_command
 
 from . import __version__
 from .cli_parser import OneLineErrorParser
@@ -509,4 +510,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -20,8 +20,8 @@ References
 from __future__ import annotations
 
 import argparse
-import sys
 
+from graphs.cli_common import run_command
 from graphs.graph import Graph
 from graphs.smallworld.cli import GRAPH_MODELS, ModelFamily
 from graphs.smallworld.cli import main as _smallworld_main
@@ -111,4 +111,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

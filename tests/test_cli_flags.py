@@ -165,3 +165,32 @@ def test_every_flag_refuses_a_bad_value_in_one_line(command, tmp_path, capsys, m
     finally:
         signal.signal(signal.SIGALRM, previous)
     assert not failures, f"{command}:\n" + "\n".join(failures)
+
+
+def _main_blocks():
+    """Every file of the project that runs as a command: its path and the text after ``if __name__ == "__main__":``."""
+    for package in ("receptive", "graphs", "gpu", "figures", "analysis", "benchmarks"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            _, sep, block = path.read_text().partition('if __name__ == "__main__":')
+            if sep:
+                yield path.relative_to(ROOT), block
+
+
+def test_every_command_line_ends_through_run_command():
+    """One way to end: :func:`graphs.cli_common.run_command` turns an interrupt or a closed pipe into one line."""
+    blocks = list(_main_blocks())
+    assert len(blocks) >= len(COMMANDS)
+    missing = [str(path) for path, block in blocks if "run_command(main" not in block]
+    assert not missing, f"commands that do not end through graphs.cli_common.run_command: {missing}"
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    """``command | head`` closes the pipe before the command writes: status 1, nothing on stderr, no traceback."""
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-m", "receptive.coverage", "--n", "256", "--w", "4"], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 1 and not err.strip(), err

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 from scipy import ndimage
 
+from graphs.cli_common import run_command
 from graphs.ops import apply_layer
 from receptive import coverage_by_layer, make_pattern, theory
 
@@ -199,4 +200,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_command(main)

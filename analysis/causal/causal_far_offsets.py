@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphs.cli_common import write_atomic
+from graphs.cli_common import run_command, write_atomic
 from receptive import coverage_by_layer, make_pattern
 from receptive.cli_parser import OneLineErrorParser
 
@@ -124,4 +124,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

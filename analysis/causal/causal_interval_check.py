@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphs.cli_common import write_atomic
+from graphs.cli_common import run_command, write_atomic
 from receptive import theory
 from receptive.theory import EVALUATION_MAX_COST as MAX_COST
 from receptive.theory import causal_interval_clumps
@@ -141,4 +141,4 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     np.seterr(all="ignore")
-    sys.exit(main())
+    run_command(main)

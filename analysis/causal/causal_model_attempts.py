@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from graphs.cli_common import run_command
 from receptive.bound import models
 from receptive.theory import CausalProfile, RunMissTable, sa_key_probability
 from receptive.validation import check_int
@@ -307,4 +308,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_command(main)

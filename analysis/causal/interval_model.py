@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from graphs.cli_common import write_atomic
+from graphs.cli_common import run_command, write_atomic
 from receptive import __version__, theory
 from receptive.bound.analysis import calibrated_exact_probability
 from receptive.bound.cli import parse_sizes
@@ -166,4 +166,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphs.cli_common import write_atomic
+from graphs.cli_common import run_command, write_atomic
 from receptive import PATTERNS, __version__, theory
 from receptive.bound.analysis import (
     binomial_checks,
@@ -497,4 +497,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from graphs.cli_common import write_atomic
+from graphs.cli_common import run_command, write_atomic
 from receptive import __version__
 from receptive.cli_parser import OneLineErrorParser
 from receptive.patterns import make_pattern
@@ -155,4 +155,4 @@ def _point_key(p: dict) -> tuple:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from graphs import backward_full_layer, forward_counts
-from graphs.cli_common import write_atomic
+from graphs.cli_common import run_command, write_atomic
 from receptive import __version__
 from receptive.bound.analysis import typical_layer
 from receptive.bound.cli import parse_sizes
@@ -278,4 +278,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)

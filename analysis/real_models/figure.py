@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+from graphs.cli_common import run_command
 from receptive.cli_parser import OneLineErrorParser
 
 
@@ -80,4 +81,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)

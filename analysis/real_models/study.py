@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 from gpu.attention.generation_patterns import GENERATION_METHODS, mean_keys_read
 from gpu.hf import register
 from gpu.hf.models import load_causal_lm, smollm2_gguf
-from graphs.cli_common import write_atomic
+from graphs.cli_common import run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints
 
 RESULTS = Path(__file__).parent / "results"
@@ -272,4 +272,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)

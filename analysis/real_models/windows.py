@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from graphs.cli_common import write_atomic
+from graphs.cli_common import run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints
 
 
@@ -68,4 +68,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)

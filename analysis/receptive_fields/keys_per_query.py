@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphs.cli_common import write_atomic
+from graphs.cli_common import run_command, write_atomic
 from receptive import make_pattern
 from receptive.cli_parser import OneLineErrorParser
 from receptive.patterns.causal_variants import keys_per_query
@@ -45,4 +45,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)

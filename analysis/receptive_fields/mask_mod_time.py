@@ -9,7 +9,7 @@ import os
 import time
 from pathlib import Path
 
-from graphs.cli_common import write_atomic
+from graphs.cli_common import run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints
 
 WINDOW = 64
@@ -54,4 +54,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)

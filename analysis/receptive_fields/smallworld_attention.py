@@ -10,7 +10,7 @@ import io
 import json
 from pathlib import Path
 
-from graphs.cli_common import write_atomic
+from graphs.cli_common import run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 from receptive.smallworld import main as smallworld_main
 
@@ -49,4 +49,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_command(main)

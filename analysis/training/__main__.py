@@ -40,6 +40,7 @@ import json
 import sys
 import time
 
+from graphs.cli_common import run_command
 from receptive.cli_parser import OneLineErrorParser
 
 from .configs import ALL_EXPERIMENTS, EXPERIMENTS, preset
@@ -124,4 +125,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from gpu.validation import writable_folder
+from graphs.cli_common import run_command
 from receptive import coverage_by_layer
 from receptive.cli_parser import OneLineErrorParser
 from receptive.patterns.causal_variants import keys_per_query
@@ -183,4 +184,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

@@ -173,7 +173,7 @@ def run_experiment(config, out, resume: bool = False, progress: bool | None = No
     ``torch.set_num_threads`` (default 1: these models are too small to gain from more, and
     on shared cores extra threads spin-wait; measured 25x slower with 2 threads under load). ``jobs``: worker
     processes training runs side by side (each with ``threads`` torch threads; spawned, so a script calling this with
-    ``jobs > 1`` needs the ``if __name__ == "__main__":`` guard); ``stop_after`` needs ``jobs = 1``.
+    ``jobs > 1`` runs its work only under a ``__name__ == "__main__"`` test); ``stop_after`` needs ``jobs = 1``.
     ``extend_to``: continue the runs ``config`` trained into ``out`` (a previous extension of them included) to
     ``extend_to`` steps on the same schedule (module doc; implies ``resume``); ``out`` must hold ``config``'s header.
     """

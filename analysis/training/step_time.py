@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from gpu.validation import writable_folder
+from graphs.cli_common import run_command
 from receptive.cli_parser import OneLineErrorParser
 
 from .configs import FULL
@@ -119,4 +120,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

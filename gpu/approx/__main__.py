@@ -24,7 +24,7 @@ import torch
 from gpu.approx import METHODS, approximate, exact_attention, exact_cost, method_cost, relative_error
 from gpu.approx.measure import measured_flops, measured_peak_bytes
 from gpu.attention.threads import torch_threads
-from graphs.cli_common import write_atomic
+from graphs.cli_common import run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names, output_file
 
 KINDS = ("random", "lowrank", "spiky")
@@ -372,4 +372,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command(main)

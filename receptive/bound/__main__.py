@@ -1,5 +1,6 @@
-import sys
+from graphs.cli_common import run_command
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    run_command(main)
