@@ -103,27 +103,3 @@ html_sidebars = {
     "findings/*": ["sidebar-nav-bs", "page-toc"],
 }
 
-# TEMPORARY (remove when the docstrings are fixed): references in the packages' docstrings to names that the API
-# reference does not document (internal modules and helpers), or to a method without a docstring. Each is listed,
-# with the fix, for the packages' maintainers; the docs' own pages have none.
-nitpick_ignore = [
-    ("py:class", "BlockOp"),
-    ("py:class", "FullOp"),
-    ("py:class", "GlobalOp"),
-    ("py:class", "CausalProfile"),
-    ("py:class", "RunMissTable"),
-    ("py:data", "VARIANT_FAMILIES"),
-    ("py:func", "graphs.pair_counts.window_pairs"),
-    ("py:func", "parse_layer"),
-    ("py:func", "parse_stack"),
-    ("py:func", "receptive.bound.keys.mean_distinct_keys"),
-    ("py:func", "receptive.windows.check_window"),
-    ("py:func", "residue_order"),
-    ("py:func", "sa_key_probability"),
-    ("py:meth", "describe"),
-    ("py:meth", "receptive.patterns.Pattern.describe"),
-    ("py:meth", "receptive.patterns.base.Pattern.describe"),
-    ("py:mod", "receptive.coverage.sampling"),
-    ("py:mod", "registry"),
-]
-# END TEMPORARY

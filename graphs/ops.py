@@ -119,7 +119,7 @@ class WindowOp:
         return 2 * 2 * (chunk + self.size - 1) * tile * 8
 
     def pair_count(self, n: int) -> int:
-        """Attended (query, key) pairs (:func:`graphs.pair_counts.window_pairs`)."""
+        """Attended (query, key) pairs (``graphs.pair_counts.window_pairs``)."""
         return window_pairs(self.length(n), self.perm, self.left, self.right, self.circular, self.order)
 
     def apply(self, bits: np.ndarray, out: np.ndarray, accumulate: bool) -> None:
@@ -479,8 +479,8 @@ def apply_layer(ops, bits: np.ndarray, out: np.ndarray) -> None:
     Parameters
     ----------
     ops : sequence of operators
-        The layer's operators (:class:`WindowOp`, :class:`NeighbourOp`, :class:`BlockOp`, :class:`GlobalOp`,
-        :class:`FullOp`).
+        The layer's operators (:class:`WindowOp`, :class:`NeighbourOp`, ``BlockOp``, ``GlobalOp``,
+        ``FullOp``).
     bits : numpy.ndarray
         ``(n, n_words)`` uint64 bitsets of the current layer.
     out : numpy.ndarray

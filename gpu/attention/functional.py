@@ -5,7 +5,7 @@ The window convention is :mod:`receptive.windows`: ``w`` keys per query, itself 
 Stochastic Attention (Jin & Sui 2026, arXiv 2604.00754) permutes q, k, v with ``perm`` (``perm[p]`` = original
 position at permuted position ``p``), runs the two-sided band in permuted order (causal: only keys whose original
 position is ``<=`` the query's) and puts the outputs back; :func:`receptive.permutations.layer_permutation` draws
-the same permutations as the coverage engine, so ``receptive.coverage(StochasticAttention(n, w,
+the same permutations as the coverage engine, so ``receptive.coverage_by_layer(StochasticAttention(n, w,
 permutations=[perm]))`` is the coverage of exactly this call (:func:`permute_sequence` and
 :func:`inverse_permutation` are the permutations' torch forms, :mod:`receptive.permutations` their numpy ones).
 GQA: ``k, v`` may have fewer heads (a divisor of the query heads). Backends (``backend=``): ``torch`` (this module;

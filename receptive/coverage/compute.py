@@ -312,7 +312,7 @@ def _layer_stats(
 ) -> list[LayerCoverage]:
     """Per-layer mean, min and full share. Sampled: the Horvitz-Thompson estimates of the stratified design (the two
     ends count for themselves, every inner target for ``(n - 2) / (K - 2)`` positions) with the betting interval
-    of the mean and the Clopper-Pearson interval of the full share (:mod:`receptive.coverage.sampling`); targets
+    of the mean and the Clopper-Pearson interval of the full share (``receptive.coverage.sampling``); targets
     given by the caller are taken as a simple random sample."""
     cov = sizes / admissible[None, :]
     full = cov == 1.0

@@ -15,7 +15,7 @@ class LayerCoverage:
 
     ``mean``: mean over positions of ``|RF_L(i)| / |A(i)|``; ``min``: the worst-served position; ``full_fraction``:
     the share of positions with ``RF_L(i) = A(i)``. For sampled targets ``mean`` and ``full_fraction`` estimate the
-    values over all positions (:mod:`receptive.coverage.sampling`), ``min`` is over the sample, ``mean_ci`` is a
+    values over all positions (``receptive.coverage.sampling``), ``min`` is over the sample, ``mean_ci`` is a
     95% confidence interval of the mean (hedged betting, valid for bounded skewed data) and ``full_fraction_ci``
     an exact (Clopper-Pearson) 95% interval of the full share.
 

@@ -6,7 +6,7 @@ their union. Modules, one family each: :mod:`.base` (the interface, explicit nei
 StreamingLLM sinks), :mod:`.random_keys`, :mod:`.blocks` (chunked, BigBird), :mod:`.dilated` (dilated window,
 LongNet), :mod:`.sparse_transformer` (strided, fixed), :mod:`.causal_variants` (the causal variants by name:
 :mod:`.multiscale` multi-scale SA, :mod:`.kleinberg` Kleinberg keys, :mod:`.dilated_heads` dilated heads),
-:mod:`.stack` (layer stacks), :mod:`.registry` (the one registry of pattern names, :data:`PATTERNS`, and the layer
+:mod:`.stack` (layer stacks), ``registry`` (the one registry of pattern names, :data:`PATTERNS`, and the layer
 and stack specs), :mod:`.hf_config` (Hugging Face configs), :mod:`.flex` (FlexAttention mask_mod in and out),
 :mod:`.content` (top-k, MoBA, LSH routing from q, k) and :mod:`.synthetic_content` (that routing on synthetic q, k,
 for the specs).

@@ -184,6 +184,19 @@ class Pattern(ABC):
         return check_int("layer", layer, 1, high)
 
     def describe(self) -> str:
+        """A short label of the pattern and its parameters, as tables and command lines print it.
+
+        Returns
+        -------
+        str
+            The pattern's name; subclasses add their parameters (``"swa w=16"``).
+
+        Examples
+        --------
+        >>> from receptive import make_pattern
+        >>> make_pattern("swa", 64, 16).describe()
+        'swa w=16'
+        """
         return self.name
 
     def __repr__(self) -> str:
@@ -198,7 +211,7 @@ class WindowPattern(Pattern):
     n : int
         Sequence length.
     w : int
-        Keys per query (:func:`receptive.windows.check_window` gives the range).
+        Keys per query (``receptive.windows.check_window`` gives the range).
     causal : bool, default False
         Keys never come after the query.
     circular : bool, default False

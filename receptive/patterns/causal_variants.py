@@ -24,7 +24,7 @@ bidirectional dilated head keeps one key on each side, which puts ``dilated-eq``
 Modules, one family each: :mod:`.multiscale` (``sa-ms``, block permutations), :mod:`.kleinberg`,
 :mod:`.dilated_heads` (``dilated``, :func:`dilation_permutation`), :mod:`._heads` (the heads' shared plumbing,
 :func:`equal_key_window`); this module builds a variant from its name (:func:`make_variant`, :func:`variant_names`;
-:mod:`.registry` registers each name in :data:`receptive.patterns.PATTERNS`), counts keys, and gathers the families'
+``registry`` registers each name in :data:`receptive.patterns.PATTERNS`), counts keys, and gathers the families'
 public names (``__all__``) in one place.
 """
 
@@ -42,7 +42,7 @@ def keys_per_query(pattern: Pattern, layer: int = 1) -> float:
     """Mean number of distinct keys a query attends to in layer ``layer`` (self included).
 
     ``nnz(A_l) / n`` of the layer's adjacency (enumerates the ``O(n w)`` edges; for cross-checks and the equal-cost
-    tables; :func:`receptive.bound.keys.mean_distinct_keys` counts the same in ``O(n)`` memory).
+    tables; ``receptive.bound.keys.mean_distinct_keys`` counts the same in ``O(n)`` memory).
 
     Parameters
     ----------
@@ -124,7 +124,7 @@ def variant_names() -> list[str]:
     Returns
     -------
     list of str
-        The names, family by family (:data:`VARIANT_FAMILIES`).
+        The names, family by family (``VARIANT_FAMILIES``).
 
     Examples
     --------

@@ -60,7 +60,7 @@ class DilatedWindow(Pattern):
 
     Closed form: ``RF_L(i) = {i + r k : -L left <= k <= L right} ∩ [0, n)``; only positions of ``i``'s residue mod
     ``r`` are ever reached, so ``L*`` exists only for ``r = 1``. One layer is a window over the positions grouped
-    by residue (:func:`residue_order`), the same kernel as SWA.
+    by residue (``residue_order``), the same kernel as SWA.
 
     Parameters
     ----------

@@ -3,10 +3,10 @@
 Every pattern has one name, registered once (:func:`register`: a :class:`Kind`, its integer arguments and its
 builder), and is built from that name in one of two spellings of the same thing:
 
-* a layer spec ``NAME[:ARG...]`` (:func:`parse_layer`, :func:`pattern_from_spec`), e.g. ``swa:1024``,
+* a layer spec ``NAME[:ARG...]`` (``parse_layer``, :func:`pattern_from_spec`), e.g. ``swa:1024``,
   ``global:512:2``, ``bigbird:64:3:3:2``, ``chunk:8192``; a stack spec is comma-separated layer specs with ``K*``
-  repetition, ``"5*swa:1024,full"`` (:func:`parse_stack`, :func:`stack_from_spec`), cycled to the depth;
-* :func:`make_pattern` ``(name, n, w, ...)``, for the names set by a window (:attr:`Kind.windowed`): the spec
+  repetition, ``"5*swa:1024,full"`` (``parse_stack``, :func:`stack_from_spec`), cycled to the depth;
+* :func:`make_pattern` ``(name, n, w, ...)``, for the names set by a window (``Kind.windowed``): the spec
   ``NAME:w`` with its other arguments at their defaults (and SA's per-layer permutations, if given).
 """
 
@@ -108,7 +108,7 @@ PATTERNS: dict[str, Kind] = {}
 
 
 def register(kind: Kind) -> Kind:
-    """Add a pattern name to the registry (used by :mod:`.registry` itself and by extensions).
+    """Add a pattern name to the registry (used by ``registry`` itself and by extensions).
 
     Parameters
     ----------
@@ -311,7 +311,7 @@ def make_pattern(
     """Build a pattern set by a window, by its name in :data:`PATTERNS`.
 
     The same pattern as the layer spec ``"NAME:w"`` (:func:`pattern_from_spec`), its other arguments at their
-    defaults. The names set by a window (:attr:`Kind.windowed`) are ``swa``, ``sa``, ``sa+swa``, ``full``, ``global``,
+    defaults. The names set by a window (``Kind.windowed``) are ``swa``, ``sa``, ``sa+swa``, ``full``, ``global``,
     ``sink`` and the causal SA variants (``sa-ms``, ``kleinberg``, ``dilated``, with ``+swa`` / ``-eq`` forms); the
     others (``bigbird``, ``chunk``, ...) are built from their layer specs.
 
@@ -455,7 +455,7 @@ def pattern_from_spec(
     Parameters
     ----------
     spec : str
-        A layer spec (:func:`parse_layer`).
+        A layer spec (``parse_layer``).
     n : int
         Sequence length.
     causal : bool, default False
@@ -478,7 +478,7 @@ def pattern_from_spec(
     TypeError
         If ``spec`` is not a string, ``circular`` is not a bool, or from the pattern's constructor.
     ValueError
-        As :func:`parse_layer`, for ``circular`` with a kind that has no circular form, or for values the pattern
+        As ``parse_layer``, for ``circular`` with a kind that has no circular form, or for values the pattern
         refuses.
 
     Examples
@@ -564,7 +564,7 @@ def stack_from_spec(
     Parameters
     ----------
     spec : str
-        A stack spec (:func:`parse_stack`).
+        A stack spec (``parse_stack``).
     n : int
         Sequence length.
     depth : int
@@ -585,9 +585,9 @@ def stack_from_spec(
     Raises
     ------
     TypeError
-        As :func:`parse_stack` and :func:`pattern_from_spec`, or if ``depth`` is not an integer.
+        As ``parse_stack`` and :func:`pattern_from_spec`, or if ``depth`` is not an integer.
     ValueError
-        As :func:`parse_stack` and :func:`pattern_from_spec`, or if ``depth < 1``.
+        As ``parse_stack`` and :func:`pattern_from_spec`, or if ``depth < 1``.
 
     Examples
     --------

@@ -1,5 +1,5 @@
 """Content-based routing (top-k, MoBA, Reformer LSH of :mod:`.content`) on synthetic queries and keys, as a
-pattern of the layer-spec grammar (``topk:K``, ``moba:BLOCK``, ``lsh``: :mod:`.registry`)."""
+pattern of the layer-spec grammar (``topk:K``, ``moba:BLOCK``, ``lsh``: ``registry``)."""
 
 from __future__ import annotations
 

@@ -367,7 +367,7 @@ class CausalProfile:
     Attributes
     ----------
     u, u2 : numpy.ndarray
-        The profile after :attr:`layers` layers, shape ``(n,)``.
+        The profile after ``layers`` layers, shape ``(n,)``.
     layers : int
         Layers applied so far.
 
@@ -402,7 +402,7 @@ class CausalProfile:
         Returns
         -------
         u, u2 : numpy.ndarray
-            The new profile (also kept in :attr:`u` and :attr:`u2`).
+            The new profile (also kept in ``u`` and ``u2``).
 
         Examples
         --------
