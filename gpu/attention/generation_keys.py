@@ -200,7 +200,7 @@ def sa_ms_blocks(max_length: int, w: int) -> list[int]:
     return default_blocks(max_length, w) if w >= 2 else [max_length]
 
 
-def position_keys(method: str, positions: torch.Tensor, n_keys: int, m: int, heads: int, seed: int,
+def position_keys(method: str, positions: torch.Tensor, n_keys: int, budget: int, heads: int, seed: int,
                   max_length: int):  # fmt: skip
     """The keys of each query of a position-only method (every one but MoBA and top-k), per head.
 
@@ -212,7 +212,7 @@ def position_keys(method: str, positions: torch.Tensor, n_keys: int, m: int, hea
         ``(q,)`` int64 query positions, below ``n_keys``.
     n_keys : int
         Keys present.
-    m : int
+    budget : int
         Keys per query (the budget), at least 1.
     heads : int
         Attention heads (``sa-ms`` gives each its scale).
@@ -242,24 +242,24 @@ def position_keys(method: str, positions: torch.Tensor, n_keys: int, m: int, hea
         idx = torch.arange(n_keys).expand(q, n_keys)
         parts = (idx, idx <= positions[:, None])
     elif method == "swa":
-        parts = window(positions, m)
+        parts = window(positions, budget)
     elif method == "swa+sink":
-        parts = with_sink(*window(positions, max(1, m - 1)))
+        parts = with_sink(*window(positions, max(1, budget - 1)))
     elif method == "sa":
-        parts = sa_band(positions, n_keys, m, _sigma_rank(max_length, seed, max_length))
+        parts = sa_band(positions, n_keys, budget, _sigma_rank(max_length, seed, max_length))
     elif method == "sa+sink":
-        parts = with_sink(*sa_band(positions, n_keys, max(1, m - 1), _sigma_rank(max_length, seed, max_length)))
+        parts = with_sink(*sa_band(positions, n_keys, max(1, budget - 1), _sigma_rank(max_length, seed, max_length)))
     elif method == "sa+swa-union":
-        half = max(1, m // 2)
+        half = max(1, budget // 2)
         parts = union(sa_band(positions, n_keys, half, _sigma_rank(max_length, seed, max_length)),
                       window(positions, half))  # fmt: skip
     elif method == "swa+sink+sa":
-        shortcuts = max(1, m // 4)
-        local = with_sink(*window(positions, max(1, m - shortcuts - 1)))
+        shortcuts = max(1, budget // 4)
+        local = with_sink(*window(positions, max(1, budget - shortcuts - 1)))
         parts = union(local, sa_band(positions, n_keys, shortcuts, _sigma_rank(max_length, seed, max_length)))
     elif method == "sa-ms":
-        blocks = sa_ms_blocks(max_length, m)
-        per_block = [sa_band(positions, n_keys, m, _sigma_rank(max_length, seed, b)) for b in blocks]
+        blocks = sa_ms_blocks(max_length, budget)
+        per_block = [sa_band(positions, n_keys, budget, _sigma_rank(max_length, seed, b)) for b in blocks]
         idx = torch.stack([per_block[h % len(blocks)][0] for h in range(heads)])
         return idx, torch.stack([per_block[h % len(blocks)][1] for h in range(heads)])
     else:

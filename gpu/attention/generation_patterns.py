@@ -117,11 +117,11 @@ def _rows_attention(q, k, v, keep):
     return out.masked_fill(~keep.any(-1, keepdim=True), 0.0)
 
 
-def _moba_keys(q, k, positions, m):
+def _moba_keys(q, k, positions, budget):
     """MoBA's keys over the cache as ``(b, h, q, K)`` indices: the own block (causal) and the top earlier blocks by
     ``q . mean(k_block)``."""
     b, h, n, d = k.shape
-    size = max(1, m // MOBA_BLOCKS)
+    size = max(1, budget // MOBA_BLOCKS)
     nb = -(-n // size)
     block_of = torch.arange(n) // size
     means = torch.zeros(b, h, nb, d, dtype=k.dtype).index_add_(2, block_of, k)
@@ -135,15 +135,15 @@ def _moba_keys(q, k, positions, m):
     return idx.clamp(max=n - 1), idx <= positions[:, None]
 
 
-def _top_k_keep(q, k, positions, m):
-    """The ``m`` largest scores among the keys before each query (ties with the ``m``-th kept)."""
+def _top_k_keep(q, k, positions, budget):
+    """The ``budget`` largest scores among the keys before each query (ties with the ``budget``-th kept)."""
     causal = torch.arange(k.shape[2])[None, :] <= positions[:, None]
     scores = (q @ k.transpose(-1, -2) * scale_of(q)).masked_fill(~causal, float("-inf"))
-    threshold = scores.topk(min(m, k.shape[2]), dim=-1).values[..., -1:]
+    threshold = scores.topk(min(budget, k.shape[2]), dim=-1).values[..., -1:]
     return causal & (scores >= threshold)
 
 
-def generation_attention(method: str, q, k, v, m: int, seed: int = 0, max_length: int | None = None,
+def generation_attention(method: str, q, k, v, budget: int, seed: int = 0, max_length: int | None = None,
                          trace=None) -> torch.Tensor:  # fmt: skip
     """Causal attention of ``method`` for the last ``q.shape[2]`` positions of the ``k.shape[2]`` keys.
 
@@ -158,7 +158,7 @@ def generation_attention(method: str, q, k, v, m: int, seed: int = 0, max_length
         ``(batch, heads, q, d)`` queries of positions ``n - q .. n - 1``.
     k, v : torch.Tensor
         ``(batch, heads, n, d)`` keys and values of positions ``0 .. n - 1``, ``n >= q``.
-    m : int
+    budget : int
         Keys per query, at least 1.
     seed : int, default 0
         The seed of SA's permutations (the layer's own).
@@ -176,9 +176,9 @@ def generation_attention(method: str, q, k, v, m: int, seed: int = 0, max_length
     Raises
     ------
     TypeError
-        If ``m``, ``seed`` or ``max_length`` is not an integer.
+        If ``budget``, ``seed`` or ``max_length`` is not an integer.
     ValueError
-        If ``method`` is unknown, there are more queries than keys, ``m < 1``, or ``max_length`` is below ``n``.
+        If ``method`` is unknown, there are more queries than keys, ``budget < 1``, or ``max_length`` is below ``n``.
 
     Examples
     --------
@@ -198,7 +198,7 @@ def generation_attention(method: str, q, k, v, m: int, seed: int = 0, max_length
     - Lu et al. (2025). MoBA. arXiv 2502.13189.
     """
     check_choice("method", method, GENERATION_METHODS)
-    m = check_int("m", m, 1)
+    budget = check_int("budget", budget, 1)
     seed = check_int("seed", seed, 0)
     _, h, n_q, _ = q.shape
     n = k.shape[2]
@@ -216,23 +216,23 @@ def generation_attention(method: str, q, k, v, m: int, seed: int = 0, max_length
             return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
         return _rows_attention(q, k, v, keep)
     if method == "moba":
-        idx, valid = _moba_keys(q, k, positions, m)
+        idx, valid = _moba_keys(q, k, positions, budget)
         if trace is not None:
             trace(positions, _keep_of(idx.flatten(0, 1), valid.flatten(0, 1), n))
         return neighbour_attention(q, k, v, idx.masked_fill(~valid, -1))
     if method == "top-k":
-        keep = _top_k_keep(q, k, positions, m)
+        keep = _top_k_keep(q, k, positions, budget)
         if trace is not None:
             trace(positions, keep.any(0).any(0))
         return _rows_attention(q, k, v, keep)
     if method == "sa+swa":
-        half = max(1, m // 2)
+        half = max(1, budget // 2)
         parts = [position_keys(name, positions, n, half, h, seed, max_length) for name in ("sa", "swa")]
         if trace is not None:
             trace(positions, _keep_of(torch.cat([parts[0][0], parts[1][0]], -1),
                                       torch.cat([parts[0][1], parts[1][1]], -1), n))  # fmt: skip
         return 0.5 * sum(_indexed(q, k, v, idx, valid) for idx, valid in parts)
-    idx, valid = position_keys(method, positions, n, m, h, seed, max_length)
+    idx, valid = position_keys(method, positions, n, budget, h, seed, max_length)
     if trace is not None:
         trace(positions, _keep_of(idx, valid, n))
     return _indexed(q, k, v, idx, valid)
@@ -254,7 +254,7 @@ def _indexed(q, k, v, idx, valid):
     return neighbour_attention(q, k, v, idx.masked_fill(~valid, -1))
 
 
-def mean_keys_read(method: str, n: int, m: int, heads: int = 1, seed: int = 0, max_length: int | None = None):
+def mean_keys_read(method: str, n: int, budget: int, heads: int = 1, seed: int = 0, max_length: int | None = None):
     """The mean number of keys a query of a length-``n`` sequence reads per head, for the position-only methods: the
     attended (query, key) pairs per query and head, a key read by both paths of ``sa+swa`` counted twice.
 
@@ -265,10 +265,10 @@ def mean_keys_read(method: str, n: int, m: int, heads: int = 1, seed: int = 0, m
     ----------
     method : str
         A name of :data:`GENERATION_METHODS` but ``moba`` and ``top-k`` (their keys depend on the data; their
-        budget is ``m``).
+        budget is the keys per query).
     n : int
         Sequence length.
-    m : int
+    budget : int
         Budget.
     heads : int, default 1
         Heads.
@@ -287,7 +287,7 @@ def mean_keys_read(method: str, n: int, m: int, heads: int = 1, seed: int = 0, m
     TypeError
         If ``method`` is not a string or an integer argument is not an integer.
     ValueError
-        If ``method`` is unknown or data-dependent, ``n``, ``m`` or ``heads`` is below 1, ``seed`` is negative, or
+        If ``method`` is unknown or data-dependent, ``n``, ``budget`` or ``heads`` is below 1, ``seed`` is negative, or
         ``max_length`` is below ``n``.
 
     Examples
@@ -296,12 +296,12 @@ def mean_keys_read(method: str, n: int, m: int, heads: int = 1, seed: int = 0, m
     1.75
     """
     check_choice("method", method, GENERATION_METHODS)
-    n, m = check_int("n", n, 1), check_int("m", m, 1)
+    n, budget = check_int("n", n, 1), check_int("budget", budget, 1)
     heads, seed = check_int("heads", heads, 1), check_int("seed", seed, 0)
     max_length = n if max_length is None else check_int("max_length", max_length, n)
     positions = torch.arange(n)
     if method == "sa+swa":
-        a, b = (position_keys(x, positions, n, max(1, m // 2), heads, seed, max_length) for x in ("sa", "swa"))
+        a, b = (position_keys(x, positions, n, max(1, budget // 2), heads, seed, max_length) for x in ("sa", "swa"))
         return float((a[1].sum() + b[1].sum()) / (heads * n))
-    _, valid = position_keys(method, positions, n, m, heads, seed, max_length)
+    _, valid = position_keys(method, positions, n, budget, heads, seed, max_length)
     return float(valid.sum() / (heads * n))

@@ -49,7 +49,7 @@ class StackReach:
     ----------
     method : str
         The generation-form method.
-    m : int
+    budget : int
         Keys per query (per head).
     n : int
         Sequence length.
@@ -86,7 +86,7 @@ class StackReach:
     """
 
     method: str
-    m: int
+    budget: int
     n: int
     layers: int
     heads: int
@@ -112,7 +112,7 @@ class StackReach:
         mean = "None" if self.mean_hops is None else f"{self.mean_hops:.3f}"
         exact = f", exact_layers={list(self.exact_layers)}" if self.exact_layers else ""
         return (
-            f"StackReach({self.method}, m={self.m}, n={self.n}, layers={self.layers}, heads={self.heads}, "
+            f"StackReach({self.method}, budget={self.budget}, n={self.n}, layers={self.layers}, heads={self.heads}, "
             f"seed={self.seed}{exact}, target={self.target}: full_layer={self.full_layer}, "
             f"reach_share={{{within}}}, reach_share_all={self.reach_share_all:.4f}, mean_hops={mean}, "
             f"unreached={self.unreached})"
@@ -126,16 +126,17 @@ def _int_list(name: str, values, low: int, high: int | None = None) -> tuple[int
     return tuple(check_int(name, v, low, high) for v in values)
 
 
-def _distinct_heads(method: str, heads: int, m: int, max_length: int) -> int:
+def _distinct_heads(method: str, heads: int, budget: int, max_length: int) -> int:
     """The heads with different keys: one but for sa-ms, whose head ``h`` takes the scale ``blocks[h % len(blocks)]``
     (so heads beyond the scales repeat)."""
-    return min(heads, len(sa_ms_blocks(max_length, m))) if method == "sa-ms" else 1
+    return min(heads, len(sa_ms_blocks(max_length, budget))) if method == "sa-ms" else 1
 
 
-def _layer_keys(method: str, q: int, m: int, heads: int, seed: int, max_length: int) -> np.ndarray:
+def _layer_keys(method: str, q: int, budget: int, heads: int, seed: int, max_length: int) -> np.ndarray:
     """``(q, K)`` int32: the union over heads of the keys of queries ``0..q-1``; an empty slot holds the query
     itself, which the residual already carries, so it changes no distance."""
-    idx, valid = position_keys(method, torch.arange(q), q, m, _distinct_heads(method, heads, m, max_length), seed,
+    idx, valid = position_keys(method, torch.arange(q), q, budget, _distinct_heads(method, heads, budget, max_length),
+    seed,
                                max_length)  # fmt: skip
     own = torch.arange(q)[None, :, None]
     keys = torch.where(valid, idx, own).permute(1, 0, 2).reshape(q, -1)
@@ -164,7 +165,7 @@ def _distances(stack: list, target: int, inf: int) -> np.ndarray:
     return e
 
 
-def stack_reach(method: str, m: int, n: int, *, layers: int = 30, heads: int = 9, seed: int = 0,
+def stack_reach(method: str, budget: int, n: int, *, layers: int = 30, heads: int = 9, seed: int = 0,
                 max_length: int = 8192, target: int | None = None, hops: Iterable[int] = (1, 2, 3),
                 exact_layers: Iterable[int] = ()) -> StackReach:  # fmt: skip
     """Measure how the scored position of a stack of generation-form causal attention layers reaches its context.
@@ -180,9 +181,9 @@ def stack_reach(method: str, m: int, n: int, *, layers: int = 30, heads: int = 9
     ----------
     method : str
         One of :data:`STACK_METHODS`: ``swa``, ``swa+sink``, ``sa``, ``sa+sink``, ``sa+swa``, ``sa+swa-union``,
-        ``sa-ms`` or ``exact``. ``sa+swa`` averages two attention paths, SA's band of ``m // 2`` and the window of
-        ``m // 2``; information moves through either, so its stack is that of ``sa+swa-union`` (the same keys).
-    m : int
+        ``sa-ms`` or ``exact``. ``sa+swa`` averages two attention paths, SA's band of ``budget // 2`` and the window of
+        ``budget // 2``; information moves through either, so its stack is that of ``sa+swa-union`` (the same keys).
+    budget : int
         Keys per query per head (the budget), at least 1.
     n : int
         Sequence length, at least 2.
@@ -234,7 +235,7 @@ def stack_reach(method: str, m: int, n: int, *, layers: int = 30, heads: int = 9
     if isinstance(method, str) and method in GENERATION_METHODS and GENERATION_METHODS[method].data_dependent:
         raise ValueError(f"method: {method}'s keys depend on the content (queries and keys); measure a traced model")
     check_choice("method", method, STACK_METHODS)
-    m = check_int("m", m, 1)
+    budget = check_int("budget", budget, 1)
     n = check_int("n", n, 2)
     layers = check_int("layers", layers, 1)
     heads = check_int("heads", heads, 1)
@@ -248,19 +249,19 @@ def stack_reach(method: str, m: int, n: int, *, layers: int = 30, heads: int = 9
     sparse = [] if method == "exact" else [layer for layer in range(layers) if layer not in exact]
     randomized = GENERATION_METHODS[method].randomized
     q = target + 1  # later queries never reach the target, and a row depends on the positions before it only
-    per_query = _distinct_heads(method, heads, m, max_length) * (m + 1)
+    per_query = _distinct_heads(method, heads, budget, max_length) * (budget + 1)
     kept = len(sparse) if randomized else min(1, len(sparse))
     needed = q * per_query * (4 * kept + 29)  # the int32 keys kept, and the int64 and bool tensors made on the way
     if needed > MAX_BYTES:
         raise ValueError(
-            f"n: n = {n} with m = {m} and {len(sparse)} sparse layers needs about {needed / 2**30:.1f} GiB of key "
-            f"indices, more than {MAX_BYTES / 2**30:.0f} GiB"
+            f"n: n = {n} with budget = {budget} and {len(sparse)} sparse layers needs about {needed / 2**30:.1f} "
+            f"GiB of key indices, more than {MAX_BYTES / 2**30:.0f} GiB"
         )
-    fixed = _layer_keys(keys_method, q, m, heads, seed, max_length) if sparse and not randomized else None
+    fixed = _layer_keys(keys_method, q, budget, heads, seed, max_length) if sparse and not randomized else None
     stack = [
         None if layer not in sparse
         else fixed if not randomized
-        else _layer_keys(keys_method, q, m, heads, seed * layers + layer, max_length)
+        else _layer_keys(keys_method, q, budget, heads, seed * layers + layer, max_length)
         for layer in range(layers)
     ]  # fmt: skip
 
@@ -275,7 +276,7 @@ def stack_reach(method: str, m: int, n: int, *, layers: int = 30, heads: int = 9
     full_layer = 1 + bisect_left(range(1, layers + 1), True, key=full_after) if reached.all() else None
     return StackReach(
         method=method,
-        m=m,
+        budget=budget,
         n=n,
         layers=layers,
         heads=heads,

@@ -81,7 +81,7 @@ def test_sa_reads_about_its_whole_band():
 @pytest.mark.parametrize(
     ("args", "error", "match"),
     [((3, 8, 2), TypeError, r"^method:"), (("moba", 8, 2), ValueError, r"^method:"),
-     (("swa", 8, "2"), TypeError, r"^m:"), (("swa", 0, 2), ValueError, r"^n:"),
+     (("swa", 8, "2"), TypeError, r"^budget:"), (("swa", 0, 2), ValueError, r"^n:"),
      (("swa", 8, 2, 0), ValueError, r"^heads:"),
      (("sa", 8, 2, 1, -1), ValueError, r"^seed:"), (("sa", 8, 2, 1, 0, 4), ValueError, r"^max_length:")],
 )  # fmt: skip
@@ -147,15 +147,15 @@ def test_a_decode_step_reads_what_the_full_forward_gives_its_position(method):
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [
-        ({"m": 0}, ValueError, "m: "),
-        ({"m": 2.0}, TypeError, "m: "),
+        ({"budget": 0}, ValueError, "budget: "),
+        ({"budget": 2.0}, TypeError, "budget: "),
         ({"max_length": 10}, ValueError, "max_length: the sequence has 12 tokens"),
         ({"method": "nope"}, ValueError, "method: "),
     ],
 )
 def test_bad_arguments_are_one_line_errors(kwargs, error, match):
     x = torch.zeros(1, 1, 12, 4)
-    args = {"method": "sa", "m": 4, "max_length": 64} | kwargs
+    args = {"method": "sa", "budget": 4, "max_length": 64} | kwargs
     with pytest.raises(error, match=match):
         generation_attention(args.pop("method"), x, x, x, **args)
 

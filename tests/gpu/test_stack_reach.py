@@ -105,7 +105,7 @@ def test_sa_plus_swa_measures_the_union_of_its_two_paths():
 
 def test_the_result_reads_and_serialises():
     r = stack_reach("sa", 4, 30, layers=3, exact_layers=(1,))
-    assert repr(r).startswith("StackReach(sa, m=4, n=30, layers=3, heads=9, seed=0, exact_layers=[1], target=29:")
+    assert repr(r).startswith("StackReach(sa, budget=4, n=30, layers=3, heads=9, seed=0, exact_layers=[1], target=29:")
     d = r.to_dict()
     assert d["exact_layers"] == [1] and set(d["reach_share"]) == {"1", "2", "3"}
 
@@ -117,8 +117,8 @@ def test_the_result_reads_and_serialises():
         ({"method": "banded"}, ValueError, "method"),
         ({"method": "moba"}, ValueError, "method"),
         ({"method": "top-k"}, ValueError, "method"),
-        ({"m": 2.0}, TypeError, "m"),
-        ({"m": 0}, ValueError, "m"),
+        ({"budget": 2.0}, TypeError, "budget"),
+        ({"budget": 0}, ValueError, "budget"),
         ({"n": 0}, ValueError, "n"),
         ({"n": 1}, ValueError, "n"),
         ({"layers": 0}, ValueError, "layers"),
@@ -132,9 +132,9 @@ def test_the_result_reads_and_serialises():
         ({"hops": (0,)}, ValueError, "hops"),
         ({"exact_layers": (4,)}, ValueError, "exact_layers"),
         ({"exact_layers": (True,)}, TypeError, "exact_layers"),
-        ({"m": 10**6, "n": 8192}, ValueError, "n"),
+        ({"budget": 10**6, "n": 8192}, ValueError, "n"),
     ],
 )
 def test_bad_arguments_are_refused(kwargs, error, name):
-    args = {"method": "sa", "m": 4, "n": 16, "layers": 4} | kwargs
-    assert_refused(lambda: stack_reach(args.pop("method"), args.pop("m"), args.pop("n"), **args), error, name)
+    args = {"method": "sa", "budget": 4, "n": 16, "layers": 4} | kwargs
+    assert_refused(lambda: stack_reach(args.pop("method"), args.pop("budget"), args.pop("n"), **args), error, name)
