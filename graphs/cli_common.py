@@ -128,7 +128,7 @@ def run_command(main, argv: list[str] | None = None) -> NoReturn:
     sys.exit(code)
 
 
-def output_file(option: str, stdout: bool = False):
+def output_file(option: str, stdout: bool = False, parents: bool = False):
     """An ``argparse`` ``type=`` for a file the command will write, checked as the command line is parsed.
 
     A folder, a missing or read-only parent folder is refused then (:func:`graphs._atomic.check_writable`), before
@@ -141,6 +141,9 @@ def output_file(option: str, stdout: bool = False):
         The flag, e.g. ``"--json"``.
     stdout : bool, default False
         Accept ``"-"`` (standard output), returned as the string ``"-"``.
+    parents : bool, default False
+        Accept a missing parent folder that the command could create (checked as :func:`output_folder` checks a
+        folder; nothing is created here), for a command that writes with ``write_atomic(..., mkdir=True)``.
 
     Returns
     -------
@@ -163,11 +166,18 @@ def output_file(option: str, stdout: bool = False):
     ...         code = exit.code
     >>> code, "argument --json:" in err.getvalue(), "is a directory" in err.getvalue()
     (2, True, True)
+    >>> _ = parser.add_argument("--out", type=output_file("--out", parents=True))
+    >>> parser.parse_args(["--out", "new/folder/out.json"]).out
+    PosixPath('new/folder/out.json')
     """
+    folder = output_folder(option)
 
     def parse(text: str) -> Path | str:
         if stdout and text == "-":
             return text
+        path = Path(text)
+        if parents and text and not path.parent.exists():
+            return folder(str(path.parent)) / path.name
         try:
             return check_writable(text, option)
         except ValueError as exc:
