@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: the arguments a command requires, with valid values (``{out}``: a path in the case's folder, not yet there); the
 #: fuzzed flag comes after them, so it overrides one of them
 BASELINE = {
-    "analysis.causal.causal_clumps": ["--out", "{out}"],
+    "analysis.causal.causal_clumps": ["--point", "64:4:2", "--out", "{out}"],
     "analysis.causal.causal_model_attempts": ["--out", "{out}"],
     "analysis.paper_tasks.figure": ["--summary", str(ROOT / "analysis/paper_tasks/results/summary.json"), "--out",
                                     "{out}"],

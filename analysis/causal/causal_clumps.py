@@ -25,16 +25,14 @@ clump say the failures come grouped by target (a target with a thin backward set
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from scipy import ndimage
 
-from graphs.cli_common import run_command
+from graphs.cli_common import OneLineErrorParser, output_file, run_command, write_atomic
 from graphs.ops import apply_layer
 from receptive import coverage_by_layer, make_pattern, theory
 
@@ -143,27 +141,27 @@ def sampled_rows(n: int, w: int, layers: list[int], seeds: list[int], targets: i
     ]
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m analysis.causal.causal_clumps", description=__doc__.split("\n\n")[0]
-    )
+def main(argv: list[str] | None = None) -> int:
+    parser = OneLineErrorParser(prog="python -m analysis.causal.causal_clumps", description=__doc__.split("\n\n")[0])
     parser.add_argument("--point", action="append", default=[], help="n:w:L or n:w:L0-L1, every pair (repeatable)")
     parser.add_argument("--sampled-point", action="append", default=[], help="n:w:L0-L1, sampled targets (repeatable)")
     parser.add_argument("--targets", type=int, default=8192, help="targets per seed of a sampled point (default 8192)")
     parser.add_argument("--sampled-seeds", type=int, default=3, help="seeds of a sampled point (default 3)")
     parser.add_argument("--seeds", type=int, default=15, help="seeds 0 .. SEEDS-1 (default 15)")
-    parser.add_argument("--out", type=Path, required=True, help="JSON file to write")
+    parser.add_argument("--out", type=output_file("--out", parents=True), required=True, help="JSON file to write")
     args = parser.parse_args(argv)
     for name in ("seeds", "sampled_seeds", "targets"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')}: expected >= 1, got {getattr(args, name)}")
-    try:
-        points = [parse_point(p) for p in args.point]
-        sampled = [parse_point(p, MAX_SAMPLED_N) for p in args.sampled_point]
-    except ValueError as error:
-        parser.error(str(error))
+    points, sampled = [], []
+    for flag, texts, found, max_n in (("--point", args.point, points, MAX_N),
+                                      ("--sampled-point", args.sampled_point, sampled, MAX_SAMPLED_N)):  # fmt: skip
+        try:
+            found += [parse_point(p, max_n) for p in texts]
+        except ValueError as error:
+            parser.error(flag + str(error).removeprefix("point"))
     if not points and not sampled:
-        parser.error("expected at least one --point or --sampled-point")
+        parser.error("--point: expected at least one --point or --sampled-point")
     if any(args.targets > n for n, _, _ in sampled):
         parser.error(f"--targets: expected at most the smallest sampled n, got {args.targets}")
     seeds = list(range(args.seeds))
@@ -190,13 +188,13 @@ def main(argv: list[str] | None = None) -> None:
                 f"{time.perf_counter() - start:.0f} s)",
                 flush=True,
             )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     doc = {
         "command": "python -m analysis.causal.causal_clumps " + " ".join(argv if argv is not None else sys.argv[1:]),
         "rows": rows,
         "sampled_rows": sampled_out,
     }
-    args.out.write_text(json.dumps(doc, indent=1) + "\n")
+    write_atomic(args.out, json.dumps(doc, indent=1) + "\n", option="--out", mkdir=True)
+    return 0
 
 
 if __name__ == "__main__":

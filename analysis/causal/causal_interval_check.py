@@ -21,14 +21,13 @@ n = 2^20, w = 256), and writes per row:
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from graphs.cli_common import run_command, write_atomic
+from graphs.cli_common import OneLineErrorParser, output_file, run_command, write_atomic
 from receptive import theory
 from receptive.theory import EVALUATION_MAX_COST as MAX_COST
 from receptive.theory import causal_interval_clumps
@@ -40,12 +39,45 @@ POOLED_TARGETS, POOLED_LAYERS = 1024, 64
 SOURCES = ("analysis/causal/results/causal_clumps.json", "analysis/causal/results/causal_clumps_far.json")
 
 
+#: the entries of a file of ``python -m analysis.causal.causal_clumps`` this check reads, each a number
+ENTRY_KEYS = {"rows": ("n", "w", "layer", "full_share"),
+              "sampled_rows": ("n", "w", "layer", "targets", "mean_failing_targets")}  # fmt: skip
+
+
+def read_source(source: str) -> dict:
+    """The document of ``python -m analysis.causal.causal_clumps`` at ``source`` (relative to the checkout root, or
+    absolute), every entry this check reads present and in range; else a ``ValueError`` naming ``sources``."""
+    try:
+        doc = json.loads((ROOT / source).read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not JSON"
+        raise ValueError(f"sources: cannot read {source!r} ({reason})") from None
+    if not isinstance(doc, dict) or not any(key in doc for key in ENTRY_KEYS):
+        raise ValueError(f"sources: {source!r} is no file of python -m analysis.causal.causal_clumps (no rows)")
+    for key, needed in ENTRY_KEYS.items():
+        entries = doc.get(key, [])
+        for i, r in enumerate(entries if isinstance(entries, list) else [None]):
+            numbers = isinstance(r, dict) and all(
+                isinstance(r.get(k), int | float) and not isinstance(r.get(k), bool) for k in needed
+            )
+            ints = numbers and all(isinstance(r[k], int) for k in ("n", "w", "layer"))
+            if (
+                not ints
+                or not (2 <= r["w"] <= r["n"] and 1 <= r["layer"] <= POOLED_LAYERS)
+                or (key == "sampled_rows" and not (isinstance(r["targets"], int) and 1 <= r["targets"] <= r["n"]))
+            ):
+                raise ValueError(f"sources: {source!r}: {key}[{i}] is not a row of causal_clumps "
+                                 f"(integers n, w, layer with 2 <= w <= n, 1 <= layer <= {POOLED_LAYERS}, and "
+                                 f"{', '.join(needed[3:])})")  # fmt: skip
+    return doc
+
+
 def rows(events: int, seed: int, sources=SOURCES) -> list[dict]:
     """Per row of the engine's measurements in ``sources`` (paths relative to the checkout root, or absolute): the
     engine's count next to the interval and analytic models' (see the module docstring)."""
     out = []
     for source in sources:
-        doc = json.loads((ROOT / source).read_text())
+        doc = read_source(source)
         for r in doc.get("rows", []):
             n, w, layer = r["n"], r["w"], r["layer"]
             interval = causal_interval_clumps(n, w, POOLED_LAYERS, events=events, seed=seed, max_cost=MAX_COST)[
@@ -87,10 +119,11 @@ def gap_rows(events: int, seed: int, points=GAP_POINTS) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m analysis.causal.causal_interval_check", description=__doc__)
+    parser = OneLineErrorParser(prog="python -m analysis.causal.causal_interval_check", description=__doc__,
+                                options={"events": "--events", "seed": "--seed"})  # fmt: skip
     parser.add_argument("--events", type=int, default=300, help="the interval model's events (default 300)")
     parser.add_argument("--seed", type=int, default=0, help="the interval model's seed (default 0)")
-    parser.add_argument("--out", help="write the JSON here")
+    parser.add_argument("--out", type=output_file("--out"), help="write the JSON here")
     parser.add_argument(
         "--sources",
         default=",".join(SOURCES),
@@ -104,17 +137,27 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.events < 1:
         parser.error(f"--events: expected an integer >= 1, got {args.events}")
+    if args.seed < 0:
+        parser.error(f"--seed: expected an integer >= 0, got {args.seed}")
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     missing = [s for s in sources if not (ROOT / s).is_file()]
     if missing or not sources:
         parser.error(f"--sources: expected existing files, got {args.sources!r}")
+    try:
+        for source in sources:
+            read_source(source)
+    except ValueError as exc:
+        parser.error(f"--{exc}")
     try:
         gap_points = [tuple(int(x) for x in p.split(":")) for p in args.gap_points.split(",") if p.strip()]
     except ValueError:
         gap_points = [()]
     if any(len(p) != 3 or not (2 <= p[1] < p[0] and p[2] >= 1) for p in gap_points):
         parser.error(f"--gap-points: expected n:w:L, comma-separated, 2 <= w < n, L >= 1, got {args.gap_points!r}")
-    table = rows(args.events, args.seed, sources)
+    try:
+        table = rows(args.events, args.seed, sources)
+    except ValueError as exc:  # the models' own checks of events and seed
+        parser.error(str(exc))
     print(f"{'kind':<8} {'n':>8} {'w':>4} {'L':>3}  {'engine':>8} {'interval':>9} {'analytic':>9}")
     for r in table:
         if r["kind"] == "exact":
@@ -122,7 +165,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             vals = r["engine_failing_targets"], r["interval_failing_targets"], r["analytic_clumps"]
         print(f"{r['kind']:<8} {r['n']:>8} {r['w']:>4} {r['layer']:>3}  " + " ".join(f"{v:>9.3f}" for v in vals))
-    gaps = gap_rows(args.events, args.seed, gap_points)
+    try:
+        gaps = gap_rows(args.events, args.seed, gap_points)
+    except ValueError as exc:
+        parser.error(str(exc))
     for r in gaps:
         print(
             f"gap      {r['n']:>8} {r['w']:>4} {r['layer']:>3}  "
@@ -134,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
             + " ".join(argv if argv is not None else sys.argv[1:])
         }
         doc |= {"events": args.events, "seed": args.seed, "sources": sources, "rows": table, "gaps": gaps}
-        write_atomic(Path(args.out), json.dumps(doc, indent=1) + "\n", option="--out")
+        write_atomic(args.out, json.dumps(doc, indent=1) + "\n", option="--out")
         print(f"wrote {args.out}")
     return 0
 

@@ -36,14 +36,13 @@ the seeds measured after the variants were fixed (hold-out).
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from graphs.cli_common import run_command
+from graphs.cli_common import OneLineErrorParser, output_file, run_command, write_atomic
 from receptive.bound import models
 from receptive.theory import CausalProfile, RunMissTable, sa_key_probability
 from receptive.validation import check_int
@@ -254,12 +253,26 @@ def score(variant: str, dirs=pooled.DEFAULT_DIRS) -> dict:
     }
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
+def read_rows(path: Path) -> list[dict]:
+    """The rows of an earlier ``--out`` that ``--append`` keeps, each with a known ``variant``; else a ``ValueError``
+    naming ``--out``."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or "not JSON"
+        raise ValueError(f"--out: cannot read {path} to append to it ({reason})") from None
+    rows = doc.get("rows") if isinstance(doc, dict) else None
+    if not isinstance(rows, list) or any(not isinstance(r, dict) or r.get("variant") not in VARIANTS for r in rows):
+        raise ValueError(f"--out: {path} is not a file of this script (rows, each with a variant from VARIANTS)")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = OneLineErrorParser(
         prog="python -m analysis.causal.causal_model_attempts", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated, from: " + ", ".join(VARIANTS))
-    parser.add_argument("--out", type=Path, required=True, help="JSON file to write")
+    parser.add_argument("--out", type=output_file("--out", parents=True), required=True, help="JSON file to write")
     parser.add_argument(
         "--dirs",
         default=",".join(pooled.DEFAULT_DIRS),
@@ -280,6 +293,12 @@ def main(argv: list[str] | None = None) -> None:
     missing = [d for d in dirs if not Path(d).is_dir()]
     if missing or not dirs:
         parser.error(f"--dirs: expected existing directories, got {args.dirs!r}")
+    kept = []
+    if args.append and args.out.exists():
+        try:
+            kept = read_rows(args.out)
+        except ValueError as err:
+            parser.error(str(err))
     rows = []
     for variant in variants:
         try:
@@ -296,15 +315,15 @@ def main(argv: list[str] | None = None) -> None:
             + ")",
             flush=True,
         )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     command = "python -m analysis.causal.causal_model_attempts " + " ".join(argv if argv is not None else sys.argv[1:])
     doc = {"command": command, "rows": rows}
     if args.append and args.out.exists():
         doc = json.loads(args.out.read_text())
-        kept = {row["variant"]: row for row in doc["rows"]} | {row["variant"]: row for row in rows}
-        doc["rows"] = [kept[v] for v in VARIANTS if v in kept]
+        by_variant = {row["variant"]: row for row in kept} | {row["variant"]: row for row in rows}
+        doc["rows"] = [by_variant[v] for v in VARIANTS if v in by_variant]
         doc["appended_commands"] = [*doc.get("appended_commands", []), command]
-    args.out.write_text(json.dumps(doc, indent=1) + "\n")
+    write_atomic(args.out, json.dumps(doc, indent=1) + "\n", option="--out", mkdir=True)
+    return 0
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphs.cli_common import run_command, write_atomic
+from graphs.cli_common import output_file, run_command, write_atomic
 from receptive import PATTERNS, __version__, theory
 from receptive.bound.analysis import (
     binomial_checks,
@@ -430,6 +430,7 @@ def format_table(result: PooledResult) -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineErrorParser(
         prog="python -m analysis.causal.pooled",
+        options={"interval_file": "--interval-file", "patterns": "--patterns", "model": "--model"},
         description=__doc__.split("\n\n", 1)[1].replace("``", "").replace(":func:", ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples (from the checkout root):\n"
@@ -456,30 +457,45 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"the interval model's result file (default {DEFAULT_INTERVAL_FILE} with --model interval; points it "
         "lacks are computed live; 'none': every point live)",
     )
-    p.add_argument("--out", help="write the JSON here and the CSV next to it (same name, .csv)")
+    p.add_argument(
+        "--out", type=output_file("--out"), help="write the JSON here and the CSV next to it (same name, .csv)"
+    )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the JSON instead of the table")
     fmt.add_argument("--csv", action="store_true", help="print the CSV instead of the table")
     return p
 
 
+def _check_interval_file(path: str) -> None:
+    """``--interval-file`` as an interval-model result file (:func:`receptive.theory.load_interval_model`), else a
+    ``ValueError`` naming the flag."""
+    try:
+        theory.load_interval_model(path)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"--interval-file: {str(exc).removeprefix('path: ')}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.out and Path(args.out).suffix != ".json":
-            raise ValueError(f"--out: expected a path ending in .json, got {args.out!r}")
+        if args.out and args.out.suffix != ".json":
+            raise ValueError(f"--out: expected a path ending in .json, got {str(args.out)!r}")
         patterns = None
         if args.patterns is not None:
             patterns = comma_names("--patterns", args.patterns, tuple(PATTERNS))
         interval_file = args.interval_file
+        if interval_file not in (None, "none"):  # a file given is read whole before any point is evaluated
+            if args.model != "interval":
+                raise ValueError(f"--interval-file: only read with --model interval, got --model {args.model}")
+            _check_interval_file(interval_file)
         if args.model == "interval" and interval_file is None:
             interval_file = DEFAULT_INTERVAL_FILE
         elif interval_file == "none":
             interval_file = None
         result = pooled_evaluation(args.dirs, patterns, CAUSAL_CHOICES[args.causal], args.model, interval_file)
         if args.out:
-            out = Path(args.out)
+            out = args.out
             write_atomic(out, json.dumps(result.to_dict(), indent=1) + "\n", option="--out")
             write_atomic(out.with_suffix(".csv"), to_csv(result), option="--out")
     except ValueError as exc:

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from graphs import backward_full_layer, forward_counts
-from graphs.cli_common import run_command, write_atomic
+from graphs.cli_common import output_folder, run_command, write_atomic
 from receptive import __version__
 from receptive.bound.analysis import typical_layer
 from receptive.bound.cli import parse_sizes
@@ -176,6 +176,46 @@ def summarise(rows: list[dict]) -> list[dict]:
     return out
 
 
+#: the fields of a row of ``variants.jsonl`` and their types
+ROW_TYPES = {"pattern": str, "causal": bool, "n": int, "w": int, "seed": int, "method": str,
+             "full_layer": int | None, "keys_per_query": int | float, "seconds": int | float}  # fmt: skip
+
+
+def read_log(log: Path) -> list[dict]:
+    """The rows of ``log`` (``variants.jsonl``), each checked against :data:`ROW_TYPES`; a ``ValueError`` naming
+    ``--out`` and the first line that is not a row of this script."""
+    try:
+        lines = log.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"--out: cannot read {log} ({getattr(exc, 'strerror', None) or 'not text'})") from None
+    rows = []
+    for number, line in enumerate(lines, 1):
+        try:
+            row = json.loads(line)
+        except ValueError:
+            row = None
+        if not isinstance(row, dict) or any(
+            not isinstance(row.get(key), kind) or (kind is int and isinstance(row.get(key), bool))
+            for key, kind in ROW_TYPES.items()
+        ):
+            raise ValueError(f"--out: {log} line {number} is not a row of this script (fields {', '.join(ROW_TYPES)})")
+        rows.append(row)
+    return rows
+
+
+def read_runs(path: Path) -> list:
+    """The ``runs`` of an earlier ``variants.json`` (``[]`` if none), else a ``ValueError`` naming ``--out``."""
+    if not path.exists():
+        return []
+    try:
+        runs = json.loads(path.read_text()).get("runs", [])
+    except (OSError, ValueError, AttributeError):
+        runs = None
+    if not isinstance(runs, list):
+        raise ValueError(f"--out: {path} is not a summary of this script (a JSON object with a list 'runs')")
+    return runs
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineErrorParser(
         prog="python -m analysis.causal.variants",
@@ -190,7 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-layers", type=int, default=64, help="layer cap (default 64)")
     p.add_argument("--exact-max", default="2^14", help="exact while n <= this (default 2^14), else sampled")
     p.add_argument("--targets", type=int, default=1024, help="sampled targets (default 1024)")
-    p.add_argument("--out", default="variants-results", help="directory for variants.jsonl and variants.json")
+    p.add_argument("--out", type=output_folder("--out"), default=Path("variants-results"),
+                   help="directory for variants.jsonl and variants.json (default variants-results)")  # fmt: skip
     p.add_argument("--resume", action="store_true", help="skip the rows already in OUT/variants.jsonl")
     p.add_argument(
         "--redo",
@@ -218,16 +259,17 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(f"{option}: expected an integer >= {low}, got {value}")
         if ns[0] < 16 or ws[0] < 2:
             raise ValueError("--n/--w: expected n >= 16 and w >= 2")
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
+        out = args.out
         log = out / "variants.jsonl"
         if log.exists() and not args.resume:
             raise ValueError(f"--out: {log} exists; pass --resume to continue it or choose another --out")
         if args.redo and not args.resume:
             raise ValueError("--redo: expected together with --resume (it replaces rows of an existing log)")
+        done = read_log(log) if log.exists() else []
+        runs = read_runs(out / "variants.json") if args.resume else []
+        out.mkdir(parents=True, exist_ok=True)
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
-    done = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     modes = {"no": [False], "yes": [True], "both": [False, True]}[args.causal]
     if args.redo:
         done = drop_points(done, names, modes, ns, ws)
@@ -259,10 +301,9 @@ def main(argv: list[str] | None = None) -> int:
                             done.append(row.to_dict())
                             fh.write(json.dumps(row.to_dict()) + "\n")
                             fh.flush()
-    previous = out / "variants.json"
-    runs = json.loads(previous.read_text()).get("runs", []) if args.resume and previous.exists() else []
-    runs.append({"finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **vars(args)})
-    doc = {"version": __version__, "parameters": vars(args), "runs": runs, "points": summarise(done)}
+    parameters = vars(args) | {"out": str(args.out)}
+    runs.append({"finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **parameters})
+    doc = {"version": __version__, "parameters": parameters, "runs": runs, "points": summarise(done)}
     write_atomic(out / "variants.json", json.dumps(doc, indent=1) + "\n", option="--out")
     if args.json:
         json.dump(doc, sys.stdout)

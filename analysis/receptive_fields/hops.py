@@ -7,9 +7,8 @@ cut at 12 layers, where causal SA has not yet connected every pair).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from graphs.cli_common import run_command, write_atomic
+from graphs.cli_common import output_file, run_command, write_atomic
 from receptive import make_pattern
 from receptive.cli_parser import OneLineErrorParser
 from receptive.hops import hop_distribution
@@ -45,11 +44,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = OneLineErrorParser(prog="python -m analysis.receptive_fields.hops", description=__doc__)
     parser.add_argument("--n", type=int, default=32768, help="sequence length (default 32768)")
     parser.add_argument("--w", type=int, default=64, help="window (default 64)")
-    parser.add_argument("--out", type=Path, required=True, help="JSON file to write")
+    parser.add_argument("--out", type=output_file("--out"), required=True, help="JSON file to write")
     args = parser.parse_args(argv)
+    if args.n < 3:
+        parser.error(f"--n: expected an integer >= 3, got {args.n}")
     if not 2 <= args.w < args.n:
         parser.error(f"--w: must be in 2..{args.n - 1} for --n {args.n}, got {args.w}")
-    write_atomic(args.out, json.dumps(hops(args.n, args.w), indent=1) + "\n")
+    write_atomic(args.out, json.dumps(hops(args.n, args.w), indent=1) + "\n", option="--out")
     return 0
 
 

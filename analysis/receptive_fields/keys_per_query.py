@@ -4,11 +4,10 @@ study's patterns (SWA, SA, SA+SWA at its sizes), over 5 seeds and 4 layers each.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 
-from graphs.cli_common import run_command, write_atomic
+from graphs.cli_common import output_file, run_command, write_atomic
 from receptive import make_pattern
 from receptive.cli_parser import OneLineErrorParser
 from receptive.patterns.causal_variants import keys_per_query
@@ -37,10 +36,10 @@ def rows(sizes=SIZES, seeds: int = SEEDS) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineErrorParser(prog="python -m analysis.receptive_fields.keys_per_query", description=__doc__)
-    parser.add_argument("--out", type=Path, required=True, help="JSON file to write")
+    parser.add_argument("--out", type=output_file("--out"), required=True, help="JSON file to write")
     args = parser.parse_args(argv)
     doc = {"command": "python -m analysis.receptive_fields.keys_per_query", "rows": rows()}
-    write_atomic(args.out, json.dumps(doc, indent=1) + "\n")
+    write_atomic(args.out, json.dumps(doc, indent=1) + "\n", option="--out")
     return 0
 
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 
-from graphs.cli_common import run_command, write_atomic
+from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints
 
 WINDOW = 64
@@ -42,14 +41,14 @@ def main(argv: list[str] | None = None) -> int:
         default="4096,16384",
         help="sequence lengths (default 4096,16384)",
     )
-    parser.add_argument("--out", type=Path, required=True, help="JSON file to write")
+    parser.add_argument("--out", type=output_file("--out"), required=True, help="JSON file to write")
     args = parser.parse_args(argv)
     try:
         sizes = comma_ints("--sizes", args.sizes, low=WINDOW)
     except ValueError as exc:
         parser.error(str(exc))
     doc = {"command": "python -m analysis.receptive_fields.mask_mod_time", "load_average": os.getloadavg()}
-    write_atomic(args.out, json.dumps(doc | {"rows": timings(sizes)}, indent=1) + "\n")
+    write_atomic(args.out, json.dumps(doc | {"rows": timings(sizes)}, indent=1) + "\n", option="--out")
     return 0
 
 

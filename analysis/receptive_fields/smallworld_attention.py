@@ -8,9 +8,8 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-from pathlib import Path
 
-from graphs.cli_common import run_command, write_atomic
+from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 from receptive.smallworld import main as smallworld_main
 
@@ -38,8 +37,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=32768, help="sequence length (default 32768)")
     parser.add_argument("--w", type=int, default=64, help="window (default 64)")
     parser.add_argument("--sources", type=int, default=512, help="sampled path-length sources (default 512)")
-    parser.add_argument("--out", type=Path, required=True, help="JSON file to write")
+    parser.add_argument("--out", type=output_file("--out"), required=True, help="JSON file to write")
     args = parser.parse_args(argv)
+    if args.n < 3:
+        parser.error(f"--n: expected an integer >= 3, got {args.n}")
     if not 2 <= args.w < args.n:
         parser.error(f"--w: must be in 2..{args.n - 1} for --n {args.n}, got {args.w}")
     if not 1 <= args.sources <= args.n:
