@@ -40,11 +40,11 @@ import json
 import sys
 import time
 
-from graphs.cli_common import run_command
+from graphs.cli_common import output_folder, run_command
 from receptive.cli_parser import OneLineErrorParser
 
 from .configs import ALL_EXPERIMENTS, EXPERIMENTS, preset
-from .runner import prepare_out, run_experiment
+from .runner import run_experiment
 from .summary import aggregate_table
 
 DEFAULT_OUT = "analysis/training/results"
@@ -75,11 +75,14 @@ def _table(summary: dict) -> str:
 
 def main(argv=None) -> int:
     p = OneLineErrorParser(prog="python -m analysis.training", description=__doc__,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+                           formatter_class=argparse.RawDescriptionHelpFormatter,
+                           options={"out": "--out", "extend_to": "--extend-to", "jobs": "--jobs",
+                                    "threads": "--threads"})  # fmt: skip
     p.add_argument("experiment", choices=[*ALL_EXPERIMENTS, "all"],
                    help="which experiment (all: retrieval, counting and lm in turn)")  # fmt: skip
     p.add_argument("--quick", action="store_true", help="the one-minute configuration the tests run")
-    p.add_argument("--out", default=None, help=f"output folder (default {DEFAULT_OUT}; --quick: {DEFAULT_QUICK_OUT})")
+    p.add_argument("--out", type=output_folder("--out"), default=None,
+                   help=f"output folder (default {DEFAULT_OUT}; --quick: {DEFAULT_QUICK_OUT})")  # fmt: skip
     p.add_argument("--resume", action="store_true", help="skip finished runs, continue others from checkpoints")
     p.add_argument("--json", action="store_true", help="print the summaries as JSON instead of tables")
     p.add_argument("--threads", type=int, default=None, help="torch threads (default 1: tiny models on shared cores)")
@@ -91,11 +94,12 @@ def main(argv=None) -> int:
         p.error(f"--threads: expected a positive integer, got {args.threads}")
     if not 1 <= args.jobs <= 1024:
         p.error(f"--jobs: expected an integer in [1, 1024], got {args.jobs}")
-    out = args.out or (DEFAULT_QUICK_OUT if args.quick else DEFAULT_OUT)
+    if args.extend_to is not None and args.extend_to < 1:
+        p.error(f"--extend-to: expected a positive number of steps, got {args.extend_to}")
     try:
-        prepare_out(out)
-    except ValueError as exc:
-        p.error(f"--{exc}")
+        out = args.out or output_folder("--out")(DEFAULT_QUICK_OUT if args.quick else DEFAULT_OUT)
+    except argparse.ArgumentTypeError as exc:
+        p.error(f"--out: {exc}")
     configs = preset(args.quick)
     names = list(EXPERIMENTS) if args.experiment == "all" else [args.experiment]
     summaries = []
@@ -107,9 +111,9 @@ def main(argv=None) -> int:
         except FileExistsError as exc:
             p.error(str(exc))
         except ValueError as exc:  # e.g. --extend-to below the recorded steps, or a folder of another configuration
-            p.error(str(exc).replace("extend_to:", "--extend-to:", 1))
+            p.error(str(exc))
         except OSError as exc:  # e.g. the disk filled up or the folder vanished mid-run
-            p.error(f"--out: cannot write to {out!r} ({exc.strerror or type(exc).__name__})")
+            p.error(f"--out: cannot write to {str(out)!r} ({exc.strerror or type(exc).__name__})")
         except KeyboardInterrupt:
             print(f"\n{name}: interrupted; rerun with --resume to continue from the last checkpoint", file=sys.stderr)
             return 130

@@ -36,12 +36,10 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-from gpu.validation import writable_folder
-from graphs.cli_common import run_command
+from graphs.cli_common import output_file, run_command, write_atomic
 from receptive import coverage_by_layer
 from receptive.cli_parser import OneLineErrorParser
 from receptive.patterns.causal_variants import keys_per_query
@@ -154,24 +152,23 @@ def _separation(rows: list[dict]) -> dict:
 def main(argv=None) -> int:
     p = OneLineErrorParser(prog="python -m analysis.training.reach_grid", description=__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    p.add_argument("--out", default=DEFAULT_OUT, help=f"JSON file to write (default {DEFAULT_OUT})")
+    p.add_argument("--out", type=output_file("--out", parents=True), default=DEFAULT_OUT,
+                   help=f"JSON file to write (default {DEFAULT_OUT})")  # fmt: skip
     p.add_argument("--ns", type=int, nargs="+", default=list(DEFAULT_NS))
     p.add_argument("--ws", type=int, nargs="+", default=list(DEFAULT_WS))
     p.add_argument("--layers", type=int, nargs="+", default=list(DEFAULT_LAYERS))
     p.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS))
     p.add_argument("--kinds", nargs="+", default=list(GRID_KINDS))
     args = p.parse_args(argv)
-    try:
-        folder = writable_folder("out", Path(args.out).parent)
-        start = time.perf_counter()
+    start = time.perf_counter()
+    try:  # the grid is checked before anything is computed
         result = reach_grid(args.kinds, args.ns, args.ws, args.layers, args.seeds)
     except ValueError as exc:
-        p.error(str(exc).replace("out:", "--out:", 1) if str(exc).startswith("out:") else f"--{exc}")
+        p.error(f"--{exc}")
     doc = {"command": "python -m analysis.training.reach_grid " + " ".join(argv if argv is not None else sys.argv[1:]),
            "task": "causal retrieval, readout n - 1, answer position uniform on 1..n-2",
            "seconds": round(time.perf_counter() - start, 1), **result}  # fmt: skip
-    path = folder / Path(args.out).name
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    path = write_atomic(args.out, json.dumps(doc, indent=1) + "\n", option="--out", mkdir=True)
     c = result["choice"]
     print(f"{'kind':17s} {'n':>5s} {'w':>3s} {'L':>2s} {'reach mean [min, max]':>24s} {'keys/q':>7s}")
     for e in result["aggregate"]:

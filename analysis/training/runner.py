@@ -188,7 +188,7 @@ def run_experiment(config, out, resume: bool = False, progress: bool | None = No
     target = extended(config, extend_to) if extend_to is not None else None
     with training_threads(threads if threads is not None else 1):
         if target is not None:
-            _check_extension(config, target, prepare_out(out))
+            _check_extension(config, target, Path(out))  # before any folder is created
             return _run(target, out, True, progress, stop_after, jobs, threads if threads is not None else 1,
                         extending=config.horizon)  # fmt: skip
         return _run(config, out, resume, progress, stop_after, jobs, threads if threads is not None else 1)

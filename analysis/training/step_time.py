@@ -18,13 +18,11 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 
-from gpu.validation import writable_folder
-from graphs.cli_common import run_command
+from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 
 from .configs import FULL
@@ -74,16 +72,23 @@ def main(argv=None) -> int:
     p.add_argument("--estimate-runs", type=int, default=12, help="runs in the estimate (default 12: 4 kinds x 3 seeds)")
     p.add_argument("--estimate-steps", type=int, nargs="+", default=[1500, 3000], help="steps per run to estimate")
     p.add_argument("--estimate-kinds", nargs="+", default=["sa", "sa+swa", "sa-ms-eq", "sa-ms+swa-eq"])
-    p.add_argument("--out", required=True, help="JSON file to write")
+    p.add_argument("--out", type=output_file("--out", parents=True), required=True, help="JSON file to write")
     args = p.parse_args(argv)
     if not 1 <= args.threads <= 256:
         p.error(f"--threads: expected an integer in [1, 256], got {args.threads}")
+    for flag, values, low in (
+        ("--steps", [args.steps], 1),
+        ("--warmup", [args.warmup], 0),
+        ("--estimate-runs", [args.estimate_runs], 1),
+        ("--estimate-steps", args.estimate_steps, 1),
+    ):
+        if min(values) < low:
+            p.error(f"{flag}: expected integers >= {low}, got {' '.join(map(str, values))}")
     if not set(args.estimate_kinds) <= set(args.kinds):
         p.error(f"--estimate-kinds: expected kinds among --kinds, got {args.estimate_kinds}")
     try:
         config = dataclasses.replace(FULL.variants, kinds=tuple(args.kinds), ns=(args.n,), ws=(args.w,),
                                      layers=(args.layers,), seeds=(0,), name="step_time")  # fmt: skip
-        folder = writable_folder("out", Path(args.out).parent)
     except ValueError as exc:
         p.error(f"--{exc}")
     rows = []
@@ -112,8 +117,7 @@ def main(argv=None) -> int:
         "rows": rows,
         "estimate": estimate,
     }
-    path = folder / Path(args.out).name
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    write_atomic(args.out, json.dumps(doc, indent=1) + "\n", option="--out", mkdir=True)
     for e in estimate:
         print(f"{e['runs']} runs x {e['steps']} steps ({', '.join(e['kinds'])}): {e['cpu_minutes']} CPU-minutes")
     return 0

@@ -25,7 +25,7 @@ def test_out_under_a_file_is_one_line_exit_2(tmp_path):
         timeout=120,
     )
     assert result.returncode == 2
-    assert result.stderr.count("\n") == 1 and "--out: cannot write to" in result.stderr
+    assert result.stderr.count("\n") == 1 and "--out: cannot create" in result.stderr
     assert "Traceback" not in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
