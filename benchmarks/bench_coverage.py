@@ -20,16 +20,17 @@ import platform
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 
 import receptive
-from graphs.cli_common import run_command
+from graphs.cli_common import OneLineErrorParser, output_file, run_command, write_atomic
 from receptive import coverage_by_layer, make_pattern
 from receptive.patterns.registry import pattern_from_spec, stack_from_spec
+
+DEFAULT_JSON, DEFAULT_ZOO_JSON = "benchmarks/results/coverage.json", "benchmarks/results/coverage_zoo.json"
 
 
 def best_of(fn, repeats: int, warm: bool = True) -> float:
@@ -98,13 +99,19 @@ def zoo_rows(n: int, w: int, repeats: int, row) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineErrorParser(prog="python benchmarks/bench_coverage.py", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--quick", action="store_true", help="smaller sizes, one repeat (a smoke run)")
-    ap.add_argument("--json", default="benchmarks/results/coverage.json", help="where to write the results")
+    ap.add_argument("--json", type=output_file("--json", parents=True), default=None,
+                    help=f"where to write the results (default {DEFAULT_JSON}; --zoo-only: "
+                    f"{DEFAULT_ZOO_JSON})")  # fmt: skip
     ap.add_argument("--zoo-only", action="store_true", help="only the zoo rows (default JSON coverage_zoo.json)")
     args = ap.parse_args(argv)
-    if args.zoo_only and args.json == ap.get_default("json"):
-        args.json = "benchmarks/results/coverage_zoo.json"
+    if args.json is None:
+        try:
+            args.json = output_file("--json", parents=True)(DEFAULT_ZOO_JSON if args.zoo_only else DEFAULT_JSON)
+        except argparse.ArgumentTypeError as exc:
+            ap.error(f"--json: {exc}")
     repeats = 1 if args.quick else 3
     big_n = 2**14 if args.quick else 2**16
     huge_n = 2**16 if args.quick else 2**20
@@ -167,8 +174,7 @@ def write(args, rows) -> int:
         "command": "python benchmarks/bench_coverage.py" + (" --zoo-only" if args.zoo_only else ""),
         "rows": rows,
     }
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+    write_atomic(args.json, json.dumps(out, indent=1) + "\n", option="--json", mkdir=True)
     print(f"wrote {args.json}")
     return 0
 

@@ -40,7 +40,7 @@ import numpy as np
 from scipy.sparse.csgraph import shortest_path
 
 import receptive
-from graphs.cli_common import OneLineErrorParser, run_command, write_atomic
+from graphs.cli_common import OneLineErrorParser, output_file, run_command, write_atomic
 from graphs.clustering_measures import average_clustering
 from graphs.io import load_edge_list
 from graphs.paths import giant_component, path_lengths
@@ -202,15 +202,26 @@ def row_recorder(rows: list):
     return row
 
 
-def only_load(args, table_rows: int, argv: list[str]) -> int:
-    """Measure the edge-list rows alone and put them in place of the old ones in ``--json``."""
+def read_results(path: Path) -> dict:
+    """The results file ``--only-load`` rewrites (``{"rows": []}`` where there is none yet): a JSON object whose
+    ``rows`` each name their ``work``; else a ``ValueError`` naming ``--json``."""
+    if not path.exists():
+        return {"rows": []}
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or "not JSON"
+        raise ValueError(f"--json: cannot read {path} to replace its edge-list rows ({reason})") from None
+    rows = old.get("rows") if isinstance(old, dict) else None
+    if not isinstance(rows, list) or any(not isinstance(r, dict) or not isinstance(r.get("work"), str) for r in rows):
+        raise ValueError(f"--json: {path} is not a results file of this script (rows, each with its work)")
+    return old
+
+
+def only_load(args, table_rows: int, argv: list[str], old: dict) -> int:
+    """Measure the edge-list rows alone and put them in place of the old ones of ``old`` (read from ``--json``)."""
     from graphs.csv_reader import idle_cores
 
-    path = Path(args.json)
-    try:
-        old = json.loads(path.read_text()) if path.is_file() else {"rows": []}
-    except ValueError:
-        old = {"rows": []}
     rows = []
     load_rows(args.repeats, table_rows, row_recorder(rows))
     kept = [r for r in old.get("rows", []) if not r["work"].startswith("load a FlyWire-size edge list")]
@@ -242,12 +253,14 @@ def clustering_against_igraph(und, repeats: int):
 
 
 def main(argv=None) -> int:
-    ap = OneLineErrorParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineErrorParser(prog="python benchmarks/bench_graphs.py", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--quick", action="store_true", help="a 20k-node model and a 300k-row table")
     ap.add_argument("--repeats", type=int, default=3, help="alternating runs of ours and the peer (default 3)")
     ap.add_argument("--rows", type=int, help="rows of the edge-list table (default 3,000,000; 300,000 with --quick)")
     ap.add_argument("--no-exact", action="store_true", help="skip the exact directed L at full size")
-    ap.add_argument("--json", default="benchmarks/results/graphs.json", help="where to write the results")
+    ap.add_argument("--json", type=output_file("--json", parents=True), default="benchmarks/results/graphs.json",
+                    help="where to write the results (default benchmarks/results/graphs.json)")  # fmt: skip
     ap.add_argument(
         "--only-load",
         action="store_true",
@@ -256,11 +269,15 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.repeats < 1:
         ap.error(f"--repeats: expected an integer >= 1, got {args.repeats}")
-    table_rows = args.rows or (300_000 if args.quick else 3_000_000)
+    table_rows = args.rows if args.rows is not None else (300_000 if args.quick else 3_000_000)
     if table_rows < 100:
         ap.error(f"--rows: expected an integer >= 100, got {table_rows}")
     if args.only_load:
-        return only_load(args, table_rows, list(argv if argv is not None else sys.argv[1:]))
+        try:
+            old = read_results(args.json)
+        except ValueError as exc:
+            ap.error(str(exc))
+        return only_load(args, table_rows, list(argv if argv is not None else sys.argv[1:]), old)
     n_full = 20_000 if args.quick else 127_978
     n_small = 2_000 if args.quick else 4_000
     rows = []
