@@ -4,7 +4,8 @@ The figures drawn from result files read them from the paths their flags give (`
 ``--decoder-json``, ``--layouts-json``, ``--training-dir``, and ``--bound-json``, ``--bound-22-json``,
 ``--variants-json``, ``--pooled-json`` for ``causal``); the defaults are where the checkout keeps them,
 relative to the current folder, and a missing file is refused before any figure is drawn, naming its flag and the
-command that writes it. The other figures compute from the toolkit's public API.
+command that writes it. A flag given on the command line is checked the same way even where none of the named
+figures reads it. The other figures compute from the toolkit's public API.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import time
 from pathlib import Path
 
-from graphs.cli_common import run_command
+from graphs.cli_common import output_folder, run_command
 from receptive.cli_parser import OneLineErrorParser
 
 from . import FIGURES, approx, causal, cost, layouts
@@ -103,13 +104,14 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("names", nargs="+", help=f"all, or from {', '.join(FIGURES)}")
-    p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing; required)")
+    p.add_argument("--out", type=output_folder("--out"), required=True, metavar="DIR",
+                   help="output folder (created if missing; required)")  # fmt: skip
     p.add_argument("--quick", action="store_true", help="smaller sizes, seconds instead of minutes (default: off)")
     for flag, (default, command, figures) in INPUTS.items():
         metavar = "DIR" if flag.endswith("-dir") else "PATH"
-        p.add_argument(
+        p.add_argument(  # None: not given (the default path is read only by the figures that need it)
             flag,
-            default=default,
+            default=None,
             metavar=metavar,
             help=f"read by {', '.join(figures)}; written by `{command.format(path=metavar, parent='DIR')}` "
             f"(default: {default})",
@@ -119,22 +121,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _inputs(args, names: list[str]) -> dict[str, dict[str, Path]]:
     """The keyword arguments of each named figure that reads result files, ``ValueError`` naming the flag (and the
-    command that writes the file) when one is missing."""
+    command that writes the file) when one is missing or not what that command writes; an input flag given on the
+    command line is checked even where no named figure reads it."""
     kwargs: dict[str, dict[str, Path]] = {}
-    for flag, (_, command, figures) in INPUTS.items():
+    for flag, (default, command, figures) in INPUTS.items():
         used = [name for name in names if name in figures]
-        if not used:
+        given = getattr(args, flag.lstrip("-").replace("-", "_"))
+        if not used and given is None:
             continue
-        path = Path(getattr(args, flag.lstrip("-").replace("-", "_")))
+        path = Path(default if given is None else given)
         if flag.endswith("-dir"):
             found = path.is_dir() and any((path / f"{t}.json").exists() for t in ("retrieval", "counting", "lm"))
             what = f"no retrieval.json, counting.json or lm.json in {str(path)!r}"
         else:
             found, what = path.is_file(), f"{str(path)!r} not found"
         if not found:
+            needed = f" (needed by {', '.join(used)})" if used else ""
             raise ValueError(
-                f"{flag}: {what} (needed by {', '.join(used)}); run `{command.format(path=path, parent=path.parent)}` "
-                "first, or give "
+                f"{flag}: {what}{needed}; run `{command.format(path=path, parent=path.parent)}` first, or give "
                 f"{flag} {'DIR' if flag.endswith('-dir') else 'PATH'}"
             )
         if not flag.endswith("-dir"):  # a file that is not what its command writes is refused before any drawing
@@ -175,7 +179,7 @@ def main(argv=None) -> int:
         p.error(f"names: unknown figure(s) {', '.join(unknown)}; choose all or from {', '.join(FIGURES)}")
     try:
         inputs = _inputs(args, names)
-        out = output_dir(args.out)
+        out = output_dir(str(args.out))
     except ValueError as exc:
         p.error(str(exc))
     for name in names:
