@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from graphs.cli_common import OneLineErrorParser, output_file
+from graphs.cli_common import OneLineErrorParser, output_file, output_folder
 
-# the parser and output_file live in graphs (below receptive)
-__all__ = ["OneLineErrorParser", "comma_ints", "comma_names", "output_file"]
+# the parser and the output checks live in graphs (below receptive)
+__all__ = ["OneLineErrorParser", "comma_ints", "comma_names", "output_file", "output_folder"]
 
 
 def comma_names(option: str, text: str, allowed) -> list[str]:

@@ -13,7 +13,7 @@ from graphs._atomic import atomic_write, write_text_atomic
 from graphs.memory import parse_bytes, slab_bytes
 
 from .. import __version__, theory
-from ..cli_parser import OneLineErrorParser, comma_names
+from ..cli_parser import OneLineErrorParser, comma_names, output_folder
 from ..sweep import ResultStore, check_scheduler, run_dask, run_local, tasks_for
 from .analysis import analyse_point, deviations, fit_log_law, group_results
 
@@ -144,7 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--max-memory", default="3GiB", help="memory per task (slabs are sized to fit; default 3GiB)")
     p.add_argument("--slab-size", type=int, help="sources per slab (default: as many as --max-memory allows)")
-    p.add_argument("--out", default="bound-results", help="directory for tasks.jsonl, bound.csv, bound.json")
+    p.add_argument("--out", type=output_folder("--out"), default="bound-results",
+                   help="directory for tasks.jsonl, bound.csv, bound.json")  # fmt: skip
     p.add_argument("--resume", action="store_true", help="continue the sweep already in --out (it must hold one)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--dask", action="store_true", help="run the tasks on a Dask LocalCluster")
