@@ -84,7 +84,23 @@ def _paths(q, k, v, w, gate, perm, backends, ms_perm=None, variants=False) -> di
 
 def kernel_runs(q) -> bool:
     """Whether ``neighbour_attention``'s ``auto`` path takes its numba kernel for queries like ``q``: CPU inference in
-    float32 or float64."""
+    float32 or float64.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        The queries of a timed row.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import torch
+    >>> kernel_runs(torch.zeros(1, 1, 4, 2)), kernel_runs(torch.zeros(1, 1, 4, 2, dtype=torch.float16))
+    (True, False)
+    """
     return q.device.type == "cpu" and q.dtype in (torch.float32, torch.float64) and not q.requires_grad
 
 
