@@ -12,6 +12,9 @@ Coverage at this size is estimated from sampled target positions, each receptive
 ends always included, a 95% betting interval of the mean; see ``receptive.coverage.sampling``); ``L*`` is then
 the first layer at which no sampled target is uncovered (an estimate: a rarer uncovered position may remain).
 The last token's field is always exact.
+
+A layout with a segment, block or window longer than ``n`` (LongNet's 2048-token segment at ``--n 1024``) is left
+out of the table and named under it with the smallest ``n`` it fits; named in ``--only``, it is refused.
 """
 
 from __future__ import annotations
@@ -330,6 +333,98 @@ def study(paths, n: int, targets: int, seed: int = 0, progress: bool | None = No
     return results
 
 
+def _fits(path, n: int, seed: int) -> bool:
+    try:
+        load_layout(path, n, seed)
+    except ValueError:
+        return False
+    return True
+
+
+def smallest_fitting_n(path, n: int, seed: int = 0) -> int | None:
+    """The smallest sequence length above ``n``, up to :data:`DEFAULT_N`, on which the layout file loads.
+
+    A layout whose segment, block or window is longer than ``n`` loads on a longer sequence; one whose fields are
+    wrong loads on none.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The layout file (:func:`load_layout`).
+    n : int
+        A sequence length it does not load on.
+    seed : int, default 0
+        Seed of the random layers.
+
+    Returns
+    -------
+    int or None
+        That length (found by bisection between ``n`` and :data:`DEFAULT_N`), or ``None`` if it loads on none.
+
+    Examples
+    --------
+    >>> from receptive.layouts import smallest_fitting_n
+    >>> from receptive.presets import preset_dir
+    >>> smallest_fitting_n(preset_dir() / "longnet.json", 1024)  # its first segment is 2048 tokens
+    2048
+    """
+    if n >= DEFAULT_N or not _fits(path, DEFAULT_N, seed):
+        return None
+    low, high = n, DEFAULT_N  # low does not fit, high does
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if _fits(path, mid, seed) else (mid, high)
+    return high
+
+
+def fitting_layouts(paths, n: int, seed: int = 0) -> tuple[list[Path], list[dict]]:
+    """The layout files of ``paths`` that load on ``n`` positions, and a record of each one that needs more.
+
+    Parameters
+    ----------
+    paths : iterable of path
+        Layout files (:func:`load_layout`).
+    n : int
+        Sequence length.
+    seed : int, default 0
+        Seed of the random layers.
+
+    Returns
+    -------
+    fit : list of pathlib.Path
+        The files that load on ``n`` positions.
+    skipped : list of dict
+        Per other file: ``name`` (its stem), ``needs_n`` (:func:`smallest_fitting_n`) and ``reason`` (the error
+        at ``n``).
+
+    Raises
+    ------
+    ValueError
+        If a file loads on no sequence length up to :data:`DEFAULT_N` (its fields are wrong): :func:`load_layout`'s
+        error, naming the file and the field.
+
+    Examples
+    --------
+    >>> from receptive.layouts import fitting_layouts
+    >>> from receptive.presets import preset_dir
+    >>> fit, skipped = fitting_layouts(sorted(preset_dir().glob("*.json")), 1024)
+    >>> [s["name"] for s in skipped], [s["needs_n"] for s in skipped]
+    (['longnet'], [2048])
+    """
+    fit, skipped = [], []
+    for path in map(Path, paths):
+        try:
+            load_layout(path, n, seed)
+        except ValueError as exc:
+            needs = smallest_fitting_n(path, n, seed)
+            if needs is None:
+                raise
+            skipped.append({"name": path.stem, "needs_n": needs, "reason": str(exc)})
+        else:
+            fit.append(path)
+    return fit, skipped
+
+
 def format_table(doc: dict) -> str:
     """The table ``python -m receptive.layouts`` prints, from its JSON document (:func:`run`).
 
@@ -370,6 +465,10 @@ def format_table(doc: dict) -> str:
             f"{kv:>9} | {sa['window']:>6} {star(sa):>4} {sa['mean_coverage'][-1]:>8.4f} | {both['window']:>8} "
             f"{star(both):>4}"
         )
+    skipped = doc.get("skipped", [])
+    if skipped:
+        lines.append(f"not run at n = {doc['n']} (a segment, block or window longer than n): "
+                     + ", ".join(f"{s['name']} (fits from --n {s['needs_n']})" for s in skipped))  # fmt: skip
     return "\n".join(lines)
 
 
@@ -422,13 +521,15 @@ def run(args: argparse.Namespace) -> dict:
     Returns
     -------
     dict
-        ``version``, ``n``, ``targets``, ``seed`` and ``layouts`` (:meth:`LayoutResult.to_dict` of each layout).
+        ``version``, ``n``, ``targets``, ``seed``, ``layouts`` (:meth:`LayoutResult.to_dict` of each layout) and
+        ``skipped`` (``name`` and ``needs_n`` of each layout longer than ``n``: :func:`fitting_layouts`).
 
     Raises
     ------
     ValueError
-        If a flag is out of range, ``--json`` is not writable, ``--configs`` is not a folder of layout files, or
-        ``--only`` names an unknown layout (the message names the flag).
+        If a flag is out of range, ``--json`` is not writable, ``--configs`` is not a folder of layout files,
+        ``--only`` names an unknown layout or one longer than ``--n``, or no layout fits ``--n`` (the message names
+        the flag).
 
     Examples
     --------
@@ -459,8 +560,15 @@ def run(args: argparse.Namespace) -> dict:
         paths = [p for p in paths if p.stem in wanted]
     if not paths:
         raise ValueError(f"--configs: no layout files (*.json) in {os.fspath(folder)!r}")
-    for path in paths:  # every file's contents checked before any work (a few ms each)
-        load_layout(path, args.n, args.seed)
+    # every file's contents checked before any work (a few ms each); those longer than n are left out, unless named
+    paths, skipped = fitting_layouts(paths, args.n, args.seed)
+    if skipped and args.only:
+        s = skipped[0]
+        raise ValueError(f"--only: {s['name']} does not fit --n {args.n} ({s['reason']}); it fits from "
+                         f"--n {s['needs_n']}, or leave it out of --only")  # fmt: skip
+    if not paths:
+        raise ValueError(f"--n: no layout fits n = {args.n}; the first fits from --n "
+                         f"{min(s['needs_n'] for s in skipped)}")  # fmt: skip
     progress = False if args.no_progress else None
     results = study(paths, args.n, min(args.targets, args.n), args.seed, progress)
     return {
@@ -469,6 +577,7 @@ def run(args: argparse.Namespace) -> dict:
         "targets": min(args.targets, args.n),
         "seed": args.seed,
         "layouts": [r.to_dict() for r in results],
+        "skipped": [{"name": s["name"], "needs_n": s["needs_n"]} for s in skipped],
     }
 
 

@@ -186,6 +186,32 @@ def test_layouts_cli_small(tmp_path, capsys):
     assert "--only" in capsys.readouterr().err
 
 
+def test_a_layout_longer_than_n_is_left_out_and_named(tmp_path, capsys):
+    """At an ``n`` shorter than a layout's segment (LongNet's 2048 at ``--n 1024``) the layouts that fit are run and
+    the others named under the table with the ``n`` they fit from; named in ``--only``, such a layout is one line
+    naming ``--only``; with no layout that fits, one line naming ``--n``."""
+    import shutil
+
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    shutil.copy(CONFIGS / "longnet.json", configs / "longnet.json")
+    (configs / "short.json").write_text(json.dumps({"name": "short", "stack": "swa:8", "layers": 2, "causal": True}))
+    out = tmp_path / "out.json"
+    argv = ["--configs", str(configs), "--targets", "8", "--no-progress"]
+    assert layouts_main(["--n", "1024", *argv, "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert [r["layout"]["name"] for r in doc["layouts"]] == ["short"]
+    assert doc["skipped"] == [{"name": "longnet", "needs_n": 2048}]
+    assert layouts_main(["--n", "1024", *argv]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].endswith("longnet (fits from --n 2048)")
+    for extra, flag in ((["--only", "longnet"], "--only"), ([], "--n")):
+        with pytest.raises(SystemExit) as exc:
+            layouts_main(["--n", "4" if flag == "--n" else "1024", *argv, *extra])
+        err = capsys.readouterr().err.strip()
+        assert exc.value.code == 2 and len(err.splitlines()) == 1 and f"error: {flag}: " in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["configs", "out.json"]
+
+
 @pytest.mark.parametrize(
     ("content", "field"),
     [
