@@ -8,7 +8,7 @@ import json
 import math
 from pathlib import Path
 
-from graphs.cli_common import run_command
+from graphs.cli_common import output_file, run_command, save_png_pdf
 from receptive.cli_parser import OneLineErrorParser
 
 
@@ -28,6 +28,42 @@ def summary(data: dict) -> dict[str, dict]:
             per_seed = [math.exp(sum(v) / len(v)) for v in entry[protocol].values()]
             entry[protocol] = sum(per_seed) / len(per_seed) if per_seed else None
     return out
+
+
+def check_study(data) -> None:
+    """``data`` as a study file the figure can draw (:func:`summary`'s rows, ``model``, the costs' ``budget`` and an
+    ``exact`` perplexity row); else a ``ValueError`` naming ``--json`` and the first entry that is not.
+
+    Examples
+    --------
+    >>> check_study({"model": "m", "rows": [], "costs": []})
+    Traceback (most recent call last):
+    ...
+    ValueError: --json: expected a file of python -m analysis.real_models.study (model, rows, costs), got no rows
+    """
+
+    def number(value) -> bool:
+        return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+    what = "expected a file of python -m analysis.real_models.study (model, rows, costs)"
+    if not isinstance(data, dict) or not isinstance(data.get("model"), str):
+        raise ValueError(f"--json: {what}, got no model name")
+    rows, costs = data.get("rows"), data.get("costs")
+    if not isinstance(rows, list) or not rows:
+        raise ValueError(f"--json: {what}, got no rows")
+    if not isinstance(costs, list) or not costs or not isinstance(costs[0], dict) or "budget" not in costs[0]:
+        raise ValueError(f"--json: {what}, got no costs with a budget")
+    for i, r in enumerate(rows):
+        ok = isinstance(r, dict) and isinstance(r.get("label"), str) and isinstance(r.get("n"), int)
+        if ok and r.get("task") == "perplexity":
+            ok = r.get("protocol") in ("sparse", "sparse-prefill") and number(r.get("perplexity"))
+            ok = ok and r["perplexity"] > 0 and isinstance(r.get("seed"), int)
+        elif ok:
+            ok = isinstance(r.get("correct"), bool)
+        if not ok:
+            raise ValueError(f"--json: rows[{i}] is not a perplexity or passkey row of the study")
+    if not any(r["label"] == "exact" and r.get("protocol") == "sparse" for r in rows):
+        raise ValueError("--json: no perplexity row labelled exact (the figure's reference line)")
 
 
 def plot(data: dict, prefix: Path) -> list[Path]:
@@ -58,24 +94,27 @@ def plot(data: dict, prefix: Path) -> list[Path]:
     n = data["rows"][0]["n"]
     fig.suptitle(f"{data['model']}: every layer sparse, n = {n}, m = {data['costs'][0]['budget']} keys per query")
     fig.tight_layout()
-    paths = [prefix.with_suffix(".png"), prefix.with_suffix(".pdf")]
-    for path in paths:
-        fig.savefig(path, dpi=150)
-    plt.close(fig)
-    return paths
+    return [Path(path) for path in save_png_pdf(fig, prefix, option="--out")]
 
 
 def main(argv=None) -> int:
     p = OneLineErrorParser(prog="python -m analysis.real_models.figure", description=__doc__.split("\n\n")[0],
                            formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
     p.add_argument("--json", type=Path, required=True, help="a file written by analysis.real_models.study")
-    p.add_argument("--out", type=Path, required=True, help="output prefix (PREFIX.png and PREFIX.pdf)")
+    p.add_argument("--out", type=output_file("--out"), required=True, help="output prefix (PREFIX.png and PREFIX.pdf)")
     args = p.parse_args(argv)
     if not args.json.is_file():
         p.error(f"--json: no such file {args.json}")
-    if not args.out.parent.is_dir():
-        p.error(f"--out: folder {args.out.parent} does not exist")
-    for path in plot(json.loads(args.json.read_text()), args.out):
+    try:
+        data = json.loads(args.json.read_text())
+    except (OSError, ValueError) as exc:
+        p.error(f"--json: cannot read {args.json} ({getattr(exc, 'strerror', None) or 'not JSON'})")
+    try:
+        check_study(data)
+        paths = plot(data, args.out)
+    except ValueError as exc:
+        p.error(str(exc))
+    for path in paths:
         print(f"wrote {path}")
     return 0
 

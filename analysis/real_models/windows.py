@@ -12,9 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
-from graphs.cli_common import run_command, write_atomic
+from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints
 
 
@@ -41,12 +40,10 @@ def main(argv=None) -> int:
     p.add_argument("--windows", type=int, default=1, help="windows per length (as the study's --windows)")
     p.add_argument("--scored", type=int, default=256, help="scored tokens at the end of each window")
     p.add_argument("--context", type=int, default=8, help="tokens before a scored token that must repeat")
-    p.add_argument("--out", type=Path, required=True, help="output JSON file")
+    p.add_argument("--out", type=output_file("--out"), required=True, help="output JSON file")
     args = p.parse_args(argv)
     if args.windows < 1 or args.context < 1 or args.scored < 1 or min(args.n) <= args.scored + args.context:
         p.error("--windows, --scored, --context: must be >= 1, and every --n above --scored + --context")
-    if not args.out.parent.is_dir():
-        p.error(f"--out: folder {args.out.parent} does not exist")
     from gpu.hf.models import load_causal_lm, smollm2_gguf
 
     from .study import pydoc_text
@@ -61,7 +58,7 @@ def main(argv=None) -> int:
             for n in args.n for w in range(args.windows)]  # fmt: skip
     doc = {"command": "python -m analysis.real_models.windows " + " ".join(argv if argv is not None else sys.argv[1:]),
            "rows": rows}  # fmt: skip
-    write_atomic(args.out, json.dumps(doc, indent=1) + "\n")
+    write_atomic(args.out, json.dumps(doc, indent=1) + "\n", option="--out")
     for r in rows:
         print(f"n = {r['n']}, window {r['window']}: {r['repeated_share']:.0%} of the scored tokens repeat")
     return 0

@@ -84,7 +84,7 @@ def test_step_clock_splits_the_prefill_from_each_generated_token():
     [
         (["--n", "100", "--scored", "64", "--out", "x.json"], "--n: must be at least"),
         (["--configs", "nope", "--out", "x.json"], "--configs: unknown"),
-        (["--out", "/no/such/folder/x.json"], "--out: folder"),
+        (["--out", "/no/such/folder/x.json"], "--out: directory /no/such/folder does not exist"),
         (["--budget", "0", "--out", "x.json"], "--budget: expected an integer >= 1, got 0"),
         (["--passkey-trials", "-1", "--out", "x.json"], "--passkey-trials: expected an integer >= 0, got -1"),
         (["--model", "/no/such/model", "--out", "x.json"], "--model: expected a model folder or a .gguf file"),
