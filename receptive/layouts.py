@@ -342,7 +342,7 @@ def _fits(path, n: int, seed: int) -> bool:
 
 
 def smallest_fitting_n(path, n: int, seed: int = 0) -> int | None:
-    """The smallest sequence length above ``n``, up to :data:`DEFAULT_N`, on which the layout file loads.
+    """The smallest sequence length above ``n``, up to ``DEFAULT_N``, on which the layout file loads.
 
     A layout whose segment, block or window is longer than ``n`` loads on a longer sequence; one whose fields are
     wrong loads on none.
@@ -359,7 +359,7 @@ def smallest_fitting_n(path, n: int, seed: int = 0) -> int | None:
     Returns
     -------
     int or None
-        That length (found by bisection between ``n`` and :data:`DEFAULT_N`), or ``None`` if it loads on none.
+        That length (found by bisection between ``n`` and ``DEFAULT_N``), or ``None`` if it loads on none.
 
     Examples
     --------
@@ -394,13 +394,13 @@ def fitting_layouts(paths, n: int, seed: int = 0) -> tuple[list[Path], list[dict
     fit : list of pathlib.Path
         The files that load on ``n`` positions.
     skipped : list of dict
-        Per other file: ``name`` (its stem), ``needs_n`` (:func:`smallest_fitting_n`) and ``reason`` (the error
+        Per other file: ``name`` (its stem), ``needs_n`` (``smallest_fitting_n``) and ``reason`` (the error
         at ``n``).
 
     Raises
     ------
     ValueError
-        If a file loads on no sequence length up to :data:`DEFAULT_N` (its fields are wrong): :func:`load_layout`'s
+        If a file loads on no sequence length up to ``DEFAULT_N`` (its fields are wrong): :func:`load_layout`'s
         error, naming the file and the field.
 
     Examples
@@ -522,7 +522,7 @@ def run(args: argparse.Namespace) -> dict:
     -------
     dict
         ``version``, ``n``, ``targets``, ``seed``, ``layouts`` (:meth:`LayoutResult.to_dict` of each layout) and
-        ``skipped`` (``name`` and ``needs_n`` of each layout longer than ``n``: :func:`fitting_layouts`).
+        ``skipped`` (``name`` and ``needs_n`` of each layout longer than ``n``: ``fitting_layouts``).
 
     Raises
     ------
