@@ -1,7 +1,7 @@
 """The first run on a GPU, in one command (under 10 minutes on one H100/H200-class GPU):
 
-    python benchmarks/gpu_check.py [--out benchmarks/results/gpu_check.json] [--budget 480]
-    python benchmarks/gpu_check.py --dry-run      # CPU, Triton interpreter, tiny sizes: the same code paths
+    python benchmarks/gpu_check.py --out benchmarks/results/gpu_check.json [--budget 480]
+    python benchmarks/gpu_check.py --dry-run --out FILE  # CPU, Triton interpreter, tiny sizes: the same code paths
 
 1. Correctness: every backend (full: SDPA, FlexAttention, fused Triton; SWA and SA, shared and per-head
    permutations: torch, FlexAttention, fused Triton), causal and bidirectional, GQA, in fp32 against a float64 dense
@@ -33,8 +33,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = "benchmarks/results/gpu_check.json"
-DRY_RUN_OUT = "benchmarks/out/gpu_check_dry_run.json"
+#: where the committed result lives: pass it as --out to refresh it (nothing is written without --out)
+COMMITTED_OUT = "benchmarks/results/gpu_check.json"
 # gpu.attention.oracle.BACKENDS (not imported here: the interpreter is chosen first)
 BACKENDS = ("torch", "flex", "triton")
 #: (label, kind, backend) of every timed path; full attention is SDPA (FlashAttention-2 on CUDA)
@@ -361,7 +361,7 @@ def main(argv=None) -> int:
     p = OneLineErrorParser(prog="python benchmarks/gpu_check.py", description=__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--dry-run", action="store_true", help="CPU, Triton interpreter, tiny sizes (what the tests run)")
-    p.add_argument("--out", default=None, help=f"JSON result (default {DEFAULT_OUT}; --dry-run: {DRY_RUN_OUT})")
+    p.add_argument("--out", required=True, help=f"the JSON result (the committed one: {COMMITTED_OUT})")
     p.add_argument("--budget", type=float, default=None, help="seconds after which timings are skipped (default "
                    f"{GPU_SIZES.budget_s:.0f}; --dry-run {DRY_SIZES.budget_s:.0f})")  # fmt: skip
     p.add_argument("--grad-only", action="store_true", help="only the gradient checks (and the fp32 forward at "
@@ -374,7 +374,7 @@ def main(argv=None) -> int:
 
     if not args.dry_run and not torch.cuda.is_available():
         p.error("--dry-run: no CUDA GPU here; pass --dry-run to run the same code paths on the CPU")
-    out = Path(args.out or (DRY_RUN_OUT if args.dry_run else DEFAULT_OUT))
+    out = Path(args.out)
     try:
         writable_folder("--out", out.parent)
     except ValueError as exc:

@@ -99,11 +99,11 @@ def test_a_wrong_backend_fails_its_check(gpu_check, monkeypatch):
 
 def test_bad_arguments(gpu_check, capsys):
     with pytest.raises(SystemExit) as exc:
-        gpu_check.main(["--budget", "-1"])
+        gpu_check.main(["--out", "x.json", "--budget", "-1"])
     assert exc.value.code == 2 and "--budget: expected a positive" in capsys.readouterr().err
     if not torch.cuda.is_available():
         with pytest.raises(SystemExit) as exc:
-            gpu_check.main([])
+            gpu_check.main(["--out", "x.json"])
         err = capsys.readouterr().err
         assert exc.value.code == 2 and err.count("\n") == 1 and "pass --dry-run" in err
 
