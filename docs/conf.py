@@ -102,4 +102,3 @@ html_sidebars = {
     "notebooks": [],
     "findings/*": ["sidebar-nav-bs", "page-toc"],
 }
-
