@@ -92,7 +92,10 @@ def main(argv=None) -> int:
                                 epilog="Everything after -- goes to lm-eval (lm-eval run --help).",
                                 options={"budget": "--budget", "seed": "--seed", "method": "--attention",
                                          "exact_layers": "--exact-layers", "decode": "--decode"})  # fmt: skip
-    parser.add_argument("--attention", required=True, help=f"one of {', '.join(GENERATION_METHODS)}")
+    parser.add_argument("--attention", required=True,
+                        help=f"a name gpu.hf.register takes: a generation form ({', '.join(GENERATION_METHODS)}), or "
+                        "a lab method or lab:<method>, prefill only (lm-eval's log-likelihoods need no cache; "
+                        "generation tasks do)")  # fmt: skip
     parser.add_argument("--budget", type=int, default=64, help="keys per query [64]")
     parser.add_argument("--seed", type=int, default=0, help="the pattern's seed [0]")
     parser.add_argument("--decode", default="sparse", help=f"one of {', '.join(DECODES)} [sparse]")
