@@ -149,10 +149,10 @@ def register(method: str, budget: int, seed: int = 0, *, decode: str = "sparse",
         return name
     if layer_options is not None:
         raise ValueError(f"layer_options: {method} runs its generation form, which takes no calibration; the "
-                         f"calibrated methods are the lab's ({LAB_PREFIX}loki, mla, transmla)")  # fmt: skip
+                         f"calibrated methods are the lab's loki, mla and transmla")  # fmt: skip
     generate = generation_forward(method, budget, seed, max_length=max_length, decode=decode,
                                   exact_layers=exact_layers, trace=trace)  # fmt: skip
-    name = implementation_name(method, budget, seed, decode, exact_layers)
+    name = generate.__name__.removeprefix("attention_")  # exact_layers may be an iterator, read once
     bidirectional = hf_attention(method_attend(method, budget, seed), name) if method in LAB_METHODS else None
 
     def forward(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, is_causal=None,

@@ -80,3 +80,8 @@ def test_options_that_do_not_apply_are_one_line_errors(method, kwargs, match):
     with pytest.raises(ValueError, match=match) as info:
         register(method, 8, **kwargs)
     assert "\n" not in str(info.value)
+
+
+def test_the_name_says_the_options_even_from_an_iterator():
+    assert register("sa", 8, 1, decode="exact", exact_layers=iter([3, 0])) == "receptive-sa-8-s1-exact-decode-exact-0.3"
+    assert register("lab:sa", 8) == "receptive-lab-sa-8"
