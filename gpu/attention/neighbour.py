@@ -11,6 +11,9 @@ model's pairs. :class:`PatternAttention` is the ``nn.Module`` the training study
 causal variants (``sa-ms``, ``kleinberg``, ``dilated``, ``+swa``, ``-eq``): one softmax over the layer's union of
 keys, every head the same (:class:`gpu.StochasticAttentionLayer` ``(variant=...)`` runs them head by head instead,
 :mod:`gpu.attention.variants`).
+
+One module past 600 lines: the key tables and the one function that attends over them share their conventions
+(``-1`` padding, the shapes a list may take).
 """
 
 from __future__ import annotations
