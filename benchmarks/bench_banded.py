@@ -1,7 +1,7 @@
 """Time :func:`gpu.attention.banded.banded_attention` in cache-sized chunks against one shot and against one-head calls.
 
     nice -n 10 python benchmarks/bench_banded.py [--n 4096,16384,32768] [--w 64] [--heads 4] [--dim 64]
-        [--repeats 5] [--budgets 16,17,18,19,20,21] [--json PATH]
+        [--repeats 5] [--chunk-exponents 16,17,18,19,20,21] [--json PATH]
 
 The tables are printed; ``--json PATH`` also writes the rows there (the committed ones are
 ``benchmarks/results/banded.json``: pass that path to refresh them).
@@ -9,15 +9,15 @@ The tables are printed; ``--json PATH`` also writes the rows there (the committe
 A sliding window of ``w`` keys (non-causal, ``left, right = receptive.windows.window_offsets(w)``), float32,
 batch 1, on one torch thread. Rows, all timed in this same run on the same tensors:
 
-* ``chunked``: the default (``budget=None``: :data:`gpu.attention.banded.SCORE_BUDGET` score elements per chunk on the
-CPU).
-* ``one shot``: ``budget`` larger than the whole call (the CUDA default): scores
+* ``chunked``: the default (``chunk_scores=None``: :data:`gpu.attention.banded.CHUNK_SCORES` score elements per chunk
+  on the CPU).
+* ``one shot``: ``chunk_scores`` larger than the whole call (the CUDA default): scores
   and probabilities of shape ``(batch, heads, nb, bq, span)`` for the whole sequence at once.
 * ``1-head calls, chunked`` / ``1-head calls, one shot``: ``heads`` calls of one head each (what the dilated heads
   and other per-head variants run), the outputs concatenated.
 * ``unfold one shot``: the same band with the key spans taken by ``unfold`` (whose backward is slow on the CPU)
   instead of joined blocks, one shot, no extra mask: the baseline of the chunked layout.
-* with ``--budgets``: ``chunked 2^e`` for each exponent ``e`` (the measurement behind ``SCORE_BUDGET``).
+* with ``--chunk-exponents``: ``chunked 2^e`` for each exponent ``e`` (the measurement behind ``CHUNK_SCORES``).
 
 Each row is timed forward (``torch.no_grad``) and forward + backward (``out.backward(g)`` with a fixed ``g``, the
 gradients of q, k, v). Rows are timed in interleaved rounds (one call of every row per round after one warm-up call
@@ -45,7 +45,7 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout: import this ch
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from gpu.attention.banded import SCORE_BUDGET, _block_size, banded_attention  # noqa: E402
+from gpu.attention.banded import CHUNK_SCORES, _block_size, banded_attention  # noqa: E402
 from gpu.attention.threads import torch_threads  # noqa: E402
 from gpu.bench.timing import round_robin  # noqa: E402
 from graphs.cli_common import run_command, write_atomic  # noqa: E402
@@ -82,14 +82,16 @@ def unfold_banded(q, k, v, left, right):
     return out.reshape(b, h, padded, d)[:, :, :n]
 
 
-def _paths(left: int, right: int, heads: int, budgets: list[int]) -> dict:
-    def whole(budget):
-        return lambda q, k, v: banded_attention(q, k, v, left, right, budget=budget)
+def _paths(left: int, right: int, heads: int, exponents: list[int]) -> dict:
+    def whole(chunk_scores):
+        return lambda q, k, v: banded_attention(q, k, v, left, right, chunk_scores=chunk_scores)
 
-    def per_head(budget):
+    def per_head(chunk_scores):
         def run(q, k, v):
             outs = [
-                banded_attention(q[:, i : i + 1], k[:, i : i + 1], v[:, i : i + 1], left, right, budget=budget)
+                banded_attention(
+                    q[:, i : i + 1], k[:, i : i + 1], v[:, i : i + 1], left, right, chunk_scores=chunk_scores
+                )
                 for i in range(heads)
             ]
             return torch.cat(outs, dim=1)
@@ -103,7 +105,7 @@ def _paths(left: int, right: int, heads: int, budgets: list[int]) -> dict:
         "1-head calls, one shot": per_head(ONE_SHOT),
         "unfold one shot": lambda q, k, v: unfold_banded(q, k, v, left, right),
     }
-    for e in budgets:
+    for e in exponents:
         paths[f"chunked 2^{e}"] = whole(1 << e)
     return paths
 
@@ -125,15 +127,15 @@ def _step(fn, q, k, v, g, backward: bool):
     return both
 
 
-def measure(n: int, w: int, heads: int, dim: int, repeats: int, budgets: list[int], seed: int = 0) -> list[dict]:
+def measure(n: int, w: int, heads: int, dim: int, repeats: int, exponents: list[int], seed: int = 0) -> list[dict]:
     """Median seconds of every path, forward and forward + backward, at one ``n`` (rounds interleaved)."""
     left, right = window_offsets(w, False)
     gen = torch.Generator().manual_seed(seed)
     q, k, v, g = (torch.randn(1, heads, n, dim, generator=gen) for _ in range(4))
     for t in (q, k, v):
         t.requires_grad_(True)
-    paths = _paths(left, right, heads, budgets)
-    reference = banded_attention(q, k, v, left, right, budget=ONE_SHOT).detach()
+    paths = _paths(left, right, heads, exponents)
+    reference = banded_attention(q, k, v, left, right, chunk_scores=ONE_SHOT).detach()
     rows = []
     for backward in (False, True):
         runs = round_robin({name: _step(fn, q, k, v, g, backward) for name, fn in paths.items()}, repeats)
@@ -176,16 +178,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--dim", type=int, default=64)
     p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--budgets", default="", help="comma-separated exponents e: also time budget = 2^e")
+    p.add_argument("--chunk-exponents", default="", help="comma-separated exponents e: also time chunk_scores = 2^e")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     p.add_argument("--json", type=output_file("--json"),
                    help=f"also write the rows here (default: print only; committed: {COMMITTED_JSON})")  # fmt: skip
     args = p.parse_args(argv)
     try:
         ns = comma_ints("--n", args.n)
-        budgets = comma_ints("--budgets", args.budgets) if args.budgets else []
-        if max(budgets, default=1) > 62:
-            raise ValueError(f"--budgets: expected exponents in 1..62, got {args.budgets!r}")
+        exponents = comma_ints("--chunk-exponents", args.chunk_exponents) if args.chunk_exponents else []
+        if max(exponents, default=1) > 62:
+            raise ValueError(f"--chunk-exponents: expected exponents in 1..62, got {args.chunk_exponents!r}")
         w, heads, dim = check_int("w", args.w, 1), check_int("heads", args.heads, 1), check_int("dim", args.dim, 1)
         repeats, threads = check_int("repeats", args.repeats, 1), check_int("threads", args.threads, 1)
     except ValueError as err:
@@ -194,14 +196,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with torch_threads(threads):
         for n in ns:
-            rows += measure(n, min(w, 2 * n - 1), heads, dim, repeats, budgets)
+            rows += measure(n, min(w, 2 * n - 1), heads, dim, repeats, exponents)
             print(_table([r for r in rows if r["n"] == n]), flush=True)
     doc = {
         "command": "python benchmarks/bench_banded.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "device": f"CPU ({platform.machine()})",
         "torch": torch.__version__,
         "torch_threads": threads,
-        "score_budget": SCORE_BUDGET,
+        "chunk_scores": CHUNK_SCORES,
         "parameters": {
             "n": ns,
             "w": w,
@@ -210,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             "batch": 1,
             "dtype": "float32",
             "repeats": repeats,
-            "budget_exponents": budgets,
+            "chunk_exponents": exponents,
         },
         "load_average_before": list(load_before),
         "load_average_after": list(os.getloadavg()),

@@ -126,7 +126,7 @@ class BenchmarkTables:
             for r in d["rows"]
             if r["path"] in keep
         ]
-        intro = f"{d['device']}, {d['torch_threads']} thread, score budget {d['score_budget']:,}.\n\n"
+        intro = f"{d['device']}, {d['torch_threads']} thread, {d['chunk_scores']:,} score elements per chunk.\n\n"
         return self.header(rel, data=[d]) + intro + md_table(["n", "pass", "path", "median", "over one shot"], rows)
 
     def bench_generation(self) -> str:

@@ -8,7 +8,7 @@ the end, as ``scaled_dot_product_attention`` does), so a finite input never over
 most negative finite value and their probabilities are zeroed, so no row can produce NaN (every row has its own key
 in any case).
 
-On the CPU the (batch * heads, query block) work runs in chunks of at most :data:`SCORE_BUDGET` score elements
+On the CPU the (batch * heads, query block) work runs in chunks of at most :data:`CHUNK_SCORES` score elements
 (:func:`chunk_plan`), so that each chunk's scores, probabilities and masks stay in cache instead of materialising
 ``(batch, heads, nb, bq, span)`` for the whole sequence at once; elsewhere (CUDA) in one shot. The chunks
 are cut with ``torch.split`` (whose backward is one concatenation), so autograd through the chunks costs
@@ -26,9 +26,9 @@ import torch.nn.functional as F
 from gpu.validation import check_int, check_qkv, check_real
 
 #: score elements (batch * heads rows x query blocks x ``bq`` x ``span``) per chunk on the CPU: 2^18 (1 MiB of
-#: float32 scores, small enough to stay in cache); ``benchmarks/bench_banded.py --budgets 16,18,20`` times the
-#: budgets against one shot (its rows: ``benchmarks/results/banded.json``).
-SCORE_BUDGET = 1 << 18
+#: float32 scores, small enough to stay in cache); ``benchmarks/bench_banded.py --chunk-exponents 16,18,20`` times these
+#: sizes against one shot (its rows: ``benchmarks/results/banded.json``).
+CHUNK_SCORES = 1 << 18
 
 
 def _accumulator(dtype: torch.dtype) -> torch.dtype:
@@ -41,12 +41,12 @@ def _block_size(n: int, left: int, right: int) -> int:
     return max(16, min(1 << max(4, math.ceil(math.log2(width))), 1 << math.ceil(math.log2(max(n, 1)))))
 
 
-def chunk_plan(rows: int, blocks: int, per_block: int, budget: int | None) -> tuple[int, int]:
-    """``(rows per chunk, query blocks per chunk)`` so that a chunk holds at most ``budget`` score elements.
+def chunk_plan(rows: int, blocks: int, per_block: int, chunk_scores: int | None) -> tuple[int, int]:
+    """``(rows per chunk, query blocks per chunk)`` so that a chunk holds at most ``chunk_scores`` score elements.
 
-    The work is ``rows`` (batch * heads) x ``blocks`` units of ``per_block`` score elements each (``budget=None``:
+    The work is ``rows`` (batch * heads) x ``blocks`` units of ``per_block`` score elements each (``chunk_scores=None``:
     one chunk). All rows in one chunk when one block of every row fits (then as many blocks as fit); otherwise one
-    block and as many rows as fit. A single unit larger than the budget runs alone.
+    block and as many rows as fit. A single unit larger than that runs alone.
 
     Parameters
     ----------
@@ -56,7 +56,7 @@ def chunk_plan(rows: int, blocks: int, per_block: int, budget: int | None) -> tu
         Query blocks per row, ``>= 1``.
     per_block : int
         Score elements of one block of one row, ``>= 1``.
-    budget : int or None
+    chunk_scores : int or None
         Score elements per chunk, ``>= 1``; ``None``: no limit.
 
     Returns
@@ -75,19 +75,19 @@ def chunk_plan(rows: int, blocks: int, per_block: int, budget: int | None) -> tu
     --------
     >>> chunk_plan(8, 4, 100, None), chunk_plan(8, 4, 100, 1600)  # everything / all rows, two blocks at a time
     ((8, 4), (8, 2))
-    >>> chunk_plan(8, 4, 100, 400), chunk_plan(8, 4, 1000, 100)  # one block, four rows / one unit over budget
+    >>> chunk_plan(8, 4, 100, 400), chunk_plan(8, 4, 1000, 100)  # one block, four rows / one unit over the limit
     ((4, 1), (1, 1))
     """
     rows = check_int("rows", rows, 1)
     blocks = check_int("blocks", blocks, 1)
     per_block = check_int("per_block", per_block, 1)
-    if budget is not None:
-        budget = check_int("budget", budget, 1)
-    if budget is None or rows * blocks * per_block <= budget:
+    if chunk_scores is not None:
+        chunk_scores = check_int("chunk_scores", chunk_scores, 1)
+    if chunk_scores is None or rows * blocks * per_block <= chunk_scores:
         return rows, blocks
-    if rows * per_block <= budget:
-        return rows, max(1, min(blocks, budget // (rows * per_block)))
-    return max(1, budget // per_block), 1
+    if rows * per_block <= chunk_scores:
+        return rows, max(1, min(blocks, chunk_scores // (rows * per_block)))
+    return max(1, chunk_scores // per_block), 1
 
 
 def _rows_mask(mask: torch.Tensor, b: int, h: int, row0: int, rows: int) -> torch.Tensor:
@@ -145,7 +145,7 @@ def banded_attention(
     right: int,
     extra_mask: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
     scale: float | None = None,
-    budget: int | None = None,
+    chunk_scores: int | None = None,
 ) -> torch.Tensor:
     """``softmax(q k^T * scale + mask) v`` with the band ``-left <= key - query <= right`` (keys in ``0..n-1``).
 
@@ -155,7 +155,7 @@ def banded_attention(
     mask broadcastable to ``(batch, heads, c, bq, span)``; query positions past ``n - 1`` (the padding of the last
     block) are passed unclamped.
 
-    ``budget``: score elements per chunk (:func:`chunk_plan`); default :data:`SCORE_BUDGET` on the CPU and one
+    ``chunk_scores``: score elements per chunk (:func:`chunk_plan`); default :data:`CHUNK_SCORES` on the CPU and one
     shot elsewhere. The chunks give the same outputs and gradients as one shot (tested in float64).
 
     Parameters
@@ -168,8 +168,8 @@ def banded_attention(
         ``extra_mask(qpos, kpos)``: a further boolean restriction (see above).
     scale : float or None, default None
         The scores' factor, ``> 0``; ``None``: ``1 / sqrt(d)``.
-    budget : int or None, default None
-        Score elements per chunk, ``>= 1``; ``None``: :data:`SCORE_BUDGET` on the CPU, one shot elsewhere.
+    chunk_scores : int or None, default None
+        Score elements per chunk, ``>= 1``; ``None``: :data:`CHUNK_SCORES` on the CPU, one shot elsewhere.
 
     Returns
     -------
@@ -182,7 +182,7 @@ def banded_attention(
         If an argument has the wrong type.
     ValueError
         If the shapes do not match (``k`` with fewer heads than ``q``), ``left`` or ``right`` is negative, or
-        ``scale`` or ``budget`` is out of range.
+        ``scale`` or ``chunk_scores`` is out of range.
 
     References
     ----------
@@ -199,7 +199,7 @@ def banded_attention(
     >>> ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=band)
     >>> bool(torch.allclose(banded_attention(q, k, v, 3, 1), ref, atol=1e-6))
     True
-    >>> bool(torch.allclose(banded_attention(q, k, v, 3, 1, budget=64), ref, atol=1e-6))  # in chunks
+    >>> bool(torch.allclose(banded_attention(q, k, v, 3, 1, chunk_scores=64), ref, atol=1e-6))  # in chunks
     True
     """
     check_qkv(q, k, v)
@@ -209,10 +209,10 @@ def banded_attention(
     right = check_int("right", right, 0)
     if scale is not None:
         scale = check_real("scale", scale, 0.0, low_open=True)
-    if budget is not None:
-        budget = check_int("budget", budget, 1)
+    if chunk_scores is not None:
+        chunk_scores = check_int("chunk_scores", chunk_scores, 1)
     elif q.device.type == "cpu":
-        budget = SCORE_BUDGET
+        chunk_scores = CHUNK_SCORES
     b, h, n, d = q.shape
     dv = v.shape[-1]
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
@@ -228,7 +228,7 @@ def banded_attention(
         kf = F.pad(k, (0, 0, left, (nb + 1) * bq - n - left)).reshape(rows, nb + 1, bq, d)
         vf = F.pad(v, (0, 0, left, (nb + 1) * bq - n - left)).reshape(rows, nb + 1, bq, dv)
     qf = F.pad(q, (0, 0, 0, padded - n)).reshape(rows, nb, bq, d)
-    per_rows, per_blocks = chunk_plan(rows, nb, bq * (bq + halo), budget)
+    per_rows, per_blocks = chunk_plan(rows, nb, bq * (bq + halo), chunk_scores)
     args = (n, left, right, scale, extra_mask, b, h)
     outs = []
     for i, (qr, kr, vr) in enumerate(zip(*(t.split(per_rows, 0) for t in (qf, kf, vf)), strict=True)):

@@ -39,7 +39,7 @@ def random_case(rng):
     return q, k, v, left, right
 
 
-def plan_budgets(rows, n, left, right, rng):
+def chunk_sizes(rows, n, left, right, rng):
     """Budgets that cut the work every way: one shot, blocks of every row (boundaries inside a head), one block of
     some rows, a unit alone, and a random one."""
     bq = _block_size(n, left, right)
@@ -66,13 +66,13 @@ def test_chunked_equals_one_shot_and_oracle(seed):
     ref = dense_oracle(q, k, v, mask)
     go = torch.randn(ref.shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     ref_grads = torch.autograd.grad(ref, (q, k, v), go)
-    one = banded_attention(q, k, v, left, right, extra, budget=ONE_SHOT)
+    one = banded_attention(q, k, v, left, right, extra, chunk_scores=ONE_SHOT)
     one_grads = torch.autograd.grad(one, (q, k, v), go)
     torch.testing.assert_close(one, ref)
     for got, want in zip(one_grads, ref_grads, strict=True):
         torch.testing.assert_close(got, want)
-    for budget in plan_budgets(b * h, n, left, right, rng):
-        out = banded_attention(q, k, v, left, right, extra, budget=budget)
+    for chunk_scores in chunk_sizes(b * h, n, left, right, rng):
+        out = banded_attention(q, k, v, left, right, extra, chunk_scores=chunk_scores)
         grads = torch.autograd.grad(out, (q, k, v), go)
         torch.testing.assert_close(out, one, rtol=1e-12, atol=1e-12)
         for got, want in zip(grads, one_grads, strict=True):
@@ -80,14 +80,14 @@ def test_chunked_equals_one_shot_and_oracle(seed):
 
 
 def test_default_cpu_budget_chunks_inside_a_head():
-    """At n = 2048, w = 64 the default budget cuts each head's 32 blocks into several chunks: same as one shot."""
+    """At n = 2048, w = 64 the default chunk_scores cuts each head's 32 blocks into several chunks: same as one shot."""
     n, left, right = 2048, 32, 31
     bq = _block_size(n, left, right)
-    rows, blocks = chunk_plan(2, -(-n // bq), bq * (bq + left + right), gpu.attention.banded.SCORE_BUDGET)
+    rows, blocks = chunk_plan(2, -(-n // bq), bq * (bq + left + right), gpu.attention.banded.CHUNK_SCORES)
     assert rows == 2 and 1 < blocks < n // bq
     g = torch.Generator().manual_seed(5)
     q, k, v = (torch.randn(1, 2, n, 4, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(3))
-    out, one = banded_attention(q, k, v, left, right), banded_attention(q, k, v, left, right, budget=ONE_SHOT)
+    out, one = banded_attention(q, k, v, left, right), banded_attention(q, k, v, left, right, chunk_scores=ONE_SHOT)
     torch.testing.assert_close(out, one, rtol=1e-12, atol=1e-12)
     for got, want in zip(
         torch.autograd.grad(out.sum(), (q, k, v)), torch.autograd.grad(one.sum(), (q, k, v)), strict=True
@@ -98,7 +98,7 @@ def test_default_cpu_budget_chunks_inside_a_head():
 @pytest.mark.parametrize("per_head", [False, True])
 def test_causal_sa_in_small_chunks_matches_oracle(monkeypatch, per_head):
     """sa_attention's causal extra mask (original positions, shared or per-head permutation) through tiny chunks."""
-    monkeypatch.setattr(gpu.attention.banded, "SCORE_BUDGET", 700)
+    monkeypatch.setattr(gpu.attention.banded, "CHUNK_SCORES", 700)
     n, w, heads = 45, 5, 3
     g = torch.Generator().manual_seed(7)
     q, k, v = (torch.randn(2, heads, n, 4, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(3))
@@ -111,8 +111,8 @@ def test_causal_sa_in_small_chunks_matches_oracle(monkeypatch, per_head):
         torch.testing.assert_close(got, want)
 
 
-@pytest.mark.parametrize("budget", [ONE_SHOT, 1, 3000])
-def test_fully_masked_rows_are_zero_without_nan(budget):
+@pytest.mark.parametrize("chunk_scores", [ONE_SHOT, 1, 3000])
+def test_fully_masked_rows_are_zero_without_nan(chunk_scores):
     n, left, right = 50, 4, 3
     g = torch.Generator().manual_seed(3)
     q, k, v = (torch.randn(1, 2, n, 3, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(3))
@@ -120,7 +120,7 @@ def test_fully_masked_rows_are_zero_without_nan(budget):
     def extra(qpos, kpos):  # queries 10 and 37 see no key at all
         return ((qpos != 10) & (qpos != 37))[:, :, None] & (kpos >= 0)[:, None, :]
 
-    out = banded_attention(q, k, v, left, right, extra, budget=budget)
+    out = banded_attention(q, k, v, left, right, extra, chunk_scores=chunk_scores)
     assert not out.isnan().any()
     assert torch.equal(out[:, :, [10, 37]], torch.zeros(1, 2, 2, 3, dtype=torch.float64))
     grads = torch.autograd.grad(out.square().sum(), (q, k, v))
@@ -144,7 +144,7 @@ def test_extra_mask_receives_the_positions_of_each_chunk():
     q = torch.randn(2, 3, n, 4)
     rows, blocks = chunk_plan(6, nb, bq * span, 2 * 6 * bq * span)
     assert (rows, blocks) == (6, 2)
-    banded_attention(q, q, q, left, right, extra, budget=2 * 6 * bq * span)
+    banded_attention(q, q, q, left, right, extra, chunk_scores=2 * 6 * bq * span)
     assert len(calls) == -(-nb // 2)
     qall = torch.cat([c[0] for c in calls])
     assert torch.equal(qall, torch.arange(nb * bq).view(nb, bq))  # unclamped, consecutive blocks
@@ -153,7 +153,7 @@ def test_extra_mask_receives_the_positions_of_each_chunk():
         raw = (torch.arange(first, first + qpos.shape[0])[:, None] * bq - left) + torch.arange(span)
         assert torch.equal(kpos, raw.clamp(0, n - 1))
     calls.clear()  # one unit per chunk: every (row, block) separately, the positions of one block each time
-    banded_attention(q, q, q, left, right, extra, budget=1)
+    banded_attention(q, q, q, left, right, extra, chunk_scores=1)
     assert len(calls) == 6 * nb and all(c[0].shape == (1, bq) and c[1].shape == (1, span) for c in calls)
 
 
@@ -161,13 +161,13 @@ def test_chunk_plan_bounds_and_covers():
     rng = np.random.default_rng(0)
     for _ in range(500):
         rows, blocks, unit = (int(x) for x in rng.integers(1, 40, 3))
-        budget = int(rng.integers(1, rows * blocks * unit * 2))
-        r, c = chunk_plan(rows, blocks, unit, budget)
+        chunk_scores = int(rng.integers(1, rows * blocks * unit * 2))
+        r, c = chunk_plan(rows, blocks, unit, chunk_scores)
         assert 1 <= r <= rows and 1 <= c <= blocks
-        assert r * c * unit <= budget or (r, c) == (1, 1)
+        assert r * c * unit <= chunk_scores or (r, c) == (1, 1)
         assert c == 1 or r == rows  # blocks are cut only when every row is in the chunk
-        if (r, c) != (rows, blocks):  # a larger chunk of the same shape would exceed the budget
-            assert (r < rows and (r + 1) * unit > budget) or (c < blocks and rows * (c + 1) * unit > budget)
+        if (r, c) != (rows, blocks):  # a larger chunk of the same shape would exceed the chunk_scores
+            assert (r < rows and (r + 1) * unit > chunk_scores) or (c < blocks and rows * (c + 1) * unit > chunk_scores)
     assert chunk_plan(4, 512, 8128, None) == (4, 512)
     assert chunk_plan(4, 512, 8128, 1 << 18) == (4, 8)
 
@@ -176,13 +176,13 @@ def test_chunk_plan_bounds_and_covers():
     ("call", "match"),
     [
         (lambda q: banded_attention(q, q, q, -1, 0), "left"),
-        (lambda q: banded_attention(q, q, q, 1, 1, budget=0), "budget"),
+        (lambda q: banded_attention(q, q, q, 1, 1, chunk_scores=0), "chunk_scores"),
         (lambda q: banded_attention(q, q, q, 1, 1, scale=0.0), "scale"),
         (lambda q: banded_attention(q, q[:, :1], q[:, :1], 1, 1), "heads"),
         (lambda q: banded_attention(q[0], q[0], q[0], 1, 1), "q"),
         (lambda q: banded_attention(q, q, q, 1, 1, lambda a, b: torch.ones(3, 1, 1, 1, 1, dtype=torch.bool)), "extra"),
         (lambda q: chunk_plan(0, 1, 1, 1), "rows"),
-        (lambda q: chunk_plan(1, 1, 1, -5), "budget"),
+        (lambda q: chunk_plan(1, 1, 1, -5), "chunk_scores"),
     ],
 )
 def test_bad_arguments(call, match):
@@ -194,7 +194,7 @@ def test_bad_arguments(call, match):
     ("call", "match"),
     [
         (lambda q: banded_attention(q, q, q, 0, 1.5), "^right:"),
-        (lambda q: banded_attention(q, q, q, 1, 1, budget=True), "^budget:"),
+        (lambda q: banded_attention(q, q, q, 1, 1, chunk_scores=True), "^chunk_scores:"),
         (lambda q: banded_attention([1.0], q, q, 1, 1), "^q:"),
     ],
 )
