@@ -16,6 +16,13 @@ generation form (``exact``: transformers' SDPA), under one of two protocols:
 * ``decode="exact"``: the pattern over the context, exact attention for the continuation's tokens over that cache
   (the SA paper's training-free protocol: the pattern in the prefill, exact attention in the decode).
 
+The approximation lab's causal forms (:data:`PREFILL_METHODS`: ``"lab:<method>"`` and the methods only the lab has,
+those that need no calibration) score under ``decode="exact"`` only: each runs over one whole context at a time
+(they draw or fit over the sequence they see, so a context cannot be continued from a shared prefix's cache). Among
+them ``"lab:sa"`` is the paper's literal causal SA: the band of ``budget`` slots around each query in a permutation
+of the context, masked to the keys at or before the query (about ``(budget + 1) / 2`` keys per query on average,
+every slot for the context's last token).
+
 How an item is computed: the generation-form patterns are causal and incremental (a KV cache holds exactly what the
 full-sequence forward computes, :mod:`gpu.hf.generation`), so
 
@@ -37,20 +44,38 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from gpu.approx import METHODS as LAB_METHODS
 from gpu.attention.generation_patterns import GENERATION_METHODS
 from gpu.hf.eval_tasks import EvalItem
 from gpu.hf.generation import DECODES, MAX_BUDGET
-from gpu.hf.implementations import register
+from gpu.hf.implementations import LAB_PREFIX, register, registered_methods
 from graphs.reachability import _quiet
 from graphs.validation import check_choice, check_int
 
-__all__ = ["EvalAttention", "check_fits", "encode_pair", "item_scores", "score_items", "shared_prefixes", "task_scores"]
+__all__ = ["PREFILL_METHODS", "EvalAttention", "check_fits", "encode_pair", "item_scores", "score_items",
+           "shared_prefixes", "task_scores"]  # fmt: skip
+
+
+#: The prefill-only names the harness scores (``decode="exact"``): the lab's causal methods that need no calibration.
+PREFILL_METHODS = tuple(
+    name
+    for name, form in registered_methods().items()
+    if form == "prefill"
+    and LAB_METHODS[name.removeprefix(LAB_PREFIX)].causal
+    and "calibration" not in LAB_METHODS[name.removeprefix(LAB_PREFIX)].options
+)
+
+
+def _randomized(method: str) -> bool:
+    if method in GENERATION_METHODS:
+        return GENERATION_METHODS[method].randomized
+    return LAB_METHODS[method.removeprefix(LAB_PREFIX)].randomized
 
 
 @dataclass(frozen=True)
@@ -60,7 +85,8 @@ class EvalAttention:
     Parameters
     ----------
     method : str, default "exact"
-        A name of :data:`gpu.attention.GENERATION_METHODS`; ``exact`` runs transformers' SDPA.
+        A name of :data:`gpu.attention.GENERATION_METHODS` (``exact`` runs transformers' SDPA) or of
+        :data:`PREFILL_METHODS` (with ``decode="exact"`` only).
     budget : int, default 0
         Keys per query, 1 to 65536 (``exact``: ignored, 0).
     seed : int, default 0
@@ -87,6 +113,8 @@ class EvalAttention:
     Traceback (most recent call last):
     ...
     ValueError: budget: expected an integer in [1, 65536], got 0
+    >>> EvalAttention("lab:sa", 128, decode="exact").label
+    'lab:sa-128-exact-decode'
     """
 
     method: str = "exact"
@@ -96,18 +124,29 @@ class EvalAttention:
     exact_layers: tuple[int, ...] = ()
 
     def __post_init__(self):
-        check_choice("method", self.method, GENERATION_METHODS)
+        check_choice("method", self.method, (*GENERATION_METHODS, *PREFILL_METHODS))
         check_choice("decode", self.decode, DECODES)
+        if self.method in PREFILL_METHODS and self.decode != "exact":
+            raise ValueError(f"decode: {self.method} runs prefill only (the approximation lab's form): score it "
+                             "with decode='exact' (the pattern over the context, exact attention after)")  # fmt: skip
         seed = check_int("seed", self.seed, 0)
         if isinstance(self.exact_layers, str) or not isinstance(self.exact_layers, Sequence):
             raise TypeError(f"exact_layers: expected a sequence of integers, got {type(self.exact_layers).__name__}")
         layers = tuple(sorted({check_int("exact_layers", layer, 0) for layer in self.exact_layers}))
         budget = 0 if self.method == "exact" else check_int("budget", self.budget, 1, MAX_BUDGET)
-        randomized = GENERATION_METHODS[self.method].randomized
+        if layers and self.method in PREFILL_METHODS:
+            raise ValueError(f"exact_layers: {self.method} runs prefill only; exact layers apply to the generation "
+                             f"forms ({', '.join(GENERATION_METHODS)})")  # fmt: skip
+        randomized = _randomized(self.method)
         object.__setattr__(self, "budget", budget)
         object.__setattr__(self, "seed", seed if randomized else 0)
         object.__setattr__(self, "decode", "sparse" if self.method == "exact" else self.decode)
         object.__setattr__(self, "exact_layers", () if self.method == "exact" else layers)
+
+    @property
+    def prefill_only(self) -> bool:
+        """Whether the context runs the lab's prefill-only form (one whole context per call, no shared prefix)."""
+        return self.method in PREFILL_METHODS
 
     @property
     def label(self) -> str:
@@ -154,6 +193,8 @@ class EvalAttention:
         """
         if self.method == "exact":
             return "sdpa", "sdpa"
+        if self.prefill_only:
+            return register(self.method, self.budget, self.seed), "sdpa"
         context = register(self.method, self.budget, self.seed, max_length=max_length,
                                       exact_layers=self.exact_layers)  # fmt: skip
         return context, ("sdpa" if self.decode == "exact" else context)
@@ -450,7 +491,7 @@ def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, 
     attentions = [attention or EvalAttention()] if single else list(attention)
     if not attentions or not all(isinstance(a, EvalAttention) for a in attentions):
         raise TypeError("attention: expected an EvalAttention or a non-empty sequence of them")
-    if len({replace(a, decode="sparse") for a in attentions}) > 1:
+    if len({(a.method, a.budget, a.seed, a.exact_layers) for a in attentions}) > 1:
         raise ValueError("attention: the attentions scored together must differ in decode only")
     if not all(isinstance(item, EvalItem) for item in items):
         raise TypeError("items: expected EvalItem objects (gpu.hf.eval_tasks.load_task)")
@@ -458,6 +499,8 @@ def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, 
     encoded = _encode(tokenizer, items, add_bos_token)
     _check_fits(model, encoded)
     prefixes = shared_prefixes(tokenizer, items, add_bos_token) if prefixes is None else prefixes
+    if attentions[0].prefill_only:
+        prefixes = {}  # each context runs whole: the form draws or fits over the sequence it sees
     names = [a.implementations() for a in attentions]
     context_name, continuation_names = names[0][0], list(dict.fromkeys(n[1] for n in names))
     for enc in encoded:

@@ -20,7 +20,7 @@ from functools import lru_cache, partial
 from pathlib import Path
 
 from gpu.attention.generation_patterns import GENERATION_METHODS
-from gpu.hf.eval import EvalAttention, check_fits, score_items, shared_prefixes, task_scores
+from gpu.hf.eval import PREFILL_METHODS, EvalAttention, check_fits, score_items, shared_prefixes, task_scores
 from gpu.hf.eval_tasks import load_task
 from gpu.hf.generation import DECODES
 from graphs.cli_common import output_file, output_folder, run_command, write_atomic
@@ -120,7 +120,7 @@ def grid(model: str, attentions: list[tuple], decodes, tasks, limit, per_subject
     """
     out = []
     for method, budget, seed, layers in attentions:
-        protocols = ("sparse",) if method == "exact" else tuple(decodes)
+        protocols = ("sparse",) if method == "exact" else ("exact",) if method in PREFILL_METHODS else tuple(decodes)
         for task in tasks:
             for shard in range(shards):
                 out.append(EvalTask(model, method, budget, seed, tuple(layers), protocols, task, limit, per_subject,
@@ -219,14 +219,14 @@ def summary(rows: list[dict]) -> list[dict]:
 
 
 def _attention_list(text: str, budgets, seeds, layers) -> list[tuple]:
-    names = comma_names("--attention", text, GENERATION_METHODS)
+    names = comma_names("--attention", text, (*GENERATION_METHODS, *PREFILL_METHODS))
     out = []
     for name in names:
         if name == "exact":
             out.append(("exact", 0, 0, ()))
             continue
         for budget in budgets:
-            for seed in seeds if GENERATION_METHODS[name].randomized else [0]:
+            for seed in seeds if EvalAttention(name, budget, 1, "exact").seed else [0]:
                 out.append((name, budget, seed, tuple(layers)))
     return list(dict.fromkeys(out))
 
@@ -245,7 +245,9 @@ def _parser() -> OneLineErrorParser:
     add("--tasks", default=",".join(DEFAULT_TASKS), help=f"comma-separated task specs [{','.join(DEFAULT_TASKS)}]")
     add("--limit", type=int, default=200, help="items per task, the first in doc-id order [200]")
     add("--per-subject", type=int, default=4, help="MMLU items per subject [4]")
-    add("--attention", default="exact", help=f"comma-separated methods of {', '.join(GENERATION_METHODS)} [exact]")
+    add("--attention", default="exact", help=f"comma-separated methods of {', '.join(GENERATION_METHODS)}, or the "
+        "approximation lab's prefill-only forms, scored with the exact decode only (lab:sa, the paper's causal SA; "
+        "lab:<method>, performer, ...) [exact]")  # fmt: skip
     add("--budgets", default="64", help="comma-separated keys per query [64]")
     add("--seeds", default="0", help="comma-separated seeds of the randomized methods [0]")
     add("--decode", default="sparse", help="comma-separated protocols: sparse, exact [sparse]")
@@ -298,7 +300,10 @@ def main(argv=None) -> int:
                 raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
         attentions = _attention_list(args.attention, budgets, seeds, layers)
         for spec in attentions:
-            EvalAttention(spec[0], spec[1], spec[2], "sparse", spec[3])
+            if spec[0] in PREFILL_METHODS and "exact" not in decodes:
+                raise ValueError(f"--decode: {spec[0]} runs prefill only and is scored with the exact decode; add "
+                                 "exact to --decode")  # fmt: skip
+            EvalAttention(spec[0], spec[1], spec[2], "exact" if spec[0] in PREFILL_METHODS else "sparse", spec[3])
         if not tasks:
             raise ValueError("--tasks: expected at least one task")
         items = {t: _items(t, args.limit, args.per_subject) for t in tasks}
@@ -321,7 +326,9 @@ def main(argv=None) -> int:
         parser.error(str(exc))
     units = grid(args.model, attentions, decodes, tasks, args.limit, args.per_subject, args.shards)
     if args.dry_run:
-        return _dry_run(args, items, attentions, decodes)
+        stored = args.out and args.resume and (Path(args.out) / "tasks.jsonl").is_file()
+        done = ResultStore(args.out, resume=True).done() if stored else set()
+        return _dry_run(args, items, [u for u in units if u.key not in done])
     try:
         if args.dask or args.scheduler:
             failed = run_dask(units, store, scheduler=args.scheduler or "local", workers=args.workers,
@@ -352,14 +359,17 @@ def _print(table: list[dict]) -> None:
         print(f"{row['attention']:32} {names[row['task']]:{width}} {row['items']:5d} {cells}")
 
 
-def _dry_run(args, items: dict, attentions: list[tuple], decodes) -> int:
-    """Time exact attention on a few items of each task and print the grid's CPU estimate."""
+def _dry_run(args, items: dict, units: list[EvalTask]) -> int:
+    """Time exact attention on a few items of each task and print the CPU estimate of the grid tasks ``units`` (with
+    ``--resume``, those not in the store yet)."""
     model, tokenizer = _model(args.model, args.threads)
-    configs = sum(1 if a[0] == "exact" else len(decodes) for a in attentions)
-    passes = len(attentions)
+    configs = sum(len(u.decodes) for u in units) / args.shards
     total = 0.0
     print(f"{'task':22} {'items':>5} {'groups':>6} {'s/item':>7} {'s/prefix':>8} {'passes':>6} {'seconds':>9}")
     for task, task_items in items.items():
+        passes = sum(u.task == task for u in units) / args.shards
+        if not passes:
+            continue
         prefixes = shared_prefixes(tokenizer, task_items)
         times = []
         for count in (1, 1, 4):  # a warm-up, then one group's prefix with 1 and with 4 items
@@ -372,10 +382,10 @@ def _dry_run(args, items: dict, attentions: list[tuple], decodes) -> int:
         seconds = (per_item * len(task_items) + per_prefix * groups) * passes
         total += seconds
         print(
-            f"{task:22} {len(task_items):5d} {groups:6d} {per_item:7.3f} {per_prefix:8.3f} {passes:6d} {seconds:9.0f}"
+            f"{task:22} {len(task_items):5d} {groups:6d} {per_item:7.3f} {per_prefix:8.3f} {passes:6g} {seconds:9.0f}"
         )
-    print(f"{configs} configurations in {passes} passes over the contexts: about {total / 3600:.2f} CPU hours at "
-          "exact attention's speed (the protocols of one pattern share its pass)")  # fmt: skip
+    print(f"{configs:g} task configurations to run: about {total / 3600:.2f} CPU hours at exact attention's speed "
+          "(the protocols of one pattern share its pass over the contexts)")  # fmt: skip
     return 0
 
 

@@ -43,6 +43,8 @@ def oracle_loglikelihood(model, tokenizer, context, continuation, attention):
     ids = torch.tensor([c + x])
     if attention.method == "exact":
         name = "sdpa"
+    elif attention.prefill_only:
+        name = register(attention.method, attention.budget, attention.seed)
     else:
         name = register(attention.method, attention.budget, attention.seed, decode=attention.decode,
                                    exact_layers=attention.exact_layers)  # fmt: skip
@@ -51,6 +53,7 @@ def oracle_loglikelihood(model, tokenizer, context, continuation, attention):
         if attention.decode == "exact" and attention.method != "exact":
             cache = DynamicCache()
             head = model(input_ids=ids[:, : len(c)], cache=cache, use_cache=True).logits
+            model.set_attn_implementation("sdpa" if attention.prefill_only else name)
             tail = model(input_ids=ids[:, len(c) :], cache=cache, use_cache=True).logits
             logits = torch.cat([head, tail], 1)
         else:
@@ -101,6 +104,49 @@ def test_each_choice_scores_as_its_own_forward(model, tokenizer, items, attentio
             assert choice["greedy"] == greedy
             assert choice["tokens"] == len(encode_pair(tokenizer, request.context, request.continuation)[1])
             assert choice["chars"] == len(request.continuation)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    items=items_strategy(),
+    attention=st.builds(EvalAttention, method=st.sampled_from(["lab:sa", "lab:sa+swa", "lab:moba", "performer"]),
+                        budget=st.integers(1, 9), seed=st.integers(0, 3), decode=st.just("exact")),
+    batch_size=st.sampled_from([1, 2, 8]),
+)  # fmt: skip
+def test_prefill_only_forms_score_each_whole_context_then_the_exact_decode(model, tokenizer, items, attention,
+                                                                           batch_size):  # fmt: skip
+    """The lab's forms draw or fit over the sequence they see: each context runs whole (right-padded rows of a batch
+    are each the context alone), and the continuation attends exactly over that cache."""
+    records = score_items(model, tokenizer, items, attention, batch_size=batch_size, progress=False)
+    for item, record in zip(items, records, strict=True):
+        for request, choice in zip(item.requests, record["choices"], strict=True):
+            ll, greedy = oracle_loglikelihood(model, tokenizer, request.context, request.continuation, attention)
+            assert math.isclose(choice["ll"], ll, rel_tol=0, abs_tol=1e-9)
+            assert choice["greedy"] == greedy
+
+
+def test_the_papers_causal_sa_is_not_the_generation_form():
+    """``lab:sa`` masks a band of the whole context's permutation (about (m + 1) / 2 keys per query); ``sa`` ranks
+    the keys before each query (about m): different patterns, different scores."""
+    item = EvalItem("t", 0, 0, (EvalRequest(0, " ".join(WORDS[:60]), " " + WORDS[61]),), "t")
+    model, tokenizer = tiny_llama(positions=1024), tiny_tokenizer()
+    lab, generation = (score_items(model, tokenizer, [item], EvalAttention(m, 4, 0, "exact"), progress=False)[0]
+                       for m in ("lab:sa", "sa"))  # fmt: skip
+    assert lab["choices"][0]["ll"] != pytest.approx(generation["choices"][0]["ll"], abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"method": "lab:sa", "budget": 8}, "^decode: lab:sa runs prefill only"),
+        ({"method": "lab:sa", "budget": 8, "decode": "exact", "exact_layers": (1,)}, "^exact_layers: lab:sa"),
+        ({"method": "mla", "budget": 8, "decode": "exact"}, "^method: "),  # calibrated: not in the harness
+        ({"method": "linformer", "budget": 8, "decode": "exact"}, "^method: "),  # not causal
+    ],
+)
+def test_prefill_only_refusals(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        EvalAttention(**kwargs)
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -54,13 +54,35 @@ def test_a_dask_cluster_gives_the_same_scores(model_folder, tmp_path):
     assert dask == pytest.approx(local)
 
 
+def test_a_prefill_only_form_runs_the_exact_decode_alone(model_folder, tmp_path):
+    """``lab:sa`` (the paper's causal SA) beside a generation form: asked for both protocols, it scores the exact
+    decode only."""
+    assert run(model_folder, tmp_path / "a", "--attention", "sa,lab:sa", "--json", str(tmp_path / "a.json")) == 0
+    table = json.loads((tmp_path / "a.json").read_text())["rows"]
+    assert {row["attention"] for row in table} == {"sa-4", "sa-4-exact-decode", "lab:sa-4-exact-decode"}
+    lab = {row["task"]: row for row in table if row["attention"].startswith("lab:")}
+    generation = {row["task"]: row for row in table if row["attention"] == "sa-4-exact-decode"}
+    assert lab.keys() == generation.keys() and len(lab) == 3
+    assert any(lab[t].get("bpb") != generation[t].get("bpb") for t in lab)  # a different pattern
+
+
 def test_dry_run_prints_the_estimate_and_writes_nothing(model_folder, tmp_path, capsys):
     argv = ["--model", str(model_folder), "--tasks", TASKS, "--attention", "exact,sa", "--budgets", "4,8",
             "--decode", "sparse,exact", "--dry-run", "--threads", "1"]  # fmt: skip
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "5 configurations in 3 passes" in out and "CPU hours" in out
+    assert "\n15 task configurations to run" in out and "CPU hours" in out
     assert list(tmp_path.iterdir()) == []
+
+
+def test_dry_run_with_resume_counts_only_what_the_store_lacks(model_folder, tmp_path, capsys):
+    assert run(model_folder, tmp_path / "a", "--attention", "exact") == 0
+    capsys.readouterr()
+    assert run(model_folder, tmp_path / "a", "--resume", "--dry-run") == 0  # exact is done; sa and swa are not
+    out = capsys.readouterr().out
+    assert "\n12 task configurations to run" in out
+    assert run(model_folder, tmp_path / "a", "--attention", "exact", "--resume", "--dry-run") == 0
+    assert "\n0 task configurations to run" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -72,6 +94,9 @@ def test_dry_run_prints_the_estimate_and_writes_nothing(model_folder, tmp_path, 
         (["--attention", "sa", "--budgets", "100000"], "--budgets"),
         (["--attention", "nope"], "--attention"),
         (["--decode", "greedy"], "--decode"),
+        (["--attention", "lab:sa", "--decode", "sparse"], "--decode"),
+        (["--attention", "lab:sa", "--decode", "exact", "--exact-layers", "1"], "--exact-layers"),
+        (["--attention", "mla", "--decode", "exact"], "--attention"),
         (["--limit", "0"], "--limit"),
         (["--seeds", "-1"], "--seeds"),
         (["--model", "/no/such/model"], "--model"),
