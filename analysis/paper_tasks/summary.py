@@ -33,6 +33,7 @@ from gpu.hf.eval import item_scores
 from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 from receptive.sweep import ResultStore
+from receptive.windows import window_offsets
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -137,11 +138,13 @@ def search_rows(folder) -> dict:
     return {"candidates": candidates, "winner": winner, "test": test}
 
 
-LABEL = re.compile(r"^(?P<method>[a-z+-]+?)-(?P<budget>\d+)(?:-s(?P<seed>\d+))?(?P<decode>-exact-decode)?$")
+LABEL = re.compile(r"^(?P<method>(?:lab:)?[a-z+-]+?)-(?P<budget>\d+)(?:-s(?P<seed>\d+))?(?P<decode>-exact-decode)?"
+                   r"(?:-exact-(?P<layers>\d+(?:\.\d+)*))?$")  # fmt: skip
 
 
 def configuration(label: str) -> tuple[str, int, str] | None:
-    """``(method, budget, decode)`` of an attention label, seeds pooled (``None`` for a label with exact layers).
+    """``(method, budget, decode)`` of an attention label, seeds pooled; a pattern with exact layers is its own
+    method (``"swa+sink, layers 0,6 exact"``); ``None`` for a label this study does not write.
 
     Parameters
     ----------
@@ -156,13 +159,53 @@ def configuration(label: str) -> tuple[str, int, str] | None:
     --------
     >>> configuration("sa-64-s2-exact-decode"), configuration("exact")
     (('sa', 64, 'exact'), ('exact', 0, 'sparse'))
+    >>> configuration("swa+sink-32-exact-decode-exact-0.6"), configuration("lab:sa-128-exact-decode")
+    (('swa+sink, layers 0,6 exact', 32, 'exact'), ('lab:sa', 128, 'exact'))
     """
     if label == "exact":
         return ("exact", 0, "sparse")
     match = LABEL.match(label)
     if match is None:
         return None
-    return match["method"], int(match["budget"]), "exact" if match["decode"] else "sparse"
+    method = match["method"] + (f", layers {match['layers'].replace('.', ',')} exact" if match["layers"] else "")
+    return method, int(match["budget"]), "exact" if match["decode"] else "sparse"
+
+
+def masked_band_keys(n: int, band: int) -> tuple[float, float]:
+    """Keys per query of the paper's causal SA (``lab:sa``) over a context of ``n`` tokens, in expectation over the
+    permutation: the mean over the context's positions, and at its last position (the one that predicts the answer).
+
+    Query ``i`` holds a uniformly random rank in the permutation; its band is the ``band`` ranks around it, clipped
+    at the ends (:func:`receptive.windows.window_offsets`); every other slot holds a uniformly random other position,
+    kept when it is before ``i`` (probability ``i / (n - 1)``). So a query reads ``1 + (E[size] - 1) i / (n - 1)``
+    keys: ``(E[size] + 1) / 2`` on average over positions (about ``(band + 1) / 2``), ``E[size]`` at the last.
+
+    Parameters
+    ----------
+    n : int
+        Context tokens, at least 2.
+    band : int
+        Band slots (the budget of ``lab:sa``), at least 1.
+
+    Returns
+    -------
+    tuple of float
+        ``(mean over positions, at the last position)``.
+
+    Examples
+    --------
+    >>> masked_band_keys(200, 9)
+    (4.95, 8.9)
+
+    References
+    ----------
+    Jin & Sui (2026). Stochastic attention. arXiv 2604.00754 (causal SA: the permuted band, masked in original
+    positions).
+    """
+    left, right = window_offsets(band, False)
+    ranks = np.arange(n)
+    size = float((np.minimum(ranks + right, n - 1) - np.maximum(ranks - left, 0) + 1).mean())
+    return 1 + (size - 1) / 2, size
 
 
 def item_table(folder) -> dict:
@@ -301,6 +344,52 @@ def pattern_rows(folder) -> list[dict]:
     return rows
 
 
+def convention_rows(folder) -> list[dict]:
+    """The paper's causal SA at 2m (``lab:sa``, exact decode) beside the generation-form SA and SWA at m, paired on
+    the same items, per informative task, with the keys ``lab:sa`` reads per query (:func:`masked_band_keys` at each
+    item's context length, averaged over the items).
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path
+        The result store.
+
+    Returns
+    -------
+    list of dict
+    """
+    table = item_table(folder)
+    informative = {t["task"] for t in task_rows(folder) if t["informative"]}
+    lengths: dict = {}
+    for row in ResultStore(folder, resume=True).results():
+        if row["method"] == "lab:sa":
+            for record in row["runs"][0]["records"]:
+                lengths.setdefault(row["task"].partition(":")[0], {})[record["doc_id"]] = record["context_tokens"]
+    rows = []
+    for (method, band, decode), tasks in sorted(table.items()):
+        if method != "lab:sa" or band % 2:
+            continue
+        m = band // 2
+        for task, items in sorted(tasks.items()):
+            if task not in informative:
+                continue
+            keys = np.array([masked_band_keys(lengths[task][d], band) for d in sorted(items)])
+            row = {"band": band, "m": m, "task": task, "keys_mean": float(keys[:, 0].mean()),
+                   "keys_last": float(keys[:, 1].mean())}  # fmt: skip
+            for peer in ("sa", "swa"):
+                other = table.get((peer, m, decode), {}).get(task)
+                if not other:
+                    continue
+                docs = sorted(set(items) & set(other))
+                difference = _scores(items, docs) - _scores(other, docs)
+                low, high = bootstrap(difference)
+                row |= {"items": len(docs), "score": float(_scores(items, docs).mean()),
+                        f"{peer}_score": float(_scores(other, docs).mean()), f"minus_{peer}": float(difference.mean()),
+                        f"minus_{peer}_low": low, f"minus_{peer}_high": high}  # fmt: skip
+            rows.append(row)
+    return rows
+
+
 def averages(patterns: list[dict], tasks: list[dict]) -> list[dict]:
     """Per (pattern, budget, protocol): the mean score over the informative tasks, where it has every one of them
     (``None`` where it has only some: an average over other tasks would not compare), and full attention's there.
@@ -357,6 +446,7 @@ def main(argv=None) -> int:
     patterns = pattern_rows(args.store)
     summary = {"command": "python -m analysis.paper_tasks.summary --out " + str(args.out), "tasks": tasks,
                "patterns": patterns, "averages": averages(patterns, tasks), "search": search_rows(args.store),
+               "convention": convention_rows(args.store),
                "paper_qwen3_8b": {str(w): rows for w, rows in PAPER_QWEN3_8B.items()}}  # fmt: skip
     write_atomic(args.out, json.dumps(summary, indent=1) + "\n", option="--out")
     for row in tasks:

@@ -89,6 +89,24 @@ class PaperTaskTables:
                 "m keys per query, exact attention for the continuation.\n\n")  # fmt: skip
         return self.header(SUMMARY, data=[d]) + note + md_table(head, rows)
 
+    def paper_tasks_convention(self) -> str:
+        d = self.load(SUMMARY)
+        if d is None:
+            return ""
+        rows = [[str(r["band"]), str(r["m"]), r["task"], f"{r['keys_mean']:.1f}", f"{r['keys_last']:.1f}",
+                 str(r.get("items", "")), _score(r.get("score")), _score(r.get("sa_score")), _delta(r, "sa"),
+                 _score(r.get("swa_score")), _delta(r, "swa")]
+                for r in d.get("convention", [])]  # fmt: skip
+        if not rows:
+            return self.header(SUMMARY, data=[d]) + "No `lab:sa` rows in this file yet.\n"
+        head = ["band", "m", "task", "keys per query (mean)", "keys at the answer", "items", "lab:sa (seed 0)",
+                "sa at m", "lab:sa minus sa [95%]", "swa at m", "lab:sa minus swa [95%]"]  # fmt: skip
+        note = ("Percent, exact decode. *band*: the paper's causal SA (`lab:sa`), a band of that many slots in a "
+                "permutation of the whole context, masked to the keys before each query; *keys*: the keys it reads, "
+                "in expectation over the permutation at each item's context length, averaged over the items; the "
+                "generation forms `sa` and `swa` read m.\n\n")  # fmt: skip
+        return self.header(SUMMARY, data=[d]) + note + md_table(head, rows)
+
     def paper_tasks_search(self) -> str:
         d = self.load(SUMMARY)
         if d is None:

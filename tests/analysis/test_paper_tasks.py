@@ -79,7 +79,35 @@ def test_the_bootstrap_interval_covers_the_mean_and_shrinks_with_items():
 
 def test_configuration_labels():
     assert summary.configuration("swa+sink+sa-32-s1-exact-decode") == ("swa+sink+sa", 32, "exact")
-    assert summary.configuration("sa-64-exact-0.6") is None
+    assert summary.configuration("sa-64-exact-0.6") == ("sa, layers 0,6 exact", 64, "sparse")
+    assert summary.configuration("lab:sa-128-s2-exact-decode") == ("lab:sa", 128, "exact")
+    assert summary.configuration("nonsense") is None
+
+
+@pytest.mark.parametrize(("n", "band"), [(2, 1), (7, 4), (40, 9), (64, 65)])
+def test_the_masked_bands_keys_are_the_causal_sa_patterns_degrees(n, band):
+    """The expectation over permutations against receptive's causal SA graph, averaged over 400 seeds."""
+    from receptive import StochasticAttention
+
+    degrees = np.array([np.asarray(StochasticAttention(n, band, causal=True, seed=s).adjacency(1).sum(1)).ravel()
+                        for s in range(400)])  # fmt: skip
+    mean, last = summary.masked_band_keys(n, band)
+    sem = degrees.std(0).max() / 20 + 1e-12
+    assert abs(degrees.mean() - mean) < 4 * sem and abs(degrees[:, -1].mean() - last) < 4 * sem + 1e-9
+
+
+def test_the_papers_causal_sa_is_set_beside_the_generation_forms_at_half_its_band(store):
+    rows = [json.loads(line) for line in (store / "tasks.jsonl").read_text().splitlines()]
+    rng = np.random.default_rng(1)
+    lab = [row("lab:sa", 128, 0, t, rng.random(60) < 0.5, decodes=("exact",)) for t in ("arc_easy", "piqa", "boolq")]
+    rows += [*lab, row("sa", 64, 1, "piqa", rng.random(60) < 0.5)]
+    (store / "tasks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    convention = summary.convention_rows(store)
+    assert {(r["task"], r["band"], r["m"]) for r in convention} == {("arc_easy", 128, 64), ("piqa", 128, 64)}
+    piqa = next(r for r in convention if r["task"] == "piqa")
+    assert piqa["keys_mean"] == pytest.approx(summary.masked_band_keys(40, 128)[0])
+    assert piqa["minus_swa_low"] <= piqa["minus_swa"] <= piqa["minus_swa_high"]
+    assert piqa["score"] - piqa["minus_sa"] == pytest.approx(piqa["sa_score"])  # sa's seeds averaged per item
 
 
 @pytest.mark.skipif(not (RESULTS / "summary.json").is_file(), reason="the study's summary is not committed")
