@@ -368,6 +368,7 @@ def _dry_run(args, items: dict, units: list[EvalTask]) -> int:
     print(f"{'task':22} {'items':>5} {'groups':>6} {'s/item':>7} {'s/prefix':>8} {'passes':>6} {'seconds':>9}")
     for task, task_items in items.items():
         passes = sum(u.task == task for u in units) / args.shards
+        whole = sum(u.task == task and u.method in PREFILL_METHODS for u in units) / args.shards  # no shared prefix
         if not passes:
             continue
         prefixes = shared_prefixes(tokenizer, task_items)
@@ -379,13 +380,15 @@ def _dry_run(args, items: dict, units: list[EvalTask]) -> int:
         per_item = max(times[2] - times[1], 0.0) / 3
         per_prefix = max(times[1] - per_item, 0.0)
         groups = len({item.group for item in task_items})
-        seconds = (per_item * len(task_items) + per_prefix * groups) * passes
+        seconds = (per_item * len(task_items) + per_prefix * groups) * (passes - whole)
+        seconds += (per_item + per_prefix) * len(task_items) * whole
         total += seconds
         print(
             f"{task:22} {len(task_items):5d} {groups:6d} {per_item:7.3f} {per_prefix:8.3f} {passes:6g} {seconds:9.0f}"
         )
     print(f"{configs:g} task configurations to run: about {total / 3600:.2f} CPU hours at exact attention's speed "
-          "(the protocols of one pattern share its pass over the contexts)")  # fmt: skip
+          "(the protocols of one pattern share its pass over the contexts; a prefill-only form runs each context "
+          "whole)")  # fmt: skip
     return 0
 
 
