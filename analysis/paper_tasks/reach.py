@@ -14,7 +14,9 @@ Then, per protocol and informative task, the Spearman rank correlation across co
 (signed so that more reach is larger) and the configuration's accuracy, with a 95% interval from resampling the
 items (accuracies recomputed on each resample; the measures held). Pre-registered use: the measure that ranks best
 on the search tasks (ARC-Easy, PIQA) is reported on the other tasks. MoBA and top-k choose keys by content: they have
-no position-only stack and are left out.
+no position-only stack and are left out; so is ``lab:sa``, whose permutation is drawn over each context (its rows
+have the exact decode only). An exact layer is a layer of every key, so a stack whose layer 0 is exact has heard
+from the whole context after one layer.
 
 References
 ----------
@@ -37,7 +39,7 @@ from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 from receptive.sweep import ResultStore
 
-from .summary import BOOTSTRAP, RESULTS, SEARCH_TASKS, item_table, task_rows
+from .summary import BOOTSTRAP, RESULTS, SEARCH_TASKS, item_table, method_name, task_rows
 
 #: measure -> sign that makes "more reach" larger
 MEASURES = {"full_layer": -1, "reach_1": 1, "reach_2": 1, "reach_3": 1, "reach_all": 1, "mean_hops": -1}
@@ -45,13 +47,14 @@ LAYERS, HEADS, MAX_LENGTH = 30, 9, 8192
 
 
 @cache
-def _measures(method: str, budget: int, seed: int, n: int) -> dict[str, float]:
+def _measures(method: str, budget: int, seed: int, n: int, exact_layers: tuple = ()) -> dict[str, float]:
     from gpu.hf.stack_reach import stack_reach
 
     if method == "exact":
         return {"full_layer": 1, "reach_1": 1.0, "reach_2": 1.0, "reach_3": 1.0, "reach_all": 1.0, "mean_hops": 1.0}
     name = "sa+swa-union" if method == "sa+swa" else method
-    r = stack_reach(name, budget, n, layers=LAYERS, heads=HEADS, seed=seed, max_length=MAX_LENGTH)
+    r = stack_reach(name, budget, n, layers=LAYERS, heads=HEADS, seed=seed, max_length=MAX_LENGTH,
+                    exact_layers=exact_layers)  # fmt: skip
     return {"full_layer": r.full_layer or LAYERS + 1, "reach_1": r.reach_share[1], "reach_2": r.reach_share[2],
             "reach_3": r.reach_share[3], "reach_all": r.reach_share_all,
             "mean_hops": r.mean_hops if r.mean_hops is not None else float(LAYERS + 1)}  # fmt: skip
@@ -97,14 +100,15 @@ def measure_rows(store, sample: int = 25) -> list[dict]:
 
     configs = set()
     for row in ResultStore(store, resume=True).results():
-        if not row["exact_layers"] and (row["method"] in STACK_METHODS or row["method"] == "sa+swa"):
-            configs.add((row["method"], row["budget"], row["seed"]))
+        if row["method"] in STACK_METHODS or row["method"] == "sa+swa":
+            configs.add((row["method"], row["budget"], row["seed"], tuple(row["exact_layers"])))
     rows = []
     for task, items in sorted(lengths(store, sample).items()):
-        for method, budget, seed in sorted(configs):
-            values = [_measures(method, budget, seed, n) for n in items.values()]
-            rows.append({"method": method, "budget": budget, "seed": seed, "task": task, "items": len(values)}
-                        | {m: float(np.mean([v[m] for v in values])) for m in MEASURES})  # fmt: skip
+        for method, budget, seed, layers in sorted(configs):
+            values = [_measures(method, budget, seed, n, layers) for n in items.values()]
+            means = {m: float(np.mean([v[m] for v in values])) for m in MEASURES}
+            rows.append({"method": method_name(method, layers), "budget": budget, "seed": seed, "task": task,
+                         "items": len(values)} | means)  # fmt: skip
     return rows
 
 

@@ -167,8 +167,31 @@ def configuration(label: str) -> tuple[str, int, str] | None:
     match = LABEL.match(label)
     if match is None:
         return None
-    method = match["method"] + (f", layers {match['layers'].replace('.', ',')} exact" if match["layers"] else "")
-    return method, int(match["budget"]), "exact" if match["decode"] else "sparse"
+    layers = [int(x) for x in match["layers"].split(".")] if match["layers"] else []
+    return method_name(match["method"], layers), int(match["budget"]), "exact" if match["decode"] else "sparse"
+
+
+def method_name(method: str, exact_layers=()) -> str:
+    """The study's name of a method whose ``exact_layers`` attend to every key.
+
+    Parameters
+    ----------
+    method : str
+        The generation-form method.
+    exact_layers : iterable of int, default ()
+        Its exact layers.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> method_name("swa+sink", [0, 6]), method_name("sa")
+    ('swa+sink, layers 0,6 exact', 'sa')
+    """
+    layers = sorted(exact_layers)
+    return method + (f", layers {','.join(map(str, layers))} exact" if layers else "")
 
 
 def masked_band_keys(n: int, band: int) -> tuple[float, float]:

@@ -130,3 +130,21 @@ def test_stack_measures_rank_the_configurations_and_one_measure_is_chosen_on_the
     assert ranked and all(-1 <= r["rho"] <= 1 and r["rho_low"] <= r["rho_high"] for r in ranked)
     chosen = reach.chosen_measure(rows)
     assert set(chosen) == {"sparse", "exact"} and set(chosen.values()) <= set(reach.MEASURES)
+
+
+def test_a_stack_with_an_exact_first_layer_hears_the_whole_context_in_one_layer(store):
+    pytest.importorskip("torch")
+    from analysis.paper_tasks import reach
+
+    interleaved = row("swa", 32, 0, "piqa", np.ones(60, bool))
+    interleaved["exact_layers"] = [0, 6]
+    for run in interleaved["runs"]:
+        run["attention"]["label"] += "-exact-0.6"
+    interleaved["key"] += "-exact"
+    with (store / "tasks.jsonl").open("a") as f:
+        f.write(json.dumps(interleaved) + "\n")
+    measures = {(m["method"], m["budget"], m["task"]): m for m in reach.measure_rows(store, sample=3)}
+    stack = measures["swa, layers 0,6 exact", 32, "piqa"]
+    assert stack["full_layer"] == 1 and stack["reach_1"] == 1.0
+    assert measures["swa", 32, "piqa"]["full_layer"] > 1
+    assert ("swa, layers 0,6 exact", 32, "sparse") in summary.item_table(store)
