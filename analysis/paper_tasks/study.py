@@ -54,7 +54,7 @@ TIERS = {
     "winner": ("", "64,32", "0", ""),
     "interleaved": ("swa+sink,sa+sink", "64,32", "0", "0,6,12,18,24"),
     "seeds": ("sa,sa+swa-union", "64,32", "1,2", ""),
-    "convention": ("lab:sa", "64,32", "0", ""),
+    "convention": ("lab:sa", "64,32", "0,1,2", ""),
     "uninformative": ("swa,swa+sink,sa,sa+swa-union,moba", "64,32", "0", ""),
     "grid": ("swa,swa+sink,sa,sa+sink,sa+swa,sa+swa-union,sa-ms,moba,top-k", "16,32,64,128", "0,1,2", ""),
 }
