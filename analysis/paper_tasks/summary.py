@@ -397,8 +397,8 @@ def convention_rows(folder) -> list[dict]:
             if task not in informative:
                 continue
             keys = np.array([masked_band_keys(lengths[task][d], band) for d in sorted(items)])
-            row = {"band": band, "m": m, "task": task, "keys_mean": float(keys[:, 0].mean()),
-                   "keys_last": float(keys[:, 1].mean())}  # fmt: skip
+            row = {"band": band, "m": m, "task": task, "seeds": min(map(len, items.values())),
+                   "keys_mean": float(keys[:, 0].mean()), "keys_last": float(keys[:, 1].mean())}  # fmt: skip
             for peer in ("sa", "swa"):
                 other = table.get((peer, m, decode), {}).get(task)
                 if not other:
