@@ -129,11 +129,9 @@ def search_rows(folder) -> dict:
                 if not other:
                     continue
                 docs = sorted(set(items) & set(other))
-                difference = _scores(items, docs) - _scores(other, docs)
-                low, high = bootstrap(difference)
-                mine, theirs = float(_scores(items, docs).mean()), float(_scores(other, docs).mean())
+                mine, theirs, difference, low, high = _paired(items, other, docs)
                 test.append({"budget": budget, "decode": decode, "task": task, "peer": peer, "items": len(docs),
-                             "winner": mine, "peer_score": theirs, "difference": float(difference.mean()),
+                             "winner": mine, "peer_score": theirs, "difference": difference,
                              "low": low, "high": high})  # fmt: skip
     return {"candidates": candidates, "winner": winner, "test": test}
 
@@ -281,6 +279,13 @@ def _scores(items: dict, docs) -> np.ndarray:
     return np.array([np.mean(items[d]) for d in docs])
 
 
+def _paired(items: dict, other: dict, docs) -> tuple[float, float, float, float, float]:
+    """Both scores on ``docs``, their paired mean difference and its bootstrap interval."""
+    mine, theirs = _scores(items, docs), _scores(other, docs)
+    low, high = bootstrap(mine - theirs)
+    return float(mine.mean()), float(theirs.mean()), float((mine - theirs).mean()), low, high
+
+
 def bootstrap(values: np.ndarray, seed: int = 0) -> tuple[float, float]:
     """The 95% percentile interval of the mean of ``values`` (items resampled with replacement).
 
@@ -359,9 +364,8 @@ def pattern_rows(folder) -> list[dict]:
                    "seeds": min(len(items[d]) for d in docs), "score": float(scores.mean())}  # fmt: skip
             for name, other in (("exact", exact.get(task)), ("swa", swa.get(task))):
                 if other is not None and method != name:
-                    difference = scores - _scores(other, docs)
-                    low, high = bootstrap(difference)
-                    row |= {f"minus_{name}": float(difference.mean()), f"minus_{name}_low": low,
+                    _, _, difference, low, high = _paired(items, other, docs)
+                    row |= {f"minus_{name}": difference, f"minus_{name}_low": low,
                             f"minus_{name}_high": high}  # fmt: skip
             rows.append(row)
     return rows
@@ -404,10 +408,8 @@ def convention_rows(folder) -> list[dict]:
                 if not other:
                     continue
                 docs = sorted(set(items) & set(other))
-                difference = _scores(items, docs) - _scores(other, docs)
-                low, high = bootstrap(difference)
-                row |= {"items": len(docs), "score": float(_scores(items, docs).mean()),
-                        f"{peer}_score": float(_scores(other, docs).mean()), f"minus_{peer}": float(difference.mean()),
+                mine, theirs, difference, low, high = _paired(items, other, docs)
+                row |= {"items": len(docs), "score": mine, f"{peer}_score": theirs, f"minus_{peer}": difference,
                         f"minus_{peer}_low": low, f"minus_{peer}_high": high}  # fmt: skip
             rows.append(row)
     return rows
