@@ -60,7 +60,7 @@ SEARCH_TASKS = ("arc_easy", "piqa")
 
 def search_winner(store) -> str:
     """The search's winner: the candidate with the highest mean primary score over the search tasks, both budgets
-    (64, 32) and both protocols, on the items every candidate has.
+    (64, 32) and both protocols, seed 0 as registered (later seeds of a candidate do not move the choice).
 
     Parameters
     ----------
@@ -77,7 +77,7 @@ def search_winner(store) -> str:
     ValueError
         If a candidate lacks a search cell.
     """
-    table = item_table(store)
+    table = item_table(store, seed=0)
     means = {}
     for method in SEARCH_CANDIDATES:
         cells = []
@@ -106,7 +106,7 @@ def search_rows(folder) -> dict:
     dict
         ``{"candidates": {method: score}, "winner": method, "test": [rows]}``; empty when the search is incomplete.
     """
-    table = item_table(folder)
+    table = item_table(folder, seed=0)
     try:
         winner = search_winner(folder)
     except ValueError:
@@ -229,13 +229,15 @@ def masked_band_keys(n: int, band: int) -> tuple[float, float]:
     return 1 + (size - 1) / 2, size
 
 
-def item_table(folder) -> dict:
+def item_table(folder, seed: int | None = None) -> dict:
     """``{(method, budget, decode): {task: {doc_id: [per-seed primary scores]}}}`` from a result store.
 
     Parameters
     ----------
     folder : str or pathlib.Path
         The store of ``python -m gpu.hf.eval_cli`` (``tasks.jsonl``).
+    seed : int, optional
+        Only this seed's runs (a deterministic pattern counts as seed 0); ``None``: every seed.
 
     Returns
     -------
@@ -245,8 +247,9 @@ def item_table(folder) -> dict:
     for row in ResultStore(folder, resume=True).results():
         task = row["task"].partition(":")[0]
         for run in row["runs"]:
-            config = configuration(run["attention"]["label"])
-            if config is None:
+            label = run["attention"]["label"]
+            config, match = configuration(label), LABEL.match(label)
+            if config is None or seed not in (None, int(match["seed"] or 0) if match else 0):
                 continue
             for record in run["records"]:
                 score = item_scores(record, row["kind"])[PRIMARY.get(task, "acc")]

@@ -71,6 +71,19 @@ def test_the_winner_is_the_best_candidate_on_the_search_tasks_and_is_reported_on
     assert {r["task"] for r in search["test"]} == {"hellaswag"} and {r["peer"] for r in search["test"]} == {"swa+sink"}
 
 
+def test_the_search_selects_on_seed_0_only_as_registered(store):
+    with open(store / "tasks.jsonl", "a") as f:  # seeds 1 and 2 of a candidate, right on every item
+        for seed in (1, 2):
+            for task in summary.SEARCH_TASKS:
+                for budget in (64, 32):
+                    f.write(json.dumps(row("sa+sink", budget, seed, task, [True] * 60)) + "\n")
+    assert len(summary.item_table(store)["sa+sink", 64, "exact"]["piqa"][0]) == 3
+    assert {len(v) for v in summary.item_table(store, seed=0)["sa+sink", 64, "exact"]["piqa"].values()} == {1}
+    assert summary.item_table(store, seed=1)["sa+sink", 64, "exact"]["piqa"][0] == [1.0]
+    assert ("swa", 64, "exact") not in summary.item_table(store, seed=1)  # a deterministic pattern is seed 0
+    assert study.search_winner(store) == summary.search_rows(store)["winner"] == "swa+sink+sa"
+
+
 def test_the_bootstrap_interval_covers_the_mean_and_shrinks_with_items():
     small = summary.bootstrap(np.array([0.0, 1.0] * 10))
     large = summary.bootstrap(np.array([0.0, 1.0] * 1000))
