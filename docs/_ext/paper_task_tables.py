@@ -57,6 +57,26 @@ class PaperTaskTables:
                 "exact attention for the continuation.\n\n")  # fmt: skip
         return self.header(SUMMARY, data=[d]) + note + md_table(head, rows)
 
+    def paper_tasks_uninformative(self) -> str:
+        d = self.load(SUMMARY)
+        if d is None:
+            return ""
+        tasks = [t for t in d["tasks"] if not t["informative"]]
+        scores = {(r["method"], r["budget"], r["decode"], r["task"]): r["score"] for r in d["patterns"]}
+        configurations = sorted({key[:3] for key in scores if key[3] in {t["task"] for t in tasks}},
+                                key=lambda c: (-c[1], c[2], c[0]))  # fmt: skip
+        if not configurations:
+            return self.header(SUMMARY, data=[d]) + "No pattern has run on these tasks yet.\n"
+        rows = [["chance", "", ""] + [_score(t["chance"]) for t in tasks],
+                ["full attention", "", ""] + [_score(t["exact"]) for t in tasks]]  # fmt: skip
+        for method, budget, decode in configurations:
+            rows.append([method, str(budget), decode] + [_score(scores.get((method, budget, decode, t["task"])))
+                                                         for t in tasks])  # fmt: skip
+        head = ["pattern", "m", "decode"] + [t["task"] for t in tasks]
+        seeds = max(r["seeds"] for r in d["patterns"] if r["task"] in {t["task"] for t in tasks})
+        note = "Percent" + (", randomized patterns at seed 0" if seeds == 1 else ", seeds averaged") + ".\n\n"
+        return self.header(SUMMARY, data=[d]) + note + md_table(head, rows)
+
     def paper_tasks_averages(self) -> str:
         d = self.load(SUMMARY)
         if d is None:
