@@ -62,8 +62,9 @@ class PaperTaskTables:
         if d is None:
             return ""
         tasks = [t for t in d["tasks"] if not t["informative"]]
+        names = {t["task"] for t in tasks}
         scores = {(r["method"], r["budget"], r["decode"], r["task"]): r["score"] for r in d["patterns"]}
-        configurations = sorted({key[:3] for key in scores if key[3] in {t["task"] for t in tasks}},
+        configurations = sorted({key[:3] for key in scores if key[3] in names},
                                 key=lambda c: (-c[1], c[2], c[0]))  # fmt: skip
         if not configurations:
             return self.header(SUMMARY, data=[d]) + "No pattern has run on these tasks yet.\n"
@@ -73,7 +74,7 @@ class PaperTaskTables:
             rows.append([method, str(budget), decode] + [_score(scores.get((method, budget, decode, t["task"])))
                                                          for t in tasks])  # fmt: skip
         head = ["pattern", "m", "decode"] + [t["task"] for t in tasks]
-        seeds = max(r["seeds"] for r in d["patterns"] if r["task"] in {t["task"] for t in tasks})
+        seeds = max(r["seeds"] for r in d["patterns"] if r["task"] in names)
         note = "Percent" + (", randomized patterns at seed 0" if seeds == 1 else ", seeds averaged") + ".\n\n"
         return self.header(SUMMARY, data=[d]) + note + md_table(head, rows)
 
