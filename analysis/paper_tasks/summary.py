@@ -77,7 +77,12 @@ def search_winner(store) -> str:
     ValueError
         If a candidate lacks a search cell.
     """
-    table = item_table(store, seed=0)
+    means = _selection_scores(item_table(store, seed=0))
+    return max(means, key=means.get)
+
+
+def _selection_scores(table: dict) -> dict[str, float]:
+    """Each search candidate's mean primary score over the search cells of a seed-0 :func:`item_table`."""
     means = {}
     for method in SEARCH_CANDIDATES:
         cells = []
@@ -89,7 +94,7 @@ def search_winner(store) -> str:
                         raise ValueError(f"--tiers: the search has no {method} m={budget} {decode} {task} results yet")
                     cells.append(np.mean([np.mean(v) for v in items.values()]))
         means[method] = float(np.mean(cells))
-    return max(means, key=means.get)
+    return means
 
 
 def search_rows(folder) -> dict:
@@ -108,14 +113,10 @@ def search_rows(folder) -> dict:
     """
     table = item_table(folder, seed=0)
     try:
-        winner = search_winner(folder)
+        candidates = _selection_scores(table)
     except ValueError:
         return {}
-    candidates = {}
-    for method in SEARCH_CANDIDATES:
-        cells = [np.mean([np.mean(v) for v in table[method, b, d][t].values()]) for b in (64, 32)
-                 for d in ("sparse", "exact") for t in SEARCH_TASKS]  # fmt: skip
-        candidates[method] = float(np.mean(cells))
+    winner = max(candidates, key=candidates.get)
     informative = {t["task"] for t in task_rows(folder) if t["informative"]}
     test = []
     for (method, budget, decode), tasks in sorted(table.items()):
