@@ -37,9 +37,8 @@ from scipy.stats import spearmanr
 
 from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
-from receptive.sweep import ResultStore
 
-from .summary import BOOTSTRAP, RESULTS, SEARCH_TASKS, item_table, method_name, task_rows
+from .summary import BOOTSTRAP, RESULTS, SEARCH_TASKS, item_table, method_name, store_rows, task_rows
 
 #: measure -> sign that makes "more reach" larger
 MEASURES = {"full_layer": -1, "reach_1": 1, "reach_2": 1, "reach_3": 1, "reach_all": 1, "mean_hops": -1}
@@ -75,7 +74,7 @@ def lengths(store, sample: int) -> dict[str, dict[int, int]]:
     dict
     """
     out: dict = {}
-    for row in ResultStore(store, resume=True).results():
+    for row in store_rows(store):
         if row["method"] == "exact":
             records = sorted(row["runs"][0]["records"], key=lambda r: r["doc_id"])[:sample]
             out[row["task"].partition(":")[0]] = {r["doc_id"]: r["context_tokens"] for r in records}
@@ -99,7 +98,7 @@ def measure_rows(store, sample: int = 25) -> list[dict]:
     from gpu.hf.stack_reach import STACK_METHODS
 
     configs = set()
-    for row in ResultStore(store, resume=True).results():
+    for row in store_rows(store):
         if row["method"] in STACK_METHODS or row["method"] == "sa+swa":
             configs.add((row["method"], row["budget"], row["seed"], tuple(row["exact_layers"])))
     rows = []

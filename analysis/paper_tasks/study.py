@@ -18,7 +18,9 @@ attention for the continuation) and at m = 64 and 32 keys per query unless said 
    query in a permutation of the whole context, masked to the keys before it (the paper's causal SA, reading about
    m + 1/2 keys per query on average and every slot at the context's last token), exact decode only;
 8. ``uninformative``: the headline rows on the tasks where full attention is not above chance;
-9. ``grid``: the rest: m in {16, 32, 64, 128}, every generation-form pattern, seeds 0-2.
+9. ``grid``: the rest: m in {16, 32, 64, 128}, every generation-form pattern, seeds 0-2;
+10. ``more``: the headline rows and full attention (seed 0) on the items after the first ``--limit``, up to
+    :data:`MORE_ITEMS` per task (``--first``; MMLU keeps its 4 items per subject).
 
 After the first tier the sparse tiers run on the *informative* tasks only (full attention's 95% interval above
 chance, :func:`analysis.paper_tasks.summary.task_rows`): on the others a pattern has nothing to lose.
@@ -57,7 +59,10 @@ TIERS = {
     "convention": ("lab:sa", "64,32", "0,1,2", ""),
     "uninformative": ("swa,swa+sink,sa,sa+swa-union,moba", "64,32", "0", ""),
     "grid": ("swa,swa+sink,sa,sa+sink,sa+swa,sa+swa-union,sa-ms,moba,top-k", "16,32,64,128", "0,1,2", ""),
+    "more": ("exact,swa,sa,swa+sink,moba,sa+swa-union", "64,32", "0", ""),
 }
+#: Items per task of the ``more`` tier (it adds those after ``--limit``).
+MORE_ITEMS = 500
 
 #: tiers whose budgets m run at 2m (the other budget convention)
 DOUBLED = {"convention"}
@@ -94,13 +99,16 @@ def tier_arguments(tier: str, out: str, limit: int, tasks: str, workers: int = 1
     ['--tasks', 'boolq', '--limit', '200']
     >>> tier_arguments("convention", "runs", 200, "boolq")[4:8]  # m = 64 and 32 at the convention of 2m
     ['--attention', 'lab:sa', '--budgets', '128,64']
+    >>> tier_arguments("more", "runs", 200, "boolq")[:6]
+    ['--tasks', 'boolq', '--limit', '500', '--first', '200']
     """
     default, default_budgets, seeds, layers = TIERS[tier]
     budgets = budgets or default_budgets
     if tier in DOUBLED:
         budgets = ",".join(str(2 * int(m)) for m in budgets.split(","))
-    arguments = ["--tasks", tasks, "--limit", str(limit), "--attention", methods or default, "--budgets", budgets,
-                 "--seeds", seeds, "--decode", "sparse,exact", "--out", out, "--resume"]  # fmt: skip
+    items = ["--limit", str(MORE_ITEMS), "--first", str(limit)] if tier == "more" else ["--limit", str(limit)]
+    arguments = ["--tasks", tasks, *items, "--attention", methods or default, "--budgets", budgets, "--seeds", seeds,
+                 "--decode", "sparse,exact", "--out", out, "--resume"]  # fmt: skip
     arguments += ["--exact-layers", layers] if layers else []
     return arguments + (["--dask", "--workers", str(workers), "--threads", "1"] if workers > 1 else ["--threads", "2"])
 
@@ -157,6 +165,8 @@ def main(argv=None) -> int:
         if tier != "exact":
             split = {row["task"]: row["informative"] for row in task_rows(args.out)}
             tasks = [t for t in tasks if split.get(t.partition(":")[0], True) == (tier != "uninformative")]
+            if tier == "more":
+                tasks = [t for t in tasks if not t.startswith("mmlu")] if args.limit < MORE_ITEMS else []
             if tier == "search":
                 tasks = [t for t in tasks if t in SEARCH_TASKS]
             if tier == "winner":

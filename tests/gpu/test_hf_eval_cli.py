@@ -45,6 +45,31 @@ def test_grid_writes_records_resumes_and_shards_give_the_same_scores(model_folde
     assert "sa-4-exact-decode" in out and "acc_per_char" in out
 
 
+def test_first_extends_a_store_to_the_same_records_as_one_larger_run(model_folder, tmp_path):
+    """Items 0-1, then items 2-3 added with ``--first 2 --limit 4``: per item the records of one run of 4 items."""
+    assert run(model_folder, tmp_path / "a", "--limit", "2") == 0
+    assert run(model_folder, tmp_path / "a", "--resume", "--first", "2", "--limit", "4") == 0
+    assert run(model_folder, tmp_path / "b", "--limit", "4") == 0
+
+    def records(folder):
+        out = {}
+        for line in (folder / "tasks.jsonl").read_text().splitlines():
+            row = json.loads(line)
+            for r in row["runs"]:
+                for record in r["records"]:
+                    key = (r["attention"]["label"], row["task"], record["doc_id"])
+                    assert key not in out  # no item is scored twice
+                    out[key] = [c["ll"] for c in record["choices"]]
+        return out
+
+    extended, whole = records(tmp_path / "a"), records(tmp_path / "b")
+    assert extended.keys() == whole.keys() and len({k[2] for k in whole if k[0] == "exact"}) > 2
+    for key, lls in whole.items():
+        assert extended[key] == pytest.approx(lls, abs=1e-4), key
+    added = [json.loads(line) for line in (tmp_path / "a" / "tasks.jsonl").read_text().splitlines()][9:]
+    assert {row["first"] for row in added} == {2} and all("|2:4|" in row["key"] for row in added)
+
+
 @pytest.mark.slow
 def test_a_dask_cluster_gives_the_same_scores(model_folder, tmp_path):
     pytest.importorskip("distributed")
@@ -98,6 +123,9 @@ def test_dry_run_with_resume_counts_only_what_the_store_lacks(model_folder, tmp_
         (["--attention", "lab:sa", "--decode", "exact", "--exact-layers", "1"], "--exact-layers"),
         (["--attention", "mla", "--decode", "exact"], "--attention"),
         (["--limit", "0"], "--limit"),
+        (["--limit", "4", "--first", "4"], "--first"),
+        (["--first", "-1"], "--first"),
+        (["--tasks", "mmlu", "--first", "2"], "--first"),
         (["--seeds", "-1"], "--seeds"),
         (["--model", "/no/such/model"], "--model"),
         (["--json", "/no/such/folder/x.json"], "--json"),
