@@ -131,6 +131,21 @@ class PaperTaskTables:
                 "generation forms `sa` and `swa` read m.\n\n")  # fmt: skip
         return self.header(SUMMARY, data=[d]) + note + md_table(head, rows)
 
+    def paper_tasks_more(self) -> str:
+        d = self.load(SUMMARY)
+        if d is None:
+            return ""
+        rows = [[r["method"], str(r["budget"]), r["decode"], r["task"], str(r["items"]), _score(r["score"]),
+                 _delta(r, "swa"), _delta(r, "exact")]
+                for r in sorted(d.get("more", []), key=lambda r: (-r["budget"], r["decode"], r["task"], r["method"]))
+                ]  # fmt: skip
+        if not rows:
+            return self.header(SUMMARY, data=[d]) + "No items beyond the fixed ones in this file yet.\n"
+        head = ["pattern", "m", "decode", "task", "items", "score", "minus SWA [95%]", "minus full [95%]"]
+        note = ("Percent, seed 0, on every item that the row, SWA and full attention all have (the fixed ones and "
+                "those after them); differences paired over those items (bootstrap, 2000 resamples).\n\n")  # fmt: skip
+        return self.header(SUMMARY, data=[d]) + note + md_table(head, rows)
+
     def paper_tasks_search(self) -> str:
         d = self.load(SUMMARY)
         if d is None:
