@@ -128,7 +128,7 @@ class PaperTaskTables:
         note = ("Percent, exact decode. *band*: the paper's causal SA (`lab:sa`), a band of that many slots in a "
                 "permutation of the whole context, masked to the keys before each query; *keys*: the keys it reads, "
                 "in expectation over the permutation at each item's context length, averaged over the items; the "
-                "generation forms `sa` and `swa` read m.\n\n")  # fmt: skip
+                "generation forms `sa` and `swa` read at most m.\n\n")  # fmt: skip
         return self.header(SUMMARY, data=[d]) + note + md_table(head, rows)
 
     def paper_tasks_more(self) -> str:
