@@ -29,6 +29,16 @@ def _delta(row: dict, name: str) -> str:
     return f"{100 * row[f'minus_{name}']:+.1f} [{low:+.1f}, {high:+.1f}]"
 
 
+def _pattern_cells(rows: list[dict], seeds: bool) -> list[list[str]]:
+    """Cells of :func:`analysis.paper_tasks.summary.pattern_rows` rows, by budget (largest first), protocol, task."""
+    out = []
+    for r in sorted(rows, key=lambda r: (-r["budget"], r["decode"], r["task"], r["method"])):
+        cells = [r["method"], str(r["budget"]), r["decode"], r["task"], str(r["items"])]
+        out.append(cells + ([str(r["seeds"])] if seeds else []) + [_score(r["score"]), _delta(r, "swa"),
+                                                                    _delta(r, "exact")])  # fmt: skip
+    return out
+
+
 class PaperTaskTables:
     """Tables of the paper-task study; uses the ``load`` and ``header`` of ``results_tables.Tables``."""
 
@@ -47,10 +57,7 @@ class PaperTaskTables:
         if d is None:
             return ""
         informative = {t["task"] for t in d["tasks"] if t["informative"]}
-        rows = [[r["method"], str(r["budget"]), r["decode"], r["task"], str(r["items"]), str(r["seeds"]),
-                 _score(r["score"]), _delta(r, "swa"), _delta(r, "exact")]
-                for r in sorted(d["patterns"], key=lambda r: (-r["budget"], r["decode"], r["task"], r["method"]))
-                if r["task"] in informative]  # fmt: skip
+        rows = _pattern_cells([r for r in d["patterns"] if r["task"] in informative], seeds=True)
         head = ["pattern", "m", "decode", "task", "items", "seeds", "score", "minus SWA [95%]", "minus full [95%]"]
         note = ("Percent; differences are paired over the same items (bootstrap, 2000 resamples); a randomized "
                 "pattern's item score is its mean over the seeds. *decode exact*: the pattern over the context, "
@@ -135,10 +142,7 @@ class PaperTaskTables:
         d = self.load(SUMMARY)
         if d is None:
             return ""
-        rows = [[r["method"], str(r["budget"]), r["decode"], r["task"], str(r["items"]), _score(r["score"]),
-                 _delta(r, "swa"), _delta(r, "exact")]
-                for r in sorted(d.get("more", []), key=lambda r: (-r["budget"], r["decode"], r["task"], r["method"]))
-                ]  # fmt: skip
+        rows = _pattern_cells(d.get("more", []), seeds=False)
         if not rows:
             return self.header(SUMMARY, data=[d]) + "No items beyond the fixed ones in this file yet.\n"
         head = ["pattern", "m", "decode", "task", "items", "score", "minus SWA [95%]", "minus full [95%]"]
