@@ -10,7 +10,8 @@ attention for the continuation) and at m = 64 and 32 keys per query unless said 
 2. ``headline``: swa, sa, swa+sink, moba, sa+swa-union (seed 0);
 3. ``search``: the pre-registered search for an SA-based pattern that beats SWA + sink and MoBA, on the search
    tasks (ARC-Easy, PIQA) only: sa+sink and swa+sink+sa (sa+swa-union comes from ``headline``);
-4. ``winner``: the search's winner (:func:`search_winner`) on the other informative tasks;
+4. ``winner``: the search's winner (:func:`search_winner`, chosen on seed 0) on the other informative tasks, seeds
+   0-2;
 5. ``interleaved``: the adaptation recipe's full layers interleaved (Yu et al. 2025): swa+sink and sa+sink with
    every sixth layer exact (layers 0, 6, 12, 18, 24);
 6. ``seeds``: seeds 1 and 2 of the randomized headline patterns;
@@ -53,7 +54,7 @@ TIERS = {
     "exact": ("exact", "64", "0", ""),
     "headline": ("swa,sa,swa+sink,moba,sa+swa-union", "64,32", "0", ""),
     "search": ("sa+sink,swa+sink+sa", "64,32", "0", ""),
-    "winner": ("", "64,32", "0", ""),
+    "winner": ("", "64,32", "0,1,2", ""),
     "interleaved": ("swa+sink,sa+sink", "64,32", "0", "0,6,12,18,24"),
     "seeds": ("sa,sa+swa-union", "64,32", "1,2", ""),
     "convention": ("lab:sa", "64,32", "0,1,2", ""),

@@ -57,6 +57,8 @@ PAPER_QWEN3_8B = {
     32: {"swa": {"mmlu": 29.0}, "sa": {"mmlu": 44.4}},
 }
 BOOTSTRAP = 2000
+#: The keys per query of the grid.
+BUDGETS = (16, 32, 64, 128)
 #: The pre-registered search: its candidates, the tasks it selects on, and the tasks its winner is reported on.
 SEARCH_CANDIDATES = ("sa+sink", "swa+sink+sa", "sa+swa-union")
 SEARCH_TASKS = ("arc_easy", "piqa")
@@ -102,8 +104,9 @@ def _selection_scores(table: dict) -> dict[str, float]:
 
 
 def search_rows(folder) -> dict:
-    """The pre-registered search: each candidate's selection score, the winner, and the winner against SWA + sink
-    and MoBA on the other informative tasks (paired intervals on the same items), per budget and protocol.
+    """The pre-registered search: each candidate's selection score (seed 0), the winner, and the winner (its per-item
+    score averaged over its seeds) against SWA + sink and MoBA on the other informative tasks (paired intervals on the
+    same items), per budget and protocol.
 
     Parameters
     ----------
@@ -115,13 +118,13 @@ def search_rows(folder) -> dict:
     dict
         ``{"candidates": {method: score}, "winner": method, "test": [rows]}``; empty when the search is incomplete.
     """
-    table = item_table(folder, seed=0)
     try:
-        candidates = _selection_scores(table)
+        candidates = _selection_scores(item_table(folder, seed=0))
     except ValueError:
         return {}
     winner = max(candidates, key=candidates.get)
     informative = {t["task"] for t in task_rows(folder) if t["informative"]}
+    table = item_table(folder)
     test = []
     for (method, budget, decode), tasks in sorted(table.items()):
         if method != winner:
@@ -136,8 +139,8 @@ def search_rows(folder) -> dict:
                 docs = sorted(set(items) & set(other))
                 mine, theirs, difference, low, high = _paired(items, other, docs)
                 test.append({"budget": budget, "decode": decode, "task": task, "peer": peer, "items": len(docs),
-                             "winner": mine, "peer_score": theirs, "difference": difference,
-                             "low": low, "high": high})  # fmt: skip
+                             "seeds": min(map(len, items.values())), "winner": mine, "peer_score": theirs,
+                             "difference": difference, "low": low, "high": high})  # fmt: skip
     return {"candidates": candidates, "winner": winner, "test": test}
 
 
@@ -338,8 +341,34 @@ def bootstrap(values: np.ndarray, seed: int = 0) -> tuple[float, float]:
     return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
 
 
+def item_lengths(folder) -> dict[str, dict[int, tuple[int, int]]]:
+    """Each fixed item's context and whole length in tokens (the context and its longest continuation):
+    ``{task: {doc_id: (context, whole)}}``.
+
+    An item of at most m tokens is one on which a window of m keys per query reads every earlier token at every
+    scored position, so there SWA is full attention.
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path
+        The result store.
+
+    Returns
+    -------
+    dict
+    """
+    lengths: dict = {}
+    for row in store_rows(folder):
+        for record in row["runs"][0]["records"]:
+            context = record["context_tokens"]
+            whole = context + max(choice["tokens"] for choice in record["choices"])
+            lengths.setdefault(row["task"].partition(":")[0], {})[record["doc_id"]] = (context, whole)
+    return lengths
+
+
 def task_rows(folder) -> list[dict]:
-    """Per task: items, chance, full attention's score and interval, and whether the task is informative.
+    """Per task: items, their median context and item length in tokens and how many are at most m tokens long (for
+    each m of :data:`BUDGETS`), chance, full attention's score and interval, and whether the task is informative.
 
     Parameters
     ----------
@@ -350,13 +379,16 @@ def task_rows(folder) -> list[dict]:
     -------
     list of dict
     """
-    table, chance = item_table(folder), chance_levels(folder)
+    table, chance, lengths = item_table(folder), chance_levels(folder), item_lengths(folder)
     rows = []
     for task, items in sorted(table.get(("exact", 0, "sparse"), {}).items()):
         docs = sorted(items)
         scores = _scores(items, docs)
         low, high = bootstrap(scores)
-        rows.append({"task": task, "metric": PRIMARY.get(task, "acc"), "items": len(docs), "chance": chance[task],
+        context, whole = np.array([lengths[task][d] for d in docs]).T
+        rows.append({"task": task, "metric": PRIMARY.get(task, "acc"), "items": len(docs),
+                     "context_median": float(np.median(context)), "whole_median": float(np.median(whole)),
+                     "within": {str(m): int((whole <= m).sum()) for m in BUDGETS}, "chance": chance[task],
                      "exact": float(scores.mean()), "exact_low": low, "exact_high": high,
                      "informative": bool(low > chance[task])})  # fmt: skip
     return rows
@@ -416,11 +448,7 @@ def convention_rows(folder) -> list[dict]:
     """
     table = item_table(folder)
     informative = {t["task"] for t in task_rows(folder) if t["informative"]}
-    lengths: dict = {}
-    for row in store_rows(folder):
-        if row["method"] == "lab:sa":
-            for record in row["runs"][0]["records"]:
-                lengths.setdefault(row["task"].partition(":")[0], {})[record["doc_id"]] = record["context_tokens"]
+    lengths = item_lengths(folder)
     rows = []
     for (method, band, decode), tasks in sorted(table.items()):
         if method != "lab:sa" or band % 2:
@@ -429,7 +457,7 @@ def convention_rows(folder) -> list[dict]:
         for task, items in sorted(tasks.items()):
             if task not in informative:
                 continue
-            keys = np.array([masked_band_keys(lengths[task][d], band) for d in sorted(items)])
+            keys = np.array([masked_band_keys(lengths[task][d][0], band) for d in sorted(items)])
             row = {"band": band, "m": m, "task": task, "seeds": min(map(len, items.values())),
                    "keys_mean": float(keys[:, 0].mean()), "keys_last": float(keys[:, 1].mean())}  # fmt: skip
             for peer in ("sa", "swa"):
@@ -524,7 +552,8 @@ def main(argv=None) -> int:
     write_atomic(args.out, json.dumps(summary, indent=1) + "\n", option="--out")
     for row in tasks:
         flag = "informative" if row["informative"] else "NOT above chance"
-        print(f"{row['task']:14} {row['metric']:13} n={row['items']:4d} chance {row['chance']:.3f} "
+        print(f"{row['task']:14} {row['metric']:13} n={row['items']:4d} tokens {row['whole_median']:6.1f} "
+              f"chance {row['chance']:.3f} "
               f"exact {row['exact']:.3f} [{row['exact_low']:.3f}, {row['exact_high']:.3f}] {flag}")  # fmt: skip
     return 0
 

@@ -46,11 +46,17 @@ class PaperTaskTables:
         d = self.load(SUMMARY)
         if d is None:
             return ""
-        rows = [[t["task"], t["metric"], str(t["items"]), _score(t["chance"]),
+        rows = [[t["task"], t["metric"], str(t["items"]), f"{t['context_median']:.0f} / {t['whole_median']:.0f}",
+                 f"{t['within']['64']} / {t['within']['128']}", _score(t["chance"]),
                  f"{_score(t['exact'])} [{_score(t['exact_low'])}, {_score(t['exact_high'])}]",
                  "yes" if t["informative"] else "**no**"] for t in d["tasks"]]  # fmt: skip
-        head = ["task", "metric", "items", "chance", "full attention [95% interval]", "informative"]
-        return self.header(SUMMARY, data=[d]) + "Scores in percent.\n\n" + md_table(head, rows)
+        head = ["task", "metric", "items", "median tokens (context / whole)", "items of at most 64 / 128 tokens",
+                "chance", "full attention [95% interval]", "informative"]  # fmt: skip
+        note = (
+            "Scores in percent. Tokens by SmolLM2's tokenizer; an item's whole length is its context and its "
+            "longest continuation: on an item of at most m tokens a window of m keys reads every earlier token."
+        )
+        return self.header(SUMMARY, data=[d]) + note + "\n\n" + md_table(head, rows)
 
     def paper_tasks_patterns(self) -> str:
         d = self.load(SUMMARY)
@@ -170,14 +176,15 @@ class PaperTaskTables:
                     r["task"],
                     r["peer"],
                     str(r["items"]),
+                    str(r["seeds"]),
                     _score(r["winner"]),
                     _score(r["peer_score"]),
                     _delta(interval, "peer"),
                 ]
             )
-        head_test = ["m", "decode", "task", "peer", "items", search["winner"], "peer", "difference [95%]"]
-        return (self.header(SUMMARY, data=[d]) + md_table(head, rows) + "\nThe winner on the other informative "
-                "tasks:\n\n" + md_table(head_test, test))  # fmt: skip
+        head_test = ["m", "decode", "task", "peer", "items", "seeds", search["winner"], "peer", "difference [95%]"]
+        note = "\nThe winner on the other informative tasks (each item's score averaged over the winner's seeds):\n\n"
+        return self.header(SUMMARY, data=[d]) + md_table(head, rows) + note + md_table(head_test, test)
 
     def paper_tasks_reach(self) -> str:
         d = self.load(REACH)

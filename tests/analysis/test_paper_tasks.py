@@ -188,3 +188,25 @@ def test_a_stack_with_an_exact_first_layer_hears_the_whole_context_in_one_layer(
     assert stack["full_layer"] == 1 and stack["reach_1"] == 1.0
     assert measures["swa", 32, "piqa"]["full_layer"] > 1
     assert ("swa, layers 0,6 exact", 32, "sparse") in summary.item_table(store)
+
+
+def test_item_lengths_count_the_context_and_the_longest_continuation(store):
+    lengths = summary.item_lengths(store)
+    assert lengths["piqa"][0] == (40, 41)  # context 40 tokens, continuations of 1
+    tasks = {t["task"]: t for t in summary.task_rows(store)}
+    assert tasks["piqa"]["context_median"] == 40 and tasks["piqa"]["whole_median"] == 41
+    assert tasks["piqa"]["within"] == {"16": 0, "32": 0, "64": 60, "128": 60}
+
+
+def test_the_winner_is_reported_over_its_seeds_and_still_chosen_on_seed_0(store):
+    before = summary.search_rows(store)
+    assert {r["seeds"] for r in before["test"]} == {1}
+    with open(store / "tasks.jsonl", "a") as f:  # seeds 1 and 2 of the winner, right on every held-out item
+        for seed in (1, 2):
+            for budget in (64, 32):
+                f.write(json.dumps(row("swa+sink+sa", budget, seed, "hellaswag", [True] * 60)) + "\n")
+    after = summary.search_rows(store)
+    assert after["candidates"] == before["candidates"] and after["winner"] == before["winner"]
+    assert {r["seeds"] for r in after["test"]} == {3}
+    for old, new in zip(before["test"], after["test"], strict=True):  # two right seeds of three lift the mean
+        assert new["winner"] == pytest.approx((old["winner"] + 2) / 3)
