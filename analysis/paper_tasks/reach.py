@@ -38,7 +38,7 @@ from scipy.stats import spearmanr
 from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 
-from .summary import BOOTSTRAP, RESULTS, SEARCH_TASKS, item_table, method_name, store_rows, task_rows
+from .summary import BOOTSTRAP, RESULTS, SEARCH_TASKS, item_lengths, item_table, method_name, store_rows, task_rows
 
 #: measure -> sign that makes "more reach" larger
 MEASURES = {"full_layer": -1, "reach_1": 1, "reach_2": 1, "reach_3": 1, "reach_all": 1, "mean_hops": -1}
@@ -73,12 +73,8 @@ def lengths(store, sample: int) -> dict[str, dict[int, int]]:
     -------
     dict
     """
-    out: dict = {}
-    for row in store_rows(store):
-        if row["method"] == "exact":
-            records = sorted(row["runs"][0]["records"], key=lambda r: r["doc_id"])[:sample]
-            out[row["task"].partition(":")[0]] = {r["doc_id"]: r["context_tokens"] for r in records}
-    return out
+    return {task: {doc: tokens[0] for doc, tokens in sorted(items.items())[:sample]}
+            for task, items in item_lengths(store).items()}  # fmt: skip
 
 
 def measure_rows(store, sample: int = 25) -> list[dict]:
