@@ -57,12 +57,12 @@ def smollm2():
     return load_causal_lm(path)
 
 
-@pytest.mark.slow
 def close(a, b):
     """float32 through 30 layers: equal to roundoff (logits of magnitude about 15), the same greedy tokens."""
     return torch.allclose(a, b, atol=1e-2) and torch.equal(a.argmax(-1), b.argmax(-1))
 
 
+@pytest.mark.slow  # loading SmolLM2 and 30 layers per decoded token: about a minute on one busy core
 def test_smollm2_decodes_with_sa_as_its_full_forward_and_exactly_at_a_full_band(smollm2):
     from transformers import DynamicCache
 
