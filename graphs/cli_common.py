@@ -14,12 +14,22 @@ import argparse
 import os
 import re
 import sys
+import tempfile
 from pathlib import Path
 from typing import NoReturn
 
 from ._atomic import atomic_write, check_writable, write_text_atomic
 
-__all__ = ["OneLineErrorParser", "output_file", "save_png_pdf", "write_atomic"]
+__all__ = [
+    "FIGURE_SUFFIXES",
+    "OneLineErrorParser",
+    "given_options",
+    "output_file",
+    "output_folder",
+    "refuse_together",
+    "save_png_pdf",
+    "write_atomic",
+]
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
@@ -80,6 +90,70 @@ class OneLineErrorParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+def given_options(parser: argparse.ArgumentParser, argv: list[str] | None) -> set[str]:
+    """The destinations of the options ``argv`` sets itself (not left at their defaults).
+
+    ``argv`` is parsed a second time with every default suppressed, so an option given with its default value, an
+    abbreviation or ``--flag=value`` counts as given. Call it after ``parser.parse_args(argv)`` succeeded.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The command's parser.
+    argv : list of str or None
+        The arguments (``None``: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    set of str
+        E.g. ``{"model", "w"}``.
+
+    Examples
+    --------
+    >>> parser = OneLineErrorParser(prog="demo")
+    >>> _ = parser.add_argument("--w", type=int, default=16)
+    >>> _ = parser.add_argument("--causal", action="store_true")
+    >>> sorted(given_options(parser, ["--w", "16"])), sorted(given_options(parser, []))
+    (['w'], [])
+    """
+    defaults = [(action, action.default) for action in parser._actions]
+    try:
+        for action, _ in defaults:
+            action.default = argparse.SUPPRESS
+        return set(vars(parser.parse_args(argv)))
+    finally:
+        for action, default in defaults:
+            action.default = default
+
+
+def refuse_together(given: set[str], first: str, second: str, why: str) -> None:
+    """``ValueError`` naming both options when both are in ``given`` (destinations, as :func:`given_options`).
+
+    Parameters
+    ----------
+    given : set of str
+        The destinations the command line set.
+    first, second : str
+        The flags, e.g. ``"--w"`` and ``"--hf-config"`` (their destinations: without dashes, ``-`` as ``_``).
+    why : str
+        Why they do not go together, e.g. ``"the config sets the windows"``.
+
+    Raises
+    ------
+    ValueError
+        ``"--w: does not apply with --hf-config (the config sets the windows)"``.
+
+    Examples
+    --------
+    >>> refuse_together({"w", "hf_config"}, "--w", "--hf-config", "the config sets the windows")
+    Traceback (most recent call last):
+    ...
+    ValueError: --w: does not apply with --hf-config (the config sets the windows)
+    """
+    if all(flag.lstrip("-").replace("-", "_") in given for flag in (first, second)):
+        raise ValueError(f"{first}: does not apply with {second} ({why})")
+
+
 def run_command(main, argv: list[str] | None = None) -> NoReturn:
     """Run a command line's ``main(argv)`` and exit with its status, with one line for an interrupt or a closed pipe.
 
@@ -128,12 +202,38 @@ def run_command(main, argv: list[str] | None = None) -> NoReturn:
     sys.exit(code)
 
 
-def output_file(option: str, stdout: bool = False, parents: bool = False):
+#: what :func:`save_png_pdf` writes: a figure option accepts a path ending in one of these (both are written)
+FIGURE_SUFFIXES = (".png", ".pdf")
+
+
+def _probe_writable(folder: Path) -> None:
+    """``argparse.ArgumentTypeError`` unless a file can be created in ``folder`` (tried, then removed).
+
+    Permission bits say nothing about root, nor about folders such as ``/proc`` that take no new files, so a
+    temporary file is created and removed at once.
+    """
+    try:
+        handle, name = tempfile.mkstemp(dir=folder, prefix=".write-check-")
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot write to {folder} ({exc.strerror or exc})") from None
+    os.close(handle)
+    os.unlink(name)
+
+
+def _check_suffix(text: str, suffixes: tuple[str, ...] | None) -> None:
+    """``argparse.ArgumentTypeError`` unless ``text`` ends in one of ``suffixes`` (any, where ``None``)."""
+    if suffixes is not None and Path(text).suffix.lower() not in suffixes:
+        allowed = " or ".join(suffixes)
+        raise argparse.ArgumentTypeError(f"expected a path ending in {allowed} (what this command writes), got {text!r}")
+
+
+def output_file(option: str, stdout: bool = False, parents: bool = False, suffixes: tuple[str, ...] | None = None):
     """An ``argparse`` ``type=`` for a file the command will write, checked as the command line is parsed.
 
-    A folder, a missing or read-only parent folder is refused then (:func:`graphs._atomic.check_writable`), before
-    any work and without creating anything, as one line naming ``option`` (through :class:`OneLineErrorParser`,
-    exit status 2). A default of ``None`` is left as it is: argparse converts string values only.
+    A folder, a missing or read-only parent folder, a folder that takes no new files (``/proc``) and an extension
+    the command does not write are refused then, before any work and without leaving anything behind, as one line
+    naming ``option`` (through :class:`OneLineErrorParser`, exit status 2). A default of ``None`` is left as it is:
+    argparse converts string values only.
 
     Parameters
     ----------
@@ -144,6 +244,9 @@ def output_file(option: str, stdout: bool = False, parents: bool = False):
     parents : bool, default False
         Accept a missing parent folder that the command could create (checked as :func:`output_folder` checks a
         folder; nothing is created here), for a command that writes with ``write_atomic(..., mkdir=True)``.
+    suffixes : tuple of str or None, default None
+        The extensions the command writes, lower case with their dot (``(".json",)``; :data:`FIGURE_SUFFIXES` for a
+        figure written by :func:`save_png_pdf`); ``None`` accepts any.
 
     Returns
     -------
@@ -155,17 +258,20 @@ def output_file(option: str, stdout: bool = False, parents: bool = False):
     --------
     >>> import contextlib, io, tempfile
     >>> parser = OneLineErrorParser(prog="demo")
-    >>> _ = parser.add_argument("--json", type=output_file("--json"))
+    >>> _ = parser.add_argument("--json", type=output_file("--json", suffixes=(".json",)))
     >>> parser.parse_args(["--json", "out.json"]).json
     PosixPath('out.json')
     >>> err = io.StringIO()
     >>> with tempfile.TemporaryDirectory() as folder, contextlib.redirect_stderr(err):
-    ...     try:
-    ...         parser.parse_args(["--json", folder])
-    ...     except SystemExit as exit:
-    ...         code = exit.code
-    >>> code, "argument --json:" in err.getvalue(), "is a directory" in err.getvalue()
-    (2, True, True)
+    ...     for bad in (folder, "/proc/out.json", "out.csv"):
+    ...         try:
+    ...             parser.parse_args(["--json", bad])
+    ...         except SystemExit as exit:
+    ...             assert exit.code == 2
+    >>> print(err.getvalue().replace(folder, "FOLDER"))  # doctest: +NORMALIZE_WHITESPACE
+    demo: error: argument --json: FOLDER is a directory; expected a file path (see --help)
+    demo: error: argument --json: cannot write to /proc (No such file or directory) (see --help)
+    demo: error: argument --json: expected a path ending in .json (what this command writes), got 'out.csv' (see --help)
     >>> _ = parser.add_argument("--out", type=output_file("--out", parents=True))
     >>> parser.parse_args(["--out", "new/folder/out.json"]).out
     PosixPath('new/folder/out.json')
@@ -177,11 +283,15 @@ def output_file(option: str, stdout: bool = False, parents: bool = False):
             return text
         path = Path(text)
         if parents and text and not path.parent.exists():
-            return folder(str(path.parent)) / path.name
-        try:
-            return check_writable(text, option)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{option}: ")) from None
+            path = folder(str(path.parent)) / path.name
+        else:
+            try:
+                path = check_writable(text, option)
+            except ValueError as exc:
+                raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{option}: ")) from None
+            _probe_writable(path.parent)
+        _check_suffix(text, suffixes)
+        return path
 
     parse.__name__ = "output file"  # argparse's fallback message: "invalid output file value"
     return parse
@@ -189,10 +299,11 @@ def output_file(option: str, stdout: bool = False, parents: bool = False):
 
 def output_folder(option: str):
     """An ``argparse`` ``type=`` for a folder the command will create or write into, checked as the command line is
-    parsed, without creating anything.
+    parsed, without leaving anything behind.
 
     Refused, as one line naming ``option`` (through :class:`OneLineErrorParser`, exit status 2): a path that exists
-    and is not a folder, a path below a file, and a path whose nearest existing folder this process cannot write.
+    and is not a folder, a path below a file, and a path whose nearest existing folder takes no new file from this
+    process (tried with a temporary file, removed at once).
 
     Parameters
     ----------
@@ -232,6 +343,7 @@ def output_folder(option: str):
                                              else f"cannot create {text}{where}")  # fmt: skip
         if not os.access(existing, os.W_OK | os.X_OK):
             raise argparse.ArgumentTypeError(f"cannot write to {existing}")
+        _probe_writable(existing)
         return path
 
     parse.__name__ = "output folder"  # argparse's fallback message: "invalid output folder value"

@@ -152,3 +152,67 @@ def words_per_slab(n: int, n_seeds: int, max_memory: int, op_buffer_bytes: int =
             f"at least {slab_bytes(n, 1, op_buffer_bytes) / 2**20:.1f} MiB is needed"
         )
     return int(min(needed, fit))
+
+
+def format_bytes(size: int | float) -> str:
+    """Return ``size`` in the largest binary unit that keeps it at least 1 (``"1.50 GiB"``).
+
+    Parameters
+    ----------
+    size : int or float
+        Bytes.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> format_bytes(3 * 2**30), format_bytes(1536), format_bytes(12)
+    ('3.00 GiB', '1.50 KiB', '12 B')
+    """
+    for power, unit in ((5, "PiB"), (4, "TiB"), (3, "GiB"), (2, "MiB"), (1, "KiB")):
+        if size >= 2 ** (10 * power):
+            return f"{size / 2 ** (10 * power):.2f} {unit}"
+    return f"{int(size)} B"
+
+
+def check_memory(name: str, needed: int | float, what: str, limit: int = DEFAULT_MAX_MEMORY,
+                 limit_name: str | None = None) -> None:  # fmt: skip
+    """Refuse, before anything is allocated, work whose memory estimate exceeds ``limit``.
+
+    Parameters
+    ----------
+    name : str
+        The argument or option whose size is at fault (the first word of the message).
+    needed : int or float
+        The estimate, in bytes.
+    what : str
+        What needs it, e.g. ``"10^8 positions x 4 heads x 64 dims (q, k, v, out in float32)"``.
+    limit : int, optional
+        The bound, in bytes (default :data:`DEFAULT_MAX_MEMORY`).
+    limit_name : str or None, optional
+        The option that sets the bound (``"--max-memory"``), named in the message; ``None``: the bound is fixed.
+
+    Raises
+    ------
+    MemoryError
+        If ``needed > limit``, in one line naming ``name``, the estimate and the limit.
+
+    Examples
+    --------
+    >>> check_memory("--n", 2**20, "one row")
+    >>> check_memory("--n", 2**40, "q, k and v")
+    Traceback (most recent call last):
+    ...
+    MemoryError: --n: q, k and v need about 1.00 TiB, more than the limit of 3.00 GiB
+    >>> check_memory("--n", 2**40, "q, k and v", 2**30, "--max-memory")
+    Traceback (most recent call last):
+    ...
+    MemoryError: --n: q, k and v need about 1.00 TiB, more than the limit of 1.00 GiB (--max-memory)
+    """
+    if needed > limit:
+        by = f" ({limit_name})" if limit_name else ""
+        raise MemoryError(
+            f"{name}: {what} need about {format_bytes(needed)}, more than the limit of {format_bytes(limit)}{by}"
+        )

@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
-from graphs.cli_common import OneLineErrorParser, output_file, output_folder
+from graphs.cli_common import (
+    FIGURE_SUFFIXES,
+    OneLineErrorParser,
+    given_options,
+    output_file,
+    output_folder,
+    refuse_together,
+)
 
 # the parser and the output checks live in graphs (below receptive)
-__all__ = ["OneLineErrorParser", "comma_ints", "comma_names", "output_file", "output_folder"]
+__all__ = [
+    "FIGURE_SUFFIXES",
+    "OneLineErrorParser",
+    "comma_ints",
+    "comma_names",
+    "given_options",
+    "output_file",
+    "output_folder",
+    "refuse_together",
+]
 
 
 def comma_names(option: str, text: str, allowed) -> list[str]:

@@ -8,11 +8,11 @@ import json
 import os
 import sys
 
-from graphs._atomic import atomic_write, check_writable
+from graphs._atomic import atomic_write
 from graphs.memory import DEFAULT_MAX_MEMORY, parse_bytes
 
 from .. import __version__, theory
-from ..cli_parser import OneLineErrorParser
+from ..cli_parser import FIGURE_SUFFIXES, OneLineErrorParser, given_options, output_file, refuse_together
 from ..patterns.hf_config import pattern_from_config
 from ..patterns.registry import PATTERNS, pattern_from_spec, stack_from_spec
 from ..plotting import save_png_pdf
@@ -21,7 +21,7 @@ from ..windows import max_window
 from .compute import DEFAULT_MAX_LAYERS, DEFAULT_TARGETS, coverage_by_layer, exact_fits, extend
 from .results import CoverageResult
 
-__all__ = ["build_parser", "format_table", "main", "preset_names", "run"]
+__all__ = ["build_parser", "check_applicable", "format_table", "main", "preset_names", "run"]
 
 DESCRIPTION = """\
 After L layers of a sparse attention pattern, which tokens can each token see?
@@ -73,6 +73,7 @@ OPTIONS = {
     "targets": "--targets",
     "max_memory": "--max-memory",
     "hf_config": "--hf-config",
+    "circular": "--circular",
 }
 
 
@@ -137,8 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"memory budget of the engine, e.g. 512MiB (default {DEFAULT_MAX_MEMORY // 2**30}GiB)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    p.add_argument("--csv", metavar="PATH", help="also write one row per (pattern, layer) to PATH")
-    p.add_argument("--plot", metavar="PATH", help="also plot coverage vs layer to PATH (.png and .pdf)")
+    p.add_argument("--csv", type=output_file("--csv", suffixes=(".csv",)), metavar="PATH",
+                   help="also write one row per (pattern, layer) to PATH (.csv)")  # fmt: skip
+    p.add_argument("--plot", type=output_file("--plot", suffixes=FIGURE_SUFFIXES), metavar="PATH",
+                   help="also plot coverage vs layer to PATH (.png or .pdf: both are written)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal)")
     return p
 
@@ -236,6 +239,36 @@ def run(args: argparse.Namespace) -> dict:
         "patterns": documents,
         "theory": None if stacked else _theory_summary(args.n, args.w, causal, args.circular),
     }
+
+
+def check_applicable(given: set[str]) -> None:
+    """Refuse options that the command line's other options make meaningless, naming both.
+
+    Parameters
+    ----------
+    given : set of str
+        The destinations the command line set (:func:`graphs.cli_common.given_options`).
+
+    Raises
+    ------
+    ValueError
+        ``"--w: does not apply with --hf-config (...)"`` and the like.
+
+    Examples
+    --------
+    >>> check_applicable({"n", "stack", "layers"})
+    >>> check_applicable({"hf_config", "causal"})
+    Traceback (most recent call last):
+    ...
+    ValueError: --causal: does not apply with --hf-config (the config says whether the model is a decoder)
+    """
+    for first, second, why in (
+        ("--w", "--hf-config", "the config sets every layer's window"),
+        ("--causal", "--hf-config", "the config says whether the model is a decoder"),
+        ("--circular", "--hf-config", "a model's layers run on a truncated sequence"),
+        ("--max-layers", "--layers", "--max-layers caps the layers only when --layers is not given"),
+    ):
+        refuse_together(given, first, second, why)
 
 
 def preset_names() -> list[str]:
@@ -422,10 +455,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.csv:  # before any work: a path that cannot be written is a one-line error, not a traceback
-            check_writable(args.csv, "--csv")
-        if args.plot:
-            check_writable(args.plot, "--plot")
+        check_applicable(given_options(parser, argv))
         doc = run(args)
     except (ValueError, MemoryError) as exc:
         parser.error(str(exc))

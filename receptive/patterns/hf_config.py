@@ -21,9 +21,11 @@ from __future__ import annotations
 import json
 import os
 
+from graphs.memory import check_memory
+
 from ..validation import check_int
 from .base import Pattern
-from .registry import pattern_from_spec
+from .registry import BYTES_PER_LAYER, pattern_from_spec
 from .stack import LayerStack
 
 __all__ = ["KNOWN_LAYER_TYPES", "layer_specs", "load_config", "pattern_from_config"]
@@ -103,6 +105,8 @@ def layer_specs(config: dict) -> tuple[list[str], bool, str]:
     ValueError
         If a field the layout needs is missing or malformed, or ``layer_types`` holds a type this reader does not
         know.
+    MemoryError
+        If ``num_hidden_layers`` is more layers than :data:`graphs.memory.DEFAULT_MAX_MEMORY` holds.
 
     Examples
     --------
@@ -115,6 +119,7 @@ def layer_specs(config: dict) -> tuple[list[str], bool, str]:
         config = {**config["text_config"], "model_type": config.get("model_type", "")}
     model_type = str(config.get("model_type", "model"))
     layers = _int_field(config, "num_hidden_layers")
+    check_memory("hf_config", layers * BYTES_PER_LAYER, f"{layers} layers (field 'num_hidden_layers')")
 
     if model_type == "longformer" or "attention_window" in config:
         window = config.get("attention_window")

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from graphs.memory import check_memory
+
 from ..validation import check_bool, check_int
 from .base import Pattern
 from .blocks import BigBird, Chunked
@@ -490,18 +492,23 @@ def pattern_from_spec(
     """
     kind, values = parse_layer(spec, default_w, argument)
     if check_bool("circular", circular) and not kind.circular:
-        raise ValueError(f"circular: {kind.name} is defined on a truncated sequence only")
-    names = [param.name for param in kind.params]
+        raise ValueError(f"circular: {kind.name} (in {argument}) is defined on a truncated sequence only")
     try:
         return kind.build(n, causal, circular, seed, *values)
     except ValueError as exc:  # an argument written in the spec is out of range: name the spec's flag first
         name, sep, _ = str(exc).partition(":")
-        if sep and name in names and ":" in spec:
+        if sep and name not in _SHARED and ":" in spec:
             raise ValueError(f"{argument}: {spec!r}: {exc}") from None
         raise
 
 
-def parse_stack(spec: str, argument: str = "stack") -> list[str]:
+#: the arguments every layer of a spec shares, set by the caller rather than written in the spec
+_SHARED = ("n", "causal", "circular", "seed")
+#: bytes one layer of a stack's period takes, at most (its spec string, the list slots, the stack's slot)
+BYTES_PER_LAYER = 256
+
+
+def parse_stack(spec: str, argument: str = "stack", depth: int | None = None) -> list[str]:
     """``"5*swa:1024,full"`` -> the period as layer specs ``["swa:1024"] * 5 + ["full"]`` (validated).
 
     Parameters
@@ -510,6 +517,8 @@ def parse_stack(spec: str, argument: str = "stack") -> list[str]:
         Comma-separated layer specs, each optionally ``K*`` repeated.
     argument : str, default "stack"
         The argument named in error messages.
+    depth : int or None, default None
+        Keep the first ``depth`` layers of the period only (the layers a stack of that depth runs).
 
     Returns
     -------
@@ -522,11 +531,19 @@ def parse_stack(spec: str, argument: str = "stack") -> list[str]:
         If ``spec`` is not a string.
     ValueError
         If ``spec`` is empty, a repetition is not an integer ``>= 1``, or a layer spec is invalid.
+    MemoryError
+        If the period kept would not fit :data:`graphs.memory.DEFAULT_MAX_MEMORY` (:data:`BYTES_PER_LAYER` each).
 
     Examples
     --------
     >>> parse_stack("2*swa:8,full")
     ['swa:8', 'swa:8', 'full']
+    >>> parse_stack("1000000000000*swa:8", depth=3)
+    ['swa:8', 'swa:8', 'swa:8']
+    >>> parse_stack("1000000000000*swa:8", argument="--stack")
+    Traceback (most recent call last):
+    ...
+    MemoryError: --stack: 1000000000000 layers need about 232.83 TiB, more than the limit of 3.00 GiB
     """
     if not isinstance(spec, str):
         raise TypeError(
@@ -534,7 +551,7 @@ def parse_stack(spec: str, argument: str = "stack") -> list[str]:
         )
     if not spec.strip():
         raise ValueError(f"{argument}: expected comma-separated layer specs NAME[:ARG...], K* to repeat; got nothing")
-    period = []
+    items = []
     for item in spec.split(","):
         item = item.strip()
         count, star, layer = item.partition("*")
@@ -547,7 +564,14 @@ def parse_stack(spec: str, argument: str = "stack") -> list[str]:
         if times < 1 or not layer.strip():
             raise ValueError(f"{argument}: {item!r}: expected K*NAME[:ARG...] with K >= 1")
         parse_layer(layer, argument=argument)
-        period += [layer.strip()] * times
+        items.append((layer.strip(), times))
+    kept = sum(times for _, times in items)
+    if depth is not None:
+        kept = min(kept, check_int("depth", depth, 1))
+    check_memory(argument, kept * BYTES_PER_LAYER, f"{kept} layers")
+    period: list[str] = []
+    for layer, times in items:
+        period += [layer] * min(times, kept - len(period))
     return period
 
 
@@ -598,10 +622,10 @@ def stack_from_spec(
     >>> stack.max_layers, coverage_by_layer(stack, max_layers=6).full_coverage_layer  # layer 3 sees everything
     (6, 3)
     """
-    period = parse_stack(spec, argument)
     check_int("depth", depth, 1)
+    period = parse_stack(spec, argument, depth)
     built: dict[str, Pattern] = {}
     for layer in period:
         if layer not in built:
-            built[layer] = pattern_from_spec(layer, n, causal, circular, seed)
+            built[layer] = pattern_from_spec(layer, n, causal, circular, seed, argument=argument)
     return LayerStack([built[layer] for layer in period], depth, name=name or spec)

@@ -98,7 +98,7 @@ def test_coverage_cli_output_paths(tmp_path, capsys):
         for kind in ("missing_dir", "under_file", "is_dir"):
             target = output_path(folder, kind, name)
             code, _, err = run_cli(main, ["--n", "64", "--w", "8", flag, str(target), "--no-progress"], capsys)
-            assert code == 2 and err.split("error: ")[1].startswith(flag), (kind, err)
+            assert code == 2 and err.split("error: ")[1].removeprefix("argument ").startswith(flag), (kind, err)
             assert not (target.parent.exists() and kind == "missing_dir"), target
     code, _, _ = run_cli(main, ["--n", "64", "--w", "8", "--plot", str(tmp_path / "c.png"), "--no-progress"], capsys)
     assert code == 0 and (tmp_path / "c.pdf").exists()
