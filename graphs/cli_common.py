@@ -224,7 +224,8 @@ def _check_suffix(text: str, suffixes: tuple[str, ...] | None) -> None:
     """``argparse.ArgumentTypeError`` unless ``text`` ends in one of ``suffixes`` (any, where ``None``)."""
     if suffixes is not None and Path(text).suffix.lower() not in suffixes:
         allowed = " or ".join(suffixes)
-        raise argparse.ArgumentTypeError(f"expected a path ending in {allowed} (what this command writes), got {text!r}")
+        message = f"expected a path ending in {allowed} (what this command writes), got {text!r}"
+        raise argparse.ArgumentTypeError(message)
 
 
 def output_file(option: str, stdout: bool = False, parents: bool = False, suffixes: tuple[str, ...] | None = None):
