@@ -117,9 +117,36 @@ def _rows_attention(q, k, v, keep):
     return out.masked_fill(~keep.any(-1, keepdim=True), 0.0)
 
 
-def _moba_keys(q, k, positions, budget):
-    """MoBA's keys over the cache as ``(b, h, q, K)`` indices: the own block (causal) and the top earlier blocks by
-    ``q . mean(k_block)``."""
+def moba_keys(q, k, positions, budget):
+    """MoBA's keys over the cache: each query's own block (causal) and the top earlier blocks by ``q . mean(k_block)``.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        ``(batch, heads, q, d)`` queries.
+    k : torch.Tensor
+        ``(batch, heads, n, d)`` keys (grouped heads repeated).
+    positions : torch.Tensor
+        ``(q,)`` the queries' positions.
+    budget : int
+        Keys per query: :data:`MOBA_BLOCKS` blocks of ``budget // MOBA_BLOCKS`` keys.
+
+    Returns
+    -------
+    idx, valid : torch.Tensor
+        ``(batch, heads, q, K)`` key indices and which are at or before the query.
+
+    Examples
+    --------
+    >>> import torch
+    >>> idx, valid = moba_keys(torch.ones(1, 1, 1, 2), torch.ones(1, 1, 8, 2), torch.tensor([7]), 4)
+    >>> sorted(idx[valid].tolist())  # blocks of one key: the own block and the three best earlier ones
+    [4, 5, 6, 7]
+
+    References
+    ----------
+    Lu et al. (2025). MoBA: mixture of block attention for long-context LLMs. arXiv 2502.13189.
+    """
     b, h, n, d = k.shape
     size = max(1, budget // MOBA_BLOCKS)
     nb = -(-n // size)
@@ -216,7 +243,7 @@ def generation_attention(method: str, q, k, v, budget: int, seed: int = 0, max_l
             return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
         return _rows_attention(q, k, v, keep)
     if method == "moba":
-        idx, valid = _moba_keys(q, k, positions, budget)
+        idx, valid = moba_keys(q, k, positions, budget)
         if trace is not None:
             trace(positions, _keep_of(idx.flatten(0, 1), valid.flatten(0, 1), n))
         return neighbour_attention(q, k, v, idx.masked_fill(~valid, -1))
