@@ -202,8 +202,9 @@ def run_command(main, argv: list[str] | None = None) -> NoReturn:
     sys.exit(code)
 
 
-#: what :func:`save_png_pdf` writes: a figure option accepts a path ending in one of these (both are written)
-FIGURE_SUFFIXES = (".png", ".pdf")
+#: what :func:`save_png_pdf` writes: a figure option takes a path ending in one of these, or a prefix with no
+#: extension (both files are written)
+FIGURE_SUFFIXES = (".png", ".pdf", "")
 
 
 def _probe_writable(folder: Path) -> None:
@@ -223,7 +224,8 @@ def _probe_writable(folder: Path) -> None:
 def _check_suffix(text: str, suffixes: tuple[str, ...] | None) -> None:
     """``argparse.ArgumentTypeError`` unless ``text`` ends in one of ``suffixes`` (any, where ``None``)."""
     if suffixes is not None and Path(text).suffix.lower() not in suffixes:
-        allowed = " or ".join(suffixes)
+        names = [suffix or "no extension" for suffix in suffixes]
+        allowed = " or ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " or " + names[-1]
         message = f"expected a path ending in {allowed} (what this command writes), got {text!r}"
         raise argparse.ArgumentTypeError(message)
 
@@ -247,7 +249,7 @@ def output_file(option: str, stdout: bool = False, parents: bool = False, suffix
         folder; nothing is created here), for a command that writes with ``write_atomic(..., mkdir=True)``.
     suffixes : tuple of str or None, default None
         The extensions the command writes, lower case with their dot (``(".json",)``; :data:`FIGURE_SUFFIXES` for a
-        figure written by :func:`save_png_pdf`); ``None`` accepts any.
+        figure written by :func:`save_png_pdf`; ``""``: no extension); ``None`` accepts any.
 
     Returns
     -------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 
 import numpy as np
@@ -216,3 +217,21 @@ def check_memory(name: str, needed: int | float, what: str, limit: int = DEFAULT
         raise MemoryError(
             f"{name}: {what} need about {format_bytes(needed)}, more than the limit of {format_bytes(limit)}{by}"
         )
+
+
+def physical_memory() -> int:
+    """Return the bytes of physical memory of this machine (:data:`DEFAULT_MAX_MEMORY` where the OS does not say).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> physical_memory() >= 2**20
+    True
+    """
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, OSError, ValueError):
+        return DEFAULT_MAX_MEMORY

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from graphs.graph import Graph
+from graphs.memory import check_memory
 
 from .patterns import make_pattern
 from .validation import check_bool, check_int
@@ -111,6 +112,35 @@ def attention_graph(
     return Graph.from_edges(pattern.n, key, query, directed=directed)
 
 
+def check_union_memory(name: str, n: int, w: int, layers: int) -> None:
+    """Refuse, before any edge is drawn, a union of ``layers`` distinct layers whose edges would not fit
+    :data:`graphs.memory.DEFAULT_MAX_MEMORY`: the key and query arrays of every layer and their concatenation, four
+    int64 arrays of all the layers' edges at the peak.
+
+    Parameters
+    ----------
+    name : str
+        The pattern (``"sa+swa"`` has two edge sets a layer, ``"full"`` ``n`` keys a query).
+    n, w, layers : int
+        Positions, keys per query, distinct layers joined.
+
+    Raises
+    ------
+    MemoryError
+        Naming ``layers``, with the estimate and the limit.
+
+    Examples
+    --------
+    >>> check_union_memory("sa", 4096, 16, 8)
+    >>> check_union_memory("sa", 4096, 16, 10**7)
+    Traceback (most recent call last):
+    ...
+    MemoryError: layers: 10000000 layers x 65536 edges of sa need about 19.07 TiB, more than the limit of 3.00 GiB
+    """
+    per_layer = n * (n if name == "full" else min(w, n) * (2 if name == "sa+swa" else 1))
+    check_memory("layers", layers * per_layer * 32, f"{layers} layers x {per_layer} edges of {name}")
+
+
 def union_graph(
     name: str,
     n: int,
@@ -155,6 +185,9 @@ def union_graph(
         If ``name`` is not a string, ``layers`` or ``seed`` not an integer, or a flag not a bool.
     ValueError
         If ``name`` is not a pattern, ``layers < 1``, ``seed < 0``, or ``n`` and ``w`` do not make a pattern.
+    MemoryError
+        If the edges of ``layers`` layers would not fit :data:`graphs.memory.DEFAULT_MAX_MEMORY` (before any is
+        drawn).
 
     References
     ----------
@@ -172,6 +205,7 @@ def union_graph(
     pattern = _pattern(name, n, w, causal, circular, seed)
     layers = check_int("layers", layers, 1)
     distinct = 1 if name in ("swa", "full") else layers  # layers of SWA and full attention are all alike
+    check_union_memory(name, pattern.n, w, distinct)
     edges = [_key_query(pattern, layer) for layer in range(1, distinct + 1)]
     key = np.concatenate([k for k, _ in edges])
     query = np.concatenate([q for _, q in edges])

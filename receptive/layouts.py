@@ -28,11 +28,12 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from graphs._atomic import check_writable, write_text_atomic
+from graphs._atomic import write_text_atomic
 from graphs.cli_common import run_command
+from graphs.memory import check_memory
 
 from . import __version__
-from .cli_parser import OneLineErrorParser
+from .cli_parser import OneLineErrorParser, output_file
 from .coverage import coverage_by_layer
 from .fields import receptive_field
 from .patterns import Pattern
@@ -92,15 +93,25 @@ def load_layout(path: str | os.PathLike, n: int, seed: int = 0) -> tuple[Pattern
             raise ValueError(f"{where}: 'layers' must be an integer >= 1, got {layers!r}")
         if not isinstance(causal, bool):  # "false" would be read as True
             raise ValueError(f"{where}: 'causal' must be a JSON boolean (true or false), got {causal!r}")
-        stack = stack_from_spec(spec, n, layers, causal, seed=seed)
+        _check_depth(where, layers, n)
+        stack = stack_from_spec(spec, n, layers, causal, seed=seed, argument=where)
         stack.name = name
         return stack, source
     try:
         stack = pattern_from_config(config, n, seed=seed)
     except (TypeError, ValueError) as exc:  # a field of the wrong JSON type or value: named with its file
         raise ValueError(f"{where}: {str(exc).removeprefix('hf_config: ')}") from None
+    except MemoryError as exc:
+        raise MemoryError(f"{where}: {str(exc).removeprefix('hf_config: ')}") from None
+    _check_depth(where, stack.max_layers, n)
     stack.name = Path(path).stem
     return stack, source
+
+
+def _check_depth(where: str, layers: int, n: int) -> None:
+    """``MemoryError`` naming the file when ``layers`` layers of per-position coverage (8 bytes each) would not fit
+    :data:`graphs.memory.DEFAULT_MAX_MEMORY`."""
+    check_memory(where, layers * n * 8, f"{layers} layers x {n} positions of coverage")
 
 
 @dataclass
@@ -504,10 +515,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--only", metavar="NAMES", help="comma-separated file stems to run (default: all)")
     p.add_argument(
-        "--targets", type=int, default=DEFAULT_TARGETS, help=f"sampled targets per layer (default {DEFAULT_TARGETS})"
+        "--targets", type=int, help=f"sampled targets per layer, at most --n (default {DEFAULT_TARGETS}, or n if less)"
     )
     p.add_argument("--seed", type=int, default=0, help="seed of permutations, random blocks and targets (default 0)")
-    p.add_argument("--json", metavar="PATH", help="write the JSON document to PATH ('-': print it, no table)")
+    p.add_argument("--json", metavar="PATH", type=output_file("--json", stdout=True, suffixes=(".json",)),
+                   help="write the JSON document to PATH ('-': print it, no table)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     return p
 
@@ -543,12 +555,11 @@ def run(args: argparse.Namespace) -> dict:
     """
     if args.n < 2:
         raise ValueError(f"--n: expected an integer >= 2, got {args.n}")
-    if not 1 <= args.targets:
-        raise ValueError(f"--targets: expected an integer >= 1, got {args.targets}")
+    targets = min(DEFAULT_TARGETS, args.n) if args.targets is None else args.targets
+    if not 1 <= targets <= args.n:
+        raise ValueError(f"--targets: expected an integer in [1, --n = {args.n}], got {targets}")
     if args.seed < 0:
         raise ValueError(f"--seed: expected an integer >= 0, got {args.seed}")
-    if args.json and args.json != "-":
-        check_writable(args.json, "--json")  # before the work, not after
     folder = Path(args.configs) if args.configs else preset_dir()
     if not folder.is_dir():
         raise ValueError(f"--configs: {os.fspath(folder)!r} is not a folder")
@@ -572,11 +583,11 @@ def run(args: argparse.Namespace) -> dict:
         raise ValueError(f"--n: no layout fits n = {args.n}; the first fits from --n "
                          f"{min(s['needs_n'] for s in skipped)}")  # fmt: skip
     progress = False if args.no_progress else None
-    results = study(paths, args.n, min(args.targets, args.n), args.seed, progress)
+    results = study(paths, args.n, targets, args.seed, progress)
     return {
         "version": __version__,
         "n": args.n,
-        "targets": min(args.targets, args.n),
+        "targets": targets,
         "seed": args.seed,
         "layouts": [r.to_dict() for r in results],
         "skipped": [{"name": s["name"], "needs_n": s["needs_n"]} for s in skipped],

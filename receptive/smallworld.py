@@ -24,7 +24,10 @@ import argparse
 from graphs.cli_common import run_command
 from graphs.graph import Graph
 from graphs.smallworld.cli import GRAPH_MODELS, ModelFamily
+from graphs.smallworld.connectome import FLYWIRE
 from graphs.smallworld.cli import main as _smallworld_main
+
+from .attention_graphs import check_union_memory
 
 PROG = "python -m receptive.smallworld"
 NOTE = (
@@ -33,18 +36,48 @@ NOTE = (
 )
 
 
+#: the defaults of the attention models' options (``None`` in the parser, so that a flag given is told apart)
+DEFAULT_W, DEFAULT_LAYERS = 16, 1
+ATTENTION = ("swa", "sa", "sa+swa")
+
+
 def _add_options(parser: argparse.ArgumentParser) -> None:
     """The attention models' options ``--w``, ``--layers``, ``--causal``."""
-    parser.add_argument("--w", type=int, default=16, help="attention window, keys per query incl. self (default 16)")
-    parser.add_argument("--layers", type=int, default=1, help="attention layers whose union is the graph (default 1)")
+    parser.add_argument("--w", type=int, help=f"attention window, keys per query incl. self (default {DEFAULT_W})")
+    parser.add_argument("--layers", type=int,
+                        help=f"attention layers whose union is the graph (default {DEFAULT_LAYERS})")  # fmt: skip
     parser.add_argument("--causal", action="store_true", help="causal attention graph")
 
 
 def _check(args: argparse.Namespace) -> None:
-    """``ValueError`` naming the flag for ``--w`` or ``--layers`` below 1."""
+    """``ValueError`` naming the flag for ``--w`` or ``--layers`` below 1, for an option the model does not read
+    (naming both), for ``--sources`` above the graph's n, and for a union whose edges would not fit in memory."""
+    model = "--edges" if args.edges else f"--model {args.model}"
+    attention = not args.edges and args.model in ATTENTION
+    given = {"--w": args.w is not None, "--layers": args.layers is not None, "--causal": args.causal,
+             "--k": args.k is not None, "--calibrate": args.calibrate}  # fmt: skip
+    for flag in ("--w", "--layers", "--causal"):
+        if given[flag] and not attention:
+            raise ValueError(f"{flag}: does not apply with {model} (only the attention graphs {', '.join(ATTENTION)})")
+    if given["--k"] and attention:
+        raise ValueError(f"--k: does not apply with {model} (an attention graph's degree is set by --w)")
+    if given["--calibrate"] and (args.edges or args.model != "connectome"):
+        raise ValueError(f"--calibrate: does not apply with {model} (it refits the connectome model)")
+    if args.w is None:
+        args.w = DEFAULT_W
+    if args.layers is None:
+        args.layers = DEFAULT_LAYERS
     for name, value in (("--w", args.w), ("--layers", args.layers)):
         if value < 1:
             raise ValueError(f"{name}: expected an integer >= 1, got {value}")
+    n = args.n or (FLYWIRE["n"] if args.model == "connectome" else 4096)
+    if args.sources is not None and not args.edges and args.sources > n:
+        raise ValueError(f"--sources: expected at most --n = {n} sources, got {args.sources}")
+    if attention:
+        try:
+            check_union_memory(args.model, n, args.w, 1 if args.model == "swa" else args.layers)
+        except MemoryError as exc:
+            raise ValueError(str(exc)) from None
 
 
 def _builder(name: str):

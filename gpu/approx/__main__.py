@@ -24,7 +24,8 @@ import torch
 from gpu.approx import METHODS, approximate, exact_attention, exact_cost, method_cost, relative_error
 from gpu.approx.measure import measured_flops, measured_peak_bytes
 from gpu.attention.threads import torch_threads
-from graphs.cli_common import run_command, write_atomic
+from graphs.cli_common import given_options, refuse_together, run_command, write_atomic
+from graphs.memory import check_memory, physical_memory
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names, output_file
 
 KINDS = ("random", "lowrank", "spiky")
@@ -293,6 +294,13 @@ def equal_compute(rows, budget, tolerance: float = 0.25) -> list[str]:
                    and abs(r["flops_vs_swa"] - 1) <= tolerance})  # fmt: skip
 
 
+def _study_bytes(n: int, d: int) -> int:
+    """Bytes one case of the study (or one measured cost) holds at once: float64 q, k, v and outputs for
+    :data:`HEADS` heads, and four ``n x n`` float64 matrices per head (exact scores and weights, a method's dense
+    scores and its mask)."""
+    return HEADS * (6 * n * d + 4 * n * n) * 8
+
+
 def _print_study(rows, kinds, seeds, n, d, causal):
     for kind in kinds:
         print(f"\n{kind}: relative error (mean +- std over {seeds} seeds), n = {n}, d = {d}"
@@ -333,11 +341,19 @@ def main(argv=None) -> int:
     p.add_argument("--costs", action="store_true", help="print the cost table only (no errors are computed)")
     p.add_argument("--measure", action="store_true",
                    help="with --costs: also the FLOPs and peak bytes torch measures in one run of each")  # fmt: skip
-    p.add_argument("--json", nargs="?", const="-", type=output_file("--json", stdout=True),
+    p.add_argument("--json", nargs="?", const="-", type=output_file("--json", stdout=True, suffixes=(".json",)),
                    help="write the rows as JSON to this file ('-' or none: stdout)")  # fmt: skip
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1; small tensors, shared cores)")
     args = p.parse_args(argv)
+    given = given_options(p, argv)
     try:
+        if "costs" in given:
+            refuse_together(given, "--kinds", "--costs", "the cost table has no input kinds")
+            refuse_together(given, "--seeds", "--costs", "the cost table draws nothing")
+            refuse_together(given, "--threads", "--costs", "it sets the threads of the error study")
+        for flag in ("--measure", "--heads"):
+            if flag[2:] in given and "costs" not in given:
+                raise ValueError(f"{flag}: applies with --costs only (the error study runs {HEADS} heads, unmeasured)")
         kinds = comma_names("--kinds", args.kinds, KINDS)
         methods = comma_names("--methods", args.methods, METHODS)
         budgets = comma_ints("--budgets", args.budgets)
@@ -347,6 +363,14 @@ def main(argv=None) -> int:
                                ("--heads", args.heads, 1), ("--threads", args.threads, 1)):  # fmt: skip
         if value < low:
             p.error(f"{option}: expected an integer >= {low}, got {value}")
+    if max(budgets) > args.n:
+        p.error(f"--budgets: expected budgets of at most --n = {args.n} keys per query (or ranks), got {max(budgets)}")
+    if not args.costs or args.measure:  # before anything is drawn: exact attention holds n^2 scores per head
+        try:
+            what = f"the n x n matrices of exact attention at n = {args.n}, d = {args.d}"
+            check_memory("--n", _study_bytes(args.n, args.d), what, physical_memory(), "the machine's memory")
+        except MemoryError as exc:
+            p.error(str(exc))
     if args.causal:
         methods = [m for m in methods if METHODS[m].causal]
         if not methods:

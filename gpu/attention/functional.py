@@ -154,8 +154,12 @@ def permute_sequence(x: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
 
 
 def _check(q, k, v, backend, finite):
+    """The checks every attention call makes: backend, q/k/v shapes (no empty batch, head or head_dim), finiteness."""
     check_backend(backend)
     check_qkv(q, k, v)
+    for axis, what in ((0, "batch"), (1, "heads"), (3, "head_dim")):
+        if q.shape[axis] < 1:
+            raise ValueError(f"q: expected (batch, heads, seq, head_dim) with {what} >= 1, got shape {tuple(q.shape)}")
     if check_bool("check_finite", finite):
         _check_finite(q=q, k=k, v=v)
 

@@ -30,16 +30,16 @@ import torch
 import receptive
 from gpu.attention.neighbour import resolved_method
 from gpu.attention.variants import multiscale_permutations
-from gpu.bench.memory import peak_memory
+from gpu.bench.memory import bench_bytes, device_memory, peak_memory
 from gpu.bench.paths import GATHERED, TIMED_BACKENDS, _paths, _peer, kernel_runs, label
 from gpu.bench.patterns import _layer_cap, _pairs, _pattern
 from gpu.bench.plot import PAPER_SPEEDUP, check_bench_result, plot_cost
 from gpu.bench.timing import _times
 from gpu.validation import check_int
-from graphs._atomic import check_writable
-from graphs.cli_common import run_command, write_atomic
+from graphs.cli_common import FIGURE_SUFFIXES, output_file, run_command, write_atomic
+from graphs.memory import check_memory
 from receptive import coverage_by_layer
-from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
+from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names, given_options
 from receptive.windows import max_window
 
 __all__ = ["main", "run"]
@@ -190,10 +190,13 @@ def _parse(p, argv):
         help=f"windowed backends to time, from {', '.join(TIMED_BACKENDS)} (None: all three on CUDA, torch on "
         "the CPU, where FlexAttention runs eagerly with O(n^2) scores and the Triton kernel needs the interpreter)",
     )
-    p.add_argument("--json", default=None, metavar="PATH", help="write the result rows to PATH (its folder must exist)")
+    p.add_argument("--json", default=None, metavar="PATH", type=output_file("--json", suffixes=(".json",)),
+                   help="write the result rows to PATH (.json; its folder must exist)")  # fmt: skip
     p.add_argument("--replot", default=None, metavar="JSON", help="only redraw --plot from a result JSON (no timing)")
-    p.add_argument("--plot", default=None, metavar="PATH", help="draw the cost figure to PATH as PNG and PDF")
+    p.add_argument("--plot", default=None, metavar="PATH", type=output_file("--plot", suffixes=FIGURE_SUFFIXES),
+                   help="draw the cost figure to PATH (.png or .pdf) as PNG and PDF")  # fmt: skip
     args = p.parse_args(argv)
+    given = given_options(p, argv)
     cuda = torch.cuda.is_available()
     try:
         args.n = comma_ints("--n", args.n, low=2)
@@ -205,6 +208,12 @@ def _parse(p, argv):
         p.error(str(exc))
     if args.replot is not None and args.plot is None:
         p.error("--replot: needs --plot, the figure to draw")
+    if args.replot is not None:
+        timed = ("n", "w", "heads", "dim", "batch", "dtype", "backward", "repeats", "variants", "backends", "json")
+        for name in timed:
+            if name in given:
+                p.error(f"--{name}: does not apply with --replot (it only redraws --plot; nothing is timed)")
+        return args
     if args.w > max_window(min(args.n), False, False):
         p.error(f"--w: expected at most {max_window(min(args.n), False, False)} for n = {min(args.n)}, got {args.w}")
     if args.variants and args.w > min(args.n):
@@ -213,12 +222,15 @@ def _parse(p, argv):
         p.error("--backends: triton needs a CUDA GPU (tests run the kernel on the interpreter instead)")
     if not cuda and "flex" in args.backends and args.backward:
         p.error("--backends: flex has no backward on the CPU; drop --backward or flex")
-    try:  # before minutes of timing, not after; the same rule as receptive.coverage's --csv and --plot
-        if args.json is not None:
-            check_writable(args.json, "--json")
-        if args.plot is not None:
-            check_writable(args.plot, "--plot")
-    except ValueError as exc:
+    element = torch.empty((), dtype=getattr(torch, args.dtype)).element_size()
+    dense = not cuda and "flex" in args.backends
+    where = "the GPU's memory" if cuda else "the machine's memory"
+    try:  # before any tensor is drawn: a size that cannot fit is one line, not a failure inside the allocator
+        n = max(args.n)
+        needed = bench_bytes(n, args.w, args.heads, args.dim, args.batch, element, args.backward, dense)
+        what = f"the tensors of n = {n} x {args.heads} heads x {args.dim} dims x batch {args.batch} ({args.dtype})"
+        check_memory("--n", needed, what, device_memory(cuda), where)
+    except MemoryError as exc:
         p.error(str(exc))
     return args
 

@@ -39,3 +39,65 @@ def peak_memory(step) -> int:
     step()
     torch.cuda.synchronize()
     return torch.cuda.max_memory_allocated() - before
+
+
+def device_memory(cuda: bool) -> int:
+    """Bytes of memory the timed tensors live in: the GPU's total on CUDA, the machine's physical memory otherwise.
+
+    Parameters
+    ----------
+    cuda : bool
+        Whether the tensors go to the GPU.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> device_memory(False) >= 2**20
+    True
+    """
+    if cuda:
+        import torch
+
+        return torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+    from graphs.memory import physical_memory
+
+    return physical_memory()
+
+
+def bench_bytes(n: int, w: int, heads: int, dim: int, batch: int, element: int, backward: bool, dense: bool) -> int:
+    """Bytes the timing of one sequence length holds at once, an estimate made before anything is allocated.
+
+    q, k, v, the gate and an output (``2 x`` with gradients), the float32 draws they are made from, a banded path's
+    float32 scores (``O(n (bq + w))`` per head, :mod:`gpu.attention.banded`, with ``bq`` about ``w``) and, where a
+    path computes dense scores (``dense``: FlexAttention run eagerly on the CPU), ``n^2`` scores per head.
+
+    Parameters
+    ----------
+    n, w, heads, dim, batch : int
+        The shapes timed.
+    element : int
+        Bytes per element of the dtype timed.
+    backward : bool
+        Gradients are kept too.
+    dense : bool
+        A path materialises the ``n x n`` scores.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> bench_bytes(1024, 64, 4, 64, 1, 4, False, False) < 2**30
+    True
+    >>> bench_bytes(10**8, 64, 4, 64, 1, 4, False, False) > 2**40
+    True
+    """
+    rows = batch * heads * n
+    tensors = rows * dim * (4 * element + 3 * 4) * (2 if backward else 1)
+    banded = rows * 2 * w * 4
+    scores = rows * n * 4 if dense else 0
+    return tensors + banded + scores

@@ -7,21 +7,42 @@ import csv
 import json
 import math
 import sys
+import warnings
+from numbers import Integral, Real
 from pathlib import Path
 
-from graphs._atomic import atomic_write, write_text_atomic
+from graphs._atomic import atomic_write, first_difference, read_json_object, torn_last_line, write_text_atomic
 from graphs.memory import parse_bytes, slab_bytes
 
 from .. import __version__, theory
 from ..cli_parser import OneLineErrorParser, comma_names, output_folder
 from ..sweep import ResultStore, check_scheduler, run_dask, run_local, tasks_for
+from ..theory import load_interval_model
 from .analysis import analyse_point, deviations, fit_log_law, group_results
 
-__all__ = ["build_parser", "format_table", "main", "parse_sizes", "task_bytes_at_least"]
+__all__ = ["MAX_LAYERS", "MAX_RUNS", "build_parser", "format_table", "main", "parse_sizes", "task_bytes_at_least"]
 
 DEFAULT_N = "2^8,2^10,2^12,2^14,2^16,2^18,2^20"
 DEFAULT_W = "4,8,16,32,64,128,256,512"
 QUICK_N, QUICK_W = "2^8,2^10,2^12", "4,16,64"
+
+#: The largest --max-layers: the sharp model's prediction costs time per layer (seconds per point at 10^4 layers).
+MAX_LAYERS = 10_000
+#: The most (grid point, seed) runs one sweep plans: planning makes each run's pattern (about a second per seed on
+#: the default grid) and the work grows with them; a larger sweep is split over several runs (--seed, --seeds).
+MAX_RUNS = 100_000
+#: The header beside OUT/tasks.jsonl: what the rows depend on, checked by --resume (module :func:`main`).
+HEADER = "store.json"
+#: The header's entries a resume must keep (they change the rows), and the flags that set them.
+ROW_FLAGS = {
+    "version": "receptive version",
+    "rows.circular": "--circular",
+    "rows.max_layers": "--max-layers",
+    "rows.exact_limit_words": "--exact-limit",
+    "rows.targets": "--targets",
+    "rows.max_memory": "--max-memory",
+    "rows.slab_size": "--slab-size",
+}
 
 DESCRIPTION = """\
 Measure L*, the first layer at which every token sees every (admissible) token, over a grid of sequence lengths
@@ -41,6 +62,12 @@ Each (grid point, seed, slab) is an independent task. Tasks run here (numba uses
 (--dask for a LocalCluster, --scheduler tcp://host:8786 for a running one); each result is appended to
 OUT/tasks.jsonl when it finishes, so --resume continues an interrupted sweep, and failed tasks are retried
 (--retries) and then reported, never dropped. The summary goes to OUT/bound.csv and OUT/bound.json.
+
+OUT/store.json records what the rows depend on (--circular, --max-layers, --exact-limit, --targets, --max-memory,
+--slab-size and the receptive version; a store without it: those of its bound.json). --resume refuses another value
+of any of them; another grid (--n, --w, --patterns, --causal, --seed, --seeds) extends the store with the runs it
+lacks, and the summary holds exactly the grid asked for; --model and --interval-file only change the predictions.
+A last row torn by a killed write is dropped and computed again, with a note.
 """
 
 EPILOG = """\
@@ -201,14 +228,19 @@ def _plan(args) -> tuple[list, list[dict], dict]:
     ):
         if value < low:
             raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
+    if args.max_layers > MAX_LAYERS:
+        raise ValueError(
+            f"--max-layers: expected 1..{MAX_LAYERS} (the sharp model's prediction costs time per layer), "
+            f"got {args.max_layers}"
+        )
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers: expected an integer >= 1, got {args.workers}")
     if args.slab_size is not None and args.slab_size < 1:
         raise ValueError(f"--slab-size: expected a number of sources >= 1, got {args.slab_size}")
     if args.interval_file is not None and args.model != "interval":
         raise ValueError(f"--interval-file: only read with --model interval, got --model {args.model}")
-    if args.interval_file is not None and not Path(args.interval_file).is_file():
-        raise ValueError(f"--interval-file: no such file: {args.interval_file}")
+    if args.interval_file is not None:
+        _check_interval_file(args.interval_file)
     exact_limit = parse_sizes(args.exact_limit, "--exact-limit")[0]
     max_memory = parse_bytes(args.max_memory, "--max-memory")
     need = task_bytes_at_least(ns[-1])
@@ -218,6 +250,12 @@ def _plan(args) -> tuple[list, list[dict], dict]:
             f"than --max-memory {_bytes(max_memory)}; lower --n or raise --max-memory"
         )
     modes = {"no": [False], "yes": [True], "both": [False, True]}[args.causal]
+    points = len(modes) * len(patterns) * sum(w < n for n in ns for w in ws)
+    if points * args.seeds > MAX_RUNS:
+        raise ValueError(
+            f"--seeds: {args.seeds} seeds x {points} grid points = {points * args.seeds} runs, more than the "
+            f"{MAX_RUNS} one sweep plans; split it over several runs with --seed and --seeds"
+        )
     tasks, skipped = [], []
     for causal in modes:
         for name in patterns:
@@ -263,6 +301,89 @@ def _plan(args) -> tuple[list, list[dict], dict]:
     return tasks, skipped, params
 
 
+_INTERVAL_FILE = (
+    "an interval-model result file (a JSON object with events, seed, max_cost and points, each with n, w, targets, "
+    "max_layers and max_layers probabilities full_probability in [0, 1])"
+)
+
+
+def _check_interval_file(path: str) -> None:
+    """``ValueError`` naming ``--interval-file`` unless ``path`` is an interval-model result file whose every point
+    is well formed (checked before the sweep: the file is read only when the summary is made)."""
+    if not Path(path).is_file():
+        raise ValueError(f"--interval-file: no such file: {path}")
+    try:
+        table, settings = load_interval_model(path)
+    except (ValueError, OSError) as exc:
+        reason = str(exc).removeprefix("path: ").removeprefix(f"{path} is not an interval-model result file ")
+        raise ValueError(f"--interval-file: expected {_INTERVAL_FILE}; {path}: {reason}") from None
+
+    def integer(value, low) -> bool:
+        return isinstance(value, Integral) and not isinstance(value, bool) and value >= low
+
+    bad = [k for k, low in (("events", 1), ("seed", 0)) if not integer(settings[k], low)]
+    if not isinstance(settings["max_cost"], Real) or isinstance(settings["max_cost"], bool):
+        bad.append("max_cost")
+    for (n, w, targets, layers), probs in table.items():
+        point = f"the point n={n!r}, w={w!r}"
+        if not (integer(n, 2) and integer(w, 1) and integer(layers, 1) and (targets is None or integer(targets, 1))):
+            bad.append(f"{point} (n, w, targets or max_layers)")
+        elif not isinstance(probs, list) or len(probs) != layers:
+            bad.append(f"{point} (full_probability: expected a list of {layers} probabilities)")
+        elif not all(isinstance(x, Real) and not isinstance(x, bool) and 0 <= x <= 1 for x in probs):
+            bad.append(f"{point} (full_probability: expected probabilities in [0, 1])")
+        if bad:
+            break
+    if bad:
+        raise ValueError(f"--interval-file: expected {_INTERVAL_FILE}; {path}: bad {bad[0]}")
+
+
+def _identity(params: dict, slab_size: int | None) -> dict:
+    """The header of the store: the receptive version and the parameters the rows depend on (compared by a
+    resume), the grid asked for and the summary's model (recorded only)."""
+    rows = {k: params[k] for k in ("circular", "max_layers", "exact_limit_words", "targets", "max_memory")}
+    grid = {k: params[k] for k in ("n", "w", "patterns", "causal", "seeds")}
+    summary = {"model": params["model"], "interval_file": params.get("interval_file")}
+    return {"command": "python -m receptive.bound", "version": __version__, "rows": rows | {"slab_size": slab_size},
+            "grid": grid, "summary": summary}  # fmt: skip
+
+
+def _stored_identity(out: Path) -> dict:
+    """The header of the store in ``out``; for a store without one, what its ``bound.json`` (the parameters of the
+    last finished run) records, else nothing (its rows' keys still keep them apart: the summary reads only the keys
+    of the runs asked for)."""
+    header = read_json_object(out / HEADER, "--out")
+    if header is not None:
+        return header
+    doc = read_json_object(out / "bound.json", "--out") or {}
+    params = doc.get("parameters") if isinstance(doc.get("parameters"), dict) else {}
+    keys = ("circular", "max_layers", "exact_limit_words", "targets", "max_memory")
+    stored = {"rows": {k: params[k] for k in keys if k in params}}
+    if "version" in doc:
+        stored["version"] = doc["version"]
+    return stored
+
+
+def _check_resume(out: Path, identity: dict) -> None:
+    """``ValueError`` (one line: the flag, the stored and the given value) if the store in ``out`` was written with
+    another value of a parameter its rows depend on."""
+    stored = _stored_identity(out)
+    given = {"version": identity["version"], "rows": identity["rows"]}
+    difference = first_difference(stored, given, ROW_FLAGS, where=f"the sweep in {out}")
+    if difference:
+        raise ValueError(f"{difference}; resume with the stored value or choose another --out")
+
+
+def _write_header(out: Path, identity: dict) -> None:
+    """Write the header, its grid the union of the stored one's and ``identity``'s."""
+    stored = read_json_object(out / HEADER, "--out") or {}
+    grid = dict(identity["grid"])
+    for key, values in (stored.get("grid") or {}).items():
+        if isinstance(values, list) and key in grid:
+            grid[key] = sorted(set(values) | set(grid[key]))
+    write_text_atomic(out / HEADER, json.dumps(identity | {"grid": grid}, indent=1) + "\n", "--out")
+
+
 def _bytes(count: int) -> str:
     """``count`` bytes in the largest binary unit that keeps at least 1 (``3.0 GiB``)."""
     for unit, size in (("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
@@ -284,19 +405,21 @@ def _skip_reason(name, n, w, causal, circular, max_layers, targets=None) -> str:
     return f"predicted L* > --max-layers = {max_layers}" if predicted is None else ""
 
 
-def _summarise(store: ResultStore, params: dict, skipped: list[dict], failed: list[str]) -> dict:
+def _summarise(store: ResultStore, params: dict, skipped: list[dict], failed: list[str], keys: set[str]) -> dict:
     """The JSON document of a sweep: every grid point analysed, the log-law fits and the deviations.
 
     Parameters
     ----------
     store : ResultStore
-        The task results.
+        The task results; only the rows of ``keys`` are read (a resumed store may hold other runs).
     params : dict
         The sweep's parameters, as ``_plan`` returns them.
     skipped : list of dict
         Points not simulated, with why.
     failed : list of str
         Tasks that failed.
+    keys : set of str
+        The keys of the sweep's tasks.
 
     Returns
     -------
@@ -305,7 +428,7 @@ def _summarise(store: ResultStore, params: dict, skipped: list[dict], failed: li
         (:func:`~receptive.bound.analysis.fit_log_law` per pattern and mode), ``deviations``, ``skipped`` and
         ``failed_tasks``.
     """
-    grouped = group_results(store.results())
+    grouped = group_results([row for row in store.results() if row["key"] in keys])
     wanted = set(params["seeds"])
     points = [
         analyse_point(
@@ -477,31 +600,43 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    out = Path(args.out)
     try:
         if args.scheduler:
             check_scheduler(args.scheduler)
         if args.resume:
-            held = Path(args.out) / "tasks.jsonl"
+            held = out / "tasks.jsonl"
             if not held.is_file() or held.stat().st_size == 0:
                 raise ValueError(f"--resume: nothing to resume in {args.out} (no tasks.jsonl with results)")
         tasks, skipped, params = _plan(args)
-        store = ResultStore(args.out, resume=args.resume)
+        identity = _identity(params, args.slab_size)
+        if args.resume:
+            _check_resume(out, identity)
+        torn = torn_last_line(out / "tasks.jsonl") if args.resume else None
+        with warnings.catch_warnings():  # the torn row is reported once, below
+            warnings.filterwarnings("ignore", message=".*torn last line", category=UserWarning)
+            store = ResultStore(args.out, resume=args.resume)
     except (ValueError, MemoryError, FileExistsError) as exc:
         parser.error(str(exc))
+    if torn is not None:
+        print(f"note: {out / 'tasks.jsonl'}:{torn}: dropped a last row torn by an interrupted write; its task runs "
+              "again", file=sys.stderr)  # fmt: skip
+    _write_header(out, identity)
     progress = False if args.no_progress else None
-    if args.dask or args.scheduler:
-        failed = run_dask(
-            tasks,
-            store,
-            scheduler=args.scheduler or "local",
-            retries=args.retries,
-            progress=progress,
-            workers=args.workers,
-        )
-    else:
-        failed = run_local(tasks, store, retries=args.retries, progress=progress)
-    doc = _summarise(store, params, skipped, failed)
-    out = Path(args.out)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*torn last line", category=UserWarning)
+        if args.dask or args.scheduler:
+            failed = run_dask(
+                tasks,
+                store,
+                scheduler=args.scheduler or "local",
+                retries=args.retries,
+                progress=progress,
+                workers=args.workers,
+            )
+        else:
+            failed = run_local(tasks, store, retries=args.retries, progress=progress)
+    doc = _summarise(store, params, skipped, failed, {t.key for t in tasks})
     write_text_atomic(out / "bound.json", json.dumps(doc, indent=1) + "\n", "--out")
     _write_csv(doc, out / "bound.csv")
     if args.json:
