@@ -24,8 +24,8 @@ import argparse
 from graphs.cli_common import run_command
 from graphs.graph import Graph
 from graphs.smallworld.cli import GRAPH_MODELS, ModelFamily
-from graphs.smallworld.connectome import FLYWIRE
 from graphs.smallworld.cli import main as _smallworld_main
+from graphs.smallworld.connectome import FLYWIRE
 
 from .attention_graphs import check_union_memory
 
