@@ -7,6 +7,7 @@ case: ``receptive.coverage`` (``coverage_by_layer``, the patterns' pair counts, 
 (``score_items`` and ``task_scores``)."""
 
 import argparse
+import csv
 import json
 import math
 import subprocess
@@ -88,6 +89,40 @@ def test_coverage_json_is_coverage_by_layer(argv, causal, targets):
     assert th["log_w_n"] == pytest.approx(theory.log_w_n(n, w))
     for name in ("sa", "sa+swa"):
         assert th["sharp_full_coverage_layer"][name] == theory.predict_full_layer(name, n, w, causal, False, 64)[0]
+
+
+def stack(kind, n):
+    """The layer stack ``--stack "2*swa:8,sa:8" --seed 2`` or ``--hf-config mistral-7b-v0.1`` builds, by the API."""
+    from receptive.patterns.hf_config import pattern_from_config
+    from receptive.patterns.registry import stack_from_spec
+
+    if kind == "stack":
+        return stack_from_spec("2*swa:8,sa:8", n, 6, seed=2)
+    return pattern_from_config(ROOT / "receptive" / "layout_configs" / "mistral-7b-v0.1.json", n)
+
+
+@pytest.mark.parametrize(
+    ("kind", "flags"),
+    [("stack", ["--stack", "2*swa:8,sa:8", "--layers", "6", "--seed", "2"]),
+     ("hf-config", ["--hf-config", "mistral-7b-v0.1", "--layers", "3"])],
+)  # fmt: skip
+def test_coverage_json_of_a_stack_and_its_csv_are_coverage_by_layer(kind, flags, tmp_path):
+    csv_path = tmp_path / "rows.csv"
+    doc = json.loads(command("receptive.coverage", "--n", "256", *flags, "--json", "--csv", csv_path, "--no-progress"))
+    [(name, got)] = doc["patterns"].items()
+    layers = len(got["layers"])
+    pattern = stack(kind, 256)
+    api = coverage_by_layer(pattern, layers, seed=doc["seed"], progress=False).to_dict()
+    assert [row["pairs"] for row in got["layers"]] == [pattern.pair_count(layer) for layer in range(1, layers + 1)]
+    same({**got, "layers": [{k: v for k, v in r.items() if k not in COST_FIELDS} for r in got["layers"]]}, api)
+    with csv_path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(r["pattern"], r["method"], int(r["layer"])) for r in rows] == [
+        (name, api["method"], row["layer"]) for row in api["layers"]
+    ]
+    for r, row in zip(rows, api["layers"], strict=True):
+        assert (float(r["mean"]), float(r["min"]), float(r["full_fraction"])) == (row["mean"], row["min"],
+                                                                                  row["full_fraction"])  # fmt: skip
 
 
 # --- gpu.bench: everything but the timings --------------------------------------------------------------------------
