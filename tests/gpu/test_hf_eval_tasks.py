@@ -31,9 +31,8 @@ def _wheel_version():
 
 needs_wheel = pytest.mark.skipif(FOLDER is None, reason=f"needs the OLMES task files: pip install --no-deps {WHEEL}")
 needs_0_9_0 = pytest.mark.skipif(
-    FOLDER is None or _wheel_version() != "0.9.0", reason=f"the counts are those of {WHEEL} (installed: "
-    f"{_wheel_version()})"
-)  # fmt: skip
+    FOLDER is None or _wheel_version() != "0.9.0", reason=f"the counts are {WHEEL}'s; installed: {_wheel_version()}"
+)
 
 #: Items per task in the default regime of EVAL_TASKS (the wheel 0.9.0): the validation sets of ARC, WinoGrande,
 #: CommonsenseQA and OpenBookQA whole, 1000 sampled items of the sets above 1500 (OLMES), SciQ's 1000 test items,
