@@ -302,8 +302,8 @@ def _plan(args) -> tuple[list, list[dict], dict]:
 
 
 _INTERVAL_FILE = (
-    "an interval-model result file (a JSON object with events, seed, max_cost and points, each with n, w, targets, "
-    "max_layers and max_layers probabilities full_probability in [0, 1])"
+    "an interval-model result file (a JSON object with events, seed, max_cost and points, each point's n, w, "
+    "targets, its layer count and full_probability, one probability in [0, 1] per layer)"
 )
 
 
@@ -316,26 +316,27 @@ def _check_interval_file(path: str) -> None:
         table, settings = load_interval_model(path)
     except (ValueError, OSError) as exc:
         reason = str(exc).removeprefix("path: ").removeprefix(f"{path} is not an interval-model result file ")
+        reason = reason.removeprefix("(").removesuffix(")")
         raise ValueError(f"--interval-file: expected {_INTERVAL_FILE}; {path}: {reason}") from None
 
     def integer(value, low) -> bool:
         return isinstance(value, Integral) and not isinstance(value, bool) and value >= low
 
-    bad = [k for k, low in (("events", 1), ("seed", 0)) if not integer(settings[k], low)]
+    bad = [f"{k} is {settings[k]!r}" for k, low in (("events", 1), ("seed", 0)) if not integer(settings[k], low)]
     if not isinstance(settings["max_cost"], Real) or isinstance(settings["max_cost"], bool):
-        bad.append("max_cost")
+        bad.append(f"max_cost is {settings['max_cost']!r}")
     for (n, w, targets, layers), probs in table.items():
         point = f"the point n={n!r}, w={w!r}"
         if not (integer(n, 2) and integer(w, 1) and integer(layers, 1) and (targets is None or integer(targets, 1))):
-            bad.append(f"{point} (n, w, targets or max_layers)")
+            bad.append(f"{point} has a bad n, w, targets or layer count")
         elif not isinstance(probs, list) or len(probs) != layers:
-            bad.append(f"{point} (full_probability: expected a list of {layers} probabilities)")
+            bad.append(f"{point} does not have {layers} probabilities, one per layer")
         elif not all(isinstance(x, Real) and not isinstance(x, bool) and 0 <= x <= 1 for x in probs):
-            bad.append(f"{point} (full_probability: expected probabilities in [0, 1])")
+            bad.append(f"{point} has a probability outside [0, 1]")
         if bad:
             break
     if bad:
-        raise ValueError(f"--interval-file: expected {_INTERVAL_FILE}; {path}: bad {bad[0]}")
+        raise ValueError(f"--interval-file: expected {_INTERVAL_FILE}; in {path} {bad[0]}")
 
 
 def _identity(params: dict, slab_size: int | None) -> dict:

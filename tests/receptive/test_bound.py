@@ -143,10 +143,14 @@ def test_cli_resumes_after_kill(tmp_path):
             break
         time.sleep(0.02)
     proc.wait()
+    assert proc.returncode == -signal.SIGKILL  # killed, not finished (nor failed on its own)
     before = ResultStore(tmp_path / "run", resume=True).done()
-    subprocess.run(cmd(tmp_path / "run", "--resume"), check=True, capture_output=True)
     subprocess.run(cmd(tmp_path / "fresh"), check=True, capture_output=True)
-    resumed, fresh = ResultStore(tmp_path / "run", resume=True), ResultStore(tmp_path / "fresh", resume=True)
+    fresh = ResultStore(tmp_path / "fresh", resume=True)
+    assert 3 <= len(before) < len(fresh.done())  # the kill left the store partial
+    assert not (tmp_path / "run" / "bound.json").exists()
+    subprocess.run(cmd(tmp_path / "run", "--resume"), check=True, capture_output=True)
+    resumed = ResultStore(tmp_path / "run", resume=True)
     assert before <= resumed.done()
     assert comparable(resumed) == comparable(fresh)
     summary = [json.loads((tmp_path / d / "bound.json").read_text())["points"] for d in ("run", "fresh")]
