@@ -18,8 +18,8 @@ from pathlib import Path
 from graphs.cli_common import output_folder, run_command
 from receptive.cli_parser import OneLineErrorParser
 
-from . import FIGURES, approx, causal, cost, layouts
-from .style import load_results
+from . import FIGURES, approx, causal, cost, layouts, training
+from .style import load_results, shape_check
 
 EPILOG = """\
 examples:
@@ -92,7 +92,16 @@ KEYS = {
 
 
 #: flag -> the check of the contents its figures read (one line naming the first bad entry), before any drawing
-CHECKS = {"--bench": cost.check, "--layouts-json": layouts.check}
+CHECKS = {
+    "--bench": cost.check,
+    "--layouts-json": layouts.check,
+    "--approx-json": approx._check_real,
+    "--decoder-json": approx._check_decoder,
+    "--bound-json": shape_check(causal.SHAPES["bound"]),
+    "--bound-22-json": shape_check(causal.SHAPES["bound_22"]),
+    "--variants-json": shape_check(causal.SHAPES["variants"]),
+    "--pooled-json": shape_check(causal.SHAPES["pooled"]),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -143,6 +152,11 @@ def _inputs(args, names: list[str]) -> dict[str, dict[str, Path]]:
             )
         if not flag.endswith("-dir"):  # a file that is not what its command writes is refused before any drawing
             load_results(path, command.format(path=path, parent=path.parent), flag, KEYS[flag], CHECKS.get(flag))
+        else:  # each results file of the folder, as the figure reads it
+            try:
+                training.load(path)
+            except (FileNotFoundError, ValueError) as exc:
+                raise ValueError(flag + str(exc).removeprefix("results")) from None
         for name in used:
             kwargs.setdefault(name, {})[figures[name]] = path
     return kwargs

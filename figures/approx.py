@@ -9,7 +9,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .style import COLORS, WIDE, load_results, save, styled
+from .style import COLORS, NUMBER, WIDE, check_shape, load_results, save, styled
 
 REAL_COMMAND = "python -m analysis.numerical_methods.real --json {}"
 DECODER_COMMAND = "python -m analysis.numerical_methods.decoder --json {}"
@@ -18,6 +18,38 @@ DECODER_KEYS = ("parameters", "config", "rows")
 REAL_KEYS = ("parameters", "structure", "errors", "substitution", "costs")
 MATRICES = ("Q", "K", "V", "QK^T", "A", "softmax")
 TITLES = {"QK^T": "$QK^T/\\sqrt{d}$", "A": "$A = \\exp(QK^T/\\sqrt{d})$", "softmax": "softmax (row-normalised A)"}
+_ROW = {"method": str, "budget": int}
+#: what the figures read of ``analysis.numerical_methods.real``'s JSON (checked before any drawing)
+REAL_SHAPE = {
+    "parameters": {"budgets": [int, ...], "methods": [str, ...], "n": int, "document_tokens": int,
+                   "substitution_budgets?": [int, ...]},
+    "structure": {"n": int, "rank_eps": NUMBER, "mean_spectra": {name: [[NUMBER]] for name in MATRICES}},
+    "errors": [{**_ROW, "mean": NUMBER}, ...],
+    "substitution": [{**_ROW, "document_cosine_mean": NUMBER, "spearman_mean": NUMBER, "recall_at_1": NUMBER}, ...],
+    "costs": [{**_ROW, "kv_cache_bytes_per_token": NUMBER}, ...],
+}  # fmt: skip
+#: what the figures read of ``analysis.numerical_methods.decoder``'s JSON
+DECODER_SHAPE = {
+    "parameters": {"methods": [str, ...]},
+    "config": {"layers": int, "n": int},
+    "rows": [{**_ROW, "ppl": NUMBER, "kv_cache_bytes_per_token": NUMBER}, ...],
+}
+
+
+def _check_real(doc: dict) -> None:
+    """:data:`REAL_SHAPE`, and a row of full attention among the costs (the figures' reference)."""
+    check_shape(doc, REAL_SHAPE)
+    if not any(r["method"] == "full" for r in doc["costs"]):
+        raise ValueError("costs has no row of method 'full'")
+
+
+def _check_decoder(doc: dict) -> None:
+    """:data:`DECODER_SHAPE`, and a row of full attention (the figure's reference)."""
+    check_shape(doc, DECODER_SHAPE)
+    if not any(r["method"] == "full" for r in doc["rows"]):
+        raise ValueError("rows has no row of method 'full'")
+
+
 STYLE = {
     "swa": ("-", "o"), "sa": ("-", "s"), "sa+swa": ("-", "^"), "swa+sink": ("--", "o"), "sa+sink": ("--", "s"),
     "reformer": (":", "v"), "moba": (":", "D"), "linformer": ("-.", "<"), "nystromformer": ("-.", ">"),
@@ -78,7 +110,7 @@ def make_spectra(out, quick: bool = False, *, results):
     ...
     FileNotFoundError: results: missing.json not found; run `python -m analysis.numerical_methods.real ...` first
     """
-    doc = load_results(results, REAL_COMMAND.format(results), "results", REAL_KEYS)
+    doc = load_results(results, REAL_COMMAND.format(results), "results", REAL_KEYS, _check_real)
     structure = doc["structure"]
     fig, axes = plt.subplots(2, 3, figsize=(WIDE, 3.8), constrained_layout=True)
     colors = plt.cm.viridis(np.linspace(0, 0.9, len(structure["mean_spectra"]["Q"])))
@@ -126,7 +158,7 @@ def make_methods(out, quick: bool = False, *, results):
     ...
     FileNotFoundError: results: missing.json not found; run `python -m analysis.numerical_methods.real ...` first
     """
-    doc = load_results(results, REAL_COMMAND.format(results), "results", REAL_KEYS)
+    doc = load_results(results, REAL_COMMAND.format(results), "results", REAL_KEYS, _check_real)
     fig, axes = plt.subplots(1, 3, figsize=(WIDE, 3.4), constrained_layout=True)
     budgets = doc["parameters"]["budgets"]
     sub_budgets = doc["parameters"].get("substitution_budgets", budgets)
@@ -207,8 +239,8 @@ def make_kv_cache(out, quick: bool = False, *, results, decoder):
     ...
     FileNotFoundError: results: missing.json not found; run `python -m analysis.numerical_methods.real ...` first
     """
-    doc = load_results(results, REAL_COMMAND.format(results), "results", REAL_KEYS)
-    dec = load_results(decoder, DECODER_COMMAND.format(decoder), "decoder", DECODER_KEYS)
+    doc = load_results(results, REAL_COMMAND.format(results), "results", REAL_KEYS, _check_real)
+    dec = load_results(decoder, DECODER_COMMAND.format(decoder), "decoder", DECODER_KEYS, _check_decoder)
     fig, axes = plt.subplots(1, 3, figsize=(WIDE, 3.6), constrained_layout=True)
     kv = {(r["method"], r["budget"]): r["kv_cache_bytes_per_token"] for r in doc["costs"]}
     full_kv = next(r["kv_cache_bytes_per_token"] for r in doc["costs"] if r["method"] == "full")

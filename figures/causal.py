@@ -9,9 +9,18 @@ from pathlib import Path
 
 from receptive import theory
 
-from .style import COLORS, WIDE, figure, load_results, save, styled
+from .style import COLORS, WIDE, figure, load_results, save, shape_check, styled
 
 KEYS = ("points",)  # what the figure reads of each of its four files
+_POINT = {"pattern": str, "causal": bool, "w": int, "n": int}
+_VARIANT = {**_POINT, "typical": (int, None), "method": str, "full_layers": [(int, None)], "deterministic?": bool}
+#: what the figure reads of each file, by argument (checked before any drawing)
+SHAPES = {
+    "bound": {"points": [{**_POINT, "typical": (int, None)}]},
+    "bound_22": {"points": [{**_POINT, "typical": (int, None)}]},
+    "variants": {"points": [_VARIANT]},
+    "pooled": {"points": [{**_POINT, "predicted": (int, None)}]},
+}
 VARIANT_STYLE = {
     "sa-ms+swa-eq": ("#ff7f0e", "s", "SA-MS+SWA (equal keys)"),
     "kleinberg+swa-eq": ("#9467bd", "^", "Kleinberg+SWA (equal keys)"),
@@ -93,14 +102,14 @@ def make(out, quick: bool = False, *, bound, bound_22, variants, pooled):
     ...
     FileNotFoundError: bound: missing.json not found; run `python -m receptive.bound --out .` first
     """
-    bound = load_results(bound, f"python -m receptive.bound --out {Path(bound).parent}", "bound", KEYS)
-    extra = load_results(
-        bound_22, f"python -m receptive.bound --n 2^22 ... --out {Path(bound_22).parent}", "bound_22", KEYS
-    )
-    variants = load_results(
-        variants, f"python -m analysis.causal.variants --out {Path(variants).parent}", "variants", KEYS
-    )
-    pooled = load_results(pooled, f"python -m analysis.causal.pooled --out {pooled}", "pooled", KEYS)
+    bound = load_results(bound, f"python -m receptive.bound --out {Path(bound).parent}", "bound", KEYS,
+                         shape_check(SHAPES["bound"]))  # fmt: skip
+    extra = load_results(bound_22, f"python -m receptive.bound --n 2^22 ... --out {Path(bound_22).parent}",
+                         "bound_22", KEYS, shape_check(SHAPES["bound_22"]))  # fmt: skip
+    variants = load_results(variants, f"python -m analysis.causal.variants --out {Path(variants).parent}",
+                            "variants", KEYS, shape_check(SHAPES["variants"]))  # fmt: skip
+    pooled = load_results(pooled, f"python -m analysis.causal.pooled --out {pooled}", "pooled", KEYS,
+                          shape_check(SHAPES["pooled"]))  # fmt: skip
     ws = (8, 64, 256)
     fig, axes = figure(WIDE, 3.0, ncols=len(ws))
     top = 2**16 if quick else 2**22

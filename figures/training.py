@@ -12,21 +12,58 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .style import COLORS, LABELS, WIDE, figure, load_results, save, styled
+from .style import COLORS, LABELS, NUMBER, WIDE, figure, load_results, save, shape_check, styled
 
 KINDS = ("full", "swa", "sa", "sa+swa")
 COMMAND = "python -m analysis.training all --out {}"
+_RUN = {"kind": frozenset(KINDS), "n": int, "w": int, "layers": int}
+_LM_RUN = {**_RUN, "val_loss": NUMBER, "val_perplexity": NUMBER, "swa_field": int,
+           "probe": {"far": {"loss": (*NUMBER, None)}}}  # fmt: skip
+_SYNTHETIC = {"runs": [{**_RUN, "accuracy": NUMBER, "predicted_accuracy": NUMBER, "chance": NUMBER}, ...]}
+#: what the figure reads of each file of the folder (checked before any drawing)
+SHAPES = {
+    "retrieval": _SYNTHETIC,
+    "counting": _SYNTHETIC,
+    "lm": {"runs": [_LM_RUN, ...]},
+}
 
 
-def _load(results) -> dict:
-    """``{"retrieval", "counting", "lm"}`` summaries (those present in the folder ``results``); FileNotFoundError
-    naming the command when none is."""
+def load(results) -> dict:
+    """The ``{"retrieval", "counting", "lm"}`` summaries present in the folder ``results``, each checked against
+    :data:`SHAPES`.
+
+    Parameters
+    ----------
+    results : str or pathlib.Path
+        The folder of ``python -m analysis.training all --out DIR``.
+
+    Returns
+    -------
+    dict
+        Task name -> its parsed summary.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the folder holds none of them (one line naming ``results`` and the command that writes them).
+    ValueError
+        If one is not what the command writes (one line naming ``results``, the file and its first bad entry).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     load(folder)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: results: no training results in ...; run `python -m analysis.training all --out ...` first
+    """
     results = Path(results)
     docs = {}
     for name in ("retrieval", "counting", "lm"):
         path = results / f"{name}.json"
         if path.exists():
-            docs[name] = load_results(path, COMMAND.format(results), "results", ("runs",))
+            docs[name] = load_results(path, COMMAND.format(results), "results", ("runs",), shape_check(SHAPES[name]))
     if not docs:
         raise FileNotFoundError(f"results: no training results in {results}; run `{COMMAND.format(results)}` first")
     return docs
@@ -66,22 +103,23 @@ def make(out, quick: bool = False, *, results):
     ...
     FileNotFoundError: results: no training results in no-such-folder; run `python -m analysis.training ...` first
     """
-    docs = _load(results)
+    docs = load(results)
     fig, axes = figure(WIDE, 2.4, ncols=3)
     left, middle, right = axes[0]
     if "retrieval" in docs:
         rows = docs["retrieval"]["runs"]
         n = max(r["n"] for r in rows)
+        longest = [r for r in rows if r["n"] == n]
         for kind in KINDS:
-            mine = sorted((r for r in rows if r["kind"] == kind and r["n"] == n), key=lambda r: r["layers"])
+            mine = sorted((r for r in longest if r["kind"] == kind), key=lambda r: r["layers"])
             if not mine:
                 continue
             layers = [r["layers"] for r in mine]
             left.plot(layers, [r["accuracy"] for r in mine], "o-", color=COLORS[kind], label=LABELS[kind])
             left.plot(layers, [r["predicted_accuracy"] for r in mine], ":", color=COLORS[kind])
-        left.axhline(mine[0]["chance"], color="0.6", lw=0.8, ls="--")
+        left.axhline(longest[0]["chance"], color="0.6", lw=0.8, ls="--")
         left.set(xlabel="layers L", ylabel="accuracy", ylim=(0, 1.05),
-                 title=f"retrieval, n = {n}, w = {mine[0]['w']} (dotted: reachable)")  # fmt: skip
+                 title=f"retrieval, n = {n}, w = {longest[0]['w']} (dotted: reachable)")  # fmt: skip
         left.legend()
     markers = {"retrieval": "o", "counting": "s"}
     for task, marker in markers.items():

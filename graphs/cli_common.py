@@ -57,7 +57,7 @@ class OneLineErrorParser(argparse.ArgumentParser):
     ...     except SystemExit as exit:
     ...         code = exit.code
     >>> code, err.getvalue()
-    (2, "demo: error: argument --n: invalid int value: 'x' (see --help)\\n")
+    (2, "demo: error: --n: invalid int value: 'x' (see --help)\\n")
     >>> parser = OneLineErrorParser(prog="demo", options={"max_memory": "--max-memory", "w": "--w"})
     >>> with contextlib.redirect_stderr(err):
     ...     try:
@@ -81,6 +81,7 @@ class OneLineErrorParser(argparse.ArgumentParser):
             The error, e.g. ``"w: expected an integer >= 1, got 0"``.
         """
         message = " ".join(str(message).split())  # never more than one line
+        message = message.removeprefix("argument ")  # argparse's "argument --n: ...": the flag comes first, as ours
         name, sep, rest = message.partition(":")
         if sep and name in self.options:
             message = self.options[name] + sep + rest
@@ -272,9 +273,9 @@ def output_file(option: str, stdout: bool = False, parents: bool = False, suffix
     ...         except SystemExit as exit:
     ...             assert exit.code == 2
     >>> print(err.getvalue().replace(folder, "FOLDER"))  # doctest: +NORMALIZE_WHITESPACE
-    demo: error: argument --json: FOLDER is a directory; expected a file path (see --help)
-    demo: error: argument --json: cannot write to /proc (No such file or directory) (see --help)
-    demo: error: argument --json: expected a path ending in .json (what this command writes), got 'out.csv' (see --help)
+    demo: error: --json: FOLDER is a directory; expected a file path (see --help)
+    demo: error: --json: cannot write to /proc (No such file or directory) (see --help)
+    demo: error: --json: expected a path ending in .json (what this command writes), got 'out.csv' (see --help)
     >>> _ = parser.add_argument("--out", type=output_file("--out", parents=True))
     >>> parser.parse_args(["--out", "new/folder/out.json"]).out
     PosixPath('new/folder/out.json')
@@ -331,7 +332,7 @@ def output_folder(option: str):
     ...         parser.parse_args(["--out", file.name + "/runs"])
     ...     except SystemExit as exit:
     ...         code = exit.code
-    >>> code, "argument --out:" in err.getvalue(), "is a file" in err.getvalue()
+    >>> code, "error: --out:" in err.getvalue(), "is a file" in err.getvalue()
     (2, True, True)
     """
 

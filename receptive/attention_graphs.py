@@ -127,7 +127,7 @@ def check_union_memory(name: str, n: int, w: int, layers: int) -> None:
     Raises
     ------
     MemoryError
-        Naming ``layers``, with the estimate and the limit.
+        Naming ``layers`` (``n`` for one layer), with the estimate and the limit.
 
     Examples
     --------
@@ -138,7 +138,8 @@ def check_union_memory(name: str, n: int, w: int, layers: int) -> None:
     MemoryError: layers: 10000000 layers x 65536 edges of sa need about 19.07 TiB, more than the limit of 3.00 GiB
     """
     per_layer = n * (n if name == "full" else min(w, n) * (2 if name == "sa+swa" else 1))
-    check_memory("layers", layers * per_layer * 32, f"{layers} layers x {per_layer} edges of {name}")
+    name_at_fault = "layers" if layers > 1 else "n"  # one layer: only a smaller n helps
+    check_memory(name_at_fault, layers * per_layer * 32, f"{layers} layers x {per_layer} edges of {name}")
 
 
 def union_graph(

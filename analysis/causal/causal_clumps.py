@@ -148,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--targets", type=int, default=8192, help="targets per seed of a sampled point (default 8192)")
     parser.add_argument("--sampled-seeds", type=int, default=3, help="seeds of a sampled point (default 3)")
     parser.add_argument("--seeds", type=int, default=15, help="seeds 0 .. SEEDS-1 (default 15)")
-    parser.add_argument("--out", type=output_file("--out", parents=True), required=True, help="JSON file to write")
+    parser.add_argument(
+        "--out", type=output_file("--out", parents=True, suffixes=(".json",)), required=True, help="JSON file to write"
+    )
     args = parser.parse_args(argv)
     for name in ("seeds", "sampled_seeds", "targets"):
         if getattr(args, name) < 1:

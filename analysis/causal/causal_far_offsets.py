@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--layer", type=int, default=3, help="layers (default 3)")
     parser.add_argument("--targets", type=int, default=8192, help="stratified targets per seed (default 8192)")
     parser.add_argument("--seeds", type=int, default=10, help="seeds 0 .. SEEDS-1 (default 10)")
-    parser.add_argument("--out", type=output_file("--out"), help="write the JSON here")
+    parser.add_argument("--out", type=output_file("--out", suffixes=(".json",)), help="write the JSON here")
     args = parser.parse_args(argv)
     if not 2 <= args.n <= 2**22:
         parser.error(f"--n: expected an integer in [2, 2^22], got {args.n}")

@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                                 options={"events": "--events", "seed": "--seed"})  # fmt: skip
     parser.add_argument("--events", type=int, default=300, help="the interval model's events (default 300)")
     parser.add_argument("--seed", type=int, default=0, help="the interval model's seed (default 0)")
-    parser.add_argument("--out", type=output_file("--out"), help="write the JSON here")
+    parser.add_argument("--out", type=output_file("--out", suffixes=(".json",)), help="write the JSON here")
     parser.add_argument(
         "--sources",
         default=",".join(SOURCES),

@@ -272,7 +272,9 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m analysis.causal.causal_model_attempts", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated, from: " + ", ".join(VARIANTS))
-    parser.add_argument("--out", type=output_file("--out", parents=True), required=True, help="JSON file to write")
+    parser.add_argument(
+        "--out", type=output_file("--out", parents=True, suffixes=(".json",)), required=True, help="JSON file to write"
+    )
     parser.add_argument(
         "--dirs",
         default=",".join(pooled.DEFAULT_DIRS),

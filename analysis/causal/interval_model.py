@@ -35,7 +35,7 @@ from graphs.cli_common import run_command, write_atomic
 from receptive import __version__, theory
 from receptive.bound.analysis import calibrated_exact_probability
 from receptive.bound.cli import parse_sizes
-from receptive.cli_parser import OneLineErrorParser
+from receptive.cli_parser import OneLineErrorParser, output_file
 from receptive.theory import (
     EVALUATION_EVENTS,
     EVALUATION_MAX_COST,
@@ -95,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     default_dirs = " ".join(pooled.DEFAULT_DIRS)
     parser.add_argument("dirs", nargs="*", help=f"the committed runs (default: {default_dirs}; not with --points)")
-    parser.add_argument("--out", default=DEFAULT_OUT, help=f"the JSON written (default {DEFAULT_OUT})")
+    parser.add_argument("--out", type=output_file("--out", suffixes=(".json",)), default=None,
+                        help=f"the JSON written (default {DEFAULT_OUT})")  # fmt: skip
     parser.add_argument("--events", type=int, default=EVENTS, help=f"events sampled where N_L = 1 (default {EVENTS})")
     parser.add_argument("--seed", type=int, default=SEED, help=f"the Monte Carlo's seed (default {SEED})")
     parser.add_argument("--max-cost", type=float, default=MAX_COST, help="word operations per point, at most")
@@ -125,8 +126,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--seed: expected an integer >= 0, got {args.seed}")
     if not args.max_cost > 0:
         parser.error(f"--max-cost: expected a positive number of word operations, got {args.max_cost}")
-    if not str(args.out).endswith(".json"):
-        parser.error(f"--out: expected a path ending in .json, got {args.out!r}")
     for name, value in (("--targets", args.targets), ("--max-layers", args.max_layers), ("--seeds", args.seeds)):
         if value < 1:
             parser.error(f"{name}: expected an integer >= 1, got {value}")
@@ -138,6 +137,11 @@ def main(argv: list[str] | None = None) -> int:
             points = parse_points(args.points, args.targets, exact_limit, args.max_layers)
     except ValueError as exc:
         parser.error(str(exc))
+    if args.out is None:  # the default is checked only when it is used
+        try:
+            args.out = output_file("--out", suffixes=(".json",))(str(DEFAULT_OUT))
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"--out: {exc}")
     rows = []
     for n, w, targets, layers in tqdm(points, desc="interval model", unit="point", disable=not sys.stderr.isatty()):
         rows.append(interval_point_model(n, w, layers, targets, args.events, args.seed, args.max_cost))

@@ -458,7 +458,9 @@ def build_parser() -> argparse.ArgumentParser:
         "lacks are computed live; 'none': every point live)",
     )
     p.add_argument(
-        "--out", type=output_file("--out"), help="write the JSON here and the CSV next to it (same name, .csv)"
+        "--out",
+        type=output_file("--out", suffixes=(".json",)),
+        help="write the JSON here and the CSV next to it (same name, .csv)",
     )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the JSON instead of the table")

@@ -36,6 +36,7 @@ import numpy as np
 
 from graphs import backward_full_layer, forward_counts
 from graphs.cli_common import output_folder, run_command, write_atomic
+from graphs.memory import check_memory, slab_bytes
 from receptive import __version__
 from receptive.bound.analysis import typical_layer
 from receptive.bound.cli import parse_sizes
@@ -259,6 +260,13 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(f"{option}: expected an integer >= {low}, got {value}")
         if ns[0] < 16 or ws[0] < 2:
             raise ValueError("--n/--w: expected n >= 16 and w >= 2")
+        for n in ns:  # before any work: a 64-seed slab of the engine and the per-layer sizes of the targets
+            sampled = n > exact_max
+            if sampled and args.targets > n:
+                raise ValueError(f"--targets: expected at most n = {n} (sampled above --exact-max), got {args.targets}")
+            kept = args.targets if sampled else n
+            what = f"n = {n}: one 64-seed slab and {args.max_layers} layers x {kept} positions of coverage"
+            check_memory("--n", slab_bytes(n, 1) + args.max_layers * kept * 8, what)
         out = args.out
         log = out / "variants.jsonl"
         if log.exists() and not args.resume:
@@ -268,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         done = read_log(log) if log.exists() else []
         runs = read_runs(out / "variants.json") if args.resume else []
         out.mkdir(parents=True, exist_ok=True)
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, MemoryError) as exc:
         parser.error(str(exc))
     modes = {"no": [False], "yes": [True], "both": [False, True]}[args.causal]
     if args.redo:

@@ -285,7 +285,7 @@ def main(argv=None) -> int:
         help="keep the trained model in this file and reuse it on a rerun (not committed)",
     )
     p.add_argument("--train-only", action="store_true", help="train (and --cache) without the evaluation")
-    p.add_argument("--json", type=output_file("--json"), help="write the result to this file")
+    p.add_argument("--json", type=output_file("--json", suffixes=(".json",)), help="write the result to this file")
     args = p.parse_args(argv)
     try:
         methods = comma_names("--methods", args.methods, causal_methods()) if args.methods else None

@@ -350,7 +350,7 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="a seconds-long version: 1 window of 128, 12 pairs of 64")
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads (default 1: on a shared machine more threads wait on each other)")  # fmt: skip
-    p.add_argument("--json", type=output_file("--json"), help="write the result to this file")
+    p.add_argument("--json", type=output_file("--json", suffixes=(".json",)), help="write the result to this file")
     args = p.parse_args(argv)
     try:
         methods = comma_names("--methods", args.methods, METHODS)

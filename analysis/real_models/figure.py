@@ -8,7 +8,7 @@ import json
 import math
 from pathlib import Path
 
-from graphs.cli_common import output_file, run_command, save_png_pdf
+from graphs.cli_common import FIGURE_SUFFIXES, output_file, run_command, save_png_pdf
 from receptive.cli_parser import OneLineErrorParser
 
 
@@ -101,7 +101,8 @@ def main(argv=None) -> int:
     p = OneLineErrorParser(prog="python -m analysis.real_models.figure", description=__doc__.split("\n\n")[0],
                            formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
     p.add_argument("--json", type=Path, required=True, help="a file written by analysis.real_models.study")
-    p.add_argument("--out", type=output_file("--out"), required=True, help="output prefix (PREFIX.png and PREFIX.pdf)")
+    p.add_argument("--out", type=output_file("--out", suffixes=FIGURE_SUFFIXES), required=True,
+                   help="output prefix (PREFIX.png and PREFIX.pdf)")  # fmt: skip
     args = p.parse_args(argv)
     if not args.json.is_file():
         p.error(f"--json: no such file {args.json}")

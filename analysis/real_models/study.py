@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scored", type=int, default=256, help="scored tokens at the end of each window")
     p.add_argument("--configs", help="comma-separated labels of CONFIGS (default: all)")
     p.add_argument("--passkey-trials", type=int, default=1, help="trials per depth (0: no passkey)")
-    p.add_argument("--out", type=output_file("--out"), required=True, help="output JSON file")
+    p.add_argument("--out", type=output_file("--out", suffixes=(".json",)), required=True, help="output JSON file")
     return p
 
 

@@ -40,7 +40,7 @@ def main(argv=None) -> int:
     p.add_argument("--windows", type=int, default=1, help="windows per length (as the study's --windows)")
     p.add_argument("--scored", type=int, default=256, help="scored tokens at the end of each window")
     p.add_argument("--context", type=int, default=8, help="tokens before a scored token that must repeat")
-    p.add_argument("--out", type=output_file("--out"), required=True, help="output JSON file")
+    p.add_argument("--out", type=output_file("--out", suffixes=(".json",)), required=True, help="output JSON file")
     args = p.parse_args(argv)
     if args.windows < 1 or args.context < 1 or args.scored < 1 or min(args.n) <= args.scored + args.context:
         p.error("--windows, --scored, --context: must be >= 1, and every --n above --scored + --context")

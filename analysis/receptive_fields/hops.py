@@ -44,13 +44,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = OneLineErrorParser(prog="python -m analysis.receptive_fields.hops", description=__doc__)
     parser.add_argument("--n", type=int, default=32768, help="sequence length (default 32768)")
     parser.add_argument("--w", type=int, default=64, help="window (default 64)")
-    parser.add_argument("--out", type=output_file("--out"), required=True, help="JSON file to write")
+    parser.add_argument(
+        "--out", type=output_file("--out", suffixes=(".json",)), required=True, help="JSON file to write"
+    )
     args = parser.parse_args(argv)
     if args.n < 3:
         parser.error(f"--n: expected an integer >= 3, got {args.n}")
     if not 2 <= args.w < args.n:
         parser.error(f"--w: must be in 2..{args.n - 1} for --n {args.n}, got {args.w}")
-    write_atomic(args.out, json.dumps(hops(args.n, args.w), indent=1) + "\n", option="--out")
+    try:
+        doc = hops(args.n, args.w)
+    except MemoryError as exc:  # the engine's estimate, made before it allocates
+        parser.error(f"--n: too large for the engine's memory bound ({exc})")
+    write_atomic(args.out, json.dumps(doc, indent=1) + "\n", option="--out")
     return 0
 
 

@@ -36,7 +36,9 @@ def rows(sizes=SIZES, seeds: int = SEEDS) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineErrorParser(prog="python -m analysis.receptive_fields.keys_per_query", description=__doc__)
-    parser.add_argument("--out", type=output_file("--out"), required=True, help="JSON file to write")
+    parser.add_argument(
+        "--out", type=output_file("--out", suffixes=(".json",)), required=True, help="JSON file to write"
+    )
     args = parser.parse_args(argv)
     doc = {"command": "python -m analysis.receptive_fields.keys_per_query", "rows": rows()}
     write_atomic(args.out, json.dumps(doc, indent=1) + "\n", option="--out")

@@ -41,7 +41,9 @@ def main(argv: list[str] | None = None) -> int:
         default="4096,16384",
         help="sequence lengths (default 4096,16384)",
     )
-    parser.add_argument("--out", type=output_file("--out"), required=True, help="JSON file to write")
+    parser.add_argument(
+        "--out", type=output_file("--out", suffixes=(".json",)), required=True, help="JSON file to write"
+    )
     args = parser.parse_args(argv)
     try:
         sizes = comma_ints("--sizes", args.sizes, low=WINDOW)

@@ -10,6 +10,7 @@ import io
 import json
 
 from graphs.cli_common import output_file, run_command, write_atomic
+from receptive.attention_graphs import check_union_memory
 from receptive.cli_parser import OneLineErrorParser
 from receptive.smallworld import main as smallworld_main
 
@@ -33,11 +34,14 @@ def measure(n: int, w: int, sources: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = OneLineErrorParser(prog="python -m analysis.receptive_fields.smallworld_attention", description=__doc__)
+    parser = OneLineErrorParser(prog="python -m analysis.receptive_fields.smallworld_attention", description=__doc__,
+                                options={"n": "--n"})  # fmt: skip
     parser.add_argument("--n", type=int, default=32768, help="sequence length (default 32768)")
     parser.add_argument("--w", type=int, default=64, help="window (default 64)")
     parser.add_argument("--sources", type=int, default=512, help="sampled path-length sources (default 512)")
-    parser.add_argument("--out", type=output_file("--out"), required=True, help="JSON file to write")
+    parser.add_argument(
+        "--out", type=output_file("--out", suffixes=(".json",)), required=True, help="JSON file to write"
+    )
     args = parser.parse_args(argv)
     if args.n < 3:
         parser.error(f"--n: expected an integer >= 3, got {args.n}")
@@ -45,6 +49,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--w: must be in 2..{args.n - 1} for --n {args.n}, got {args.w}")
     if not 1 <= args.sources <= args.n:
         parser.error(f"--sources: must be in 1..{args.n} for --n {args.n}, got {args.sources}")
+    try:  # every model's union graph, before any is built
+        for model in MODELS:
+            check_union_memory(model, args.n, args.w, 1)
+    except MemoryError as exc:
+        parser.error(str(exc))
     write_atomic(args.out, json.dumps(measure(args.n, args.w, args.sources), indent=1) + "\n", option="--out")
     return 0
 

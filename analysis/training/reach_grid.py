@@ -152,7 +152,7 @@ def _separation(rows: list[dict]) -> dict:
 def main(argv=None) -> int:
     p = OneLineErrorParser(prog="python -m analysis.training.reach_grid", description=__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    p.add_argument("--out", type=output_file("--out", parents=True), default=DEFAULT_OUT,
+    p.add_argument("--out", type=output_file("--out", parents=True, suffixes=(".json",)), default=DEFAULT_OUT,
                    help=f"JSON file to write (default {DEFAULT_OUT})")  # fmt: skip
     p.add_argument("--ns", type=int, nargs="+", default=list(DEFAULT_NS))
     p.add_argument("--ws", type=int, nargs="+", default=list(DEFAULT_WS))

@@ -72,7 +72,9 @@ def main(argv=None) -> int:
     p.add_argument("--estimate-runs", type=int, default=12, help="runs in the estimate (default 12: 4 kinds x 3 seeds)")
     p.add_argument("--estimate-steps", type=int, nargs="+", default=[1500, 3000], help="steps per run to estimate")
     p.add_argument("--estimate-kinds", nargs="+", default=["sa", "sa+swa", "sa-ms-eq", "sa-ms+swa-eq"])
-    p.add_argument("--out", type=output_file("--out", parents=True), required=True, help="JSON file to write")
+    p.add_argument(
+        "--out", type=output_file("--out", parents=True, suffixes=(".json",)), required=True, help="JSON file to write"
+    )
     args = p.parse_args(argv)
     if not 1 <= args.threads <= 256:
         p.error(f"--threads: expected an integer in [1, 256], got {args.threads}")
