@@ -253,8 +253,9 @@ class AttentionProfile:
         return f"AttentionProfile(texts={len(self.texts)}, patterns=[{labels}], regions={len(self.regions)})"
 
 
-def _recorder(store: dict):
-    """A transformers attention: SDPA's exact output, and each layer's ``q, k, v`` and scaling kept in ``store``."""
+def _recorder(store: dict, prefix: dict):
+    """A transformers attention: SDPA's exact output, and each layer's ``q, k, v`` and scaling kept in ``store``
+    (the queries of a shared prefix recorded earlier, ``prefix``, put before the call's own)."""
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
     def forward(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None, **kwargs):
@@ -262,10 +263,34 @@ def _recorder(store: dict):
                                      is_causal=is_causal, **kwargs)  # fmt: skip
         dtype = torch.promote_types(query.dtype, torch.float32)
         scale = scaling if scaling is not None else query.shape[-1] ** -0.5
-        store[layer_of(module)[0]] = (query[0].to(dtype), key[0].to(dtype), value[0].to(dtype), scale, module)
+        layer = layer_of(module)[0]
+        q = query[0].to(dtype)
+        if layer in prefix:
+            q = torch.cat([prefix[layer], q], 1)
+        store[layer] = (q, key[0].to(dtype), value[0].to(dtype), scale, module)
         return out
 
     return forward
+
+
+def _shared_prefix(ids: list, scored: list) -> int:
+    """The leading tokens every text shares, short of each text's first scored position (0 for a single text)."""
+    if len(ids) < 2:
+        return 0
+    limit = min(int(s.min()) for s in scored)
+    first = np.asarray(ids[0][:limit])
+    for tokens in ids[1:]:
+        same = first[: min(limit, len(tokens))] == np.asarray(tokens[: min(limit, len(tokens))])
+        limit = int(same.argmin()) if not same.all() else len(same)
+        first = first[:limit]
+    return limit
+
+
+def _prefix_cache(model, implementation: str, prefix: list) -> list:
+    """The per-layer ``(keys, values)`` of ``prefix`` run with ``implementation``."""
+    model.set_attn_implementation(implementation)
+    cache = model(input_ids=torch.tensor([prefix]), use_cache=True, logits_to_keep=1).cache
+    return [(layer.keys, layer.values) for layer in cache.layers]
 
 
 def _parts(pattern: ProfilePattern, layer: int, layers: int, q, k, positions, n: int, max_length: int, top):
@@ -277,8 +302,7 @@ def _parts(pattern: ProfilePattern, layer: int, layers: int, q, k, positions, n:
     if pattern.method == "top-k":
         return [(1.0, *top[pattern.budget])]
     if pattern.method == "moba":
-        kx = k.repeat_interleave(heads // k.shape[0], dim=0)
-        idx, valid = moba_keys(q[None, :, positions], kx[None], positions, pattern.budget)
+        idx, valid = moba_keys(q[None, :, positions], k[None], positions, pattern.budget)
         return [(1.0, idx[0], valid[0])]
     if pattern.method == "sa+swa":
         half = max(1, pattern.budget // 2)
@@ -309,13 +333,14 @@ def _profile_layers(store, patterns, scored, sink, bands, max_length, block_byte
     top_k = tuple(sorted({p.budget for p in patterns if p.method == "top-k"}))
     for layer in reversed(range(layers)):
         q, k, v, scaling, module = store[layer]
+        k, v = (x.repeat_interleave(heads // x.shape[0], dim=0) for x in (k, v))  # transformers' repeat_kv
         projection = getattr(module, "o_proj", None)
         exact_step = torch.zeros_like(carry)
         steps = [torch.zeros_like(carry) for _ in patterns]
         for start in range(0, n, rows_per_block):
             rows = slice(start, min(n, start + rows_per_block))
             positions = torch.arange(rows.start, rows.stop)
-            lse, out, mass, mean_weights, top = dense_block(q, k, v, rows, scaling, sink, bands, top_k)
+            weights, out, mass, mean_weights, top = dense_block(q, k, v, rows, scaling, sink, bands, top_k)
             regions[layer, :, rows] = mass.numpy()
             exact_step += rollout_step(carry, rows, mean_weights)
             projected = None if projection is None else _project(projection, out)
@@ -324,12 +349,12 @@ def _profile_layers(store, patterns, scored, sink, bands, max_length, block_byte
                 if parts is None:
                     steps[p] += rollout_step(carries[p], rows, mean_weights)
                     continue
-                held, approx, scatter = keyed_block(q, k, v, rows, scaling, lse, parts)
+                held, approx, restricted = keyed_block(weights, v, parts)
                 recall[p, layer, :, rows] = held.numpy()
                 head_error[p, layer, :, rows] = _relative(approx, out).numpy()
                 if projected is not None:
                     layer_error[p, layer, rows] = _relative(_project(projection, approx), projected).numpy()
-                steps[p] += rollout_step(carries[p], rows, scatter)
+                steps[p] += rollout_step(carries[p], rows, restricted)
         if projection is None:
             layer_error[:, layer] = np.nan
         carry = 0.5 * carry + 0.5 * exact_step
@@ -349,12 +374,18 @@ def _project(projection, out: torch.Tensor) -> torch.Tensor:
                                       bias)  # fmt: skip
 
 
-def _next_token_logp(model, implementation: str, ids: torch.Tensor, scored: np.ndarray) -> torch.Tensor:
-    """Log-probabilities of the next token at the scored positions, with ``implementation`` in every layer."""
+def _next_token_logp(model, implementation: str, ids: list, scored: np.ndarray, prefix_kv: list) -> torch.Tensor:
+    """Log-probabilities of the next token at the scored positions, with ``implementation`` in every layer, the
+    text's first ``len(prefix)`` tokens taken from a cache of them (``prefix_kv``, left unchanged)."""
+    from transformers import DynamicCache
+
     model.set_attn_implementation(implementation)
-    keep = ids.shape[1] - int(scored.min())
-    logits = model(input_ids=ids, use_cache=False, logits_to_keep=keep).logits[0]
-    logits = logits[torch.as_tensor(scored) - (ids.shape[1] - keep)]
+    shared = prefix_kv[0][0].shape[2] if prefix_kv else 0
+    keep = len(ids) - int(scored.min())
+    cache = DynamicCache(ddp_cache_data=prefix_kv) if prefix_kv else None
+    x = torch.tensor([ids[shared:]])
+    logits = model(input_ids=x, cache=cache, use_cache=cache is not None, logits_to_keep=keep).logits[0]
+    logits = logits[torch.as_tensor(scored) - (len(ids) - keep)]
     return logits.to(torch.promote_types(logits.dtype, torch.float64)).log_softmax(-1)
 
 
@@ -371,8 +402,8 @@ def _memory(model, n: int, patterns: int, regions: int, block_bytes: int) -> int
 
 def attention_profile(model, texts, patterns: Sequence[ProfilePattern] = (), *, tokenizer=None, scored=None,
                       sink: int = 1, bands: Sequence[int] = DEFAULT_BANDS, kl: bool = True,
-                      max_length: int | None = None, block_bytes: int = 1 << 26, max_memory: int = 8 << 30,
-                      progress: bool | None = None) -> AttentionProfile:  # fmt: skip
+                      max_length: int | None = None, share_prefix: bool = True, block_bytes: int = 1 << 26,
+                      max_memory: int = 8 << 30, progress: bool | None = None) -> AttentionProfile:  # fmt: skip
     """The attention profile of ``model`` on ``texts``: one exact forward per text, then every layer's measures.
 
     Parameters
@@ -397,6 +428,9 @@ def attention_profile(model, texts, patterns: Sequence[ProfilePattern] = (), *, 
     max_length : int, optional
         The length SA's permutations are drawn over; ``None``: the model's ``max_position_embeddings``, as
         :func:`gpu.hf.register`.
+    share_prefix : bool, default True
+        Run the tokens every text shares (a few-shot prompt) once into a cache per attention and each text's own
+        tokens over it, as the harness does; the numbers are those of whole-text forwards (up to rounding).
     block_bytes : int, default 64 MiB
         The memory a block of query rows may take (at least 1 KiB).
     max_memory : int, default 8 GiB
@@ -453,6 +487,7 @@ def attention_profile(model, texts, patterns: Sequence[ProfilePattern] = (), *, 
     if not bands or any(b >= c for b, c in itertools.pairwise(bands)):
         raise ValueError(f"bands: expected increasing edges >= 1, got {list(bands)}")
     kl = check_bool("kl", kl)
+    share_prefix = check_bool("share_prefix", share_prefix)
     block_bytes = check_int("block_bytes", block_bytes, 1 << 10)
     max_memory = check_int("max_memory", max_memory, 1)
     limit = getattr(model.config, "max_position_embeddings", None)
@@ -486,21 +521,27 @@ def attention_profile(model, texts, patterns: Sequence[ProfilePattern] = (), *, 
     for layer in {x for p in patterns for x in p.exact_layers}:
         check_int("exact_layers", layer, 0, model.config.num_hidden_layers - 1)
     store: dict = {}
-    AttentionInterface.register(_RECORDER, _recorder(store))
+    prefix_queries: dict = {}
+    AttentionInterface.register(_RECORDER, _recorder(store, prefix_queries))
     AttentionMaskInterface.register(_RECORDER, sdpa_mask)
     names = [None if p.method == "exact" else register(p.method, p.budget, p.seed, max_length=max_length,
                                                        exact_layers=p.exact_layers) for p in patterns]  # fmt: skip
     previous = model.config._attn_implementation
     seconds = {"forward": 0.0, "kl": 0.0}
     profiles = []
+    shared = _shared_prefix(ids, scored) if share_prefix else 0
     bar = tqdm(total=len(ids), unit="text", desc="profile", disable=None if progress is None else not progress)
     try:
         with torch.inference_mode():
+            caches = {}
+            if shared:
+                caches[_RECORDER] = _prefix_cache(model, _RECORDER, ids[0][:shared])
+                prefix_queries.update({layer: q[:, :shared] for layer, (q, *_) in store.items()})
+                caches |= {name: _prefix_cache(model, name, ids[0][:shared]) for name in names if kl and name}
             for tokens, positions in zip(ids, scored, strict=True):
                 start = time.perf_counter()
-                x = torch.tensor([tokens])
                 store.clear()
-                exact = _next_token_logp(model, _RECORDER, x, positions)
+                exact = _next_token_logp(model, _RECORDER, tokens, positions, caches.get(_RECORDER))
                 measured = _profile_layers(store, patterns, positions, sink, bands, max_length or len(tokens),
                                            block_bytes)  # fmt: skip
                 store.clear()
@@ -511,7 +552,7 @@ def attention_profile(model, texts, patterns: Sequence[ProfilePattern] = (), *, 
                     if name is None:
                         divergence[p] = 0.0
                     elif kl:
-                        logp = _next_token_logp(model, name, x, positions)
+                        logp = _next_token_logp(model, name, tokens, positions, caches.get(name))
                         divergence[p] = (exact.exp() * (exact - logp)).sum(-1).clamp(min=0).numpy()
                 seconds["kl"] += time.perf_counter() - start
                 profiles.append(TextProfile(len(tokens), positions, *measured, divergence))

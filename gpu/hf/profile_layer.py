@@ -2,13 +2,13 @@
 mass goes (sink, distance bands, the rest), what a pattern's keys hold of it, the output the layer gives when it reads
 only those keys, and one step of attention rollout, exact or restricted to the pattern.
 
-Conventions: one sequence, ``q`` of shape ``(heads, n, d)`` and ``k``, ``v`` of ``(kv_heads, n, d)`` (query head
-``h`` reads key head ``h // (heads / kv_heads)``, as transformers' ``repeat_kv``), the scores ``q k^T scaling``
-causal. Every block holds at most ``block`` query rows, ``block`` fixed by the sequence's shape and the memory budget
-alone (:func:`block_rows`), never by which patterns are asked, so a pattern's numbers are the same alone or with
-others. A pattern's key sets come as ``(idx, valid)`` tables of shape ``(heads, rows, K)``
-(:func:`gpu.attention.generation_keys.position_keys`), ``parts`` with a weight each (``sa+swa``: two halves, each its
-own softmax, averaged).
+Conventions: one sequence, ``q``, ``k``, ``v`` of shape ``(heads, n, d)`` (grouped key heads repeated as
+transformers' ``repeat_kv`` does), the scores ``q k^T scaling`` causal. A block holds at most :func:`block_rows`
+query rows, fixed by the sequence's shape and the memory budget alone, never by which patterns are asked, so a
+pattern's numbers are the same alone or with others. A pattern's key sets come as ``(idx, valid)`` tables of shape
+``(heads, rows, K)`` (:func:`gpu.attention.generation_keys.position_keys`), ``parts`` with a weight each
+(``sa+swa``: two halves, each its own softmax, averaged), applied as a boolean mask over the block's dense weights:
+a block costs ``heads * rows * n * d`` whatever the pattern.
 
 References
 ----------
@@ -21,8 +21,6 @@ from __future__ import annotations
 import itertools
 
 import torch
-
-from gpu.attention.neighbour import dedupe
 
 __all__ = ["block_rows", "dense_block", "keyed_block", "region_names", "rollout_step"]
 
@@ -77,21 +75,14 @@ def block_rows(n: int, heads: int, budget_bytes: int) -> int:
     return max(1, min(n, budget_bytes // (heads * n * 8 * 6)))
 
 
-def _expand(x: torch.Tensor, heads: int) -> torch.Tensor:
-    """``(kv_heads, n, d)`` to ``(heads, n, d)`` as transformers' ``repeat_kv``."""
-    return x.repeat_interleave(heads // x.shape[0], dim=0) if x.shape[0] != heads else x
-
-
 def dense_block(q, k, v, rows: slice, scaling: float, sink: int, bands: tuple[int, ...], top_k: tuple[int, ...] = ()):
-    """Exact attention of the query rows ``rows``: its log-normaliser, output, mass per region and, for each budget of
-    ``top_k``, the ``m`` highest-scoring keys.
+    """Exact attention of the query rows ``rows``: the weights, the output, the mass per region
+    and, for each budget of ``top_k``, the ``m`` highest-scoring keys.
 
     Parameters
     ----------
-    q : torch.Tensor
-        ``(heads, n, d)`` queries.
-    k, v : torch.Tensor
-        ``(kv_heads, n, d)`` keys and values.
+    q, k, v : torch.Tensor
+        ``(heads, n, d)`` queries, keys and values (grouped key heads repeated).
     rows : slice
         The block's query rows.
     scaling : float
@@ -105,8 +96,8 @@ def dense_block(q, k, v, rows: slice, scaling: float, sink: int, bands: tuple[in
 
     Returns
     -------
-    lse : torch.Tensor
-        ``(heads, rows)`` log of each row's softmax normaliser.
+    weights : torch.Tensor
+        ``(heads, rows, n)`` the softmax weights.
     out : torch.Tensor
         ``(heads, rows, d)`` the exact output.
     regions : torch.Tensor
@@ -120,14 +111,13 @@ def dense_block(q, k, v, rows: slice, scaling: float, sink: int, bands: tuple[in
     --------
     >>> import torch
     >>> q, k, v = torch.zeros(3, 1, 4, 2, dtype=torch.float64).unbind(0)
-    >>> lse, out, regions, mean, _ = dense_block(q, k, v, slice(3, 4), 1.0, 1, (1, 2))
+    >>> _, out, regions, mean, _ = dense_block(q, k, v, slice(3, 4), 1.0, 1, (1, 2))
     >>> regions[0, 0].tolist()  # four equal keys: the sink, distance 0, 1 and 2 (far)
     [0.25, 0.25, 0.25, 0.25]
     """
     heads, n, _ = q.shape
-    kx, vx = _expand(k, heads), _expand(v, heads)
     positions = torch.arange(n)[rows]
-    scores = q[:, rows] @ kx.transpose(1, 2) * scaling  # (heads, r, n)
+    scores = q[:, rows] @ k.transpose(1, 2) * scaling  # (heads, r, n)
     distance = positions[:, None] - torch.arange(n)[None, :]
     scores = scores.masked_fill(distance < 0, float("-inf"))
     lse = scores.logsumexp(-1)
@@ -140,71 +130,61 @@ def dense_block(q, k, v, rows: slice, scaling: float, sink: int, bands: tuple[in
     for m in top_k:
         values, idx = scores.topk(min(m, n), dim=-1)
         top[m] = (idx, values > float("-inf"))
-    return lse, weights @ vx, regions, weights.mean(0), top
+    return weights, weights @ v, regions, weights.mean(0), top
 
 
-def keyed_block(q, k, v, rows: slice, scaling: float, lse, parts):
+def keyed_block(weights, v, parts):
     """A pattern's block: the exact mass its keys hold (over the union of its parts), its output when the layer reads
-    only those keys (each part's softmax renormalised, parts averaged by weight) and its head-averaged weights.
+    only those keys (each part's weights renormalised, parts averaged by weight) and its head-averaged weights.
 
     Parameters
     ----------
-    q : torch.Tensor
-        ``(heads, n, d)`` queries.
-    k, v : torch.Tensor
-        ``(kv_heads, n, d)``.
-    rows : slice
-        The block's query rows.
-    scaling : float
-        The score scale.
-    lse : torch.Tensor
-        ``(heads, rows)`` the exact log-normalisers (:func:`dense_block`).
+    weights : torch.Tensor
+        ``(heads, rows, n)`` the block's exact softmax weights.
+    v : torch.Tensor
+        ``(heads, n, d)`` values.
     parts : list of (weight, idx, valid)
-        Key tables ``(heads, rows, K)`` for the block's rows; a repeated key is invalid after its first slot.
+        Key tables ``(heads, rows, K)`` for the block's rows (a table expanded over the heads is applied once).
 
     Returns
     -------
     recall : torch.Tensor
         ``(heads, rows)`` exact softmax mass on the union of the parts' keys.
     out : torch.Tensor
-        ``(heads, rows, d)``.
-    scatter : list of (idx, weights)
-        Per part, its keys and their head-averaged rollout weights ``(heads, rows, K)`` (weight / heads included).
+        ``(heads, rows, d)``; a row whose keys hold no mass reads nothing.
+    mean_weights : torch.Tensor
+        ``(rows, n)`` the restricted weights averaged over heads and parts (the pattern's rollout matrix).
 
     Examples
     --------
     >>> import torch
-    >>> q, k, v = torch.zeros(3, 1, 4, 2, dtype=torch.float64).unbind(0)
-    >>> lse = torch.full((1, 1), float(torch.tensor(4.0).log()))
+    >>> weights = torch.full((1, 1, 4), 0.25, dtype=torch.float64)
     >>> idx, valid = torch.tensor([[[2, 3]]]), torch.tensor([[[True, True]]])
-    >>> recall, out, _ = keyed_block(q, k, v, slice(3, 4), 1.0, lse, [(1.0, idx, valid)])
-    >>> recall.tolist()
-    [[0.5]]
+    >>> recall, out, mean = keyed_block(weights, torch.ones(1, 4, 2, dtype=torch.float64), [(1.0, idx, valid)])
+    >>> recall.tolist(), mean.tolist()
+    ([[0.5]], [[0.0, 0.0, 0.5, 0.5]])
     """
-    heads, _, d = q.shape
-    kx, vx = _expand(k, heads), _expand(v, heads)
-    qb = q[:, rows]
-    out = torch.zeros_like(qb)
-    masses, scatter = [], []
-    for weight, idx, valid in parts:
-        h, r, width = idx.shape
-        flat = idx.reshape(h, r * width, 1).expand(-1, -1, d)
-        scores = torch.einsum("hrd,hrkd->hrk", qb, kx.gather(1, flat).view(h, r, width, d)) * scaling
-        scores = scores.masked_fill(~valid, float("-inf"))
-        masses.append((scores - lse[..., None]).exp())
-        probs = torch.softmax(scores, -1).nan_to_num(0.0)  # a row without a key reads nothing
-        out += weight * torch.einsum("hrk,hrkd->hrd", probs, vx.gather(1, flat).view(h, r, width, d))
-        scatter.append((idx, probs * (weight / heads)))
-    if len(parts) == 1:
-        return masses[0].sum(-1), out, scatter
-    first = dedupe(torch.cat([i.expand(heads, -1, -1) for _, i, _ in parts], -1),
-                   torch.cat([x.expand(heads, -1, -1) for _, _, x in parts], -1))  # fmt: skip
-    return (torch.cat(masses, -1) * first).sum(-1), out, scatter
+    union = None
+    out = torch.zeros(*weights.shape[:2], v.shape[-1], dtype=weights.dtype)
+    mean_weights = torch.zeros(weights.shape[1:], dtype=weights.dtype)
+    for part, idx, valid in parts:
+        if idx.shape[0] > 1 and idx.stride(0) == 0 and valid.stride(0) == 0:  # one table shared by the heads
+            idx, valid = idx[:1], valid[:1]
+        keep = torch.zeros(idx.shape[0], *weights.shape[1:], dtype=weights.dtype)
+        keep = keep.scatter_add_(2, idx, valid.to(weights.dtype)) > 0
+        union = keep if union is None else union | keep
+        held = weights * keep
+        total = held.sum(-1, keepdim=True)
+        probs = held / total.clamp(min=torch.finfo(weights.dtype).tiny)
+        out += part * (probs @ v)
+        mean_weights += part * probs.mean(0)
+    recall = (weights * union).sum(-1)
+    return recall, out, mean_weights
 
 
-def rollout_step(carry: torch.Tensor, rows: slice, weights) -> torch.Tensor:
+def rollout_step(carry: torch.Tensor, rows: slice, weights: torch.Tensor) -> torch.Tensor:
     """One block's share of ``carry @ A``: the rollout vectors ``carry`` (``(s, n)``) through the block's rows of a
-    layer's head-averaged weights, dense ``(rows, n)`` or as a pattern's ``scatter`` (:func:`keyed_block`).
+    layer's head-averaged weights ``(rows, n)``.
 
     Parameters
     ----------
@@ -212,8 +192,8 @@ def rollout_step(carry: torch.Tensor, rows: slice, weights) -> torch.Tensor:
         ``(s, n)`` rollout vectors at the layer's output.
     rows : slice
         The block's query rows.
-    weights : torch.Tensor or list of (idx, weights)
-        The block's head-averaged weights.
+    weights : torch.Tensor
+        ``(rows, n)`` the block's head-averaged weights.
 
     Returns
     -------
@@ -227,11 +207,4 @@ def rollout_step(carry: torch.Tensor, rows: slice, weights) -> torch.Tensor:
     >>> rollout_step(carry, slice(0, 2), torch.tensor([[1.0, 0.0], [0.5, 0.5]]))
     tensor([[0.5000, 0.5000]])
     """
-    if isinstance(weights, torch.Tensor):
-        return carry[:, rows] @ weights
-    out = torch.zeros_like(carry)
-    s = carry.shape[0]
-    for idx, w in weights:
-        contribution = carry[:, None, rows, None] * w[None]
-        out.scatter_add_(1, idx.expand_as(w).reshape(1, -1).expand(s, -1), contribution.reshape(s, -1))
-    return out
+    return carry[:, rows] @ weights

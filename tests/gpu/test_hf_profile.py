@@ -241,3 +241,18 @@ def test_bad_arguments_are_refused_in_one_line(call, name):
     with pytest.raises((ValueError, TypeError)) as info:
         call(model)
     assert_refused(lambda: call(model), type(info.value), name)
+
+
+@settings(max_examples=8)
+@given(method=st.sampled_from(["sa", "swa+sink", "sa-ms", "moba", "top-k"]), seed=st.integers(0, 5))
+def test_a_shared_prefix_gives_the_whole_text_numbers(method, seed):
+    model = tiny_llama(heads=4, kv_heads=2, seed=seed)
+    rng = np.random.default_rng(seed)
+    prefix = [int(x) for x in rng.integers(0, 40, 20)]
+    ids = [prefix + [int(x) for x in rng.integers(0, 40, size)] for size in (3, 9, 5)]
+    pattern = [ProfilePattern(method, 4, seed=seed, exact_layers=(1,) if seed % 2 else ())]
+    shared = attention_profile(model, ids, pattern, progress=False)
+    whole = attention_profile(model, ids, pattern, share_prefix=False, progress=False)
+    for a, b in zip(shared.texts, whole.texts, strict=True):
+        for name in ("regions", "recall", "head_error", "layer_error", "rollout", "pattern_rollout", "kl"):
+            assert np.allclose(getattr(a, name), getattr(b, name), rtol=1e-6, atol=1e-8), name

