@@ -77,7 +77,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not log.is_file():
             raise ValueError(f"--out: expected an existing {log} to refresh")
-        rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+        rows = []
+        for number, line in enumerate(log.read_text().splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"--out: line {number} of {log} is not a JSON row ({exc.msg})") from None
+        if not rows or not all(isinstance(r, dict) for r in rows):
+            raise ValueError(f"--out: expected one JSON object a line (rows of analysis.causal.variants) in {log}")
+    except UnicodeDecodeError:
+        parser.error(f"--out: {log} is not a text file (the log is UTF-8 JSON lines)")
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
 

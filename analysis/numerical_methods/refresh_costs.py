@@ -161,6 +161,8 @@ def _load_and_refresh(path, command: str, note: str | None) -> tuple[Path, dict,
         doc = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
         raise ValueError(f"FILE: {path} is not JSON ({exc.msg}, line {exc.lineno})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"FILE: {path} is not a text file (a result is UTF-8 JSON)") from None
     try:
         new, changes = refresh(doc, command, note)
     except ValueError as exc:
