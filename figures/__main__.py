@@ -4,8 +4,9 @@ The figures drawn from result files read them from the paths their flags give (`
 ``--decoder-json``, ``--layouts-json``, ``--training-dir``, and ``--bound-json``, ``--bound-22-json``,
 ``--variants-json``, ``--pooled-json`` for ``causal``); the defaults are where the checkout keeps them,
 relative to the current folder, and a missing file is refused before any figure is drawn, naming its flag and the
-command that writes it. A flag given on the command line is checked the same way even where none of the named
-figures reads it. The other figures compute from the toolkit's public API.
+command that writes it. An input flag that none of the named figures reads, or ``--quick`` where every named figure
+only reads result files, is refused, naming the flag and the figures. The other figures compute from the toolkit's
+public API.
 """
 
 from __future__ import annotations
@@ -91,6 +92,10 @@ KEYS = {
 }
 
 
+#: the figures that only read result files (``--quick`` changes nothing in them)
+READ_ONLY = ("cost_per_layer", "cost_to_coverage", "approx_spectra", "approx_methods", "approx_kv_cache", "training",
+             "layouts")  # fmt: skip
+
 #: flag -> the check of the contents its figures read (one line naming the first bad entry), before any drawing
 CHECKS = {
     "--bench": cost.check,
@@ -130,8 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _inputs(args, names: list[str]) -> dict[str, dict[str, Path]]:
     """The keyword arguments of each named figure that reads result files, ``ValueError`` naming the flag (and the
-    command that writes the file) when one is missing or not what that command writes; an input flag given on the
-    command line is checked even where no named figure reads it."""
+    command that writes the file) when one is missing or not what that command writes."""
     kwargs: dict[str, dict[str, Path]] = {}
     for flag, (default, command, figures) in INPUTS.items():
         used = [name for name in names if name in figures]
@@ -191,6 +195,11 @@ def main(argv=None) -> int:
     unknown = [n for n in names if n not in FIGURES]
     if unknown:
         p.error(f"names: unknown figure(s) {', '.join(unknown)}; choose all or from {', '.join(FIGURES)}")
+    for flag, (_, _, figures) in INPUTS.items():
+        if getattr(args, flag.lstrip("-").replace("-", "_")) is not None and not set(names) & set(figures):
+            p.error(f"{flag}: does not apply to {', '.join(names)} (it is read by {', '.join(figures)})")
+    if args.quick and set(names) <= set(READ_ONLY):
+        p.error(f"--quick: does not apply to {', '.join(names)} (they only read result files)")
     try:
         inputs = _inputs(args, names)
         out = output_dir(str(args.out))

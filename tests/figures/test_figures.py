@@ -55,7 +55,7 @@ def test_missing_result_file_names_its_flag_and_command(tmp_path, capsys, names,
     it and the command that writes it."""
     out = tmp_path / "out"
     with pytest.raises(SystemExit) as exc:
-        main([*names, "--quick", "--out", str(out), flag, str(tmp_path / "missing")])
+        main([*names, "--out", str(out), flag, str(tmp_path / "missing")])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and len(err.strip().splitlines()) == 1, err
     assert err.split("error: ")[1].startswith(f"{flag}: ") and command in err, err
@@ -150,8 +150,27 @@ def test_an_input_that_is_not_its_commands_output_is_one_line(tmp_path, capsys, 
     bad = tmp_path / "bad.json"
     bad.write_text(content)
     with pytest.raises(SystemExit) as exc:
-        main([name, "--quick", "--out", str(tmp_path / "out"), flag, str(bad)])
+        main([name, "--out", str(tmp_path / "out"), flag, str(bad)])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and len(err.strip().splitlines()) == 1, err
     assert err.split("error: ")[1].startswith(f"{flag}: {bad}") and "python -m " in err, err
     assert not (tmp_path / "out").exists()  # refused before any figure is drawn
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag", "other"),
+    [
+        (["coverage_vs_layer", "--bench", "b.json"], "--bench", "coverage_vs_layer"),
+        (["hops", "lstar_vs_n", "--pooled-json", "p.json"], "--pooled-json", "hops, lstar_vs_n"),
+        (["approx_methods", "training", "--quick"], "--quick", "approx_methods, training"),
+    ],
+)
+def test_an_option_no_named_figure_reads_is_refused_naming_both(tmp_path, capsys, argv, flag, other):
+    """An input flag that none of the named figures reads, or --quick for figures that only read results: one line
+    naming the flag and the figures, before anything is read or drawn."""
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.split("error: ")[1].startswith(f"{flag}: does not apply to {other}"), err
+    assert not (tmp_path / "out").exists()
