@@ -203,3 +203,47 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     process.stdout.close()
     err = process.stderr.read().decode()
     assert process.wait(timeout=120) == 1 and not err.strip(), err
+
+
+#: options that do not apply together, sizes above n and negative limits: (command, argv, the flags the line must
+#: name, in order)
+REFUSED_TOGETHER = [
+    ("receptive.coverage.cli", ["--n", "64", "--hf-config", "gemma3-4b", "--w", "8"], ["--w", "--hf-config"]),
+    ("receptive.coverage.cli", ["--n", "64", "--hf-config", "gemma3-4b", "--causal"], ["--causal", "--hf-config"]),
+    ("receptive.coverage.cli", ["--n", "64", "--hf-config", "gemma3-4b", "--circular"], ["--circular", "--hf-config"]),
+    ("receptive.coverage.cli", ["--n", "64", "--layers", "3", "--max-layers", "9"], ["--max-layers", "--layers"]),
+    ("receptive.coverage.cli", ["--n", "64", "--patterns", "global:4:1", "--circular"], ["--circular", "--patterns"]),
+    ("receptive.coverage.cli", ["--n", "64", "--stack", "swa:4,global:4:1", "--circular"], ["--circular", "--stack"]),
+    ("receptive.coverage.cli", ["--n", "64", "--stack", "swa:4,chunk:0"], ["--stack"]),
+    ("receptive.coverage.cli", ["--n", "64", "--targets", "65"], ["--targets"]),
+    ("receptive.coverage.cli", ["--n", "64", "--max-memory", "-1"], ["--max-memory"]),
+    ("receptive.layouts", ["--n", "64", "--targets", "65", "--only", "mistral-7b-v0.1"], ["--targets"]),
+    ("receptive.smallworld", ["--model", "er", "--n", "100", "--w", "8"], ["--w", "--model er"]),
+    ("receptive.smallworld", ["--model", "ws", "--n", "100", "--layers", "2"], ["--layers", "--model ws"]),
+    ("receptive.smallworld", ["--model", "ws", "--n", "500", "--calibrate"], ["--calibrate", "--model ws"]),
+    ("receptive.smallworld", ["--model", "sa", "--n", "100", "--k", "4"], ["--k", "--model sa"]),
+    ("receptive.smallworld", ["--model", "sa", "--n", "100", "--sources", "101"], ["--sources", "--n"]),
+    ("gpu.bench.cli", ["--replot", "r.json", "--plot", "p.png", "--n", "64"], ["--n", "--replot"]),
+    ("gpu.approx.__main__", ["--measure"], ["--measure", "--costs"]),
+    ("gpu.approx.__main__", ["--costs", "--seeds", "2"], ["--seeds", "--costs"]),
+    ("gpu.approx.__main__", ["--n", "16", "--budgets", "4,32"], ["--budgets", "--n"]),
+    ("analysis.causal.pooled", ["--model", "analytic", "--interval-file", "none"], ["--interval-file", "--model"]),
+    ("analysis.causal.interval_model", ["--points", "64:4", "--exact-limit", "16", "--targets", "65"],
+     ["--targets"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("command", "argv", "flags"), REFUSED_TOGETHER,
+                         ids=[f"{c}:{' '.join(a[-2:])}" for c, a, _ in REFUSED_TOGETHER])  # fmt: skip
+def test_options_that_do_not_apply_are_refused_naming_both(command, argv, flags, tmp_path, capsys, monkeypatch):
+    if COMMANDS.get(command):
+        pytest.importorskip(COMMANDS[command])
+    monkeypatch.chdir(tmp_path)
+    before = _files(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        _main(command)(argv)
+    err = capsys.readouterr().err
+    line = err.split(": error: ", 1)[-1]
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert line.startswith(flags[0] + ":") and all(flag in line for flag in flags), err
+    assert _files(tmp_path) == before

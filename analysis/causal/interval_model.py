@@ -116,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         args.dirs = args.dirs or list(pooled.DEFAULT_DIRS)
     elif args.dirs:
         parser.error("dirs: the committed runs are not read with --points; give one or the other")
+    targets_given = args.targets is not None
     args.targets = 1024 if args.targets is None else args.targets
     args.exact_limit = "2^26" if args.exact_limit is None else args.exact_limit
     args.max_layers = 64 if args.max_layers is None else args.max_layers
@@ -135,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             exact_limit = parse_sizes(args.exact_limit, "--exact-limit")[0]
             points = parse_points(args.points, args.targets, exact_limit, args.max_layers)
+            small = [n for n, _, targets, _ in points if targets is not None and n < args.targets]
+            if targets_given and small:  # the default is clipped to n, as receptive.bound does; a value given is not
+                raise ValueError(f"--targets: expected at most n = {min(small)} (a sampled point), got {args.targets}")
     except ValueError as exc:
         parser.error(str(exc))
     if args.out is None:  # the default is checked only when it is used

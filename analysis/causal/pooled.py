@@ -487,9 +487,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.patterns is not None:
             patterns = comma_names("--patterns", args.patterns, tuple(PATTERNS))
         interval_file = args.interval_file
+        if interval_file is not None and args.model != "interval":
+            raise ValueError(f"--interval-file: only read with --model interval, got --model {args.model}")
         if interval_file not in (None, "none"):  # a file given is read whole before any point is evaluated
-            if args.model != "interval":
-                raise ValueError(f"--interval-file: only read with --model interval, got --model {args.model}")
             _check_interval_file(interval_file)
         if args.model == "interval" and interval_file is None:
             interval_file = DEFAULT_INTERVAL_FILE
