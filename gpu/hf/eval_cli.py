@@ -251,9 +251,12 @@ def model_fingerprint(path: str | os.PathLike) -> str:
     path = Path(path)
     if not path.exists():
         raise ValueError(f"--model: no model folder or .gguf file {str(path)!r}")
-    files = [path] if path.is_file() else _model_files(path)
-    stamp = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
-    return _fingerprint(str(path.resolve()), stamp)
+    try:
+        files = [path] if path.is_file() else _model_files(path)
+        stamp = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+        return _fingerprint(str(path.resolve()), stamp)
+    except OSError as exc:
+        raise ValueError(f"--model: cannot read {exc.filename or path}: {exc.strerror or exc}") from None
 
 
 def _tokenizer_fingerprint(tokenizer) -> str:
@@ -330,10 +333,13 @@ def _write_header(out: Path, identity: dict) -> None:
     import torch
     import transformers
 
-    stored = read_json_object(out / HEADER, "--out") or {}
+    try:
+        stored = read_json_object(out / HEADER, "--out") or {}
+    except ValueError:  # a header no resume could read (the rows were checked against it, if any): replaced
+        stored = {}
     header = {"command": "python -m gpu.hf.eval_cli", "version": identity["version"]}
     for key in ("models", "tasks"):
-        header[key] = {**(stored.get(key) or {}), **identity[key]}
+        header[key] = {**(stored[key] if isinstance(stored.get(key), dict) else {}), **identity[key]}
     header["environment"] = {"torch": torch.__version__, "transformers": transformers.__version__}
     write_atomic(out / HEADER, json.dumps(header, indent=1) + "\n", option="--out")
 
@@ -518,6 +524,26 @@ def _check_flags(args) -> tuple[list[tuple], list[str], list[str]]:
     return attentions, decodes, tasks
 
 
+def _config_layers(path: Path) -> int | None:
+    """The layer count a model folder's ``config.json`` gives (read without loading the model), else ``None``."""
+    try:
+        config = json.loads((path / "config.json").read_text()) if path.is_dir() else {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None  # load_causal_lm reports it
+    text = config.get("text_config") if isinstance(config, dict) else None
+    layers = config.get("num_hidden_layers") if isinstance(config, dict) else None
+    if layers is None and isinstance(text, dict):
+        layers = text.get("num_hidden_layers")
+    return layers if isinstance(layers, int) and not isinstance(layers, bool) else None
+
+
+def _check_layers(attentions: list[tuple], depth: int | None) -> None:
+    """``ValueError`` naming ``--exact-layers`` if one is not a layer of a model of ``depth`` layers."""
+    for spec in attentions:
+        if depth is not None and spec[3] and max(spec[3]) >= depth:
+            raise ValueError(f"--exact-layers: the model has layers 0..{depth - 1}, got {max(spec[3])}")
+
+
 def _run(parser, args, argv) -> int:
     """:func:`main` once the command line is parsed."""
     out = Path(args.out) if args.out else None
@@ -540,11 +566,9 @@ def _run(parser, args, argv) -> int:
             _check_resume(out, _identity(args.model, tasks, args.per_subject))
         if args.scheduler:
             check_scheduler(args.scheduler)
+        _check_layers(attentions, _config_layers(_model_path(args.model)))
         model, tokenizer = _model(args.model, args.threads)
-        depth = model.config.num_hidden_layers
-        for spec in attentions:
-            if spec[3] and max(spec[3]) >= depth:
-                raise ValueError(f"--exact-layers: the model has layers 0..{depth - 1}, got {max(spec[3])}")
+        _check_layers(attentions, model.config.num_hidden_layers)  # a GGUF file's, known once loaded
         for task_items in items.values():
             check_fits(model, tokenizer, task_items)
         identity = _identity(args.model, tasks, args.per_subject, tokenizer)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import math
@@ -377,11 +378,16 @@ def _check_resume(out: Path, identity: dict) -> None:
 
 def _write_header(out: Path, identity: dict) -> None:
     """Write the header, its grid the union of the stored one's and ``identity``'s."""
-    stored = read_json_object(out / HEADER, "--out") or {}
+    try:
+        stored = read_json_object(out / HEADER, "--out") or {}
+    except ValueError:  # a header no resume could read (the rows were checked against it, if any): replaced
+        stored = {}
     grid = dict(identity["grid"])
-    for key, values in (stored.get("grid") or {}).items():
+    stored_grid = stored.get("grid") if isinstance(stored.get("grid"), dict) else {}
+    for key, values in stored_grid.items():
         if isinstance(values, list) and key in grid:
-            grid[key] = sorted(set(values) | set(grid[key]))
+            with contextlib.suppress(TypeError):  # values a header of another shape holds: this run's alone
+                grid[key] = sorted(set(values) | set(grid[key]))
     write_text_atomic(out / HEADER, json.dumps(identity | {"grid": grid}, indent=1) + "\n", "--out")
 
 

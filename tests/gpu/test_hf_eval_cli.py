@@ -128,6 +128,14 @@ def test_dry_run_with_resume_counts_only_what_the_store_lacks(model_folder, tmp_
         (["--attention", "lab:sa", "--decode", "exact", "--exact-layers", "1"], "--exact-layers"),
         (["--attention", "mla", "--decode", "exact"], "--attention"),
         (["--limit", "0"], "--limit"),
+        (["--limit", "-3"], "--limit"),
+        (["--first", "5", "--limit", "9"], "--first"),  # no task has an item 5
+        (["--shards", "1000000000"], "--shards"),
+        (["--attention", "sa", "--exact-layers", "3"], "--exact-layers"),  # layers 0..2
+        (["--json", "table.csv"], "--json"),
+        (["--dry-run", "--json", "table.json"], "--json"),
+        (["--workers", "2"], "--workers"),
+        (["--dask", "--scheduler", "tcp://127.0.0.1:1"], "--dask"),
         (["--limit", "4", "--first", "4"], "--first"),
         (["--first", "-1"], "--first"),
         (["--tasks", "mmlu", "--first", "2"], "--first"),
@@ -139,13 +147,20 @@ def test_dry_run_with_resume_counts_only_what_the_store_lacks(model_folder, tmp_
     ],
 )
 def test_bad_input_is_one_line_naming_the_flag_and_leaves_nothing(model_folder, tmp_path, capsys, extra, flag):
+    extra = [str(tmp_path / e) if e.startswith("table.") else e for e in extra]
     argv = ["--model", str(model_folder), "--tasks", TASKS, "--out", str(tmp_path / "out"), *extra]
     with pytest.raises(SystemExit) as exit:
         main(argv)
     assert exit.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and (f"error: {flag}:" in err or f"error: argument {flag}:" in err), err
-    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "out").exists() and not list(tmp_path.glob("table.*"))
+
+
+def test_a_resume_without_out_is_refused(capsys):
+    with pytest.raises(SystemExit) as exit:
+        main(["--tasks", TASKS, "--dry-run", "--resume"])
+    assert exit.value.code == 2 and "error: --resume:" in capsys.readouterr().err
 
 
 def test_a_context_longer_than_the_model_is_refused_before_any_work(tmp_path, capsys):

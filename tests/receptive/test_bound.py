@@ -255,6 +255,53 @@ def test_a_length_beyond_the_memory_is_refused_before_allocating(tmp_path, capsy
     assert task_bytes_at_least(2**20) < 2**30 < task_bytes_at_least(2**26)
 
 
+INTERVAL_POINT = {"n": 256, "w": 8, "targets": None, "max_layers": 2, "full_probability": [0.5, 1.0]}
+INTERVAL_FILES = {
+    "empty": b"",
+    "binary": bytes(range(256)),
+    "a list": b"[1, 2]",
+    "truncated": json.dumps({"events": 300, "seed": 0, "max_cost": 2e11, "points": [INTERVAL_POINT]}).encode()[:-20],
+    "no points": json.dumps({"events": 300, "seed": 0, "max_cost": 2e11}).encode(),
+    "a bad setting": json.dumps({"events": "x", "seed": 0, "max_cost": 2e11, "points": []}).encode(),
+    "too few layers": json.dumps(
+        {"events": 300, "seed": 0, "max_cost": 2e11, "points": [INTERVAL_POINT | {"max_layers": 4}]}
+    ).encode(),
+    "not probabilities": json.dumps(
+        {"events": 300, "seed": 0, "max_cost": 2e11, "points": [INTERVAL_POINT | {"full_probability": [2, "x"]}]}
+    ).encode(),
+}
+
+
+@pytest.mark.parametrize("kind", INTERVAL_FILES)
+def test_a_bad_interval_file_is_refused_before_the_sweep(kind, tmp_path, capsys):
+    """Each kind of bad --interval-file is one line naming the flag and what was expected, before any task runs."""
+    path = tmp_path / "interval.json"
+    path.write_bytes(INTERVAL_FILES[kind])
+    start = time.perf_counter()
+    with pytest.raises(SystemExit) as exc:
+        main(["--n", "256", "--w", "8", "--patterns", "sa+swa", "--causal", "yes", "--seeds", "1", "--model",
+              "interval", "--interval-file", str(path), "--out", str(tmp_path / "out"), "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and len(err.splitlines()) == 1, err
+    assert "error: --interval-file: expected an interval-model result file" in err, err
+    assert not (tmp_path / "out").exists() and time.perf_counter() - start < 5
+
+
+@pytest.mark.parametrize(
+    ("argv", "name"),
+    [(["--seeds", "10000000"], "--seeds"), (["--seeds", "5000", "--n", "2^8,2^10,2^12,2^14"], "--seeds"),
+     (["--max-layers", "100000000"], "--max-layers")],
+)  # fmt: skip
+def test_work_beyond_the_bounds_is_refused_at_once(argv, name, tmp_path, capsys):
+    """A seed count or layer cap that would plan or predict for minutes is refused in well under a second's work."""
+    start = time.perf_counter()
+    with pytest.raises(SystemExit) as exc:
+        main(["--quick", "--out", str(tmp_path / "out"), "--no-progress", *argv])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and len(err.splitlines()) == 1 and f"error: {name}:" in err, err
+    assert time.perf_counter() - start < 5 and not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("state", ["missing", "empty folder", "empty file"])
 def test_resume_needs_something_to_resume(state, tmp_path, capsys):
     out = tmp_path / "out"
