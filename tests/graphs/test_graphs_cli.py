@@ -214,12 +214,13 @@ def test_cli_fuzz_edge_files(tmp_path_factory, content, weight, suffix, capsys):
     ),
 )
 def test_load_edge_list_fuzz(tmp_path_factory, content, kwargs):
-    """A graph, or a ValueError whose single line starts with the argument it is about."""
+    """A graph, or a ValueError (a bad value) or TypeError (a column named by an integer on a file with a header)
+    whose single line starts with the argument it is about."""
     path = tmp_path_factory.mktemp("fuzz") / "edges.csv"
     path.write_text(content)
     try:
         graph, ids = load_edge_list(path, **kwargs)
-    except ValueError as exc:
+    except (TypeError, ValueError) as exc:
         message = str(exc)
         assert "\n" not in message
         assert message.split(":")[0] in {"path", "source", "target", "weight", "threshold", "engine", "format"}
