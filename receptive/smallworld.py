@@ -23,6 +23,7 @@ import argparse
 
 from graphs.cli_common import run_command
 from graphs.graph import Graph
+from graphs.memory import check_memory
 from graphs.smallworld.cli import GRAPH_MODELS, ModelFamily
 from graphs.smallworld.cli import main as _smallworld_main
 from graphs.smallworld.connectome import FLYWIRE
@@ -73,11 +74,14 @@ def _check(args: argparse.Namespace) -> None:
     n = args.n or (FLYWIRE["n"] if args.model == "connectome" else 4096)
     if args.sources is not None and not args.edges and args.sources > n:
         raise ValueError(f"--sources: expected at most --n = {n} sources, got {args.sources}")
-    if attention:
-        try:
+    try:
+        if attention:
             check_union_memory(args.model, n, args.w, 1 if args.model == "swa" else args.layers)
-        except MemoryError as exc:
-            raise ValueError(str(exc)) from None
+        elif not args.edges:  # a graph model: its edge arrays (both ends, both directions) and per-node arrays
+            degree = args.k or FLYWIRE["mean_degree"]
+            check_memory("n", n * (degree * 32 + 64), f"n = {n} nodes of {args.model} at mean degree {degree:g}")
+    except MemoryError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def _builder(name: str):

@@ -149,6 +149,7 @@ SIZES = [
      lambda t: ["--model", "sa", "--n", "4096", "--w", "16", "--layers", HUGE, "--no-progress"]),
     ("smallworld-n", None, "receptive.smallworld", "--n",
      lambda t: ["--model", "sa+swa", "--n", HUGE, "--no-progress"]),
+    ("smallworld-er-n", None, "receptive.smallworld", "--n", lambda t: ["--model", "er", "--n", HUGE, "--no-progress"]),
     ("bench-n", "torch", "gpu.bench.cli", "--n", lambda t: ["--n", str(10**8), "--repeats", "1"]),
     ("approx-n", "torch", "gpu.approx.__main__", "--n",
      lambda t: ["--n", str(10**7), "--budgets", "4", "--seeds", "1"]),
