@@ -501,6 +501,10 @@ def _check_flags(args) -> tuple[list[tuple], list[str], list[str]]:
                              ("--threads", args.threads, 1)):  # fmt: skip
         if value is not None and value < low:
             raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
+    most = 4 * (os.cpu_count() or 1)  # each a torch thread or a process holding the model
+    for name, value in (("--workers", args.workers), ("--threads", args.threads)):
+        if value is not None and value > most:
+            raise ValueError(f"{name}: expected 1..{most} (four per core of this machine), got {value}")
     if not 0 <= args.first < args.limit:
         raise ValueError(f"--first: expected an integer from 0 to --limit - 1 ({args.limit - 1}), got {args.first}")
     if args.first and any(t.startswith("mmlu") for t in tasks):

@@ -7,6 +7,7 @@ import contextlib
 import csv
 import json
 import math
+import os
 import sys
 import warnings
 from numbers import Integral, Real
@@ -234,8 +235,11 @@ def _plan(args) -> tuple[list, list[dict], dict]:
             f"--max-layers: expected 1..{MAX_LAYERS} (the sharp model's prediction costs time per layer), "
             f"got {args.max_layers}"
         )
-    if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers: expected an integer >= 1, got {args.workers}")
+    most = 4 * (os.cpu_count() or 1)
+    if args.workers is not None and not 1 <= args.workers <= most:
+        raise ValueError(f"--workers: expected 1..{most} (four per core of this machine), got {args.workers}")
+    if args.workers is not None and not args.dask:
+        raise ValueError("--workers: only with --dask (the workers of the local cluster)")
     if args.slab_size is not None and args.slab_size < 1:
         raise ValueError(f"--slab-size: expected a number of sources >= 1, got {args.slab_size}")
     if args.interval_file is not None and args.model != "interval":

@@ -135,6 +135,8 @@ def test_dry_run_with_resume_counts_only_what_the_store_lacks(model_folder, tmp_
         (["--json", "table.csv"], "--json"),
         (["--dry-run", "--json", "table.json"], "--json"),
         (["--workers", "2"], "--workers"),
+        (["--dask", "--workers", "1000000"], "--workers"),
+        (["--threads", "1000000"], "--threads"),
         (["--dask", "--scheduler", "tcp://127.0.0.1:1"], "--dask"),
         (["--limit", "4", "--first", "4"], "--first"),
         (["--first", "-1"], "--first"),

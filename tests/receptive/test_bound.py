@@ -199,6 +199,7 @@ def test_dask_local_cluster_equals_local_run(tmp_path):
         (["--targets", "0"], "--targets"),
         (["--retries", "-1"], "--retries"),
         (["--workers", "0"], "--workers"),
+        (["--workers", "2"], "--workers"),  # no --dask: nothing would use them
         (["--exact-limit", "lots"], "--exact-limit"),
         (["--max-memory", "1KiB"], "--max-memory"),
         (["--max-memory", "0.5"], "--max-memory"),
@@ -290,7 +291,7 @@ def test_a_bad_interval_file_is_refused_before_the_sweep(kind, tmp_path, capsys)
 @pytest.mark.parametrize(
     ("argv", "name"),
     [(["--seeds", "10000000"], "--seeds"), (["--seeds", "5000", "--n", "2^8,2^10,2^12,2^14"], "--seeds"),
-     (["--max-layers", "100000000"], "--max-layers")],
+     (["--max-layers", "100000000"], "--max-layers"), (["--dask", "--workers", "1000000"], "--workers")],
 )  # fmt: skip
 def test_work_beyond_the_bounds_is_refused_at_once(argv, name, tmp_path, capsys):
     """A seed count or layer cap that would plan or predict for minutes is refused in well under a second's work."""
