@@ -167,18 +167,19 @@ def keyed_block(weights, v, parts):
     union = None
     out = torch.zeros(*weights.shape[:2], v.shape[-1], dtype=weights.dtype)
     mean_weights = torch.zeros(weights.shape[1:], dtype=weights.dtype)
+    n = weights.shape[-1]
     for part, idx, valid in parts:
         if idx.shape[0] > 1 and idx.stride(0) == 0 and valid.stride(0) == 0:  # one table shared by the heads
             idx, valid = idx[:1], valid[:1]
-        keep = torch.zeros(idx.shape[0], *weights.shape[1:], dtype=weights.dtype)
-        keep = keep.scatter_add_(2, idx, valid.to(weights.dtype)) > 0
+        keep = torch.zeros(idx.shape[0], weights.shape[1], n + 1, dtype=torch.bool)
+        keep = keep.scatter_(2, idx.masked_fill(~valid, n), True)[..., :n]  # unused slots land in column n
         union = keep if union is None else union | keep
         held = weights * keep
         total = held.sum(-1, keepdim=True)
         probs = held / total.clamp(min=torch.finfo(weights.dtype).tiny)
         out += part * (probs @ v)
         mean_weights += part * probs.mean(0)
-    recall = (weights * union).sum(-1)
+    recall = total[..., 0] if len(parts) == 1 else (weights * union).sum(-1)
     return recall, out, mean_weights
 
 

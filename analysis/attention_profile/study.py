@@ -1,0 +1,184 @@
+"""The attention profile of every configuration of the paper-task grid (``python -m analysis.attention_profile.study``).
+
+For each informative task, the gold contexts of the first ``--items`` of the grid's fixed items (the harness's
+tokens, the scored position the context's last token) run through SmolLM2-135M-Instruct once exactly, and every
+generation-form configuration of the grid (method, keys per query, exact layers; seed 0) is measured on them
+(:func:`gpu.hf.profile.attention_profile`): mass recall, output error and rollout overlap from the exact forward; the
+end-to-end KL, which needs the pattern's own forward, on the first ``--kl-items``. The result keeps each
+measure per configuration and item (for the bootstrap of ``predict.py``), where the exact mass goes per layer and
+head, what the headline patterns' keys hold of it per layer and head, and the seconds each part took.
+
+References
+----------
+- Abnar & Zuidema (2020). Quantifying attention flow in transformers. ACL, arXiv 2005.00928.
+- Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from graphs.cli_common import output_file, run_command, write_atomic
+from receptive.cli_parser import OneLineErrorParser
+
+GRID = Path(__file__).parent.parent / "paper_tasks" / "results" / "grid"
+TASKS = ("arc_easy", "hellaswag", "piqa", "lambada")
+#: The configurations whose per-layer-and-head recall the findings page shows.
+HEADLINE = (("swa", 64), ("swa+sink", 64), ("sa", 64), ("sa-ms", 64), ("top-k", 64), ("moba", 64))
+
+
+def grid_patterns(store, seeds=(0,)) -> list:
+    """Every generation-form configuration of the grid's store, one :class:`gpu.hf.profile.ProfilePattern` per seed.
+
+    Parameters
+    ----------
+    store : str or pathlib.Path
+        The grid's result store (``tasks.jsonl``).
+    seeds : collection of int or None, default (0,)
+        The seeds to keep; ``None``: every seed the grid ran.
+
+    Returns
+    -------
+    list of gpu.hf.profile.ProfilePattern
+        Sorted by label.
+    """
+    from gpu.attention.generation_patterns import GENERATION_METHODS
+    from gpu.hf.profile import ProfilePattern
+    from receptive.sweep import ResultStore
+
+    seen = set()
+    for row in ResultStore(store, resume=True).results():
+        if row["method"] in GENERATION_METHODS and (seeds is None or row["seed"] in seeds):
+            seen.add((row["method"], row["budget"], row["seed"], tuple(row["exact_layers"])))
+    return sorted({ProfilePattern(*config) for config in seen}, key=lambda p: p.label)
+
+
+def _per_item(profile, measures: tuple[str, ...]) -> dict:
+    """``{label: {measure: [per text]}}``."""
+    out = {}
+    for p, pattern in enumerate(profile.patterns):
+        rows = {m: [] for m in measures}
+        for t in profile.texts:
+            error = t.layer_error[p]
+            values = {"recall": t.recall[p].mean(), "recall_scored": t.recall[p][:, :, t.scored].mean(),
+                      "error": error.mean(), "error_scored": error[:, t.scored].mean(),
+                      "overlap": t.overlap[p].mean(), "kl": t.kl[p].mean()}  # fmt: skip
+            for m in measures:
+                rows[m].append(round(float(values[m]), 7))
+        out[pattern.label] = rows
+    return out
+
+
+def run(store, items: int, kl_items: int, tasks=TASKS, progress: bool | None = None) -> dict:
+    """Profile every configuration of the grid on each task's first items.
+
+    Parameters
+    ----------
+    store : str or pathlib.Path
+        The grid's result store.
+    items : int
+        Texts per task for the exact-forward measures.
+    kl_items : int
+        Texts per task (the first of them) for the KL.
+    tasks : sequence of str, default :data:`TASKS`
+        The tasks.
+    progress : bool or None, default None
+        Progress bars.
+
+    Returns
+    -------
+    dict
+        ``patterns`` (labels), per task ``items`` (doc ids), ``measures`` (per label and measure, per item),
+        ``regions`` (layer x head x region), ``headline_recall`` (label -> layer x head), ``seconds``.
+    """
+    import torch
+
+    from gpu.hf.eval_tasks import load_task
+    from gpu.hf.models import load_causal_lm, smollm2_gguf
+    from gpu.hf.profile import attention_profile
+    from gpu.hf.profile_cli import task_contexts
+
+    patterns = grid_patterns(store)
+    model, tokenizer = load_causal_lm(smollm2_gguf())
+    result = {"patterns": [p.label for p in patterns], "tasks": {}, "threads": torch.get_num_threads()}
+    headline = [p for p in patterns if (p.method, p.budget) in HEADLINE and p.seed == 0 and not p.exact_layers]
+    for task in tasks:
+        loaded = load_task(task, 200)[:items]
+        ids = task_contexts(tokenizer, loaded)
+        start = time.perf_counter()
+        exact = attention_profile(model, ids, patterns, kl=False, progress=progress)
+        seconds_exact = time.perf_counter() - start
+        start = time.perf_counter()
+        with_kl = attention_profile(model, ids[:kl_items], patterns, progress=progress)
+        seconds_kl = time.perf_counter() - start
+        measures = _per_item(exact, ("recall", "recall_scored", "error", "error_scored", "overlap"))
+        for label, values in _per_item(with_kl, ("kl",)).items():
+            measures[label]["kl"] = values["kl"]
+        recall = exact.layer_head("recall")
+        result["tasks"][task] = {
+            "items": [item.doc_id for item in loaded],
+            "tokens": [len(x) for x in ids],
+            "measures": measures,
+            "regions": exact.layer_head_regions().round(6).tolist(),
+            "region_names": list(exact.regions),
+            "headline_recall": {p.label: recall[patterns.index(p)].round(6).tolist() for p in headline},
+            "seconds": {"exact_forward_measures": seconds_exact, "with_kl": seconds_kl,
+                        "kl_only": with_kl.seconds["kl"], "texts": len(ids), "kl_texts": len(ids[:kl_items])},
+        }  # fmt: skip
+    return result
+
+
+def main(argv=None) -> int:
+    """Write the profile of the grid's configurations.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0.
+    """
+    parser = OneLineErrorParser(prog="python -m analysis.attention_profile.study", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
+    parser.add_argument("--store", default=str(GRID), help="the grid's result store")
+    parser.add_argument("--items", type=int, default=16, help="texts per task for the exact-forward measures")
+    parser.add_argument("--kl-items", type=int, default=6, help="texts per task for the KL (the first of them)")
+    parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated tasks")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (one is faster on a shared machine)")
+    parser.add_argument("--out", required=True, type=output_file("--out", suffixes=(".json",)), help="the JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    args = parser.parse_args(argv)
+    if not 1 <= args.items <= 200:
+        parser.error(f"--items: expected an integer in [1, 200], got {args.items}")
+    if not 0 <= args.kl_items <= args.items:
+        parser.error(f"--kl-items: expected an integer in [0, --items = {args.items}], got {args.kl_items}")
+    if args.threads < 1:
+        parser.error(f"--threads: expected an integer >= 1, got {args.threads}")
+    if not (Path(args.store) / "tasks.jsonl").is_file():
+        parser.error(f"--store: no tasks.jsonl in {args.store!r} (python -m analysis.paper_tasks.study writes it)")
+    tasks = [t for t in args.tasks.split(",") if t]
+    unknown = sorted(set(tasks) - set(TASKS))
+    if unknown or not tasks:
+        parser.error(f"--tasks: expected names from {', '.join(TASKS)}, got {args.tasks!r}")
+    import torch
+
+    torch.set_num_threads(args.threads)
+    result = run(args.store, args.items, args.kl_items, tasks, progress=False if args.quiet else None)
+    result["command"] = (f"python -m analysis.attention_profile.study --items {args.items} --kl-items {args.kl_items} "
+                         f"--tasks {','.join(tasks)} --out {args.out}")  # fmt: skip
+    write_atomic(args.out, json.dumps(result, indent=None, separators=(",", ":")) + "\n", option="--out")
+    for task, data in result["tasks"].items():
+        seconds = data["seconds"]
+        print(f"{task:10} {seconds['texts']} texts: exact-forward measures {seconds['exact_forward_measures']:.0f} s; "
+              f"with KL on {seconds['kl_texts']}: {seconds['with_kl']:.0f} s")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    run_command(main)
