@@ -79,6 +79,9 @@ READERS = [
      lambda t, f: ["--json", str(f), "--out", str(t / "fig.png")]),
     ("pooled-interval-file", None, "analysis.causal.pooled", "--interval-file",
      lambda t, f: [str(RESULTS / "causal/results/seeds"), "--interval-file", str(f)]),
+    ("pooled-dirs", None, "analysis.causal.pooled", "dirs", lambda t, f: [_folder_with(f, "tasks.jsonl")]),
+    ("interval-model-dirs", None, "analysis.causal.interval_model", "dirs",
+     lambda t, f: [_folder_with(f, "tasks.jsonl"), "--out", str(t / "o.json")]),
     # a CSV whose header lacks the default source column is refused naming --source, the flag that picks it
     ("smallworld-edges", None, "receptive.smallworld", ("--edges", "--source"),
      lambda t, f: ["--edges", _renamed(f, "edges.csv")]),

@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m analysis.causal.interval_model",
         description="\n\n".join(__doc__.split("\n\n")[:2]).replace("``", "").replace(":func:", ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        options={"files": "dirs"},
     )
     default_dirs = " ".join(pooled.DEFAULT_DIRS)
     parser.add_argument("dirs", nargs="*", help=f"the committed runs (default: {default_dirs}; not with --points)")

@@ -189,7 +189,7 @@ def pool_seeds(files) -> dict[tuple, dict]:
     ``None`` (not full within the cap ``c``) agrees with any L* > ``c``. Disagreement is a ``ValueError``."""
     slabs: dict[tuple, dict[tuple, tuple]] = defaultdict(dict)  # (point, seed, file) -> {(start, stop): record}
     for path in files:
-        with open(path) as fh:
+        with open(path, encoding="utf-8", errors="replace") as fh:  # bytes that are not UTF-8 fail json.loads below
             for number, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
@@ -208,6 +208,8 @@ def pool_seeds(files) -> dict[tuple, dict]:
                 held = slabs[(point, seed, str(path))]
                 what = f"{_name(point)} seed {seed} slab {span}"
                 held[span] = _merge(held[span], (*record, where), what) if span in held else (*record, where)
+    if not slabs:
+        raise ValueError(f"files: no receptive.bound task rows in {', '.join(map(str, files)) or 'no file'}")
     pooled: dict[tuple, dict] = defaultdict(lambda: {"seeds": {}, "incomplete": set(), "sources": set()})
     for (point, seed, path), held in sorted(slabs.items(), key=lambda kv: (kv[0][0][:5], kv[0][1:])):
         entry = pooled[point]
@@ -430,7 +432,7 @@ def format_table(result: PooledResult) -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineErrorParser(
         prog="python -m analysis.causal.pooled",
-        options={"interval_file": "--interval-file", "patterns": "--patterns", "model": "--model"},
+        options={"interval_file": "--interval-file", "patterns": "--patterns", "model": "--model", "files": "dirs"},
         description=__doc__.split("\n\n", 1)[1].replace("``", "").replace(":func:", ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples (from the checkout root):\n"
