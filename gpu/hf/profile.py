@@ -495,12 +495,13 @@ def attention_profile(model, texts, patterns: Sequence[ProfilePattern] = (), *, 
     if isinstance(texts, str) or not isinstance(texts, Sequence) or not texts:
         raise TypeError("texts: expected a non-empty sequence of strings or of token id sequences")
     ids = []
+    vocab = model.config.vocab_size
     for i, text in enumerate(texts):
         if isinstance(text, str):
             if tokenizer is None:
                 raise ValueError("tokenizer: string texts need the model's tokenizer")
             text = tokenizer(text, add_special_tokens=False)["input_ids"]
-        tokens = [check_int("texts", t, 0) for t in text]
+        tokens = [check_int("texts", t, 0, vocab - 1) for t in text]
         if not tokens:
             raise ValueError(f"texts: text {i} has no token")
         if max_length is not None and len(tokens) > max_length:

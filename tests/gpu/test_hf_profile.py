@@ -222,7 +222,8 @@ def test_exact_pattern_and_summary_rows():
     [
         (lambda m: attention_profile(m, [], []), "texts"),
         (lambda m: attention_profile(m, [[]], []), "texts"),
-        (lambda m: attention_profile(m, [list(range(65))], []), "texts"),
+        (lambda m: attention_profile(m, [[1] * 65], []), "texts"),
+        (lambda m: attention_profile(m, [[1, 40]], []), "texts"),
         (lambda m: attention_profile(m, ["abc"], []), "tokenizer"),
         (lambda m: attention_profile(m, [[1, 2]], [], scored=[[2]]), "scored"),
         (lambda m: attention_profile(m, [[1, 2]], [], bands=(4, 2)), "bands"),
