@@ -191,10 +191,11 @@ def _check_result_memory(method: str, rows: int, cols: int, n: int, max_memory: 
     per_layer = BYTES_PER_CELL[method] * cols
     need = per_layer * rows
     slab = 0 if method == "closed-form" else slab_bytes(n, 1)
-    if slab > max_memory:  # not even one slab of the engine: only a smaller n (or a larger bound) helps
+    if slab > max_memory:  # not even one slab of the engine: a smaller n, or a larger bound where it was lowered
+        at_fault = "n" if max_memory >= DEFAULT_MAX_MEMORY else "max_memory"
         raise MemoryError(
-            f"n: the engine's smallest slab for n = {n} holds {_size(slab)} > {_size(max_memory)} (max_memory); "
-            f"pass a smaller n or a larger max_memory"
+            f"{at_fault}: the engine's smallest slab for n = {n} holds {_size(slab)} > {_size(max_memory)} "
+            f"(max_memory); pass a smaller n or a larger max_memory"
         )
     if need + slab > max_memory:
         fit = max(0, (max_memory - slab) // per_layer)
