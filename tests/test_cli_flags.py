@@ -230,6 +230,10 @@ REFUSED_TOGETHER = [
     ("analysis.causal.pooled", ["--model", "analytic", "--interval-file", "none"], ["--interval-file", "--model"]),
     ("analysis.causal.interval_model", ["--points", "64:4", "--exact-limit", "16", "--targets", "65"],
      ["--targets"]),
+    ("analysis.numerical_methods.real", ["--quick", "--n", "64"], ["--n", "--quick"]),
+    ("analysis.numerical_methods.real", ["--n", "64", "--budgets", "128"], ["--budgets", "--n"]),
+    ("analysis.numerical_methods.decoder", ["--train-only", "--budgets", "8"], ["--budgets", "--train-only"]),
+    ("analysis.numerical_methods.decoder", ["--quick", "--budgets", "128"], ["--budgets"]),
 ]  # fmt: skip
 
 

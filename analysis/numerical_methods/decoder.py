@@ -40,7 +40,7 @@ from gpu.approx import METHODS, exact_cost, method_cost
 from gpu.attention.threads import torch_threads
 from gpu.hf import calibration_options, capture_keys_values, register
 from graphs.cli_common import output_file, run_command, write_atomic
-from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
+from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names, given_options
 
 CALIBRATION_WINDOWS = 8  # training-text windows whose keys and values fit Loki's PCA and the latent projections
 
@@ -294,6 +294,13 @@ def main(argv=None) -> int:
         p.error(str(exc))
     if args.threads < 1:
         p.error(f"--threads: expected a positive integer, got {args.threads}")
+    given = given_options(p, argv)
+    for name in ("methods", "budgets", "seeds", "json"):
+        if args.train_only and name in given:
+            p.error(f"--{name}: does not apply with --train-only (nothing is evaluated)")
+    n = (QUICK if args.quick else DecoderConfig()).n
+    if max(budgets) > n:
+        p.error(f"--budgets: expected at most n = {n} keys per query (or ranks), got {max(budgets)}")
     try:  # the options named like the fields they set: --steps, --seed, --seeds, --methods
         with torch_threads(args.threads):
             config = QUICK if args.quick else DecoderConfig()

@@ -42,7 +42,7 @@ from gpu.approx.methods import METHODS, approximate, exact_attention, exact_cost
 from gpu.attention.threads import torch_threads
 from gpu.hf.minilm import HEAD_DIM, HEADS, LAYERS, MAX_POSITIONS, TRAINED_POSITIONS, MiniLM, exact
 from graphs.cli_common import output_file, run_command, write_atomic
-from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
+from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names, given_options
 
 TOP_K = (1, 8, 32, 64)
 RANK_EPS = 1e-2
@@ -367,8 +367,18 @@ def main(argv=None) -> int:
             p.error(f"{flag}: expected an integer in [3, {MAX_POSITIONS}], got {value}")
     if args.pairs is not None and args.pairs < 2:
         p.error(f"--pairs: expected an integer >= 2, got {args.pairs}")
+    given = given_options(p, argv)
+    for name in ("windows", "n", "document_tokens", "seeds"):
+        if args.quick and name in given:
+            flag = "--" + name.replace("_", "-")
+            p.error(f"{flag}: does not apply with --quick (it sets 1 window of 128, 12 pairs of 64)")
     if args.quick:
         args.windows, args.n, args.document_tokens, args.pairs, args.seeds = 1, 128, 64, args.pairs or 12, 1
+    if max(budgets) > args.n:
+        p.error(f"--budgets: expected at most --n = {args.n} keys per query (or ranks), got {max(budgets)}")
+    if sub_budgets and max(sub_budgets) > args.document_tokens:
+        p.error(f"--substitution-budgets: expected at most --document-tokens = {args.document_tokens}, got "
+                f"{max(sub_budgets)}")  # fmt: skip
     try:
         with torch_threads(args.threads):
             result = run(args.windows, args.n, methods, budgets, args.seeds, args.document_tokens, args.pairs,
