@@ -541,9 +541,11 @@ def run(args: argparse.Namespace) -> dict:
     Raises
     ------
     ValueError
-        If a flag is out of range, ``--json`` is not writable, ``--configs`` is not a folder of layout files,
-        ``--only`` names an unknown layout or one longer than ``--n``, or no layout fits ``--n`` (the message names
-        the flag).
+        If a flag is out of range (``--targets`` above ``--n`` included), ``--configs`` is not a folder of layout
+        files, ``--only`` names an unknown layout or one longer than ``--n``, or no layout fits ``--n`` (the message
+        names the flag; ``--json`` is checked as the line is parsed).
+    MemoryError
+        If a layout's layers would not fit :data:`graphs.memory.DEFAULT_MAX_MEMORY` (naming the file).
 
     Examples
     --------
