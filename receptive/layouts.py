@@ -70,6 +70,8 @@ def load_layout(path: str | os.PathLike, n: int, seed: int = 0) -> tuple[Pattern
     ValueError
         If the file cannot be read or interpreted, or a field has the wrong JSON type (``"causal": "false"``,
         ``"layers": "two"``); the message names the file and the field.
+    MemoryError
+        If the stack's layers would not fit :data:`graphs.memory.DEFAULT_MAX_MEMORY` (the message names the file).
 
     Examples
     --------
