@@ -349,7 +349,7 @@ def _profile_layers(store, patterns, scored, sink, bands, max_length, block_byte
                 if parts is None:
                     steps[p] += rollout_step(carries[p], rows, mean_weights)
                     continue
-                held, approx, restricted = keyed_block(weights, v, parts)
+                held, approx, restricted = keyed_block(weights, q, k, v, rows, scaling, parts)
                 recall[p, layer, :, rows] = held.numpy()
                 head_error[p, layer, :, rows] = _relative(approx, out).numpy()
                 if projected is not None:

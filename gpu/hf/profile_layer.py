@@ -7,8 +7,8 @@ transformers' ``repeat_kv`` does), the scores ``q k^T scaling`` causal. A block 
 query rows, fixed by the sequence's shape and the memory budget alone, never by which patterns are asked, so a
 pattern's numbers are the same alone or with others. A pattern's key sets come as ``(idx, valid)`` tables of shape
 ``(heads, rows, K)`` (:func:`gpu.attention.generation_keys.position_keys`), ``parts`` with a weight each
-(``sa+swa``: two halves, each its own softmax, averaged), applied as a boolean mask over the block's dense weights:
-a block costs ``heads * rows * n * d`` whatever the pattern.
+(``sa+swa``: two halves, each its own softmax, averaged): the block's exact weights are gathered at those keys and
+renormalised, and the output is attention over exactly those keys, so a pattern costs ``heads * rows * K * d``.
 
 References
 ----------
@@ -21,6 +21,8 @@ from __future__ import annotations
 import itertools
 
 import torch
+
+from gpu.attention.neighbour import dedupe, neighbour_attention
 
 __all__ = ["block_rows", "dense_block", "keyed_block", "region_names", "rollout_step"]
 
@@ -133,54 +135,65 @@ def dense_block(q, k, v, rows: slice, scaling: float, sink: int, bands: tuple[in
     return weights, weights @ v, regions, weights.mean(0), top
 
 
-def keyed_block(weights, v, parts):
+def keyed_block(weights, q, k, v, rows: slice, scaling: float, parts):
     """A pattern's block: the exact mass its keys hold (over the union of its parts), its output when the layer reads
-    only those keys (each part's weights renormalised, parts averaged by weight) and its head-averaged weights.
+    only those keys (each part's softmax renormalised, parts averaged by weight) and its head-averaged weights.
+
+    The mass and the restricted weights are the block's exact weights gathered at the keys and renormalised; the
+    output is :func:`gpu.attention.neighbour.neighbour_attention` over the same keys, the path the harness runs.
 
     Parameters
     ----------
     weights : torch.Tensor
-        ``(heads, rows, n)`` the block's exact softmax weights.
-    v : torch.Tensor
-        ``(heads, n, d)`` values.
+        ``(heads, rows, n)`` the block's exact softmax weights (:func:`dense_block`).
+    q, k, v : torch.Tensor
+        ``(heads, n, d)`` (grouped key heads repeated).
+    rows : slice
+        The block's query rows.
+    scaling : float
+        The score scale.
     parts : list of (weight, idx, valid)
-        Key tables ``(heads, rows, K)`` for the block's rows (a table expanded over the heads is applied once).
+        Key tables ``(heads, rows, K)`` for the block's rows; a repeated key is invalid after its first slot.
 
     Returns
     -------
     recall : torch.Tensor
         ``(heads, rows)`` exact softmax mass on the union of the parts' keys.
     out : torch.Tensor
-        ``(heads, rows, d)``; a row whose keys hold no mass reads nothing.
+        ``(heads, rows, d)``; a row without a key reads nothing.
     mean_weights : torch.Tensor
         ``(rows, n)`` the restricted weights averaged over heads and parts (the pattern's rollout matrix).
 
     Examples
     --------
     >>> import torch
+    >>> q, k, v = torch.zeros(3, 1, 4, 2, dtype=torch.float64).unbind(0)
     >>> weights = torch.full((1, 1, 4), 0.25, dtype=torch.float64)
     >>> idx, valid = torch.tensor([[[2, 3]]]), torch.tensor([[[True, True]]])
-    >>> recall, out, mean = keyed_block(weights, torch.ones(1, 4, 2, dtype=torch.float64), [(1.0, idx, valid)])
+    >>> recall, out, mean = keyed_block(weights, q, k, v, slice(3, 4), 1.0, [(1.0, idx, valid)])
     >>> recall.tolist(), mean.tolist()
     ([[0.5]], [[0.0, 0.0, 0.5, 0.5]])
     """
-    union = None
-    out = torch.zeros(*weights.shape[:2], v.shape[-1], dtype=weights.dtype)
-    mean_weights = torch.zeros(weights.shape[1:], dtype=weights.dtype)
-    n = weights.shape[-1]
+    heads, rows_n, n = weights.shape
+    out = torch.zeros(heads, rows_n, v.shape[-1], dtype=weights.dtype)
+    mean_weights = torch.zeros(rows_n, n, dtype=weights.dtype)
+    held, tables = [], []
     for part, idx, valid in parts:
-        if idx.shape[0] > 1 and idx.stride(0) == 0 and valid.stride(0) == 0:  # one table shared by the heads
-            idx, valid = idx[:1], valid[:1]
-        keep = torch.zeros(idx.shape[0], weights.shape[1], n + 1, dtype=torch.bool)
-        keep = keep.scatter_(2, idx.masked_fill(~valid, n), True)[..., :n]  # unused slots land in column n
-        union = keep if union is None else union | keep
-        held = weights * keep
-        total = held.sum(-1, keepdim=True)
-        probs = held / total.clamp(min=torch.finfo(weights.dtype).tiny)
-        out += part * (probs @ v)
-        mean_weights += part * probs.mean(0)
-    recall = total[..., 0] if len(parts) == 1 else (weights * union).sum(-1)
-    return recall, out, mean_weights
+        shared = idx.shape[0] == 1 or (idx.stride(0) == 0 and valid.stride(0) == 0)  # one table for every head
+        keys = idx[:1].masked_fill(~valid[:1], -1) if shared else idx.masked_fill(~valid, -1)
+        out += part * neighbour_attention(q[None, :, rows], k[None], v[None], keys, scale=scaling)[0]
+        idx, valid = idx.expand(heads, -1, -1), valid.expand(heads, -1, -1)
+        mass = weights.gather(2, idx).masked_fill_(~valid, 0.0)  # a repeated or unused slot holds nothing
+        probs = mass / mass.sum(-1, keepdim=True).clamp(min=torch.finfo(weights.dtype).tiny)
+        flat = (rows_n, heads * idx.shape[-1])
+        spread = (probs * (part / heads)).transpose(0, 1).reshape(flat)
+        mean_weights.scatter_add_(1, idx.transpose(0, 1).reshape(flat), spread)
+        held.append(mass)
+        tables.append((idx, valid))
+    if len(parts) == 1:
+        return held[0].sum(-1), out, mean_weights
+    first = dedupe(torch.cat([i for i, _ in tables], -1), torch.cat([x for _, x in tables], -1))
+    return (torch.cat(held, -1) * first).sum(-1), out, mean_weights
 
 
 def rollout_step(carry: torch.Tensor, rows: slice, weights: torch.Tensor) -> torch.Tensor:
