@@ -130,6 +130,14 @@ class TextProfile:
         ``(patterns, s, n)``.
     overlap, kl : numpy.ndarray
         ``(patterns, s)`` (``kl`` NaN when not computed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> empty = np.zeros((0, 1, 1, 3), np.float32)
+    >>> TextProfile(3, np.array([2]), np.zeros((1, 1, 3, 4), np.float32), empty, empty, np.zeros((0, 1, 3)),
+    ...             np.zeros((1, 3)), np.zeros((0, 1, 3)), np.zeros((0, 1)), np.zeros((0, 1)))
+    TextProfile(tokens=3, scored=[2], layers=1, heads=1, patterns=0)
     """
 
     tokens: int
@@ -163,6 +171,11 @@ class AttentionProfile:
         ``sink``, ``bands``, ``max_length``, ``layers``, ``heads``, ``kv_heads``.
     seconds : dict
         ``forward`` (the exact forwards and the per-layer measures) and ``kl`` (the patterns' forwards).
+
+    Examples
+    --------
+    >>> AttentionProfile((), ("sink", "far"), (), {"sink": 1})
+    AttentionProfile(texts=0, patterns=[], regions=2)
     """
 
     patterns: tuple

@@ -170,6 +170,13 @@ def main(argv=None) -> int:
     -------
     int
         0.
+
+    Examples
+    --------
+    >>> main(["--items", "0"])
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
     """
     parser = _parser()
     args = parser.parse_args(argv)
