@@ -154,6 +154,33 @@ def correlations(table: dict, profile: dict, reach: dict, tasks, seed: int = 0) 
     return rows
 
 
+def accuracies(table: dict, configs, tasks) -> dict:
+    """``{decode: {task: [[method, budget, accuracy], ...]}}``: each configuration's accuracy, seeds pooled.
+
+    Parameters
+    ----------
+    table : dict
+        :func:`analysis.paper_tasks.summary.item_table` of the grid.
+    configs : iterable of tuple
+        ``(method, budget)`` configurations.
+    tasks : sequence of str
+        The tasks.
+
+    Returns
+    -------
+    dict
+    """
+    out: dict = {}
+    for decode in ("sparse", "exact"):
+        for task in tasks:
+            rows = out.setdefault(decode, {}).setdefault(task, [])
+            for config in sorted(configs):
+                items = table.get(_key(config, decode), {}).get(task)
+                if items:
+                    rows.append([*config, float(np.mean([np.mean(v) for v in items.values()]))])
+    return out
+
+
 def chosen(rows: list[dict], family: str | None = None) -> dict[str, str]:
     """Per protocol, the measure (over all its configurations) with the highest mean rho on the search tasks.
 
@@ -237,15 +264,17 @@ def main(argv=None) -> int:
     profile = loaded["--profile"]
     table = item_table(args.store)
     tasks = [t for t in profile["tasks"] if t in {"arc_easy", "piqa", *HELD_OUT}]
-    rows = correlations(table, profile_values(profile), reach_values(loaded["--reach"]), tasks)
+    values = profile_values(profile)
+    rows = correlations(table, values, reach_values(loaded["--reach"]), tasks)
     choice = {"any": chosen(rows), "profile": chosen(rows, "profile"), "reach": chosen(rows, "reach")}
     report = [row for row in rows if row["task"] in HELD_OUT
               and any(row["measure"] == c.get(row["decode"]) for c in choice.values())]  # fmt: skip
     result = {"command": f"python -m analysis.attention_profile.predict --out {args.out}", "correlations": rows,
-              "chosen": choice, "held_out": report, "seconds": costs(profile)}  # fmt: skip
+              "chosen": choice, "held_out": report, "seconds": costs(profile),
+              "accuracy": accuracies(table, values, tasks)}  # fmt: skip
     write_atomic(args.out, json.dumps(result, indent=1) + "\n", option="--out")
     for row in report:
-        if row["subset"] == "all" or row["family"] == "reach":
+        if (row["subset"] == "all" or row["family"] == "reach") and row["rho"] is not None:
             print(
                 f"{row['decode']:6} {row['task']:10} {row['measure']:14} ({row['family']}) rho {row['rho']:+.2f} "
                 f"[{row['rho_low']:+.2f}, {row['rho_high']:+.2f}] over {row['configurations']} configurations"

@@ -21,12 +21,15 @@ import json
 import time
 from pathlib import Path
 
+import numpy as np
+
 from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 
 GRID = Path(__file__).parent.parent / "paper_tasks" / "results" / "grid"
 TASKS = ("arc_easy", "hellaswag", "piqa", "lambada")
 #: The configurations whose per-layer-and-head recall the findings page shows.
+MEASURES = ("recall", "recall_scored", "error", "error_scored", "overlap", "kl")
 HEADLINE = (("swa", 64), ("swa+sink", 64), ("sa", 64), ("sa-ms", 64), ("top-k", 64), ("moba", 64))
 
 
@@ -72,7 +75,7 @@ def _per_item(profile, measures: tuple[str, ...]) -> dict:
     return out
 
 
-def run(store, items: int, kl_items: int, tasks=TASKS, progress: bool | None = None) -> dict:
+def run(store, items: int, kl_items: int, tasks=TASKS, progress: bool | None = None, checkpoint=None) -> dict:
     """Profile every configuration of the grid on each task's first items.
 
     Parameters
@@ -87,6 +90,8 @@ def run(store, items: int, kl_items: int, tasks=TASKS, progress: bool | None = N
         The tasks.
     progress : bool or None, default None
         Progress bars.
+    checkpoint : callable, optional
+        ``checkpoint(result)`` after each task (the result so far).
 
     Returns
     -------
@@ -109,25 +114,36 @@ def run(store, items: int, kl_items: int, tasks=TASKS, progress: bool | None = N
         loaded = load_task(task, 200)[:items]
         ids = task_contexts(tokenizer, loaded)
         start = time.perf_counter()
-        exact = attention_profile(model, ids, patterns, kl=False, progress=progress)
-        seconds_exact = time.perf_counter() - start
-        start = time.perf_counter()
-        with_kl = attention_profile(model, ids[:kl_items], patterns, progress=progress)
+        with_kl = ids[:kl_items] and attention_profile(model, ids[:kl_items], patterns, progress=progress)
         seconds_kl = time.perf_counter() - start
-        measures = _per_item(exact, ("recall", "recall_scored", "error", "error_scored", "overlap"))
-        for label, values in _per_item(with_kl, ("kl",)).items():
-            measures[label]["kl"] = values["kl"]
-        recall = exact.layer_head("recall")
+        start = time.perf_counter()
+        rest = (
+            attention_profile(model, ids[kl_items:], patterns, kl=False, progress=progress)
+            if items > kl_items
+            else None
+        )
+        seconds_rest = time.perf_counter() - start
+        parts = [p for p in (with_kl, rest) if p]
+        measures = {label: {m: [] for m in MEASURES} for label in result["patterns"]}
+        for part in parts:
+            for label, values in _per_item(part, tuple(MEASURES)).items():
+                for m in MEASURES:
+                    measures[label][m] += values[m] if m != "kl" or part is with_kl else []
+        texts = [t for part in parts for t in part.texts]
+        recall = np.mean([t.recall.mean(3) for t in texts], axis=0)
         result["tasks"][task] = {
             "items": [item.doc_id for item in loaded],
             "tokens": [len(x) for x in ids],
             "measures": measures,
-            "regions": exact.layer_head_regions().round(6).tolist(),
-            "region_names": list(exact.regions),
+            "regions": np.mean([t.regions.mean(2) for t in texts], axis=0).round(6).tolist(),
+            "region_names": list(parts[0].regions),
             "headline_recall": {p.label: recall[patterns.index(p)].round(6).tolist() for p in headline},
-            "seconds": {"exact_forward_measures": seconds_exact, "with_kl": seconds_kl,
-                        "kl_only": with_kl.seconds["kl"], "texts": len(ids), "kl_texts": len(ids[:kl_items])},
+            "seconds": {"exact_forward_measures": sum(p.seconds["forward"] for p in parts),
+                        "kl_only": with_kl.seconds["kl"] if with_kl else 0.0, "with_kl": seconds_kl,
+                        "without_kl": seconds_rest, "texts": len(ids), "kl_texts": len(ids[:kl_items])},
         }  # fmt: skip
+        if checkpoint is not None:
+            checkpoint(result)
     return result
 
 
@@ -147,8 +163,8 @@ def main(argv=None) -> int:
     parser = OneLineErrorParser(prog="python -m analysis.attention_profile.study", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
     parser.add_argument("--store", default=str(GRID), help="the grid's result store")
-    parser.add_argument("--items", type=int, default=16, help="texts per task for the exact-forward measures")
-    parser.add_argument("--kl-items", type=int, default=6, help="texts per task for the KL (the first of them)")
+    parser.add_argument("--items", type=int, default=8, help="texts per task for the exact-forward measures")
+    parser.add_argument("--kl-items", type=int, default=4, help="texts per task for the KL (the first of them)")
     parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated tasks")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (one is faster on a shared machine)")
     parser.add_argument("--out", required=True, type=output_file("--out", suffixes=(".json",)), help="the JSON")
@@ -169,14 +185,18 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    result = run(args.store, args.items, args.kl_items, tasks, progress=False if args.quiet else None)
-    result["command"] = (f"python -m analysis.attention_profile.study --items {args.items} --kl-items {args.kl_items} "
-                         f"--tasks {','.join(tasks)} --out {args.out}")  # fmt: skip
-    write_atomic(args.out, json.dumps(result, indent=None, separators=(",", ":")) + "\n", option="--out")
+    command = (f"python -m analysis.attention_profile.study --items {args.items} --kl-items {args.kl_items} "
+               f"--tasks {','.join(tasks)} --out {args.out}")  # fmt: skip
+
+    def write(result):  # after every task: a stopped run keeps the tasks it finished
+        text = json.dumps(result | {"command": command}, indent=None, separators=(",", ":")) + "\n"
+        write_atomic(args.out, text, option="--out")
+
+    result = run(args.store, args.items, args.kl_items, tasks, progress=False if args.quiet else None, checkpoint=write)
     for task, data in result["tasks"].items():
         seconds = data["seconds"]
-        print(f"{task:10} {seconds['texts']} texts: exact-forward measures {seconds['exact_forward_measures']:.0f} s; "
-              f"with KL on {seconds['kl_texts']}: {seconds['with_kl']:.0f} s")  # fmt: skip
+        print(f"{task:10} {seconds['texts']} texts: exact-forward measures {seconds['exact_forward_measures']:.0f} s, "
+              f"KL of {seconds['kl_texts']} texts {seconds['kl_only']:.0f} s")  # fmt: skip
     return 0
 
 

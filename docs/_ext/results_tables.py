@@ -16,11 +16,14 @@ from causal_engine_tables import CausalEngineTables
 from causal_tables import CausalTables
 from model_tables import ModelTables
 from paper_task_tables import PaperTaskTables
+from profile_tables import ProfileTables
 from table_format import fmt, lstar, md_table, ms, pct, pow2, ratio, readme_commands, secs  # noqa: F401
 from variants_tables import VariantsTables
 
 
-class Tables(BenchmarkTables, CausalTables, CausalEngineTables, VariantsTables, ModelTables, PaperTaskTables):
+class Tables(
+    BenchmarkTables, CausalTables, CausalEngineTables, VariantsTables, ModelTables, PaperTaskTables, ProfileTables
+):
     """Read the committed result files of a checkout and format the documentation's tables.
 
     Parameters

@@ -1,0 +1,105 @@
+"""The tables of the attention-profile study (``analysis/attention_profile``): a mixin of ``Tables``.
+
+Every cell is read from ``analysis/attention_profile/results/predict.json``, ``heads.json`` or ``profile.json``.
+"""
+
+from __future__ import annotations
+
+from table_format import md_table
+
+PREDICT = "analysis/attention_profile/results/predict.json"
+HEADS = "analysis/attention_profile/results/heads.json"
+PROFILE = "analysis/attention_profile/results/profile.json"
+TASK_ORDER = ("arc_easy", "piqa", "hellaswag", "lambada")
+
+
+def _rho(row: dict | None) -> str:
+    if row is None:
+        return "-"
+    if row["rho"] is None:
+        return "equal for every configuration"
+    return f"{row['rho']:+.2f} [{row['rho_low']:+.2f}, {row['rho_high']:+.2f}]"
+
+
+class ProfileTables:
+    """Tables of the attention-profile study; uses the ``load`` and ``header`` of ``results_tables.Tables``."""
+
+    def attention_profile_prediction(self) -> str:
+        d = self.load(PREDICT)
+        if d is None:
+            return ""
+        by = {(r["decode"], r["task"], r["measure"], r["subset"]): r for r in d["correlations"]}
+        measures = list(dict.fromkeys((r["measure"], r["family"]) for r in d["correlations"]))
+        rows = []
+        for decode in ("exact", "sparse"):
+            for measure, family in measures:
+                subset = "all" if family == "profile" else "reach"
+                cells = [_rho(by.get((decode, task, measure, subset))) for task in TASK_ORDER]
+                n = next((r["configurations"] for k, r in by.items() if k[0] == decode and k[2] == measure
+                          and k[3] == subset), 0)  # fmt: skip
+                chosen = " (chosen)" if d["chosen"]["any"].get(decode) == measure else ""
+                rows.append([decode, f"{measure}{chosen}", family, str(n), *cells])
+        head = ["decode", "measure", "family", "configurations", "ARC-Easy (search)", "PIQA (search)",
+                "HellaSwag (held out)", "LAMBADA (held out)"]  # fmt: skip
+        note = ("Spearman's rho across configurations between the measure (signed: larger is closer to exact "
+                "attention) and the configuration's accuracy, with 95% bootstrap intervals over configurations and "
+                "items. The reach family has no MoBA and top-k rows.")  # fmt: skip
+        return self.header(PREDICT, data=[d]) + note + "\n\n" + md_table(head, rows)
+
+    def attention_profile_same_rows(self) -> str:
+        d = self.load(PREDICT)
+        if d is None:
+            return ""
+        rows = []
+        for r in d["correlations"]:
+            if r["subset"] == "reach" and r["task"] in ("hellaswag", "lambada"):
+                rows.append([r["decode"], r["task"], r["measure"], r["family"], str(r["configurations"]), _rho(r)])
+        head = ["decode", "task", "measure", "family", "configurations", "rho [95%]"]
+        note = "Both families on the same configurations (the reach measures' rows), held-out tasks."
+        return self.header(PREDICT, data=[d]) + note + "\n\n" + md_table(head, rows)
+
+    def attention_profile_cost(self) -> str:
+        d = self.load(PREDICT)
+        if d is None:
+            return ""
+        s = d["seconds"]
+        rows = [["every exact-forward measure of every configuration", f"{s['exact_forward_measures_per_text']:.1f}"],
+                ["the KL of every configuration", f"{s['kl_per_text']:.1f}"],
+                ["the KL of one configuration", f"{s['kl_per_text_and_configuration']:.2f}"]]  # fmt: skip
+        note = f"Seconds per text, {s['configurations']} configurations, one torch thread."
+        return self.header(PREDICT, data=[d]) + note + "\n\n" + md_table(["what", "seconds per text"], rows)
+
+    def attention_profile_heads(self) -> str:
+        d = self.load(HEADS)
+        if d is None:
+            return ""
+        rows = []
+        for label, value in d["recall_mean"].items():
+            far = d["recall_far_heads"].get(label)
+            rows.append([label, f"{value:.3f}", "-" if far is None else f"{far:.3f}"])
+        mean = d["mean"]
+        note = (f"Mass averaged over layers, heads, positions and the four tasks: sink {mean['sink']:.3f}, within "
+                f"distance {d['budget']} {mean['window']:.3f}, beyond {mean['far']:.3f}. Far heads (at least "
+                f"{d['far_head_threshold']:.2f} of their mass beyond {d['budget']}, the sink excluded): "
+                f"{len(d['far_heads'])} of {d['heads']}; heads with at least half their mass on the sink: "
+                f"{d['sink_heads']}.")  # fmt: skip
+        head = ["pattern", "recall (every head)", "recall (far heads)"]
+        return self.header(HEADS, data=[d]) + note + "\n\n" + md_table(head, rows)
+
+    def attention_profile_layers(self) -> str:
+        d = self.load(HEADS)
+        if d is None:
+            return ""
+        layers: dict = {}
+        for r in d["per_head"]:
+            layers.setdefault(r["layer"], []).append(r)
+        recall_keys = [k for k in d["per_head"][0] if k.startswith("recall ")]
+        rows = []
+        for layer, heads in sorted(layers.items()):
+            cells = [f"{sum(h[k] for h in heads) / len(heads):.2f}" for k in ("sink", "window", "far", *recall_keys)]
+            far = sum(h["far"] >= d["far_head_threshold"] for h in heads)
+            rows.append([str(layer), *cells, str(far)])
+        head = ["layer", "sink", f"within {d['budget']}", "beyond", *[k.removeprefix("recall ") for k in recall_keys],
+                "far heads"]  # fmt: skip
+        note = "Per layer, the mass (heads averaged) and each pattern's recall at m = 64."
+        return self.header(HEADS, data=[d]) + note + "\n\n" + md_table(head, rows)
