@@ -161,6 +161,7 @@ class DilatedHeads(_HeadsPattern):
             # reach a later position, so a two-sided equal-keys head keeps one key on each side (head_w >= 3)
             floor = 2 if self.causal else 3
             head_w = equal_key_window(target, len(self.dilations), floor) if equal_keys else self.w
+            head_w = min(head_w, self.n)  # a default window never reads past the sequence
         self.head_w = check_int("head_w", head_w, 1, self.n)
         self.head_left, self.head_right = window_offsets(self.head_w, self.causal)
         self.name = self._named("dilated")

@@ -284,3 +284,11 @@ def test_equal_key_window_floor_and_bad_minimum():
         equal_key_window(8, 5, 0)
     with pytest.raises(ValueError, match=r"^circular:"):
         DilatedHeads(64, 4, circular=True).offsets()
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_dilated_default_head_window_fits_a_short_sequence(causal):
+    from receptive.patterns.dilated_heads import DilatedHeads
+
+    pattern = DilatedHeads(2, 2, causal=causal, equal_keys=True)
+    assert pattern.head_w <= 2
