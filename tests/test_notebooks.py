@@ -14,8 +14,14 @@ NOTEBOOKS = sorted((p for p in ANALYSIS.rglob("*.ipynb") if ".ipynb_checkpoints"
 
 
 # the others need no torch
-TORCH_NOTEBOOKS = {"04_cost", "05_training", "06_numerical_methods", "09_real_models", "10_paper_tasks",
-                   "11_attention_profile"}
+TORCH_NOTEBOOKS = {
+    "04_cost",
+    "05_training",
+    "06_numerical_methods",
+    "09_real_models",
+    "10_paper_tasks",
+    "11_attention_profile",
+}
 
 
 def test_there_are_notebooks_numbered_in_order():
