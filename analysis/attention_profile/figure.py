@@ -5,7 +5,6 @@ configuration (``python -m analysis.attention_profile.figure --out PREFIX``: wri
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +13,7 @@ from graphs.cli_common import output_file, run_command, save_png_pdf
 from receptive.cli_parser import OneLineErrorParser
 
 from ..paper_tasks.figure import COLOURS
-from .predict import PROFILE_MEASURES, profile_values
+from .predict import PROFILE_MEASURES, profile_values, read_result
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -100,15 +99,8 @@ def main(argv=None) -> int:
     parser.add_argument("--results", default=str(RESULTS), help="the folder of profile.json, predict.json, heads.json")
     parser.add_argument("--out", required=True, type=output_file("--out", suffixes=("",)), help="PREFIX")
     args = parser.parse_args(argv)
-    docs = {}
-    for name, key in (("profile", "tasks"), ("predict", "correlations"), ("heads", "per_head")):
-        path = Path(args.results) / f"{name}.json"
-        try:
-            docs[name] = json.loads(path.read_text())
-        except (OSError, ValueError) as error:
-            parser.error(f"--results: cannot read {str(path)!r} as JSON ({type(error).__name__})")
-        if not isinstance(docs[name], dict) or key not in docs[name]:
-            parser.error(f"--results: {str(path)!r} has no {key!r} (expected the file its command writes)")
+    docs = {name: read_result(parser, "--results", Path(args.results) / f"{name}.json", key)
+            for name, key in (("profile", "tasks"), ("predict", "correlations"), ("heads", "per_head"))}  # fmt: skip
     for path in plot(docs["heads"], docs["predict"], docs["profile"], Path(args.out)):
         print(path)
     return 0

@@ -28,6 +28,8 @@ import numpy as np
 from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 
+from .predict import read_result
+
 RESULTS = Path(__file__).parent / "results"
 #: A head is a far head when at least this share of its mass lies beyond distance m (the sink excluded).
 FAR_HEAD = 0.25
@@ -133,12 +135,7 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", default=str(RESULTS / "profile.json"), help="the study's profile")
     parser.add_argument("--out", required=True, type=output_file("--out", suffixes=(".json",)), help="the JSON")
     args = parser.parse_args(argv)
-    try:
-        profile = json.loads(Path(args.profile).read_text())
-    except (OSError, ValueError) as error:
-        parser.error(f"--profile: cannot read {args.profile!r} as JSON ({type(error).__name__})")
-    if not isinstance(profile, dict) or not isinstance(profile.get("tasks"), dict) or not profile["tasks"]:
-        parser.error(f"--profile: {args.profile!r} has no tasks (expected the study's profile.json)")
+    profile = read_result(parser, "--profile", args.profile, "tasks")
     summary = heads_summary(profile)
     summary["command"] = f"python -m analysis.attention_profile.heads --out {args.out}"
     write_atomic(args.out, json.dumps(summary, indent=1) + "\n", option="--out")

@@ -230,6 +230,41 @@ def costs(profile: dict) -> dict[str, float]:
             "configurations": patterns}  # fmt: skip
 
 
+def read_result(parser, flag: str, path, key: str) -> dict:
+    """A result file's JSON, or a one-line refusal naming ``flag`` when it is unreadable or lacks ``key``.
+
+    Parameters
+    ----------
+    parser : receptive.cli_parser.OneLineErrorParser
+        The command's parser (its ``error`` exits with status 2).
+    flag : str
+        The flag that named the file.
+    path : str or pathlib.Path
+        The file.
+    key : str
+        A key the file's command always writes.
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> parser = OneLineErrorParser(prog="demo")
+    >>> read_result(parser, "--profile", "/no/such.json", "tasks")
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as error:
+        parser.error(f"{flag}: cannot read {str(path)!r} as JSON ({type(error).__name__})")
+    if not isinstance(data, dict) or key not in data:
+        parser.error(f"{flag}: {str(path)!r} has no {key!r} (expected the file its command writes)")
+    return data
+
+
 def main(argv=None) -> int:
     """Write the rank correlations, the choice and the held-out report.
 
@@ -251,14 +286,8 @@ def main(argv=None) -> int:
     parser.add_argument("--reach", default=str(PAPER_RESULTS / "reach.json"), help="the committed reach measures")
     parser.add_argument("--out", required=True, type=output_file("--out", suffixes=(".json",)), help="the JSON")
     args = parser.parse_args(argv)
-    loaded = {}
-    for flag, path, key in (("--profile", args.profile, "tasks"), ("--reach", args.reach, "measures")):
-        try:
-            loaded[flag] = json.loads(Path(path).read_text())
-        except (OSError, ValueError) as error:
-            parser.error(f"{flag}: cannot read {path!r} as JSON ({type(error).__name__})")
-        if not isinstance(loaded[flag], dict) or key not in loaded[flag]:
-            parser.error(f"{flag}: {path!r} has no {key!r} (expected the file its command writes)")
+    loaded = {flag: read_result(parser, flag, path, key) for flag, path, key in
+              (("--profile", args.profile, "tasks"), ("--reach", args.reach, "measures"))}  # fmt: skip
     if not (Path(args.store) / "tasks.jsonl").is_file():
         parser.error(f"--store: no tasks.jsonl in {args.store!r}")
     profile = loaded["--profile"]
