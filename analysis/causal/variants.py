@@ -243,6 +243,43 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def check_same_measurement(stored: dict, max_layers: int, exact_max: int, targets: int, log) -> None:
+    """Refuse, in one line naming the flag, a resume whose layer cap, exact limit or sampled targets differ from those
+    the log's last run measured its rows with.
+
+    Parameters
+    ----------
+    stored : dict
+        The last run's parameters (``variants.json``'s ``runs[-1]``).
+    max_layers, exact_max, targets : int
+        The values given now.
+    log : str or pathlib.Path
+        The log, for the message.
+
+    Raises
+    ------
+    ValueError
+        On the first difference.
+
+    Examples
+    --------
+    >>> check_same_measurement({"max_layers": 64, "exact_max": "2^14", "targets": 1024}, 32, 2**14, 1024, "v.jsonl")
+    Traceback (most recent call last):
+    ...
+    ValueError: --max-layers: the rows in v.jsonl were measured with 64, given 32; resume with the stored value ...
+    """
+    given = {"max_layers": max_layers, "exact_max": exact_max, "targets": targets}
+    for key, value in given.items():
+        old = stored.get(key)
+        if old is None:
+            continue
+        old = parse_sizes(str(old), "--exact-max")[0] if key == "exact_max" else old
+        if old != value:
+            flag = "--" + key.replace("_", "-")
+            raise ValueError(f"{flag}: the rows in {log} were measured with {old}, given {value}; resume with the "
+                             "stored value or choose another --out")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -275,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--redo: expected together with --resume (it replaces rows of an existing log)")
         done = read_log(log) if log.exists() else []
         runs = read_runs(out / "variants.json") if args.resume else []
+        if done and runs:  # a row depends on these too: a resume with other values would mix rows
+            check_same_measurement(runs[-1], args.max_layers, exact_max, args.targets, log)
         out.mkdir(parents=True, exist_ok=True)
     except (ValueError, OSError, MemoryError) as exc:
         parser.error(str(exc))

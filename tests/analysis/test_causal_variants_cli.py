@@ -21,3 +21,18 @@ def test_variants_cli_measures_and_rejects_bad_input(tmp_path, capsys):
             main(argv)
         err = capsys.readouterr().err.strip()
         assert exc.value.code == 2 and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--max-layers", "32"), ("--targets", "16"), ("--exact-max", "2^20")])
+def test_a_resume_with_another_measurement_is_refused(tmp_path, capsys, flag, value):
+    out = tmp_path / "v"
+    base = ["--patterns", "sa+swa", "--n", "256", "--w", "8", "--seeds", "1", "--causal", "yes", "--out", str(out)]
+    assert main(base) == 0
+    rows = (out / "variants.jsonl").read_text()
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main([*base, "--resume", "--n", "256,512", flag, value])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and len(err.splitlines()) == 1 and f" {flag}:" in err, err
+    assert (out / "variants.jsonl").read_text() == rows  # nothing measured, nothing mixed
+    assert main([*base, "--resume", "--n", "256,512"]) == 0  # the same measurement extends the log
