@@ -211,6 +211,10 @@ def load_edge_list(
         values = columns[2].astype(np.float64, copy=False)
     if src.dtype.kind not in "iu" or dst.dtype.kind not in "iu":
         src, dst = src.astype(str), dst.astype(str)  # text ids (one column of integers and one of text: as text)
+        for name, ids in ((names[0], src), (names[1], dst)):
+            empty = np.flatnonzero(np.char.str_len(ids) == 0)  # a row cut short (a killed write) or a missing id
+            if empty.size:
+                raise ValueError(f"path: column {name!r} of {path} has no id in data row {int(empty[0]) + 1}")
     u, v, uniques = edge_csr.factorize_pairs(src, dst)
     indptr, indices, used = edge_csr.aggregate(uniques.size, u, v, values, threshold)
     if indices.size == 0:

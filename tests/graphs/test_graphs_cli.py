@@ -282,3 +282,11 @@ def test_save_png_pdf_is_atomic(tmp_path):
     blocker.write_text("")
     with pytest.raises(ValueError, match=r"^--plot: .* (is not a directory|cannot create directory)"):
         save_png_pdf(fig, blocker / "fig", option="--plot")
+
+
+@pytest.mark.parametrize("engine", ["auto", "pandas", "python"])
+def test_a_row_cut_short_is_refused(tmp_path, engine):
+    path = tmp_path / "edges.csv"
+    path.write_text("pre,post\n0,1\n1,")  # the last row of a killed write
+    with pytest.raises(ValueError, match=r"^path: column 'post' of .* has no id in data row 2$"):
+        load_edge_list(path, engine=engine)
