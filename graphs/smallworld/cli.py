@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from ..cli_common import OneLineErrorParser
 from ..graph import Graph
+from ..memory import check_memory
 from .connectome import FITTED, FLYWIRE, calibrate_connectome, connectome_model, reciprocity
 from .measures import REFERENCES, small_world
 
@@ -120,8 +121,34 @@ def _watts_strogatz(args) -> tuple[Graph, dict]:
 
     if args.k is not None and not args.k.is_integer():
         raise ValueError(f"--k: ws needs an even integer number of neighbours, got {args.k}")
-    return watts_strogatz(args.n or 4096, int(args.k or 20), args.beta, seed=args.seed), {}
+    beta = DEFAULT_BETA if args.beta is None else args.beta
+    return watts_strogatz(args.n or 4096, int(args.k or 20), beta, seed=args.seed), {}
 
+
+def _check_graph_models(args: argparse.Namespace) -> None:
+    """``ValueError`` naming both flags for an option the chosen graph does not read, naming ``--sources`` above the
+    model's n, and naming ``--n`` for a model whose edges would not fit in memory."""
+    where = "--edges" if args.edges else f"--model {args.model}"
+    if args.beta is not None and (args.edges or args.model != "ws"):
+        raise ValueError(f"--beta: does not apply with {where} (only ws rewires)")
+    if args.calibrate and (args.edges or args.model != "connectome"):
+        raise ValueError(f"--calibrate: does not apply with {where} (it refits the connectome model)")
+    if args.k is not None and args.edges:
+        raise ValueError("--k: does not apply with --edges (the file sets the degrees)")
+    if args.edges or args.model not in GRAPH_MODELS.builders:
+        return
+    n = args.n or (FLYWIRE["n"] if args.model == "connectome" else 4096)
+    if args.sources is not None and args.sources > n:
+        raise ValueError(f"--sources: expected at most --n = {n} sources, got {args.sources}")
+    degree = args.k or FLYWIRE["mean_degree"]
+    try:  # the edge arrays (both ends, both directions) and the per-node arrays
+        check_memory("--n", n * (degree * 32 + 64), f"n = {n} nodes of {args.model} at mean degree {degree:g}")
+    except MemoryError as exc:
+        raise ValueError(str(exc)) from None
+
+
+#: Watts-Strogatz's rewiring probability when ``--beta`` is not given.
+DEFAULT_BETA = 0.1
 
 #: the models of :mod:`graphs`, offered by ``python -m graphs.smallworld`` and every command built on it
 GRAPH_MODELS = ModelFamily(
@@ -131,6 +158,7 @@ GRAPH_MODELS = ModelFamily(
         "(Erdos-Renyi, mean degree --k), ws (Watts-Strogatz: --k neighbours, rewiring probability --beta)"
     ),
     examples=("--model connectome --sources 256", "--model ws --n 4096 --k 20 --beta 0.1 --json"),
+    check=_check_graph_models,
 )
 
 #: models that packages above ``graphs`` offer, and the command that has them (named in the error, not imported)
@@ -247,7 +275,7 @@ def build_parser(
     )
     p.add_argument("--n", type=int, help="nodes (default: FlyWire's 127978 for connectome, 4096 otherwise)")
     p.add_argument("--k", type=float, default=None, help="mean degree (er, ws: neighbours; default 20.5 / 20)")
-    p.add_argument("--beta", type=float, default=0.1, help="ws rewiring probability (default 0.1)")
+    p.add_argument("--beta", type=float, help=f"ws rewiring probability (default {DEFAULT_BETA})")
     for family in families:
         if family.add_options is not None:
             family.add_options(p)
@@ -436,7 +464,7 @@ def _check_args(args, families: Sequence[ModelFamily] = ()) -> None:
             raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
     if args.k is not None and not (math.isfinite(args.k) and args.k > 0):
         raise ValueError(f"--k: expected a positive mean degree, got {args.k}")
-    if not 0 <= args.beta <= 1:
+    if args.beta is not None and not 0 <= args.beta <= 1:
         raise ValueError(f"--beta: expected a probability in [0, 1], got {args.beta}")
     if args.threshold is not None and not math.isfinite(args.threshold):
         raise ValueError(f"--threshold: expected a finite number, got {args.threshold}")
@@ -505,6 +533,8 @@ def main(
         sources = args.sources
         if sources is None and not args.exact and graph.n > 20000:
             sources = 256
+        if args.sources is not None and args.sources > graph.n:
+            raise ValueError(f"--sources: expected at most the graph's {graph.n} nodes, got {args.sources}")
         if sources is not None:
             sources = min(sources, graph.n)
         result = small_world(

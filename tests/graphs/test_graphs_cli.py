@@ -290,3 +290,25 @@ def test_a_row_cut_short_is_refused(tmp_path, engine):
     path.write_text("pre,post\n0,1\n1,")  # the last row of a killed write
     with pytest.raises(ValueError, match=r"^path: column 'post' of .* has no id in data row 2$"):
         load_edge_list(path, engine=engine)
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag", "other"),
+    [
+        (["--model", "er", "--beta", "0.2"], "--beta", "--model er"),
+        (["--model", "ws", "--calibrate"], "--calibrate", "--model ws"),
+        (["--model", "er", "--n", "100", "--sources", "200"], "--sources", "--n = 100"),
+        (["--model", "er", "--n", str(10**11)], "--n", "TiB"),
+        (["--edges", "{edges}", "--k", "3"], "--k", "--edges"),
+        (["--edges", "{edges}", "--sources", "9"], "--sources", "3 nodes"),
+    ],
+)
+def test_smallworld_options_that_do_not_apply_are_refused(tmp_path, capsys, argv, flag, other):
+    from graphs.smallworld.cli import main
+
+    edges = tmp_path / "edges.csv"
+    edges.write_text("pre,post\na,b\nb,c\n")
+    with pytest.raises(SystemExit) as exit:
+        main([a.format(edges=edges) for a in argv] + ["--no-progress"])
+    err = capsys.readouterr().err.strip()
+    assert exit.value.code == 2 and len(err.splitlines()) == 1 and f" {flag}:" in err and other in err, err
