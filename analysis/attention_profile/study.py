@@ -23,13 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
+from gpu.hf.profile import MEASURES
 from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 
 GRID = Path(__file__).parent.parent / "paper_tasks" / "results" / "grid"
 TASKS = ("arc_easy", "hellaswag", "piqa", "lambada")
 #: The configurations whose per-layer-and-head recall the findings page shows.
-MEASURES = ("recall", "recall_scored", "error", "error_scored", "overlap", "kl")
 HEADLINE = (("swa", 64), ("swa+sink", 64), ("sa", 64), ("sa-ms", 64), ("top-k", 64), ("moba", 64))
 
 
@@ -57,22 +57,6 @@ def grid_patterns(store, seeds=(0,)) -> list:
         if row["method"] in GENERATION_METHODS and (seeds is None or row["seed"] in seeds):
             seen.add((row["method"], row["budget"], row["seed"], tuple(row["exact_layers"])))
     return sorted({ProfilePattern(*config) for config in seen}, key=lambda p: p.label)
-
-
-def _per_item(profile, measures: tuple[str, ...]) -> dict:
-    """``{label: {measure: [per text]}}``."""
-    out = {}
-    for p, pattern in enumerate(profile.patterns):
-        rows = {m: [] for m in measures}
-        for t in profile.texts:
-            error = t.layer_error[p]
-            values = {"recall": t.recall[p].mean(), "recall_scored": t.recall[p][:, :, t.scored].mean(),
-                      "error": error.mean(), "error_scored": error[:, t.scored].mean(),
-                      "overlap": t.overlap[p].mean(), "kl": t.kl[p].mean()}  # fmt: skip
-            for m in measures:
-                rows[m].append(round(float(values[m]), 7))
-        out[pattern.label] = rows
-    return out
 
 
 def run(store, items: int, kl_items: int, tasks=TASKS, progress: bool | None = None, checkpoint=None) -> dict:
@@ -126,9 +110,9 @@ def run(store, items: int, kl_items: int, tasks=TASKS, progress: bool | None = N
         parts = [p for p in (with_kl, rest) if p]
         measures = {label: {m: [] for m in MEASURES} for label in result["patterns"]}
         for part in parts:
-            for label, values in _per_item(part, tuple(MEASURES)).items():
+            for label, values in part.per_text().items():
                 for m in MEASURES:
-                    measures[label][m] += values[m] if m != "kl" or part is with_kl else []
+                    measures[label][m] += [round(x, 7) for x in values[m]] if m != "kl" or part is with_kl else []
         texts = [t for part in parts for t in part.texts]
         recall = np.mean([t.recall.mean(3) for t in texts], axis=0)
         result["tasks"][task] = {

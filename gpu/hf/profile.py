@@ -184,34 +184,47 @@ class AttentionProfile:
     parameters: dict
     seconds: dict = field(default_factory=dict)
 
+    def per_text(self) -> dict[str, dict[str, list[float]]]:
+        """Each pattern's measures of :data:`MEASURES`, one value per text (its positions averaged first).
+
+        Returns
+        -------
+        dict
+            ``{label: {measure: [per text]}}``: ``recall`` (mean over layers, heads and positions),
+            ``recall_scored`` (at the scored positions), ``error`` and ``error_scored`` (the relative output error
+            after the output projection, or per head where there is none), ``overlap`` and ``kl`` (at the scored
+            positions).
+
+        Examples
+        --------
+        >>> AttentionProfile((), ("sink", "far"), (), {}).per_text()
+        {}
+        """
+        out = {}
+        for p, pattern in enumerate(self.patterns):
+            rows: dict[str, list[float]] = {m: [] for m in MEASURES}
+            for t in self.texts:
+                error = t.layer_error[p] if not np.isnan(t.layer_error[p]).all() else t.head_error[p].mean(1)
+                values = {"recall": t.recall[p].mean(), "recall_scored": t.recall[p][:, :, t.scored].mean(),
+                          "error": error.mean(), "error_scored": error[:, t.scored].mean(),
+                          "overlap": t.overlap[p].mean(), "kl": t.kl[p].mean()}  # fmt: skip
+                for m in MEASURES:
+                    rows[m].append(float(values[m]))
+            out[pattern.label] = rows
+        return out
+
     def summary(self) -> list[dict]:
-        """One row per pattern: each measure of :data:`MEASURES`, averaged over texts (each text's positions first).
+        """One row per pattern: each measure of :meth:`per_text`, averaged over the texts.
 
         Returns
         -------
         list of dict
-            ``label``, ``method``, ``budget``, ``seed``, ``exact_layers``, and the measures: ``recall`` (mean over
-            layers, heads and positions), ``recall_scored`` (at the scored positions), ``error`` and ``error_scored``
-            (the relative output error after the output projection, or per head where there is none),
-            ``overlap`` and ``kl`` (at the scored positions).
+            ``label``, ``method``, ``budget``, ``seed``, ``exact_layers``, and the measures.
         """
-        rows = []
-        for p, pattern in enumerate(self.patterns):
-            per_text = []
-            for t in self.texts:
-                error = t.layer_error[p] if not np.isnan(t.layer_error[p]).all() else t.head_error[p].mean(1)
-                per_text.append({
-                    "recall": float(t.recall[p].mean()),
-                    "recall_scored": float(t.recall[p][:, :, t.scored].mean()),
-                    "error": float(error.mean()),
-                    "error_scored": float(error[:, t.scored].mean()),
-                    "overlap": float(t.overlap[p].mean()),
-                    "kl": float(t.kl[p].mean()),
-                })  # fmt: skip
-            means = {m: float(np.mean([x[m] for x in per_text])) for m in MEASURES}
-            rows.append({"label": pattern.label, "method": pattern.method, "budget": pattern.budget,
-                         "seed": pattern.seed, "exact_layers": list(pattern.exact_layers)} | means)  # fmt: skip
-        return rows
+        per_text = self.per_text()
+        return [{"label": p.label, "method": p.method, "budget": p.budget, "seed": p.seed,
+                 "exact_layers": list(p.exact_layers)} | {m: float(np.mean(v)) for m, v in per_text[p.label].items()}
+                for p in self.patterns]  # fmt: skip
 
     def predicted_rank(self, measure: str = "kl") -> dict[str, int]:
         """Each pattern's rank by ``measure`` (1: closest to exact attention).
