@@ -10,7 +10,8 @@ greedy decoding reproduces every target token, ``bpb`` the bits per UTF-8 byte o
 ``logits_per_byte``, averaged over items).
 
 Attention (:class:`EvalAttention`): any method of :data:`gpu.attention.GENERATION_METHODS` in
-generation form (``exact``: transformers' SDPA), under one of two protocols:
+generation form (``exact``: transformers' SDPA), or a per-head plan (:class:`gpu.attention.head_plans.HeadPlan`),
+under one of two protocols:
 
 * ``decode="sparse"``: the pattern at every position, continuation included;
 * ``decode="exact"``: the pattern over the context, exact attention for the continuation's tokens over that cache
@@ -52,8 +53,9 @@ from tqdm.auto import tqdm
 
 from gpu.approx import METHODS as LAB_METHODS
 from gpu.attention.generation_patterns import GENERATION_METHODS
+from gpu.attention.head_plans import HeadPlan
 from gpu.hf.eval_tasks import EvalItem
-from gpu.hf.generation import DECODES, MAX_BUDGET
+from gpu.hf.generation import DECODES, MAX_BUDGET, plan_label
 from gpu.hf.implementations import LAB_PREFIX, register, registered_methods
 from graphs.reachability import _quiet
 from graphs.validation import check_choice, check_int
@@ -95,6 +97,9 @@ class EvalAttention:
         The continuation's attention: the pattern, or every key.
     exact_layers : tuple of int, default ()
         Layers that attend to every key throughout.
+    plan : HeadPlan, optional
+        A per-head plan in place of ``method`` and ``budget`` (``method`` becomes the plan's label
+        ``plan-<name>-<digest>``, ``budget`` 0).
 
     Raises
     ------
@@ -115,6 +120,8 @@ class EvalAttention:
     ValueError: budget: expected an integer in [1, 65536], got 0
     >>> EvalAttention("lab:sa", 128, decode="exact").label
     'lab:sa-128-exact-decode'
+    >>> EvalAttention(plan=HeadPlan("toy", ((("swa+sink", 8),),)), decode="exact").label[:9]
+    'plan-toy-'
     """
 
     method: str = "exact"
@@ -122,8 +129,12 @@ class EvalAttention:
     seed: int = 0
     decode: str = "sparse"
     exact_layers: tuple[int, ...] = ()
+    plan: HeadPlan | None = None
 
     def __post_init__(self):
+        if self.plan is not None:
+            self._plan_fields()
+            return
         check_choice("method", self.method, (*GENERATION_METHODS, *PREFILL_METHODS))
         check_choice("decode", self.decode, DECODES)
         if self.method in PREFILL_METHODS and self.decode != "exact":
@@ -143,6 +154,22 @@ class EvalAttention:
         object.__setattr__(self, "decode", "sparse" if self.method == "exact" else self.decode)
         object.__setattr__(self, "exact_layers", () if self.method == "exact" else layers)
 
+    def _plan_fields(self):
+        """The fields of a plan's configuration: its label as the method, budget 0, the seed where it draws."""
+        if not isinstance(self.plan, HeadPlan):
+            raise TypeError(f"plan: expected a HeadPlan, got {type(self.plan).__name__}")
+        if self.method not in ("exact", plan_label(self.plan)) or self.budget not in (0, None):
+            raise ValueError("plan: a plan carries its own methods and keys; leave method and budget unset")
+        check_choice("decode", self.decode, DECODES)
+        if isinstance(self.exact_layers, str) or not isinstance(self.exact_layers, Sequence):
+            raise TypeError(f"exact_layers: expected a sequence of integers, got {type(self.exact_layers).__name__}")
+        layers = tuple(sorted({check_int("exact_layers", layer, 0) for layer in self.exact_layers}))
+        seed = check_int("seed", self.seed, 0)
+        object.__setattr__(self, "method", plan_label(self.plan))
+        object.__setattr__(self, "budget", 0)
+        object.__setattr__(self, "seed", seed if self.plan.randomized else 0)
+        object.__setattr__(self, "exact_layers", layers)
+
     @property
     def prefill_only(self) -> bool:
         """Whether the context runs the lab's prefill-only form (one whole context per call, no shared prefix)."""
@@ -153,7 +180,8 @@ class EvalAttention:
         """A short unique name: method, budget, seed, protocol and exact layers."""
         if self.method == "exact":
             return "exact"
-        label = f"{self.method}-{self.budget}" + (f"-s{self.seed}" if self.seed else "")
+        label = self.method if self.plan is not None else f"{self.method}-{self.budget}"
+        label += f"-s{self.seed}" if self.seed else ""
         label += "-exact-decode" if self.decode == "exact" else ""
         return label + (f"-exact-{'.'.join(map(str, self.exact_layers))}" if self.exact_layers else "")
 
@@ -169,7 +197,8 @@ class EvalAttention:
         >>> EvalAttention("swa", 32).to_dict()["label"]
         'swa-32'
         """
-        return asdict(self) | {"exact_layers": list(self.exact_layers), "label": self.label}
+        plan = None if self.plan is None else self.plan.to_dict()
+        return asdict(self) | {"exact_layers": list(self.exact_layers), "label": self.label, "plan": plan}
 
     def implementations(self, max_length: int | None = None) -> tuple[str, str]:
         """The registered transformers attentions for the context and for the continuation.
@@ -195,6 +224,9 @@ class EvalAttention:
             return "sdpa", "sdpa"
         if self.prefill_only:
             return register(self.method, self.budget, self.seed), "sdpa"
+        if self.plan is not None:
+            context = register(self.plan, None, self.seed, max_length=max_length, exact_layers=self.exact_layers)
+            return context, ("sdpa" if self.decode == "exact" else context)
         context = register(self.method, self.budget, self.seed, max_length=max_length,
                                       exact_layers=self.exact_layers)  # fmt: skip
         return context, ("sdpa" if self.decode == "exact" else context)

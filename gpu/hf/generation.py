@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable
 import torch
 
 from gpu.attention.generation_patterns import GENERATION_METHODS, generation_attention
+from gpu.attention.head_plans import HeadPlan, head_plan_attention
 from gpu.hf.interface import heads_and_scale, implementation_name, keep_mask, layer_of
 from gpu.validation import check_choice, check_int
 
@@ -128,16 +129,17 @@ def compacted(attend: Callable, q, k, v, attention_mask) -> torch.Tensor:
     return out
 
 
-def generation_forward(method: str, budget: int, seed: int = 0, *, max_length: int | None = None,
+def generation_forward(method: str | HeadPlan, budget: int | None, seed: int = 0, *, max_length: int | None = None,
                        decode: str = "sparse", exact_layers: Iterable[int] = (), trace=None) -> Callable:  # fmt: skip
     """A transformers attention function running ``method`` in generation form, KV cache included.
 
     Parameters
     ----------
-    method : str
-        A name of :data:`gpu.attention.GENERATION_METHODS`.
-    budget : int
-        Keys per query (per head), 1 to :data:`MAX_BUDGET`.
+    method : str or HeadPlan
+        A name of :data:`gpu.attention.GENERATION_METHODS`, or a plan of per-head methods
+        (:class:`gpu.attention.head_plans.HeadPlan`, its layers the model's).
+    budget : int or None
+        Keys per query (per head), 1 to :data:`MAX_BUDGET`; ``None`` for a plan (its heads carry their own).
     seed : int, default 0
         The model's seed; layer ``l`` of ``L`` draws SA's permutation with ``seed * L + l``.
     max_length : int, optional
@@ -175,8 +177,12 @@ def generation_forward(method: str, budget: int, seed: int = 0, *, max_length: i
     ----------
     Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
     """
-    check_choice("method", method, GENERATION_METHODS)
-    budget = check_int("budget", budget, 1, MAX_BUDGET)
+    plan = method if isinstance(method, HeadPlan) else None
+    if plan is None:
+        check_choice("method", method, GENERATION_METHODS)
+        budget = check_int("budget", budget, 1, MAX_BUDGET)
+    elif budget is not None:
+        raise ValueError(f"budget: a head plan carries each head's keys per query; pass None (got {budget!r})")
     seed = check_int("seed", seed, 0)
     if max_length is not None:
         max_length = check_int("max_length", max_length, 1)
@@ -184,7 +190,7 @@ def generation_forward(method: str, budget: int, seed: int = 0, *, max_length: i
     if isinstance(exact_layers, str | bytes) or not isinstance(exact_layers, Iterable):
         raise TypeError(f"exact_layers: expected an iterable of layer indices, got {type(exact_layers).__name__}")
     exact = frozenset(check_int("exact_layers", layer, 0) for layer in exact_layers)
-    name = implementation_name(method, budget, seed, decode, exact)
+    name = implementation_name(method if plan is None else plan_label(plan), budget, seed, decode, exact)
 
     def forward(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, is_causal=None,
                 **kwargs):  # fmt: skip
@@ -194,20 +200,36 @@ def generation_forward(method: str, budget: int, seed: int = 0, *, max_length: i
             raise ValueError(f"is_causal: the attention {name} is causal; the model is not")
         query, key, value = heads_and_scale(name, module, query, key, value, scaling, kwargs)
         layer, layers = layer_of(module)
+        if plan is not None and layers != plan.layers:
+            raise ValueError(f"plan: {plan.name} has {plan.layers} layers, the model {layers}")
         config = getattr(module, "config", None)
         length = max_length or getattr(config, "max_position_embeddings", None) or key.shape[2]
         layer_trace = None if trace is None else (lambda positions, keep: trace(layer, positions, keep))
 
         def attend(q, k, v):
             decoding = k.shape[2] > q.shape[2]
-            run = "exact" if layer in exact or (decoding and decode == "exact") else method
-            return generation_attention(run, q, k, v, budget, seed * layers + layer, length, layer_trace)
+            if layer in exact or (decoding and decode == "exact"):
+                return generation_attention("exact", q, k, v, 1, 0, length, layer_trace)
+            if plan is not None:
+                return head_plan_attention(plan, layer, q, k, v, seed * layers + layer, length, layer_trace)
+            return generation_attention(method, q, k, v, budget, seed * layers + layer, length, layer_trace)
 
         out = compacted(attend, query, key, value, attention_mask)
         return out.transpose(1, 2).contiguous(), None
 
     forward.__name__ = forward.__qualname__ = f"attention_{name}"
     return forward
+
+
+def plan_label(plan: HeadPlan) -> str:
+    """The name a plan goes by in implementations and labels: ``plan-<name>-<digest>``.
+
+    Examples
+    --------
+    >>> plan_label(HeadPlan("toy", ((("swa", 4),),)))[:9]
+    'plan-toy-'
+    """
+    return f"plan-{plan.name}-{plan.digest}"
 
 
 def _materialised_mask(*args, **kwargs):

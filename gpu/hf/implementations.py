@@ -39,6 +39,7 @@ from collections.abc import Iterable
 
 from gpu.approx import METHODS as LAB_METHODS
 from gpu.attention.generation_patterns import GENERATION_METHODS
+from gpu.attention.head_plans import HeadPlan
 from gpu.hf.generation import DECODES, MAX_BUDGET, _materialised_mask, generation_forward
 from gpu.hf.interface import hf_attention, implementation_name
 from gpu.hf.prefill import method_attend
@@ -67,17 +68,20 @@ def registered_methods() -> dict[str, str]:
     return forms | {LAB_PREFIX + name: "prefill" for name in LAB_METHODS}
 
 
-def register(method: str, budget: int, seed: int = 0, *, decode: str = "sparse", exact_layers: Iterable[int] = (),
-             max_length: int | None = None, layer_options=None, trace=None) -> str:  # fmt: skip
+def register(method: str | HeadPlan, budget: int | None, seed: int = 0, *, decode: str = "sparse",
+             exact_layers: Iterable[int] = (), max_length: int | None = None, layer_options=None,
+             trace=None) -> str:  # fmt: skip
     """Register ``method`` at ``budget`` keys per query with transformers' attention and mask interfaces.
 
     Parameters
     ----------
-    method : str
-        A name of :func:`registered_methods` (see the module's text for which form runs where).
-    budget : int
+    method : str or HeadPlan
+        A name of :func:`registered_methods` (see the module's text for which form runs where), or a
+        :class:`gpu.attention.head_plans.HeadPlan` (per layer and head a position-only method and its keys per query;
+        generation form, causal models only).
+    budget : int or None
         Keys per query (per head), 1 to :data:`gpu.hf.generation.MAX_BUDGET`; for the lab's latent and tensor
-        methods, their rank.
+        methods, their rank; ``None`` for a plan.
     seed : int, default 0
         The model's seed; layer ``l`` of ``L`` draws with ``seed * L + l``.
     decode : {"sparse", "exact"}, default "sparse"
@@ -129,6 +133,15 @@ def register(method: str, budget: int, seed: int = 0, *, decode: str = "sparse",
     from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
+    if isinstance(method, HeadPlan):
+        if layer_options is not None:
+            raise ValueError("layer_options: a head plan runs generation forms, which take no calibration")
+        generate = generation_forward(method, budget, seed, max_length=max_length, decode=decode,
+                                      exact_layers=exact_layers, trace=trace)  # fmt: skip
+        name = generate.__name__.removeprefix("attention_")
+        AttentionInterface.register(name, generate)
+        AttentionMaskInterface.register(name, _materialised_mask)
+        return name
     forms = registered_methods()
     check_choice("method", method, forms)
     budget = check_int("budget", budget, 1, MAX_BUDGET)

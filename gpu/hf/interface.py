@@ -50,7 +50,7 @@ PREFIX = "receptive"
 Attend = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, bool, int, int], torch.Tensor]
 
 
-def implementation_name(method: str, budget: int, seed: int = 0, decode: str = "sparse", exact_layers=()) -> str:
+def implementation_name(method: str, budget: int | None, seed: int = 0, decode: str = "sparse", exact_layers=()) -> str:
     """The registered name: ``receptive-<method>-<budget>`` with ``-s<seed>``, ``-exact-decode`` and
     ``-exact-<layers>`` where they apply (``lab:`` becomes ``lab-``).
 
@@ -58,8 +58,8 @@ def implementation_name(method: str, budget: int, seed: int = 0, decode: str = "
     ----------
     method : str
         A name of :func:`gpu.hf.implementations.registered_methods`.
-    budget : int
-        Keys per query.
+    budget : int or None
+        Keys per query; ``None`` for a head plan (its label names it).
     seed : int, default 0
         Seed.
     decode : {"sparse", "exact"}, default "sparse"
@@ -79,7 +79,8 @@ def implementation_name(method: str, budget: int, seed: int = 0, decode: str = "
     >>> implementation_name("lab:sa", 64)
     'receptive-lab-sa-64'
     """
-    name = f"{PREFIX}-{method.replace(':', '-')}-{budget}" + (f"-s{seed}" if seed else "")
+    name = f"{PREFIX}-{method.replace(':', '-')}" + ("" if budget is None else f"-{budget}")
+    name += f"-s{seed}" if seed else ""
     name += "-exact-decode" if decode == "exact" else ""
     layers = sorted(set(exact_layers))
     return name + (f"-exact-{'.'.join(map(str, layers))}" if layers else "")
