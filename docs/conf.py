@@ -31,6 +31,7 @@ extensions = [
     "numpydoc",
     "myst_nb",
     "receptive_docs",
+    "frontier_tables",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
