@@ -24,6 +24,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from gpu.attention.generation_keys import position_keys
@@ -256,21 +257,23 @@ def plan_mean_keys(plan: HeadPlan, lengths, seed: int = 0, max_length: int | Non
     lengths = [check_int("lengths", n, 1) for n in lengths]
     if not lengths:
         raise ValueError("lengths: expected at least one sequence length")
-    max_length = max(lengths) if max_length is None else check_int("max_length", max_length, max(lengths))
+    longest = max(lengths)
+    max_length = longest if max_length is None else check_int("max_length", max_length, longest)
     seed = check_int("seed", seed, 0)
+    # a row's keys depend on the positions before it only: the rows of a length-n sequence are the first n rows of
+    # the longest one, so one draw per (layer, method, budget) counts every length by a cumulative sum
+    ends = np.asarray(lengths) - 1
     pairs = 0
-    for n in set(lengths):
-        count = lengths.count(n)
-        positions = torch.arange(n)
-        for layer, row in enumerate(plan.heads):
-            draws: dict[tuple[str, int], int] = {}
-            for method, budget in row:
-                if (method, budget) not in draws:
-                    if method == "exact":
-                        draws[method, budget] = n * (n + 1) // 2
-                    else:
-                        valid = position_keys(method, positions, n, budget, 1, seed * plan.layers + layer,
-                                              max_length)[1]  # fmt: skip
-                        draws[method, budget] = int(valid.sum())
-                pairs += count * draws[method, budget]
+    for layer, row in enumerate(plan.heads):
+        counted: dict[tuple[str, int], int] = {}
+        for method, budget in row:
+            if (method, budget) not in counted:
+                if method == "exact":
+                    per_row = np.arange(1, longest + 1)
+                else:
+                    valid = position_keys(method, torch.arange(longest), longest, budget, 1,
+                                          seed * plan.layers + layer, max_length)[1]  # fmt: skip
+                    per_row = valid[0].sum(-1).numpy()
+                counted[method, budget] = int(np.cumsum(per_row)[ends].sum())
+            pairs += counted[method, budget]
     return pairs / (sum(lengths) * plan.layers * plan.n_heads)

@@ -1,0 +1,124 @@
+"""The designed pattern: the choice against a brute-force oracle, the key count, the committed plan within its budget,
+bad command lines refused in one line."""
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analysis.attention_profile.design import choose, main, option_keys
+
+RESULTS = Path(__file__).resolve().parents[2] / "analysis" / "attention_profile" / "results" / "design"
+
+
+@st.composite
+def instances(draw):
+    options, heads, tasks = draw(st.integers(2, 3)), draw(st.integers(1, 4)), draw(st.integers(1, 2))
+    recall = {o: np.array([draw(st.lists(st.floats(0, 1), min_size=heads, max_size=heads))]) for o in range(options)}
+    order = draw(st.permutations(range(options)))  # a longer key set costs more on every task
+    keys = {}
+    for t in range(tasks):
+        costs = sorted(draw(st.lists(st.floats(1, 50), min_size=options, max_size=options)))
+        keys[t] = {o: costs[rank] for rank, o in enumerate(order)}
+    reference = {t: min(keys[t].values()) * draw(st.floats(1, 3)) for t in range(tasks)}
+    return recall, keys, reference
+
+
+@settings(max_examples=150, deadline=None)
+@given(instances())
+def test_the_choice_meets_every_budget_and_no_assignment_does_better_for_its_keys(instance):
+    recall, keys, reference = instance
+    options, tasks = list(recall), sorted(reference)
+    heads = recall[options[0]].shape[1]
+
+    def cost(assignment, task):
+        return np.mean([keys[task][options[c]] for c in assignment])
+
+    def relative(assignment):
+        return np.mean([cost(assignment, t) / reference[t] for t in tasks])
+
+    def value(assignment):
+        return sum(recall[options[c]][0, h] for h, c in enumerate(assignment))
+
+    choice, lam = choose(recall, keys, reference)
+    chosen = choice[0].tolist()
+    assert all(cost(chosen, t) <= reference[t] + 1e-9 for t in tasks)
+    # Everett: the Lagrangian choice is optimal among the assignments that spend no more (relative) keys
+    for other in itertools.product(range(len(options)), repeat=heads):
+        if relative(other) <= relative(chosen) + 1e-12:
+            assert value(other) <= value(chosen) + 1e-6
+    if lam > 0:  # a multiplier was needed: the most mass regardless of keys breaks some task's budget
+        greedy = np.argmax(np.stack([recall[o][0] for o in options]), axis=0).tolist()
+        assert any(cost(greedy, t) > reference[t] + 1e-9 for t in tasks)
+    else:
+        assert value(chosen) == pytest.approx(sum(max(recall[o][0, h] for o in options) for h in range(heads)))
+
+
+def test_option_keys_count_the_pairs_attended():
+    keys = option_keys({"t": [4, 2]}, [("swa", 1), ("swa+sink", 2), ("exact", 0)], 8)["t"]
+    assert keys == {("swa", 1): 1.0, ("swa+sink", 2): pytest.approx((7 + 3) / 6), ("exact", 0): pytest.approx(13 / 6)}
+
+
+def test_the_committed_plan_reads_at_most_the_reference_s_keys_on_every_task():
+    path = RESULTS / "plan_64.json"
+    if not path.is_file():
+        pytest.skip("no committed plan")
+    from gpu.attention.head_plans import HeadPlan
+
+    data = json.loads(path.read_text())
+    plan = HeadPlan.from_dict(data["plan"])
+    assert plan.layers == 30 and plan.n_heads == 9 and data["label"] == plan.digest
+    assert all(k["plan"] <= k["reference"] + 1e-9 for k in data["keys"].values())
+    assert sum(data["choices"].values()) == data["heads"] == 270
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["--budget", "0"], "--budget"),
+        (["--subjects", "99"], "--subjects"),
+        (["--limit", "0"], "--limit"),
+        (["--steps", "train"], "--steps"),
+        (["--seeds", "a"], "--seeds"),
+        (["--seeds", "-1"], "--seeds"),
+        (["--threads", "0"], "--threads"),
+        (["--steps", "score"], "--steps"),
+    ],
+)
+def test_bad_command_lines_are_one_line_errors(tmp_path, capsys, argv, flag):
+    with pytest.raises(SystemExit) as info:
+        main([*argv, "--out", str(tmp_path / "d")])
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and flag in err[0]
+
+
+def test_head_recall_is_the_profile_s_recall_at_the_scored_position():
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from analysis.attention_profile.design import head_recall
+    from gpu.hf.profile import ProfilePattern, attention_profile
+
+    config = transformers.LlamaConfig(
+        vocab_size=40,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(config).double().eval()
+    texts = [list(range(3, 30)), list(range(5, 17))]
+    options = [("swa+sink", 4), ("exact", 0), ("swa+sink+sa", 8), ("sa+sink", 6)]
+    mine = head_recall(model, texts, options)
+    profile = attention_profile(model, texts, [ProfilePattern(*o) for o in options], kl=False, progress=False)
+    expected = np.mean([t.recall[:, :, :, t.scored].mean(-1) for t in profile.texts], axis=0)
+    for i, option in enumerate(options):
+        assert np.allclose(mine[option], expected[i], atol=1e-5)
+    assert np.allclose(mine["exact", 0], 1.0)
