@@ -126,7 +126,7 @@ def read_store(folder) -> list[dict]:
     return list(rows.values())
 
 
-def configuration(attention: dict) -> tuple[str, int, str, str]:
+def configuration(attention: dict) -> tuple[str, str, int, str]:
     """``(label, method, budget, protocol)`` of a run's attention; full attention's protocol is ``"both"``.
 
     Parameters
