@@ -122,3 +122,34 @@ def test_head_recall_is_the_profile_s_recall_at_the_scored_position():
     for i, option in enumerate(options):
         assert np.allclose(mine[option], expected[i], atol=1e-5)
     assert np.allclose(mine["exact", 0], 1.0)
+
+
+def test_the_summary_of_a_plan_that_is_the_reference_differs_by_nothing(tmp_path):
+    from analysis.attention_profile.design import GRID
+    from analysis.attention_profile.design_summary import summary
+    from receptive.sweep import ResultStore
+
+    store = ResultStore(tmp_path / "design")
+    for row in ResultStore(GRID, resume=True).results():
+        if (row["method"], row["budget"], row["seed"], row["exact_layers"], row.get("first", 0)) == (
+            "swa+sink", 64, 0, [], 0) and row["task"] in ("arc_easy", "lambada"):  # fmt: skip
+            store.add(row | {"key": "plan|" + row["key"], "method": "plan-x"})
+    result = summary(tmp_path / "design", 64, tasks=("arc_easy", "lambada"))
+    assert {(r["decode"], r["task"]) for r in result["rows"]} == {
+        (d, t) for d in ("sparse", "exact") for t in ("arc_easy", "lambada", "average")}  # fmt: skip
+    for row in result["rows"]:
+        assert row["plan"] == row["reference"] and row["minus_reference"] == 0.0
+        assert row["minus_reference_low"] == row["minus_reference_high"] == 0.0
+        assert row["minus_exact"] == pytest.approx(row["plan"] - row["exact"])
+
+
+def test_the_summary_refuses_what_it_cannot_read(tmp_path, capsys):
+    from analysis.attention_profile.design_summary import main as summary_main
+
+    (tmp_path / "tasks.jsonl").write_text('{"key": "a"}\n')
+    (tmp_path / "plan_64.json").write_text("[]")
+    for argv, flag in ((["--store", str(tmp_path / "none")], "--store"), (["--store", str(tmp_path)], "--plan")):
+        with pytest.raises(SystemExit):
+            summary_main([*argv, "--out", str(tmp_path / "s.json")])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and flag in err[0]
