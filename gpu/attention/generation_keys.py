@@ -26,12 +26,27 @@ from receptive.windows import window_offsets
 @lru_cache(maxsize=256)
 def _sigma_rank(max_length: int, seed: int, block: int) -> torch.Tensor:
     """``rank[j]``: the permuted position of token ``j`` in the layer's permutation over ``max_length``."""
+    return _sigma_tables(max_length, seed, block)[0]
+
+
+@lru_cache(maxsize=256)
+def _sigma_tables(max_length: int, seed: int, block: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The layer's permutation over ``max_length`` both ways: ``rank[j]`` (token ``j``'s permuted position) and
+    ``order[r]`` (the token at permuted position ``r``), drawn once per ``(max_length, seed, block)``."""
     perm = layer_permutation(max_length, seed, 1) if block == max_length else block_permutation(
         max_length, block, seed, 1)  # fmt: skip
-    return inverse_permutation(torch.from_numpy(perm).long())
+    order = torch.from_numpy(perm).long()
+    return inverse_permutation(order), order
 
 
-def sa_band(positions: torch.Tensor, n_keys: int, w: int, sigma_rank: torch.Tensor):
+def _sa_band_cached(positions: torch.Tensor, n_keys: int, w: int, max_length: int, seed: int, block: int):
+    """:func:`sa_band` with the layer's permutation and its order taken from the cache."""
+    rank, order = _sigma_tables(max_length, seed, block)
+    return sa_band(positions, n_keys, w, rank, order=order)
+
+
+def sa_band(positions: torch.Tensor, n_keys: int, w: int, sigma_rank: torch.Tensor, *,
+            order: torch.Tensor | None = None):  # fmt: skip
     """SA's band in generation form: the ``w`` slots around each query in the permuted order of the keys before it.
 
     Query ``i`` (an entry of ``positions``) ranks the keys ``0..i`` by ``sigma_rank`` and takes those whose rank lies
@@ -47,6 +62,10 @@ def sa_band(positions: torch.Tensor, n_keys: int, w: int, sigma_rank: torch.Tens
         Band slots, at least 1.
     sigma_rank : torch.Tensor
         ``(>= n_keys,)`` int64, the permuted position of each token (distinct values).
+    order : torch.Tensor, optional
+        ``argsort(sigma_rank)`` over all of it, where the caller keeps it: a few queries (a decode step) then walk
+        that order, skipping the tokens after each query, instead of sorting the ``n_keys`` present (``O(n log n)``
+        per call). The keys are the same either way.
 
     Returns
     -------
@@ -65,12 +84,25 @@ def sa_band(positions: torch.Tensor, n_keys: int, w: int, sigma_rank: torch.Tens
     Jin & Sui (2026). Stochastic attention. arXiv 2604.00754.
     """
     left, right = window_offsets(w, False)
-    order = torch.argsort(sigma_rank[:n_keys])  # tokens in permuted order
-    slot_of = inverse_permutation(order)  # each token's column in that order
+    length = len(sigma_rank)
+    # a query walks about w length / (its position) slots of the whole order, at most length: cheaper than sorting
+    # the present keys when the queries are few
+    if order is not None and len(positions) * length <= 16 * n_keys * max(1, n_keys.bit_length()):
+        slot_of = sigma_rank if _is_permutation_rank(sigma_rank, order) else inverse_permutation(order)
+    else:
+        order = torch.argsort(sigma_rank[:n_keys])  # tokens in permuted order
+        slot_of = inverse_permutation(order)  # each token's column in that order
     idx = np.zeros((len(positions), w), dtype=np.int64)
     valid = np.zeros((len(positions), w), dtype=np.bool_)
     _band_walk(positions.to(torch.int64).contiguous().numpy(), slot_of.numpy(), order.numpy(), left, right, idx, valid)
     return torch.from_numpy(idx), torch.from_numpy(valid)
+
+
+def _is_permutation_rank(sigma_rank: torch.Tensor, order: torch.Tensor) -> bool:
+    """Whether ``sigma_rank`` (``order`` its argsort) holds ``0..n-1``: its least value 0 and its largest ``n - 1``
+    (``n`` distinct integers), so it is its own order's inverse."""
+    return len(order) == len(sigma_rank) > 0 and int(sigma_rank[order[0]]) == 0 and int(sigma_rank[order[-1]]) == len(
+        order) - 1  # fmt: skip
 
 
 @njit(parallel=True, cache=True)
@@ -246,20 +278,20 @@ def position_keys(method: str, positions: torch.Tensor, n_keys: int, budget: int
     elif method == "swa+sink":
         parts = with_sink(*window(positions, max(1, budget - 1)))
     elif method == "sa":
-        parts = sa_band(positions, n_keys, budget, _sigma_rank(max_length, seed, max_length))
+        parts = _sa_band_cached(positions, n_keys, budget, max_length, seed, max_length)
     elif method == "sa+sink":
-        parts = with_sink(*sa_band(positions, n_keys, max(1, budget - 1), _sigma_rank(max_length, seed, max_length)))
+        parts = with_sink(*_sa_band_cached(positions, n_keys, max(1, budget - 1), max_length, seed, max_length))
     elif method == "sa+swa-union":
         half = max(1, budget // 2)
-        parts = union(sa_band(positions, n_keys, half, _sigma_rank(max_length, seed, max_length)),
+        parts = union(_sa_band_cached(positions, n_keys, half, max_length, seed, max_length),
                       window(positions, half))  # fmt: skip
     elif method == "swa+sink+sa":
         shortcuts = max(1, budget // 4)
         local = with_sink(*window(positions, max(1, budget - shortcuts - 1)))
-        parts = union(local, sa_band(positions, n_keys, shortcuts, _sigma_rank(max_length, seed, max_length)))
+        parts = union(local, _sa_band_cached(positions, n_keys, shortcuts, max_length, seed, max_length))
     elif method == "sa-ms":
         blocks = sa_ms_blocks(max_length, budget)
-        per_block = [sa_band(positions, n_keys, budget, _sigma_rank(max_length, seed, b)) for b in blocks]
+        per_block = [_sa_band_cached(positions, n_keys, budget, max_length, seed, b) for b in blocks]
         idx = torch.stack([per_block[h % len(blocks)][0] for h in range(heads)])
         return idx, torch.stack([per_block[h % len(blocks)][1] for h in range(heads)])
     else:

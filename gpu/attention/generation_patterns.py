@@ -111,9 +111,9 @@ GENERATION_METHODS: dict[str, GenerationMethod] = {
 
 
 def _rows_attention(q, k, v, keep):
-    """Softmax of ``q`` over the keys ``keep`` (``(b, h, q, n)`` or ``(q, n)``) holds, by the fused SDPA kernel; a row
-    without a key gives zeros."""
-    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+    """Softmax of ``q`` over the keys ``keep`` (``(b, h, q, n)`` or ``(q, n)``) holds, by the fused SDPA kernel (grouped
+    key heads read in place); a row without a key gives zeros."""
+    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=keep, enable_gqa=_grouped(q, k))
     return out.masked_fill(~keep.any(-1, keepdim=True), 0.0)
 
 
@@ -125,7 +125,8 @@ def moba_keys(q, k, positions, budget):
     q : torch.Tensor
         ``(batch, heads, q, d)`` queries.
     k : torch.Tensor
-        ``(batch, heads, n, d)`` keys (grouped heads repeated).
+        ``(batch, kv_heads, n, d)`` keys, ``kv_heads`` dividing ``heads`` (query head ``h`` routes by the block means
+        of key head ``h // (heads / kv_heads)``).
     positions : torch.Tensor
         ``(q,)`` the queries' positions.
     budget : int
@@ -153,6 +154,8 @@ def moba_keys(q, k, positions, budget):
     block_of = torch.arange(n) // size
     means = torch.zeros(b, h, nb, d, dtype=k.dtype).index_add_(2, block_of, k)
     means = means / torch.bincount(block_of, minlength=nb).to(k.dtype)[:, None]
+    if q.shape[1] != h:  # grouped keys: each query head routes by its key head's block means
+        means = means.repeat_interleave(q.shape[1] // h, dim=1)
     gate = q @ means.transpose(-1, -2)
     own = positions // size
     gate = gate.masked_fill(torch.arange(nb) > own[:, None], float("-inf"))
@@ -165,7 +168,10 @@ def moba_keys(q, k, positions, budget):
 def _top_k_keep(q, k, positions, budget):
     """The ``budget`` largest scores among the keys before each query (ties with the ``budget``-th kept)."""
     causal = torch.arange(k.shape[2])[None, :] <= positions[:, None]
-    scores = (q @ k.transpose(-1, -2) * scale_of(q)).masked_fill(~causal, float("-inf"))
+    b, h, n_q, d = q.shape
+    kv = k.shape[1]  # grouped keys: the query heads of a key head stacked as rows of one product, k never repeated
+    scores = (q.reshape(b, kv, h // kv * n_q, d) @ k.transpose(-1, -2)).view(b, h, n_q, -1)
+    scores = (scores * scale_of(q)).masked_fill(~causal, float("-inf"))
     threshold = scores.topk(min(budget, k.shape[2]), dim=-1).values[..., -1:]
     return causal & (scores >= threshold)
 
@@ -184,7 +190,9 @@ def generation_attention(method: str, q, k, v, budget: int, seed: int = 0, max_l
     q : torch.Tensor
         ``(batch, heads, q, d)`` queries of positions ``n - q .. n - 1``.
     k, v : torch.Tensor
-        ``(batch, heads, n, d)`` keys and values of positions ``0 .. n - 1``, ``n >= q``.
+        ``(batch, kv_heads, n, d)`` keys and values of positions ``0 .. n - 1``, ``n >= q``; ``kv_heads`` divides
+        ``heads`` (grouped-query attention: query head ``h`` reads key head ``h // (heads / kv_heads)``, the keys
+        never repeated).
     budget : int
         Keys per query, at least 1.
     seed : int, default 0
@@ -205,7 +213,8 @@ def generation_attention(method: str, q, k, v, budget: int, seed: int = 0, max_l
     TypeError
         If ``budget``, ``seed`` or ``max_length`` is not an integer.
     ValueError
-        If ``method`` is unknown, there are more queries than keys, ``budget < 1``, or ``max_length`` is below ``n``.
+        If ``method`` is unknown, there are more queries than keys, ``budget < 1``, ``max_length`` is below ``n``, or
+        the key heads do not divide the query heads.
 
     Examples
     --------
@@ -231,6 +240,9 @@ def generation_attention(method: str, q, k, v, budget: int, seed: int = 0, max_l
     n = k.shape[2]
     if n_q > n:
         raise ValueError(f"q: {n_q} queries but only {n} keys (queries are the last positions of the keys)")
+    if k.shape[1] < 1 or h % k.shape[1] or v.shape[1] != k.shape[1]:
+        raise ValueError(f"k, v: {k.shape[1]} and {v.shape[1]} key heads; expected one number dividing the {h} query "
+                         "heads (grouped-query attention)")  # fmt: skip
     max_length = n if max_length is None else check_int("max_length", max_length, 1)
     if n > max_length:
         raise ValueError(f"max_length: the sequence has {n} tokens, more than max_length = {max_length}")
@@ -240,7 +252,7 @@ def generation_attention(method: str, q, k, v, budget: int, seed: int = 0, max_l
         if trace is not None:
             trace(positions, keep)
         if n_q == n:
-            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=_grouped(q, k))
         return _rows_attention(q, k, v, keep)
     if method == "moba":
         idx, valid = moba_keys(q, k, positions, budget)
@@ -263,6 +275,11 @@ def generation_attention(method: str, q, k, v, budget: int, seed: int = 0, max_l
     if trace is not None:
         trace(positions, _keep_of(idx, valid, n))
     return _indexed(q, k, v, idx, valid)
+
+
+def _grouped(q, k) -> bool:
+    """Whether the keys have fewer heads than the queries (SDPA's ``enable_gqa``)."""
+    return k.shape[1] != q.shape[1]
 
 
 def _keep_of(idx, valid, n):

@@ -166,3 +166,33 @@ def test_the_band_of_the_last_queries_alone_equals_their_oracle_rows(n, w, queri
     positions = torch.arange(max(0, n - queries), n)
     idx, valid = sa_band(positions, n, w, rank)
     assert np.array_equal(dense(idx, valid, n), band_oracle(n, w, rank.numpy())[positions.numpy()])
+
+
+@given(n=st.integers(1, 40), w=st.integers(1, 12), queries=st.integers(1, 5), extra=st.integers(0, 30),
+       seed=st.integers(0, 10**6))  # fmt: skip
+def test_the_band_walked_in_the_whole_order_equals_the_sorted_present_keys(n, w, queries, extra, seed):
+    """A decode step walks the permutation's whole cached order (over ``max_length``), skipping later tokens,
+    instead of sorting the keys present: the same keys in the same slots."""
+    rank = torch.from_numpy(np.random.default_rng(seed).permutation(n + extra))
+    positions = torch.arange(max(0, n - queries), n)
+    walked = sa_band(positions, n, w, rank, order=torch.argsort(rank))
+    sorted_ = sa_band(positions, n, w, rank)
+    assert torch.equal(walked[0][walked[1]], sorted_[0][sorted_[1]]) and torch.equal(walked[1], sorted_[1])
+    assert np.array_equal(dense(*walked, n), band_oracle(n, w, rank.numpy())[positions.numpy()])
+
+
+@pytest.mark.parametrize("method", sorted(GENERATION_METHODS))
+@pytest.mark.parametrize("queries", [1, 4, 30])
+def test_grouped_key_heads_read_in_place_equal_the_repeated_heads(method, queries):
+    """GQA: 6 query heads over 2 key heads give what the key heads repeated 3 times give, prefill and decode."""
+    g = torch.Generator().manual_seed(2)
+    q = torch.randn(2, 6, queries, 8, dtype=torch.float64, generator=g)
+    k, v = torch.randn(2, 2, 2, 30, 8, dtype=torch.float64, generator=g).unbind(0)
+    grouped = generation_attention(method, q, k, v, 6, 3, 64)
+    repeated = generation_attention(method, q, k.repeat_interleave(3, 1), v.repeat_interleave(3, 1), 6, 3, 64)
+    assert torch.allclose(grouped, repeated, atol=1e-12)
+
+
+def test_key_heads_that_do_not_divide_the_query_heads_are_a_one_line_error():
+    with pytest.raises(ValueError, match=r"^k, v: 4 and 4 key heads; expected one number dividing the 6 query heads"):
+        generation_attention("sa", torch.zeros(1, 6, 3, 4), torch.zeros(1, 4, 3, 4), torch.zeros(1, 4, 3, 4), 2)
