@@ -371,11 +371,30 @@ def _listed(q, k, v, keys, bias, has_bias, scale, out):  # pragma: no cover - co
             out[b, h, i] = acc
 
 
+def _in_place(t: torch.Tensor) -> np.ndarray:
+    """Keys or values ``t`` as a C-contiguous array on their memory: a contiguous tensor as it is; the first ``n``
+    positions of a contiguous ``(batch, heads, N, d)`` tensor (a static cache's filled slots) widened back to all
+    ``N`` (the kernel reads the listed positions only, all below ``n``; never the queries, whose shape it reads);
+    anything else copied."""
+    t = t.detach()
+    if t.is_contiguous():
+        return t.numpy()
+    b, h, _, d = t.shape
+    s0, s1, s2, s3 = t.stride()
+    rows = s1 // d if d else 0
+    if s3 == 1 and s2 == d and rows >= t.shape[2] and s1 == rows * d and (b == 1 or s0 == h * s1):
+        end = t.storage_offset() + b * h * s1  # elements up to the end of the widened view
+        if end * t.element_size() <= t.untyped_storage().nbytes():
+            return t.as_strided((b, h, rows, d), (h * s1, s1, d, 1)).numpy()
+    return t.contiguous().numpy()
+
+
 def _kernel(q, k, v, keys, bias, scale):
-    """The kernel path: :func:`_listed` on the tensors' memory (copied only where not contiguous)."""
+    """The kernel path: :func:`_listed` on the tensors' memory (copied only where not contiguous, a prefix of the
+    positions read in place)."""
     b, h, m, _ = q.shape
     out = torch.empty(b, h, m, v.shape[3], dtype=q.dtype)
-    arrays = [t.detach().contiguous().numpy() for t in (q, k, v)]
+    arrays = [q.detach().contiguous().numpy(), _in_place(k), _in_place(v)]  # the kernel reads q's shape
     extra = np.zeros((1, 1, 1, 1), arrays[0].dtype) if bias is None else bias.detach().to(q.dtype).contiguous().numpy()
     _listed(*arrays, keys.contiguous().numpy(), extra, bias is not None, scale, out.numpy())
     return out

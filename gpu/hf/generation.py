@@ -15,7 +15,11 @@ keys and calls the attention with the queries of the new tokens and every cached
 tokens from the mask (key padding on either side, a static cache's empty slots), gathers them into a dense sequence,
 and runs the pattern for the last positions of it, so each query reads the keys the full-sequence forward gives it.
 The mask is always materialised (transformers' ``sdpa_mask`` without its ``is_causal`` shortcut, which aligns the
-queries of a static cache's prefill with the first slots and a decode step with the last).
+queries of a static cache's prefill with the first slots and a decode step with the last). The common mask, causal
+over a prefix of the slots with no padding (a ``DynamicCache``, or a ``StaticCache``'s filled slots), is recognised
+once per model call (every layer receives the same mask) and the keys are then read in place, the prefix a view, so a
+decode step costs the pattern's keys and no pass over the cache. Grouped key heads (GQA) are read in place too,
+never repeated.
 
 Options:
 
@@ -37,6 +41,7 @@ References
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable
 
 import torch
@@ -93,6 +98,11 @@ def compacted(attend: Callable, q, k, v, attention_mask) -> torch.Tensor:
     n = k.shape[2]
     if attention_mask is None:
         return attend(q, k, v)
+    prefix = _causal_prefix(attention_mask, (b, n_q, n))
+    if prefix == n:
+        return attend(q, k, v)
+    if prefix is not None:  # a static cache's filled slots: the prefix as a view, no gathered copy
+        return attend(q, k[:, :, :prefix], v[:, :, :prefix])
     keep = keep_mask(attention_mask, (b, n_q, n))
     reads = keep.any(dim=-1)  # (b, q): query rows that read some key
     slot = torch.where(reads, n - 1 - keep.flip(-1).int().argmax(-1), -1)  # a query's own slot: its last key
@@ -127,6 +137,48 @@ def compacted(attend: Callable, q, k, v, attention_mask) -> torch.Tensor:
         result = attend(gather(q, query_index), gather(k, key_index), gather(v, key_index))
         out[rows] = out[rows].scatter(2, query_index.expand(-1, out.shape[1], -1, out.shape[-1]), result)
     return out
+
+
+#: The last mask :func:`_causal_prefix` checked and its answer: a model passes one mask to every layer of a call.
+_LAST_MASK: list = [None, None, None]
+#: Elements of the mask compared per block of rows (bounded memory for a long prefill's mask).
+_CHECK_BLOCK = 1 << 24
+
+
+def _causal_prefix(attention_mask: torch.Tensor, shape: tuple[int, int, int]) -> int | None:
+    """``t`` when ``attention_mask`` is causal over the slots ``0..t-1`` of every row with the ``q`` queries last
+    among them (no padding; slots from ``t`` on empty), else ``None``; remembered for the mask object it was
+    computed on (a weak reference, its version and the shape), so a model's layers check it once per call.
+
+    Examples
+    --------
+    >>> import torch
+    >>> causal = torch.ones(3, 5, dtype=torch.bool).tril(2)[None, None]  # 3 queries at slots 2..4 of 5
+    >>> _causal_prefix(causal, (1, 3, 5)), _causal_prefix(causal[..., :4].contiguous(), (1, 3, 4))
+    (5, None)
+    >>> static = torch.ones(1, 6, dtype=torch.bool).tril(3)[None, None]  # a decode step at slot 3, 2 slots empty
+    >>> _causal_prefix(static, (1, 1, 6))
+    4
+    """
+    key = (attention_mask._version, shape)
+    ref, known, answer = _LAST_MASK
+    if ref is not None and ref() is attention_mask and known == key:
+        return answer
+    b, n_q, n = shape
+    keep = keep_mask(attention_mask, shape)
+    counts = keep[:, -1].sum(-1)
+    t = int(counts[0]) if b else 0
+    plain = b > 0 and t >= n_q and bool((counts == t).all())
+    rows = max(1, _CHECK_BLOCK // max(n, 1))
+    slots = torch.arange(n, device=keep.device)
+    for start in range(0, n_q if plain else 0, rows):  # query i reads the slots before t - n_q + i + 1
+        reads = torch.arange(start, min(n_q, start + rows), device=keep.device) + (t - n_q + 1)
+        if not bool((keep[:, start : start + rows] == (slots < reads[:, None])).all()):
+            plain = False
+            break
+    answer = t if plain else None
+    _LAST_MASK[:] = [weakref.ref(attention_mask), key, answer]
+    return answer
 
 
 def generation_forward(method: str | HeadPlan, budget: int | None, seed: int = 0, *, max_length: int | None = None,
@@ -198,7 +250,9 @@ def generation_forward(method: str | HeadPlan, budget: int | None, seed: int = 0
             raise ValueError(f"dropout: the attention {name} is training-free; call model.eval() (got {dropout})")
         if not bool(is_causal if is_causal is not None else getattr(module, "is_causal", True)):
             raise ValueError(f"is_causal: the attention {name} is causal; the model is not")
-        query, key, value = heads_and_scale(name, module, query, key, value, scaling, kwargs)
+        # grouped key heads stay grouped (the patterns read them in place); a plan's heads index them one by one
+        query, key, value = heads_and_scale(name, module if plan is not None else None, query, key, value, scaling,
+                                            kwargs)  # fmt: skip
         layer, layers = layer_of(module)
         if plan is not None and layers != plan.layers:
             raise ValueError(f"plan: {plan.name} has {plan.layers} layers, the model {layers}")

@@ -169,3 +169,43 @@ def test_a_budget_past_the_bound_and_exact_layers_not_a_list_are_one_line_errors
         register("sa", 10**12)
     with pytest.raises(TypeError, match=r"^exact_layers: expected an iterable of layer indices, got int"):
         register("sa", 8, exact_layers=1)
+
+
+@pytest.mark.parametrize("method", ["sa", "swa+sink", "exact", "top-k"])
+def test_a_static_cache_decoded_step_by_step_equals_the_full_forward(model, method):
+    """Every step reads the filled slots of the static cache in place (the causal-prefix mask recognised once per
+    call), with an explicit attention mask as ``generate`` passes it."""
+    ids = torch.randint(0, 64, (1, 18), generator=torch.Generator().manual_seed(11))
+    name = register(method, 4, seed=6)
+    full = logits(model, name, ids)
+    cache = StaticCache(config=model.config, max_cache_len=40)
+    model.set_attn_implementation(name)
+    with torch.no_grad():
+        parts = [model(input_ids=ids[:, :6], cache=cache, use_cache=True).logits]
+        for t in range(6, 18):
+            mask = torch.ones(1, t + 1, dtype=torch.long)
+            parts.append(model(input_ids=ids[:, t : t + 1], attention_mask=mask, cache=cache, use_cache=True).logits)
+    assert torch.allclose(torch.cat(parts, 1), full, atol=1e-10)
+
+
+def test_the_causal_prefix_is_recognised_once_per_mask_and_padding_is_not_a_prefix():
+    from gpu.hf import generation
+
+    causal = torch.ones(4, 6, dtype=torch.bool).tril(2)[None, None]
+    assert generation._causal_prefix(causal, (1, 4, 6)) == 6
+    calls = []
+    original = generation.keep_mask
+    generation.keep_mask = lambda *a: calls.append(1) or original(*a)
+    try:
+        assert [generation._causal_prefix(causal, (1, 4, 6)) for _ in range(3)] == [6, 6, 6]
+        assert calls == []  # remembered: one check per model call, not per layer
+        causal[0, 0, 0, 5] = True  # an in-place change bumps the version: checked again
+        assert generation._causal_prefix(causal, (1, 4, 6)) is None and calls == [1]
+    finally:
+        generation.keep_mask = original
+    left_padded = torch.ones(4, 6, dtype=torch.bool).tril(2)[None, None].clone()
+    left_padded[..., 0] = False
+    assert generation._causal_prefix(left_padded, (1, 4, 6)) is None
+    batch = torch.ones(2, 1, 1, 5, dtype=torch.bool)
+    batch[1, ..., 4] = False  # rows of different lengths
+    assert generation._causal_prefix(batch, (2, 1, 5)) is None
