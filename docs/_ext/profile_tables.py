@@ -1,6 +1,7 @@
 """The tables of the attention-profile study (``analysis/attention_profile``): a mixin of ``Tables``.
 
-Every cell is read from ``analysis/attention_profile/results/predict.json``, ``heads.json`` or ``profile.json``.
+Every cell is read from ``analysis/attention_profile/results/predict.json``, ``heads.json``, ``profile.json`` or
+``design/summary.json``.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from table_format import md_table
 PREDICT = "analysis/attention_profile/results/predict.json"
 HEADS = "analysis/attention_profile/results/heads.json"
 PROFILE = "analysis/attention_profile/results/profile.json"
+DESIGN = "analysis/attention_profile/results/design/summary.json"
 TASK_ORDER = ("arc_easy", "piqa", "hellaswag", "lambada")
 
 
@@ -103,3 +105,26 @@ class ProfileTables:
                 "far heads"]  # fmt: skip
         note = "Per layer, the mass (heads averaged) and each pattern's recall at m = 64."
         return self.header(HEADS, data=[d]) + note + "\n\n" + md_table(head, rows)
+
+    def attention_profile_design(self) -> str:
+        d = self.load(DESIGN)
+        if d is None:
+            return ""
+
+        def diff(r, other):
+            return (f"{100 * r[f'minus_{other}']:+.1f} [{100 * r[f'minus_{other}_low']:+.1f}, "
+                    f"{100 * r[f'minus_{other}_high']:+.1f}]")  # fmt: skip
+
+        rows = [[r["decode"], r["task"], f"{100 * r['plan']:.1f}", f"{100 * r['reference']:.1f}",
+                 f"{100 * r['exact']:.1f}", diff(r, "reference"), diff(r, "exact")] for r in d["rows"]]  # fmt: skip
+        keys = ", ".join(f"{t} {k['plan']:.1f} ({k['reference']:.1f})" for t, k in d["keys"].items())
+        choices = ", ".join(f"{label}: {count}" for label, count in d["choices"].items())
+        note = (f"Plan `{d['plan']}`. Heads per candidate: {choices}. Keys per query, the plan's (SWA + sink at "
+                f"m = {d['budget']}'s): {keys}.")  # fmt: skip
+        head = ["protocol", "task", "plan", f"swa+sink m={d['budget']}", "full", "plan - swa+sink [95%]",
+                "plan - full [95%]"]  # fmt: skip
+        sa = [[r["candidate"], r["window"], f"{r['heads_above']} of {r['heads']}", f"{r['recall']:.3f}",
+               f"{r['window_recall']:.3f}"] for r in d["sa_against_window"]]  # fmt: skip
+        sa_head = ["SA candidate", "window at the same m", "heads where SA holds more", "SA recall", "window recall"]
+        return (self.header(DESIGN, data=[d]) + note + "\n\n" + md_table(head, rows) + "\n\n"
+                + md_table(sa_head, sa))  # fmt: skip
