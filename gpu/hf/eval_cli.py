@@ -33,6 +33,7 @@ import hashlib
 import json
 import os
 import sys
+import threading
 import time
 import warnings
 from dataclasses import asdict, dataclass
@@ -163,14 +164,43 @@ def grid(model: str, attentions: list[tuple], decodes, tasks, limit, per_subject
 
 
 @lru_cache(maxsize=2)
-def _model(path: str, threads: int | None):
-    import torch
-
+def _model(path: str):
+    """The model and tokenizer of ``path``, loaded once per process (a Dask worker keeps them for all its tasks)."""
     from gpu.hf.models import load_causal_lm, smollm2_gguf
 
-    if threads:
-        torch.set_num_threads(threads)
     return load_causal_lm(smollm2_gguf() if path == "smollm2" else path)
+
+
+#: One task at a time per process: a Dask worker of N threads scores on N torch threads, not N tasks x N threads.
+_SCORING = threading.Lock()
+
+
+def _worker_threads() -> int | None:
+    """The thread count of the Dask worker running this call (its ``--nthreads``), ``None`` outside a worker."""
+    distributed = sys.modules.get("distributed")  # a worker has imported it; a local run need not
+    if distributed is None:
+        return None
+    try:
+        return int(distributed.get_worker().state.nthreads)
+    except (ValueError, AttributeError):  # not on a worker
+        return None
+
+
+def _set_threads(threads: int | None) -> None:
+    """torch's and numba's threads in this process (``None``: left as they are).
+
+    numba first: its pool is launched on first use, and its OpenMP layer (the GNU OpenMP runtime that torch uses
+    too) then sets the calling thread's OpenMP count to numba's pool size, every core, which would undo an earlier
+    ``torch.set_num_threads``: a one-thread Dask worker would run torch on every core, two such workers on two cores
+    four spinning OpenMP threads. numba's count is per thread, so this runs in the thread that scores.
+    """
+    if not threads:
+        return
+    import numba
+    import torch
+
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    torch.set_num_threads(threads)
 
 
 @lru_cache(maxsize=32)
@@ -179,8 +209,8 @@ def _items(task: str, limit: int | None, per_subject: int):
 
 
 @lru_cache(maxsize=32)
-def _prefixes(model: str, task: str, limit: int | None, per_subject: int, threads: int | None):
-    return shared_prefixes(_model(model, threads)[1], _items(task, limit, per_subject))
+def _prefixes(model: str, task: str, limit: int | None, per_subject: int):
+    return shared_prefixes(_model(model)[1], _items(task, limit, per_subject))
 
 
 def _file_sha256(path: Path) -> str:
@@ -352,7 +382,8 @@ def run_eval_task(task: EvalTask, threads: int | None = None) -> dict:
     task : EvalTask
         The unit.
     threads : int, optional
-        torch's threads in this process.
+        torch's (and numba's) threads in this process. On a Dask worker its ``nthreads`` instead: the worker
+        scores one task at a time on that many threads, so two one-thread workers on two cores use each core once.
 
     Returns
     -------
@@ -367,19 +398,19 @@ def run_eval_task(task: EvalTask, threads: int | None = None) -> dict:
     >>> len(row["runs"])  # doctest: +SKIP
     2
     """
-    model, tokenizer = _model(task.model, threads)
-    if threads:  # numba's kernels too: a pool larger than the process's share of the cores spins on busy cores
-        import numba
-
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    items = _items(task.task, task.limit, task.per_subject)
-    kind = items[0].kind if items else "choice"
-    start = time.perf_counter()
-    shard = items[task.first :][task.shard :: task.shards]
-    prefixes = _prefixes(task.model, task.task, task.limit, task.per_subject, threads)
-    scored = score_items(model, tokenizer, shard, task.attentions(), prefixes=prefixes, progress=False)
+    threads = _worker_threads() or threads
+    with _SCORING:
+        _set_threads(threads)
+        model, tokenizer = _model(task.model)
+        items = _items(task.task, task.limit, task.per_subject)
+        kind = items[0].kind if items else "choice"
+        start = time.perf_counter()
+        shard = items[task.first :][task.shard :: task.shards]
+        prefixes = _prefixes(task.model, task.task, task.limit, task.per_subject)
+        scored = score_items(model, tokenizer, shard, task.attentions(), prefixes=prefixes, progress=False)
+        seconds = time.perf_counter() - start
     runs = [{"attention": a.to_dict(), "records": scored[a.label]} for a in task.attentions()]
-    return {"key": task.key, **asdict(task), "kind": kind, "runs": runs, "seconds": time.perf_counter() - start}
+    return {"key": task.key, **asdict(task), "kind": kind, "runs": runs, "seconds": seconds}
 
 
 def summary(rows: list[dict]) -> list[dict]:
@@ -459,7 +490,8 @@ def _parser() -> OneLineErrorParser:
     add("--dask", action="store_true", help="run the grid on a Dask LocalCluster")
     add("--scheduler", help="run the grid on the Dask scheduler at this address (tcp://host:8786)")
     add("--workers", type=int, help="workers of the local Dask cluster")
-    add("--threads", type=int, help="torch threads per process [torch's default]")
+    add("--threads", type=int, help="torch threads of this process; a Dask worker scores on its own --nthreads "
+        "[torch's default]")  # fmt: skip
     add("--quiet", action="store_true", help="no progress bar")
     return parser
 
@@ -590,7 +622,8 @@ def _run(parser, args, argv) -> int:
         if args.scheduler:
             check_scheduler(args.scheduler)
         _check_layers(attentions, _config_layers(_model_path(args.model)))
-        model, tokenizer = _model(args.model, args.threads)
+        _set_threads(args.threads)
+        model, tokenizer = _model(args.model)
         _check_layers(attentions, model.config.num_hidden_layers)  # a GGUF file's, known once loaded
         for task_items in items.values():
             check_fits(model, tokenizer, task_items)
@@ -613,8 +646,12 @@ def _run(parser, args, argv) -> int:
     _write_header(out, identity)
     try:
         if args.dask or args.scheduler:
+            # the workers import the function by name: under ``python -m`` this module is __main__, whose functions
+            # would travel by value (their module's lock and caches with them)
+            from gpu.hf.eval_cli import run_eval_task as by_name
+
             failed = run_dask(units, store, scheduler=args.scheduler or "local", workers=args.workers,
-                              progress=not args.quiet, work=partial(run_eval_task, threads=args.threads))  # fmt: skip
+                              progress=not args.quiet, work=partial(by_name, threads=args.threads))  # fmt: skip
         else:
             failed = run_local(units, store, progress=not args.quiet, work=partial(run_eval_task, threads=args.threads))
     except KeyboardInterrupt:
@@ -644,7 +681,8 @@ def _print(table: list[dict]) -> None:
 def _dry_run(args, items: dict, units: list[EvalTask]) -> int:
     """Time exact attention on a few items of each task and print the CPU estimate of the grid tasks ``units`` (with
     ``--resume``, those not in the store yet)."""
-    model, tokenizer = _model(args.model, args.threads)
+    _set_threads(args.threads)
+    model, tokenizer = _model(args.model)
     configs = sum(len(u.decodes) for u in units) / args.shards
     total = 0.0
     print(f"{'task':22} {'items':>5} {'groups':>6} {'s/item':>7} {'s/prefix':>8} {'passes':>6} {'seconds':>9}")

@@ -162,6 +162,10 @@ def run_dask(
     """Submit the pending tasks to Dask (``scheduler``: ``local`` starts a ``LocalCluster``, else an address such as
     ``tcp://host:8786``); results are written here as they complete. Returns the keys that failed.
 
+    Each task is one future under its own key, written once when it completes: a task whose worker dies is run
+    again elsewhere by the scheduler (up to ``distributed.scheduler.allowed-failures`` deaths), so a lost worker
+    neither loses a task nor stores it twice.
+
     Parameters
     ----------
     tasks : sequence of Task
@@ -210,14 +214,15 @@ def run_dask(
     try:
         futures = {client.submit(work, t, key=t.key, retries=retries, pure=False): t for t in todo}
         bar = tqdm(total=len(futures), unit="task", desc="sweep (dask)", disable=_quiet(progress))
-        for future in as_completed(futures):
-            task = futures[future]
+        for future in as_completed(list(futures)):
+            task = futures.pop(future)  # its result is released on the worker once written here
             if future.status == "finished":
                 store.add(future.result())
             else:
                 error = "".join(traceback.format_exception(future.exception())[-3:])
                 store.fail(task.key, error, retries + 1)
                 failed.append(task.key)
+            future.release()
             bar.update(1)
         bar.close()
     finally:
