@@ -46,6 +46,7 @@ from gpu.hf.eval_cli import main as hf_eval
 from gpu.hf.eval_tasks import load_task
 from graphs.cli_common import output_folder, run_command
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
+from receptive.sweep import check_scheduler
 
 from .summary import SEARCH_TASKS, search_winner, task_rows
 
@@ -70,7 +71,7 @@ DOUBLED = {"convention"}
 
 
 def tier_arguments(tier: str, out: str, limit: int, tasks: str, workers: int = 1, methods: str | None = None,
-                   budgets: str | None = None):  # fmt: skip
+                   budgets: str | None = None, scheduler: str | None = None):  # fmt: skip
     """The ``python -m gpu.hf.eval_cli`` arguments of one tier.
 
     Parameters
@@ -89,6 +90,9 @@ def tier_arguments(tier: str, out: str, limit: int, tasks: str, workers: int = 1
         The methods, where the tier's come from the results (``winner``).
     budgets : str, optional
         Comma-separated keys per query in place of the tier's.
+    scheduler : str, optional
+        A running Dask scheduler's address (``tcp://host:8786``): the grid tasks run on its workers, each on as
+        many torch threads as the worker has (``dask worker --nthreads``); ``workers`` is then not used.
 
     Returns
     -------
@@ -102,6 +106,10 @@ def tier_arguments(tier: str, out: str, limit: int, tasks: str, workers: int = 1
     ['--attention', 'lab:sa', '--budgets', '128,64']
     >>> tier_arguments("more", "runs", 200, "boolq")[:6]
     ['--tasks', 'boolq', '--limit', '500', '--first', '200']
+    >>> tier_arguments("exact", "runs", 200, "boolq", workers=2)[-5:]
+    ['--dask', '--workers', '2', '--threads', '1']
+    >>> tier_arguments("exact", "runs", 200, "boolq", scheduler="tcp://127.0.0.1:8786")[-2:]
+    ['--scheduler', 'tcp://127.0.0.1:8786']
     """
     default, default_budgets, seeds, layers = TIERS[tier]
     budgets = budgets or default_budgets
@@ -111,6 +119,8 @@ def tier_arguments(tier: str, out: str, limit: int, tasks: str, workers: int = 1
     arguments = ["--tasks", tasks, *items, "--attention", methods or default, "--budgets", budgets, "--seeds", seeds,
                  "--decode", "sparse,exact", "--out", out, "--resume"]  # fmt: skip
     arguments += ["--exact-layers", layers] if layers else []
+    if scheduler:
+        return [*arguments, "--threads", "2", "--scheduler", scheduler]
     return arguments + (["--dask", "--workers", str(workers), "--threads", "1"] if workers > 1 else ["--threads", "2"])
 
 
@@ -139,7 +149,10 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=int, default=200, help="items per task")
     parser.add_argument("--tasks", default=",".join(DEFAULT_TASKS), help="comma-separated tasks")
     parser.add_argument("--budgets", help="comma-separated keys per query in place of each tier's (to run one first)")
-    parser.add_argument("--workers", type=int, default=1, help="processes (a Dask LocalCluster when above 1)")
+    parser.add_argument("--workers", type=int, default=1, help="processes of one torch thread (a Dask LocalCluster "
+                        "when above 1)")  # fmt: skip
+    parser.add_argument("--scheduler", help="run on the workers of the Dask scheduler at this address "
+                        "(tcp://host:8786), each task on its worker's threads")  # fmt: skip
     parser.add_argument("--dry-run", action="store_true", help="print each tier's CPU estimate, run nothing")
     args = parser.parse_args(argv)
     args.out = str(args.out)
@@ -150,6 +163,10 @@ def main(argv=None) -> int:
                 raise ValueError(f"{flag}: expected an integer >= 1, got {value}")
         if args.budgets:
             comma_ints("--budgets", args.budgets, 1)
+        if args.scheduler and args.workers > 1:
+            raise ValueError("--workers: not with --scheduler (the scheduler's workers run the grid)")
+        if args.scheduler:
+            check_scheduler(args.scheduler)
         for task in args.tasks.split(","):
             load_task(task, limit=1)
     except ValueError as exc:
@@ -182,7 +199,8 @@ def main(argv=None) -> int:
         if not tasks:
             continue
         print(f"tier {tier}: {methods or TIERS[tier][0]} on {','.join(tasks)}", file=sys.stderr)
-        arguments = tier_arguments(tier, args.out, args.limit, ",".join(tasks), args.workers, methods, args.budgets)
+        arguments = tier_arguments(tier, args.out, args.limit, ",".join(tasks), args.workers, methods, args.budgets,
+                                   args.scheduler)  # fmt: skip
         status = hf_eval(arguments + (["--dry-run"] if args.dry_run else []))
         if status:
             return status
