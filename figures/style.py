@@ -8,6 +8,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
+from graphs.cli_common import NUMBER, check_shape  # noqa: F401 (NUMBER: the figures' shapes use it from here)
 from receptive.plotting import save_png_pdf
 
 COLUMN = 3.4  # inches: one column of a two-column paper
@@ -185,80 +186,6 @@ def load_results(path: str | Path, command: str, name: str | None = None, keys: 
         except ValueError as exc:
             raise ValueError(f"{prefix}{path}: {exc}, so it is not what `{command}` writes") from None
     return doc
-
-
-#: a number in a result file (an int is a number; a bool is not)
-NUMBER = (int, float)
-
-
-def _kind(value) -> str:
-    """The JSON name of ``value``'s type, for messages."""
-    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object"}
-    return "null" if value is None else names.get(type(value), type(value).__name__)
-
-
-def check_shape(value, shape, where: str = "the document") -> None:
-    """Check that a parsed JSON ``value`` has ``shape``, naming the first entry that does not.
-
-    ``shape`` is a type or a tuple of types (``isinstance``; a bool is never a number, ``None`` in the tuple
-    allows ``null``), a frozenset of the strings allowed, a dict of key -> shape (a key ending in ``?`` may be
-    missing; others are ignored), or a list of one shape, which every item of a list must have (``[shape, ...]``
-    with ``...``: at least one item).
-
-    Parameters
-    ----------
-    value : object
-        The parsed JSON.
-    shape : type, tuple, dict or list
-        What the reader of ``value`` needs.
-    where : str, default "the document"
-        The name of ``value`` in the message.
-
-    Raises
-    ------
-    ValueError
-        ``"points[3] lacks 'w'"``, ``"points[0]['w'] is a string, expected int"`` and the like.
-
-    Examples
-    --------
-    >>> check_shape({"points": [{"n": 8, "w": None}]}, {"points": [{"n": int, "w": (int, None)}]})
-    >>> check_shape({"points": [{"n": 8}]}, {"points": [{"n": int, "w": int}]})
-    Traceback (most recent call last):
-    ...
-    ValueError: points[0] lacks 'w'
-    >>> check_shape({"points": {}}, {"points": [{"n": int}, ...]})
-    Traceback (most recent call last):
-    ...
-    ValueError: points is an object, expected a list
-    """
-    if isinstance(shape, dict):
-        if not isinstance(value, dict):
-            raise ValueError(f"{where} is {_kind(value)}, expected an object")
-        for key, inner in shape.items():
-            name = key.removesuffix("?")
-            if name not in value:
-                if key.endswith("?"):
-                    continue
-                raise ValueError(f"{where} lacks {name!r}")
-            check_shape(value[name], inner, name if where == "the document" else f"{where}[{name!r}]")
-    elif isinstance(shape, list):
-        if not isinstance(value, list):
-            raise ValueError(f"{where} is {_kind(value)}, expected a list")
-        if len(shape) > 1 and shape[1] is ... and not value:
-            raise ValueError(f"{where} is empty, expected at least one entry")
-        for k, item in enumerate(value):
-            check_shape(item, shape[0], f"{where}[{k}]")
-    elif isinstance(shape, frozenset):
-        if not isinstance(value, str) or value not in shape:
-            raise ValueError(f"{where} is {value!r}, expected one of {', '.join(sorted(shape))}")
-    else:
-        types = shape if isinstance(shape, tuple) else (shape,)
-        allowed = tuple(t for t in types if t is not None)
-        if value is None and None in types:
-            return
-        if (isinstance(value, bool) and bool not in allowed) or not isinstance(value, allowed):
-            expected = " or ".join(t.__name__ for t in allowed) + (" or null" if None in types else "")
-            raise ValueError(f"{where} is {_kind(value)}, expected {expected}")
 
 
 def shape_check(shape):

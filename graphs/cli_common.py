@@ -5,7 +5,9 @@ of ``receptive``; ``receptive.cli_parser`` and ``receptive.plotting`` re-export 
 * :func:`write_atomic`: write a file whole or not at all (a temporary file in the same folder, then a rename);
 * :func:`save_png_pdf`: a matplotlib figure as PNG and PDF side by side, each written atomically;
 * :func:`output_file`: an ``argparse`` ``type=`` that checks, while the command line is parsed (before any work),
-  that a file can be written at the path an option names.
+  that a file can be written at the path an option names;
+* :func:`check_shape`: a parsed JSON result file against the shape its reader needs, naming the first entry that
+  is not (a reader puts its flag and what it expected in front).
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from ._atomic import atomic_write, check_writable, write_text_atomic
 
 __all__ = [
     "FIGURE_SUFFIXES",
+    "NUMBER",
     "OneLineErrorParser",
+    "check_shape",
     "given_options",
     "output_file",
     "output_folder",
@@ -434,3 +438,77 @@ def save_png_pdf(fig, path: str | Path, dpi: int = 150, *, option: str = "path")
     finally:
         plt.close(fig)
     return written
+
+
+#: a number in a result file (an int is a number; a bool is not)
+NUMBER = (int, float)
+
+
+def _kind(value) -> str:
+    """The JSON name of ``value``'s type, for messages."""
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def check_shape(value, shape, where: str = "the document") -> None:
+    """Check that a parsed JSON ``value`` has ``shape``, naming the first entry that does not.
+
+    ``shape`` is a type or a tuple of types (``isinstance``; a bool is never a number, ``None`` in the tuple
+    allows ``null``), a frozenset of the strings allowed, a dict of key -> shape (a key ending in ``?`` may be
+    missing; others are ignored), or a list of one shape, which every item of a list must have (``[shape, ...]``
+    with ``...``: at least one item).
+
+    Parameters
+    ----------
+    value : object
+        The parsed JSON.
+    shape : type, tuple, dict or list
+        What the reader of ``value`` needs.
+    where : str, default "the document"
+        The name of ``value`` in the message.
+
+    Raises
+    ------
+    ValueError
+        ``"points[3] lacks 'w'"``, ``"points[0]['w'] is a string, expected int"`` and the like.
+
+    Examples
+    --------
+    >>> check_shape({"points": [{"n": 8, "w": None}]}, {"points": [{"n": int, "w": (int, None)}]})
+    >>> check_shape({"points": [{"n": 8}]}, {"points": [{"n": int, "w": int}]})
+    Traceback (most recent call last):
+    ...
+    ValueError: points[0] lacks 'w'
+    >>> check_shape({"points": {}}, {"points": [{"n": int}, ...]})
+    Traceback (most recent call last):
+    ...
+    ValueError: points is an object, expected a list
+    """
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            raise ValueError(f"{where} is {_kind(value)}, expected an object")
+        for key, inner in shape.items():
+            name = key.removesuffix("?")
+            if name not in value:
+                if key.endswith("?"):
+                    continue
+                raise ValueError(f"{where} lacks {name!r}")
+            check_shape(value[name], inner, name if where == "the document" else f"{where}[{name!r}]")
+    elif isinstance(shape, list):
+        if not isinstance(value, list):
+            raise ValueError(f"{where} is {_kind(value)}, expected a list")
+        if len(shape) > 1 and shape[1] is ... and not value:
+            raise ValueError(f"{where} is empty, expected at least one entry")
+        for k, item in enumerate(value):
+            check_shape(item, shape[0], f"{where}[{k}]")
+    elif isinstance(shape, frozenset):
+        if not isinstance(value, str) or value not in shape:
+            raise ValueError(f"{where} is {value!r}, expected one of {', '.join(sorted(shape))}")
+    else:
+        types = shape if isinstance(shape, tuple) else (shape,)
+        allowed = tuple(t for t in types if t is not None)
+        if value is None and None in types:
+            return
+        if (isinstance(value, bool) and bool not in allowed) or not isinstance(value, allowed):
+            expected = " or ".join(t.__name__ for t in allowed) + (" or null" if None in types else "")
+            raise ValueError(f"{where} is {_kind(value)}, expected {expected}")

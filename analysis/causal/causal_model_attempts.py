@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphs.cli_common import OneLineErrorParser, output_file, run_command, write_atomic
+from graphs.cli_common import OneLineErrorParser, check_shape, output_file, run_command, write_atomic
 from receptive.bound import models
 from receptive.theory import CausalProfile, RunMissTable, sa_key_probability
 from receptive.validation import check_int
@@ -261,10 +261,11 @@ def read_rows(path: Path) -> list[dict]:
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or "not JSON"
         raise ValueError(f"--out: cannot read {path} to append to it ({reason})") from None
-    rows = doc.get("rows") if isinstance(doc, dict) else None
-    if not isinstance(rows, list) or any(not isinstance(r, dict) or r.get("variant") not in VARIANTS for r in rows):
-        raise ValueError(f"--out: {path} is not a file of this script (rows, each with a variant from VARIANTS)")
-    return rows
+    try:
+        check_shape(doc, {"rows": [{"variant": frozenset(VARIANTS)}]})
+    except ValueError as exc:
+        raise ValueError(f"--out: {path}: {exc}; expected a file of this script to append to") from None
+    return doc["rows"]
 
 
 def main(argv: list[str] | None = None) -> int:

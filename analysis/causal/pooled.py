@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphs.cli_common import output_file, run_command, write_atomic
+from graphs.cli_common import NUMBER, check_shape, output_file, run_command, write_atomic
 from receptive import PATTERNS, __version__, theory
 from receptive.bound.analysis import (
     binomial_checks,
@@ -68,6 +68,13 @@ __all__ = [
     "typical_layer",
 ]
 
+#: what :func:`pool_seeds` reads of a row of ``python -m receptive.bound``'s ``tasks.jsonl``
+TASK_ROW_SHAPE = {
+    "task": {"pattern": str, "causal": bool, "circular": bool, "n": int, "w": int, "seed": int,
+             "method": frozenset({"exact", "sampled"}), "max_layers": int, "targets": int, "start": int, "stop": int},
+    "full_layer": (int, None),
+    "seconds?": (*NUMBER, None),
+}  # fmt: skip
 #: the committed runs, relative to the checkout root (``analysis/causal/results`` also holds the hold-out rounds,
 #: which are scored apart)
 DEFAULT_DIRS = ("analysis/bound/results", "analysis/causal/results/n2p22", "analysis/causal/results/seeds")
@@ -195,15 +202,19 @@ def pool_seeds(files) -> dict[tuple, dict]:
                     continue
                 try:
                     row = json.loads(line)
-                    t = row["task"]
-                    sampled = t["method"] == "sampled"
-                    point = (t["pattern"], bool(t["causal"]), bool(t["circular"]), int(t["n"]), int(t["w"]))
-                    point += (t["method"], int(t["targets"]) if sampled else None)
-                    span = (0, 0) if sampled else (int(t["start"]), int(t["stop"]))
-                    record = (row["full_layer"], int(t["max_layers"]), float(row.get("seconds") or 0.0))
-                    seed = int(t["seed"])
-                except (KeyError, TypeError, ValueError) as exc:
-                    raise ValueError(f"files: {path}:{number} is not a receptive.bound task row ({exc})") from exc
+                    check_shape(row, TASK_ROW_SHAPE, "the row")
+                except ValueError as exc:
+                    problem = "not JSON" if isinstance(exc, json.JSONDecodeError) else str(exc)
+                    raise ValueError(
+                        f"files: {path}:{number}: {problem}; expected a receptive.bound task row"
+                    ) from None
+                t = row["task"]
+                sampled = t["method"] == "sampled"
+                point = (t["pattern"], t["causal"], t["circular"], t["n"], t["w"], t["method"])
+                point += (t["targets"] if sampled else None,)
+                span = (0, 0) if sampled else (t["start"], t["stop"])
+                record = (row["full_layer"], t["max_layers"], float(row.get("seconds") or 0.0))
+                seed = t["seed"]
                 where = f"{path}:{number}"
                 held = slabs[(point, seed, str(path))]
                 what = f"{_name(point)} seed {seed} slab {span}"

@@ -23,7 +23,7 @@ from receptive import __version__
 from receptive.cli_parser import OneLineErrorParser
 from receptive.patterns import make_pattern
 
-from .variants import row_keys, summarise
+from .variants import read_log, read_summary, row_keys, summarise
 
 
 def refresh_keys(rows: list[dict], progress=None) -> tuple[list[dict], list[dict]]:
@@ -77,17 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not log.is_file():
             raise ValueError(f"--out: expected an existing {log} to refresh")
-        rows = []
-        for number, line in enumerate(log.read_text().splitlines(), 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"--out: line {number} of {log} is not a JSON row ({exc.msg})") from None
-        if not rows or not all(isinstance(r, dict) for r in rows):
-            raise ValueError(f"--out: expected one JSON object a line (rows of analysis.causal.variants) in {log}")
-    except UnicodeDecodeError:
-        parser.error(f"--out: {log} is not a text file (the log is UTF-8 JSON lines)")
+        rows = read_log(log)
+        if not rows:
+            raise ValueError(f"--out: {log} holds no rows of analysis.causal.variants to refresh")
+        previous = read_summary(out / "variants.json")
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
 
@@ -106,7 +99,6 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc).replace("rows:", "--out:", 1))
     summary = out / "variants.json"
-    previous = json.loads(summary.read_text()) if summary.exists() else {}
     points = summarise(fresh)
     report = {"rows": len(rows), "rows_changed": len(changed), "changes": changed}
     if changed or points != previous.get("points"):

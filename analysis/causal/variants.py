@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from graphs import backward_full_layer, forward_counts
-from graphs.cli_common import output_folder, run_command, write_atomic
+from graphs.cli_common import NUMBER, check_shape, output_folder, run_command, write_atomic
 from graphs.memory import check_memory, slab_bytes
 from receptive import __version__
 from receptive.bound.analysis import typical_layer
@@ -177,13 +177,18 @@ def summarise(rows: list[dict]) -> list[dict]:
     return out
 
 
-#: the fields of a row of ``variants.jsonl`` and their types
-ROW_TYPES = {"pattern": str, "causal": bool, "n": int, "w": int, "seed": int, "method": str,
-             "full_layer": int | None, "keys_per_query": int | float, "seconds": int | float}  # fmt: skip
+#: the fields of a row of ``variants.jsonl`` and their types (:func:`graphs.cli_common.check_shape`)
+ROW_SHAPE = {"pattern": str, "causal": bool, "n": int, "w": int, "seed": int, "method": str,
+             "full_layer": (int, None), "keys_per_query": NUMBER, "seconds": NUMBER}  # fmt: skip
+#: what a resume reads of each run recorded in ``variants.json`` (a refresh of the keys records none of them)
+RUN_SHAPE = {"max_layers?": int, "exact_max?": (int, str), "targets?": int}
+#: what a resume and a refresh of the keys read of ``variants.json``
+SUMMARY_SHAPE = {"parameters?": dict, "runs?": [RUN_SHAPE], "points?": list}
+_WRITER = "python -m analysis.causal.variants"
 
 
 def read_log(log: Path) -> list[dict]:
-    """The rows of ``log`` (``variants.jsonl``), each checked against :data:`ROW_TYPES`; a ``ValueError`` naming
+    """The rows of ``log`` (``variants.jsonl``), each checked against :data:`ROW_SHAPE`; a ``ValueError`` naming
     ``--out`` and the first line that is not a row of this script."""
     try:
         lines = log.read_text().splitlines()
@@ -194,27 +199,34 @@ def read_log(log: Path) -> list[dict]:
         try:
             row = json.loads(line)
         except ValueError:
-            row = None
-        if not isinstance(row, dict) or any(
-            not isinstance(row.get(key), kind) or (kind is int and isinstance(row.get(key), bool))
-            for key, kind in ROW_TYPES.items()
-        ):
-            raise ValueError(f"--out: {log} line {number} is not a row of this script (fields {', '.join(ROW_TYPES)})")
+            raise ValueError(f"--out: {log} line {number} is not JSON; expected a row of {_WRITER}") from None
+        try:
+            check_shape(row, ROW_SHAPE, "row")
+        except ValueError as exc:
+            raise ValueError(f"--out: {log} line {number}: {exc}; expected a row of {_WRITER}") from None
         rows.append(row)
     return rows
 
 
-def read_runs(path: Path) -> list:
-    """The ``runs`` of an earlier ``variants.json`` (``[]`` if none), else a ``ValueError`` naming ``--out``."""
+def read_summary(path: Path) -> dict:
+    """An earlier ``variants.json`` (``{}`` if none), checked against :data:`SUMMARY_SHAPE`, else a ``ValueError``
+    naming ``--out``."""
     if not path.exists():
-        return []
+        return {}
     try:
-        runs = json.loads(path.read_text()).get("runs", [])
-    except (OSError, ValueError, AttributeError):
-        runs = None
-    if not isinstance(runs, list):
-        raise ValueError(f"--out: {path} is not a summary of this script (a JSON object with a list 'runs')")
-    return runs
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        raise ValueError(f"--out: {path} is not JSON; expected the summary of {_WRITER}") from None
+    try:
+        check_shape(doc, SUMMARY_SHAPE)
+    except ValueError as exc:
+        raise ValueError(f"--out: {path}: {exc}; expected the summary of {_WRITER}") from None
+    return doc
+
+
+def read_runs(path: Path) -> list:
+    """The ``runs`` of an earlier ``variants.json`` (``[]`` if none; :func:`read_summary`)."""
+    return read_summary(path).get("runs", [])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -250,7 +262,7 @@ def check_same_measurement(stored: dict, max_layers: int, exact_max: int, target
     Parameters
     ----------
     stored : dict
-        The last run's parameters (``variants.json``'s ``runs[-1]``).
+        The parameters of the last run that measured rows (in ``variants.json``'s ``runs``).
     max_layers, exact_max, targets : int
         The values given now.
     log : str or pathlib.Path
@@ -312,8 +324,10 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--redo: expected together with --resume (it replaces rows of an existing log)")
         done = read_log(log) if log.exists() else []
         runs = read_runs(out / "variants.json") if args.resume else []
-        if done and runs:  # a row depends on these too: a resume with other values would mix rows
-            check_same_measurement(runs[-1], args.max_layers, exact_max, args.targets, log)
+        # the last run that measured (a refresh of the keys measures nothing): a resume with other values mixes rows
+        measured = [run for run in runs if "max_layers" in run]
+        if done and measured:
+            check_same_measurement(measured[-1], args.max_layers, exact_max, args.targets, log)
         out.mkdir(parents=True, exist_ok=True)
     except (ValueError, OSError, MemoryError) as exc:
         parser.error(str(exc))

@@ -38,10 +38,26 @@ from pathlib import Path
 from analysis.numerical_methods.decoder import DecoderConfig, _cost
 from gpu.approx.methods import exact_cost, method_cost
 from gpu.hf.minilm import HEAD_DIM, HEADS, LAYERS
-from graphs.cli_common import run_command, write_atomic
+from graphs.cli_common import check_shape, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 
 NOTE_FIELD = "costs_refreshed"
+_ROWS = [{"method": str, "budget": int}]
+_PARAMETERS = {"n": int, "d": int, "heads": int, "causal": bool, "budgets": (str, list)}
+#: the command that writes each layout
+WRITERS = {
+    "synthetic": "python -m gpu.approx",
+    "cost-table": "python -m gpu.approx --costs",
+    "decoder": "python -m analysis.numerical_methods.decoder",
+    "minilm": "python -m analysis.numerical_methods.real",
+}
+#: what :func:`expected_costs` reads of each layout (:func:`layout`)
+SHAPES = {
+    "synthetic": {"parameters": _PARAMETERS, "rows": _ROWS},
+    "cost-table": {"parameters": _PARAMETERS, "rows": _ROWS},
+    "decoder": {"config": dict, "rows": _ROWS},
+    "minilm": {"costs": [{"method": str, "budget": int, "n": int}]},
+}
 COST_FIELDS = ("flops", "peak_bytes", "kv_cache_bytes_per_token", "flops_share", "flops_vs_swa")
 
 
@@ -79,8 +95,13 @@ def _row_key(row, i):
 
 def expected_costs(doc) -> tuple[str, list[dict]]:
     """The list that holds ``doc``'s cost rows (``"rows"`` or ``"costs"``) and, for each of its rows, the cost
-    fields the current model gives (see the module docstring for each layout)."""
+    fields the current model gives (see the module docstring for each layout); a ``ValueError`` naming ``doc`` and
+    its first entry that is not of its layout's shape (:data:`SHAPES`)."""
     kind = layout(doc)
+    try:
+        check_shape(doc, SHAPES[kind])
+    except ValueError as exc:
+        raise ValueError(f"doc: {exc}; expected the JSON of {WRITERS[kind]}") from None
 
     if kind in ("synthetic", "cost-table"):
         p = doc["parameters"]
@@ -100,7 +121,10 @@ def expected_costs(doc) -> tuple[str, list[dict]]:
             out.append(fields)
         return "rows", out
     if kind == "decoder":
-        config = DecoderConfig(**doc["config"])
+        try:
+            config = DecoderConfig(**doc["config"])
+        except TypeError as exc:  # an entry DecoderConfig does not have
+            raise ValueError(f"doc: config is not a DecoderConfig ({exc})") from None
         out = []
         for i, row in enumerate(doc["rows"]):
             method, budget = _row_key(row, i)

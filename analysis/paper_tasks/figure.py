@@ -5,15 +5,22 @@ and chance (``python -m analysis.paper_tasks.figure --summary FILE --out PREFIX`
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from figures.style import NUMBER, load_results, shape_check
 from graphs.cli_common import output_file, run_command, save_png_pdf
 from receptive.cli_parser import OneLineErrorParser
 
 COLOURS = {"swa": "tab:blue", "swa+sink": "tab:cyan", "sa": "tab:red", "sa+sink": "tab:pink", "sa+swa": "tab:brown",
            "sa+swa-union": "tab:orange", "swa+sink+sa": "tab:purple", "sa-ms": "tab:olive", "moba": "tab:green",
            "top-k": "tab:gray"}  # fmt: skip
+#: what :func:`plot` reads of a summary (checked before any drawing)
+SUMMARY_SHAPE = {
+    "tasks": [{"task": str, "metric": str, "informative": bool, "exact": NUMBER, "chance": NUMBER}, ...],
+    "patterns": [{"method": str, "decode": str, "budget": int, "task": str, "score": NUMBER}, ...],
+    "averages": [{"method": str, "decode": str, "budget": int, "informative_average": (*NUMBER, None)}],
+}
+COMMAND = "python -m analysis.paper_tasks.summary --out {}"
 
 
 def plot(summary: dict, prefix: Path) -> list[str]:
@@ -87,11 +94,12 @@ def main(argv=None) -> int:
     parser.add_argument("--out", required=True, type=output_file("--out"), help="PREFIX of PREFIX.png and PREFIX.pdf")
     args = parser.parse_args(argv)
     try:
-        summary = json.loads(Path(args.summary).read_text())
-        if not all(isinstance(summary.get(k), list) for k in ("tasks", "patterns", "averages")):
-            raise ValueError("no tasks, patterns and averages")
-    except (OSError, ValueError, AttributeError) as exc:
-        parser.error(f"--summary: not a summary of python -m analysis.paper_tasks.summary ({exc})")
+        summary = load_results(args.summary, COMMAND.format(args.summary), "--summary", tuple(SUMMARY_SHAPE),
+                               shape_check(SUMMARY_SHAPE))  # fmt: skip
+    except (FileNotFoundError, ValueError) as exc:
+        parser.error(str(exc))
+    except OSError as exc:
+        parser.error(f"--summary: cannot read {args.summary} ({exc.strerror or exc})")
     if not any(t.get("informative") for t in summary["tasks"]):
         parser.error("--summary: no informative task to draw")
     for path in plot(summary, Path(args.out)):

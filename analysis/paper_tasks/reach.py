@@ -30,7 +30,6 @@ import argparse
 import json
 import warnings
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 from scipy.stats import spearmanr
@@ -210,8 +209,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.sample < 1:
         parser.error(f"--sample: expected an integer >= 1, got {args.sample}")
-    if not (Path(args.store) / "tasks.jsonl").is_file():
-        parser.error(f"--store: no tasks.jsonl in {args.store!r} (python -m analysis.paper_tasks.study writes it)")
+    try:  # the whole store checked before any work
+        store_rows(args.store, more=True, option="--store")
+    except ValueError as exc:
+        parser.error(str(exc))
     measures = measure_rows(args.store, args.sample)
     rows = correlations(args.store, measures)
     chosen = chosen_measure(rows)

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from gpu.hf.eval import item_scores
-from graphs.cli_common import output_file, run_command, write_atomic
+from graphs.cli_common import NUMBER, check_shape, output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 from receptive.sweep import ResultStore
 from receptive.windows import window_offsets
@@ -62,6 +62,13 @@ BUDGETS = (16, 32, 64, 128)
 #: The pre-registered search: its candidates, the tasks it selects on, and the tasks its winner is reported on.
 SEARCH_CANDIDATES = ("sa+sink", "swa+sink+sa", "sa+swa-union")
 SEARCH_TASKS = ("arc_easy", "piqa")
+#: what the summary and ``analysis.paper_tasks.reach`` read of a row of the store
+ROW_SHAPE = {"key": str, "task": str, "kind": frozenset({"choice", "target"}), "method": str, "budget": int,
+             "seed": int, "exact_layers": [int], "first?": int,
+             "runs": [{"attention": {"label": str}, "records": [dict]}, ...]}  # fmt: skip
+#: what they read of a scored item (a record of :func:`gpu.hf.eval.score_items`)
+_CHOICE = {"ll": NUMBER, "tokens": int, "chars": int, "bytes": int, "greedy": bool}
+RECORD_SHAPE = {"doc_id": int, "label": int, "context_tokens": int, "choices": [_CHOICE, ...]}
 
 
 def search_winner(store) -> str:
@@ -237,8 +244,11 @@ def masked_band_keys(n: int, band: int) -> tuple[float, float]:
     return 1 + (size - 1) / 2, size
 
 
-def store_rows(folder, more: bool = False) -> list[dict]:
+def store_rows(folder, more: bool = False, option: str = "store") -> list[dict]:
     """The rows of a result store: those of the study's fixed items, or also those of the items added beyond them.
+
+    Each row is checked against :data:`ROW_SHAPE` (and the first record of each of its runs against
+    :data:`RECORD_SHAPE`: one call writes all of a run's records) before any is used.
 
     Parameters
     ----------
@@ -246,12 +256,33 @@ def store_rows(folder, more: bool = False) -> list[dict]:
         The store of ``python -m gpu.hf.eval_cli`` (``tasks.jsonl``).
     more : bool, default False
         Also the rows of items past an earlier ``--limit`` (``--first``, the ``more`` tier).
+    option : str, default "store"
+        The argument or flag that gave ``folder``, the first word of an error.
 
     Returns
     -------
     list of dict
+
+    Raises
+    ------
+    ValueError
+        If ``folder`` holds no ``tasks.jsonl``, or a line of it is not a row of that command: one line naming
+        ``option``, the row and its first entry of another shape.
     """
-    return [row for row in ResultStore(folder, resume=True).results() if more or not row.get("first", 0)]
+    path = Path(folder) / "tasks.jsonl"
+    if not path.is_file():
+        raise ValueError(f"{option}: no tasks.jsonl in {str(folder)!r} (analysis.paper_tasks.study writes it)")
+    try:
+        rows = ResultStore(folder, resume=True).results()
+        for row in rows:
+            where = f"{path}: the row {row['key']!r}"
+            check_shape(row, ROW_SHAPE, where)
+            for k, run in enumerate(row["runs"]):
+                if run["records"]:
+                    check_shape(run["records"][0], RECORD_SHAPE, f"{where}['runs'][{k}]['records'][0]")
+    except ValueError as exc:
+        raise ValueError(f"{option}: {exc}; expected the result store of python -m gpu.hf.eval_cli") from None
+    return [row for row in rows if more or not row.get("first", 0)]
 
 
 def item_table(folder, seed: int | None = None, more: bool = False) -> dict:
@@ -541,8 +572,10 @@ def main(argv=None) -> int:
     parser.add_argument("--store", default=str(RESULTS / "grid"), help="the grid's result store")
     parser.add_argument("--out", required=True, type=output_file("--out"), help="the summary JSON to write")
     args = parser.parse_args(argv)
-    if not (Path(args.store) / "tasks.jsonl").is_file():
-        parser.error(f"--store: no tasks.jsonl in {args.store!r} (python -m analysis.paper_tasks.study writes it)")
+    try:  # the whole store checked before any work
+        store_rows(args.store, more=True, option="--store")
+    except ValueError as exc:
+        parser.error(str(exc))
     tasks = task_rows(args.store)
     patterns = pattern_rows(args.store)
     summary = {"command": "python -m analysis.paper_tasks.summary --out " + str(args.out), "tasks": tasks,

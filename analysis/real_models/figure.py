@@ -8,7 +8,7 @@ import json
 import math
 from pathlib import Path
 
-from graphs.cli_common import FIGURE_SUFFIXES, output_file, run_command, save_png_pdf
+from graphs.cli_common import FIGURE_SUFFIXES, NUMBER, check_shape, output_file, run_command, save_png_pdf
 from receptive.cli_parser import OneLineErrorParser
 
 
@@ -30,39 +30,37 @@ def summary(data: dict) -> dict[str, dict]:
     return out
 
 
+#: what the figure reads of a study file: its model, rows and the costs' budget; each row is a perplexity or a
+#: passkey row (:data:`ROW_SHAPES`)
+STUDY_SHAPE = {"model": str, "rows": [{"label": str, "n": int, "task": str}, ...], "costs": [{"budget": int}, ...]}
+ROW_SHAPES = {
+    "perplexity": {"protocol": frozenset({"sparse", "sparse-prefill"}), "perplexity": NUMBER, "seed": int},
+    "passkey": {"correct": bool},
+}
+
+
 def check_study(data) -> None:
-    """``data`` as a study file the figure can draw (:func:`summary`'s rows, ``model``, the costs' ``budget`` and an
-    ``exact`` perplexity row); else a ``ValueError`` naming ``--json`` and the first entry that is not.
+    """``data`` as a study file the figure can draw (:data:`STUDY_SHAPE` and :data:`ROW_SHAPES`, a positive finite
+    perplexity and an ``exact`` perplexity row); else a ``ValueError`` naming ``--json`` and the first entry that is
+    not.
 
     Examples
     --------
     >>> check_study({"model": "m", "rows": [], "costs": []})
     Traceback (most recent call last):
     ...
-    ValueError: --json: expected a file of python -m analysis.real_models.study (model, rows, costs), got no rows
+    ValueError: --json: rows is empty, expected at least one entry; expected a file of python -m analysis...
     """
-
-    def number(value) -> bool:
-        return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-    what = "expected a file of python -m analysis.real_models.study (model, rows, costs)"
-    if not isinstance(data, dict) or not isinstance(data.get("model"), str):
-        raise ValueError(f"--json: {what}, got no model name")
-    rows, costs = data.get("rows"), data.get("costs")
-    if not isinstance(rows, list) or not rows:
-        raise ValueError(f"--json: {what}, got no rows")
-    if not isinstance(costs, list) or not costs or not isinstance(costs[0], dict) or "budget" not in costs[0]:
-        raise ValueError(f"--json: {what}, got no costs with a budget")
-    for i, r in enumerate(rows):
-        ok = isinstance(r, dict) and isinstance(r.get("label"), str) and isinstance(r.get("n"), int)
-        if ok and r.get("task") == "perplexity":
-            ok = r.get("protocol") in ("sparse", "sparse-prefill") and number(r.get("perplexity"))
-            ok = ok and r["perplexity"] > 0 and isinstance(r.get("seed"), int)
-        elif ok:
-            ok = isinstance(r.get("correct"), bool)
-        if not ok:
-            raise ValueError(f"--json: rows[{i}] is not a perplexity or passkey row of the study")
-    if not any(r["label"] == "exact" and r.get("protocol") == "sparse" for r in rows):
+    what = "expected a file of python -m analysis.real_models.study"
+    try:
+        check_shape(data, STUDY_SHAPE)
+        for i, r in enumerate(data["rows"]):
+            check_shape(r, ROW_SHAPES.get(r["task"], ROW_SHAPES["passkey"]), f"rows[{i}]")
+            if r["task"] == "perplexity" and not (math.isfinite(r["perplexity"]) and r["perplexity"] > 0):
+                raise ValueError(f"rows[{i}]['perplexity'] is {r['perplexity']}, expected a positive number")
+    except ValueError as exc:
+        raise ValueError(f"--json: {exc}; {what}") from None
+    if not any(r["label"] == "exact" and r.get("protocol") == "sparse" for r in data["rows"]):
         raise ValueError("--json: no perplexity row labelled exact (the figure's reference line)")
 
 

@@ -21,12 +21,29 @@ from pathlib import Path
 
 import torch
 
+from graphs.cli_common import NUMBER, check_shape
+
 from .summary import loss_curve
+
+#: what a resume or an extension reads of a folder's header, ``NAME.config.json``
+HEADER_SHAPE = {"name": str, "steps": int, "decay_steps?": (int, None)}
+#: what they read of every line of ``NAME.jsonl`` (a finished run), and of the lines of each kind of experiment
+ROW_SHAPE = {"run": str, "kind": str, "n": int, "w": int, "layers": int, "steps?": int, "train_seconds": NUMBER,
+             "loss_curve": [NUMBER], "lstar": (int, None), "coverage_mean": NUMBER}  # fmt: skip
+SYNTHETIC_SHAPE = {"accuracy": NUMBER, "predicted_accuracy": NUMBER, "chance": NUMBER}
+LM_SHAPE = {"val_perplexity": NUMBER, "val_loss": NUMBER}
+_WRITER = "python -m analysis.training"
 
 
 def _header(path: Path) -> dict:
-    """A written configuration, with the fields added since it was written at their defaults."""
-    config = json.loads(path.read_text())
+    """A written configuration (checked against :data:`HEADER_SHAPE`, a ``ValueError`` naming ``out``), with the
+    fields added since it was written at their defaults."""
+    try:
+        config = json.loads(path.read_text())
+        check_shape(config, HEADER_SHAPE)
+    except ValueError as exc:  # not text, not JSON, or a JSON value of another shape
+        problem = str(exc) if not isinstance(exc, json.JSONDecodeError | UnicodeDecodeError) else "not JSON"
+        raise ValueError(f"out: {path}: {problem}; expected the configuration header of {_WRITER}") from None
     config.setdefault("decay_steps", None)  # headers written before decay_steps existed: the cosine ended at steps
     return config
 
@@ -123,10 +140,21 @@ def _read_lines(path: Path, config, extending: int | None) -> tuple[dict[str, di
     trained ``extending`` steps, the horizon of the schedule the recorded runs were trained on, or ``config.steps``
     when not extending), ``done`` the others (a later line of a run replaces an earlier one)."""
     done = {}
+    shape = ROW_SHAPE | (LM_SHAPE if hasattr(config, "max_chars") else SYNTHETIC_SHAPE)  # the LM reads a corpus
     if path.exists():
-        for line in path.read_text().splitlines():
+        try:
+            lines = path.read_text().splitlines()
+        except ValueError:  # not text
+            raise ValueError(f"out: {path} is not JSON lines; expected the finished runs of {_WRITER}") from None
+        for number, line in enumerate(lines, 1):
             if line.strip():
-                row = json.loads(line)
+                try:
+                    row = json.loads(line)
+                    check_shape(row, shape, "the run")
+                except ValueError as exc:
+                    problem = "not JSON" if isinstance(exc, json.JSONDecodeError) else str(exc)
+                    raise ValueError(f"out: {path} line {number}: {problem}; expected a finished run of {_WRITER} "
+                                     f"{config.name}") from None  # fmt: skip
                 done[row["run"]] = row
     recorded = config.steps if extending is None else extending  # the steps of a row that does not say
     before = {rid: row for rid, row in done.items() if row.get("steps", recorded) < config.steps}

@@ -149,7 +149,7 @@ def test_bad_arguments(tmp_path, capsys):
         rc.layout([1, 2])
     with pytest.raises(ValueError, match=r"^command: "):
         rc.refresh(_decoder_doc(), " ")
-    with pytest.raises(ValueError, match=r"^doc: row 0 has no method"):
+    with pytest.raises(ValueError, match=r"^doc: rows\[0\] lacks 'method'; expected the JSON of python -m analysis"):
         rc.refresh({"config": asdict(DecoderConfig()), "parameters": {}, "rows": [{"ppl": 1.0}]}, "cmd")
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")

@@ -118,7 +118,9 @@ def test_bad_arguments(tmp_path):
     with pytest.raises(ValueError, match="patterns:"):
         pooled_evaluation([tmp_path], patterns="sa")
     write_rows(tmp_path / "x" / "tasks.jsonl", [{"task": {"pattern": "sa"}}])
-    with pytest.raises(ValueError, match=r"is not a receptive\.bound task row"):
+    with pytest.raises(
+        ValueError, match=r"tasks\.jsonl:1: the row\['task'\] lacks 'causal'; expected a receptive\.bound"
+    ):
         pooled_evaluation([tmp_path / "x"])
     with pytest.raises(ValueError, match="probabilities:"):
         calibrated_exact_probability([0.6, 0.5], 5)
