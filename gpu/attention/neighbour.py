@@ -371,6 +371,64 @@ def _listed(q, k, v, keys, bias, has_bias, scale, out):  # pragma: no cover - co
             out[b, h, i] = acc
 
 
+@njit(parallel=True, cache=True, fastmath={"reassoc", "contract", "nsz"})
+def _shared_lists(q, k, v, keys, scale, out):  # pragma: no cover - compiled
+    """:func:`_listed` for lists shared by the heads (``keys``: ``(batch or 1, 1, m, K)``) and no bias: one task per
+    key head and block of queries, each listed key and value row read once for the query heads of its group (GQA
+    reads each row ``heads / kv_heads`` times in :func:`_listed`); the dot products and the weighted values in the
+    inputs' dtype, the softmax's maximum and sum in float64."""
+    batch, heads, n_q, d = q.shape
+    kv = k.shape[1]
+    groups = heads // kv
+    width = keys.shape[3]
+    dv = v.shape[3]
+    one_row = keys.shape[0] == 1
+    blocks = (n_q + QUERY_BLOCK - 1) // QUERY_BLOCK
+    for task in prange(batch * kv * blocks):
+        b = task // (kv * blocks)
+        hk = (task // blocks) % kv
+        bi = 0 if one_row else b
+        scores = np.empty((groups, width), dtype=q.dtype)
+        acc = np.empty((groups, dv), dtype=q.dtype)
+        top = np.empty(groups, dtype=np.float64)
+        total = np.empty(groups, dtype=np.float64)
+        for i in range((task % blocks) * QUERY_BLOCK, min(n_q, (task % blocks + 1) * QUERY_BLOCK)):
+            top[:] = -np.inf
+            for j in range(width):
+                kj = keys[bi, 0, i, j]
+                if kj >= 0:
+                    key = k[b, hk, kj]
+                    for g in range(groups):
+                        row = q[b, hk * groups + g, i]
+                        s = row[0] * key[0]
+                        for c in range(1, d):
+                            s += row[c] * key[c]
+                        scaled = s * scale
+                        scores[g, j] = scaled
+                        top[g] = max(top[g], scaled)
+            acc[:] = 0
+            total[:] = 0.0
+            for j in range(width):
+                kj = keys[bi, 0, i, j]
+                if kj >= 0:
+                    value = v[b, hk, kj]
+                    for g in range(groups):
+                        p = math.exp(scores[g, j] - top[g])
+                        total[g] += p
+                        scores[g, j] = p  # the weight in the inputs' dtype
+                        weight = scores[g, j]
+                        row_acc = acc[g]
+                        for c in range(dv):
+                            row_acc[c] += weight * value[c]
+            for g in range(groups):
+                if top[g] > -np.inf:
+                    inverse = 1.0 / total[g]
+                    for c in range(dv):
+                        out[b, hk * groups + g, i, c] = acc[g, c] * inverse
+                else:
+                    out[b, hk * groups + g, i, :] = 0
+
+
 def _in_place(t: torch.Tensor) -> np.ndarray:
     """Keys or values ``t`` as a C-contiguous array on their memory: a contiguous tensor as it is; the first ``n``
     positions of a contiguous ``(batch, heads, N, d)`` tensor (a static cache's filled slots) widened back to all
@@ -395,6 +453,9 @@ def _kernel(q, k, v, keys, bias, scale):
     b, h, m, _ = q.shape
     out = torch.empty(b, h, m, v.shape[3], dtype=q.dtype)
     arrays = [q.detach().contiguous().numpy(), _in_place(k), _in_place(v)]  # the kernel reads q's shape
+    if bias is None and keys.shape[1] == 1 and q.shape[3]:  # lists shared by the heads: a row read once per key head
+        _shared_lists(*arrays, keys.contiguous().numpy(), scale, out.numpy())
+        return out
     extra = np.zeros((1, 1, 1, 1), arrays[0].dtype) if bias is None else bias.detach().to(q.dtype).contiguous().numpy()
     _listed(*arrays, keys.contiguous().numpy(), extra, bias is not None, scale, out.numpy())
     return out
