@@ -160,7 +160,8 @@ def _causal_prefix(attention_mask: torch.Tensor, shape: tuple[int, int, int]) ->
     >>> _causal_prefix(static, (1, 1, 6))
     4
     """
-    key = (attention_mask._version, shape)
+    # an inference tensor keeps no version counter (and cannot be changed in place outside inference mode)
+    key = (None if attention_mask.is_inference() else attention_mask._version, shape)
     ref, known, answer = _LAST_MASK
     if ref is not None and ref() is attention_mask and known == key:
         return answer

@@ -157,3 +157,13 @@ def test_the_plan_survives_its_dict_and_names_its_content():
     assert EvalAttention(plan=PLAN, seed=3).label == f"plan-mixed-{PLAN.digest}-s3"
     assert EvalAttention(plan=other, seed=3).seed == 0  # nothing random in a plan of windows
     assert "mixed" in repr(PLAN) and "2 layers x 4 heads" in repr(PLAN)
+
+
+def test_a_plan_scores_under_inference_mode_as_under_no_grad(model):
+    ids = torch.randint(0, 64, (2, 12), generator=torch.Generator().manual_seed(5))
+    model.set_attn_implementation(register(PLAN, None, seed=1))
+    with torch.no_grad():
+        expected = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits
+    with torch.inference_mode():
+        got = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits
+    assert torch.allclose(got, expected, atol=1e-12)
