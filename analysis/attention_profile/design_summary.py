@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.attention_profile.design import GRID, REFERENCE, TASKS
-from analysis.paper_tasks.summary import BOOTSTRAP, PRIMARY, bootstrap, item_table
+from analysis.paper_tasks.summary import BOOTSTRAP, PRIMARY, bootstrap, item_table, store_rows
 from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 
@@ -191,6 +191,10 @@ def main(argv=None) -> int:
     for flag, folder in (("--store", args.store), ("--grid", args.grid)):
         if not (Path(folder) / "tasks.jsonl").is_file():
             parser.error(f"{flag}: no tasks.jsonl in {folder!r}")
+    try:
+        store_rows(args.grid, option="--grid")
+    except ValueError as exc:
+        parser.error(str(exc))
     if not 1 <= args.budget <= 4096:
         parser.error(f"--budget: expected an integer in [1, 4096], got {args.budget}")
     plan_path = Path(args.plan or Path(args.store) / f"plan_{args.budget}.json")

@@ -232,7 +232,7 @@ def head_plan_attention(plan: HeadPlan, layer: int, q, k, v, seed: int = 0, max_
 def plan_mean_keys(plan: HeadPlan, lengths, seed: int = 0, max_length: int | None = None) -> float:
     """The mean keys a query reads per head over every position of sequences of the given lengths, the mean over
     the plan's layers and heads: the attended (query, key) pairs per query and head, as
-    :func:`gpu.attention.generation_patterns.mean_keys_read` counts a uniform method.
+    ``gpu.attention.generation_patterns.mean_keys_read`` counts a uniform method.
 
     Parameters
     ----------
