@@ -127,6 +127,47 @@ def time_mode(arguments: list[str], store: Path, env: dict) -> dict:
             "load_average_before": list(load_before), "load_average_after": list(os.getloadavg())}  # fmt: skip
 
 
+FORWARDS = """
+import sys, time
+import torch
+from gpu.hf.models import load_causal_lm, smollm2_gguf
+threads, count, n = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+model, _ = load_causal_lm(smollm2_gguf() if sys.argv[4] == "smollm2" else sys.argv[4])
+import numba
+numba.set_num_threads(1)  # numba's pool started first: its OpenMP layer would reset torch's count
+torch.set_num_threads(threads)
+ids = torch.randint(0, 1000, (1, n))
+with torch.inference_mode():
+    model(ids)
+    sys.stdout.write("ready\\n"); sys.stdout.flush(); sys.stdin.readline()
+    start = time.perf_counter()
+    for _ in range(count):
+        model(ids)
+print(time.perf_counter() - start, torch.get_num_threads())
+"""
+
+
+def time_forwards(model: str, processes: int, threads: int, count: int, n: int, env: dict) -> dict:
+    """``processes`` processes at once, each ``count`` forwards over ``n`` tokens on ``threads`` torch threads
+    (started together once every one has loaded the model): forwards per second over all of them."""
+    command = [sys.executable, "-c", FORWARDS, str(threads), str(count), str(n), model]
+    running = [subprocess.Popen(command, env=env, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True) for _ in range(processes)]  # fmt: skip
+    for process in running:
+        if process.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"{' '.join(command[:2])} ... did not load the model")
+    load_before = os.getloadavg()
+    for process in running:
+        process.stdin.write("\n")
+        process.stdin.flush()
+    outputs = [process.communicate()[0].split() for process in running]
+    seconds = [float(out[0]) for out in outputs]
+    return {"processes": processes, "torch_threads": threads, "forwards_each": count, "tokens": n,
+            "seconds": seconds, "torch_threads_seen": [int(out[1]) for out in outputs],
+            "forwards_per_second": processes * count / max(seconds),
+            "load_average_before": list(load_before), "load_average_after": list(os.getloadavg())}  # fmt: skip
+
+
 def _commit(folder: Path) -> str | None:
     try:
         done = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True)
@@ -160,6 +201,9 @@ def main(argv=None) -> int:
     add("--baseline", help="also time the LocalCluster on the code of this checkout folder")
     add("--baseline-commit", help="the commit --baseline was exported from (recorded; a folder without .git)")
     add("--commit", help="the commit this checkout was exported from, where it has no .git (recorded)")
+    add("--forwards", type=int, default=0, help="also time this many forwards per process of the model alone, as "
+        "1 process x 2 threads, 2 x 1 and 2 x 2 (oversubscribed), in rotating rounds [0: not]")  # fmt: skip
+    add("--rounds", type=int, default=2, help="rounds of the --forwards configurations [2]")
     add("--json", type=output_file("--json", suffixes=(".json",)), help="write the results here")
     args = parser.parse_args(argv)
     try:
@@ -176,6 +220,12 @@ def main(argv=None) -> int:
         base = str(Path(args.baseline).resolve())
         runs.append(("localcluster@baseline", {**here, "PYTHONPATH": base}))
     results: dict[str, dict] = {}
+    forwards: list[dict] = []
+    for _ in range(args.rounds if args.forwards else 0):
+        for processes, threads in ((1, 2), (2, 1), (2, 2)):
+            forwards.append(time_forwards(args.model, processes, threads, args.forwards, 400, here))
+            row = forwards[-1]
+            print(f"forwards {processes} x {threads}: {row['forwards_per_second']:.3f}/s", file=sys.stderr)
     folder = Path(tempfile.mkdtemp(prefix="bench_eval_dask_"))
     try:
         for mode, env in runs:
@@ -218,7 +268,7 @@ def main(argv=None) -> int:
                "baseline_commit": args.baseline_commit or (_commit(Path(args.baseline)) if args.baseline else None),
                "threads": {"local": "1 process x 2 torch threads", "localcluster": "2 processes x 1 thread",
                            "scheduler": "2 dask worker --nthreads 1 processes"},
-               "modes": results}  # fmt: skip
+               "modes": results, "forwards": forwards}  # fmt: skip
         write_atomic(args.json, json.dumps(doc, indent=1) + "\n", option="--json")
     return 0
 
