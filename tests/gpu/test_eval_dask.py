@@ -235,3 +235,20 @@ def test_one_thread_stays_one_thread_after_numba_starts_its_pool():
     done = subprocess.run([sys.executable, "-c", THREADS_AFTER_NUMBA], capture_output=True, text=True, env=env,
                           timeout=300, check=True)  # fmt: skip
     assert done.stdout.split() == ["1", "1"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "flag"),
+    [(["--scheduler", "tcp://127.0.0.1:1"], "--scheduler"),
+     (["--scheduler", "notanaddress"], "--scheduler"),
+     (["--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], "--workers")],
+)  # fmt: skip
+def test_the_study_refuses_a_scheduler_nobody_runs_and_workers_beside_one(tmp_path, capsys, extra, flag):
+    from analysis.paper_tasks import study
+
+    with pytest.raises(SystemExit) as exit_:
+        study.main(["--out", str(tmp_path / "out"), "--tiers", "exact", "--tasks", "arc_easy", *extra])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and f"error: {flag}: " in error[0], error
+    assert not (tmp_path / "out" / "tasks.jsonl").exists()
