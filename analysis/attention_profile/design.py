@@ -206,7 +206,8 @@ def choose(recall: dict, keys: dict, reference: dict[str, float], steps: int = 6
     return pick(high)[0], high
 
 
-def design(budget: int, subjects: int | None, store=GRID, tasks=TASKS) -> dict:
+def design(budget: int, subjects: int | None, store=GRID, tasks=TASKS, min_keys: int = 1,
+           recall_from: dict | None = None) -> dict:  # fmt: skip
     """Profile the candidates on the calibration text and choose the plan at ``budget`` keys per query.
 
     Parameters
@@ -218,6 +219,10 @@ def design(budget: int, subjects: int | None, store=GRID, tasks=TASKS) -> dict:
     store : str or pathlib.Path, default :data:`GRID`
         The grid's store (the items' lengths).
     tasks : sequence of str, default :data:`TASKS`
+    min_keys : int, default 1
+        Candidates with fewer keys per query are left out (every key always stays).
+    recall_from : dict, optional
+        An earlier design's result: its measured ``recall`` (and calibration) instead of new forwards.
 
     Returns
     -------
@@ -232,31 +237,41 @@ def design(budget: int, subjects: int | None, store=GRID, tasks=TASKS) -> dict:
     from gpu.attention.head_plans import HeadPlan, plan_mean_keys
     from gpu.hf.models import load_causal_lm, smollm2_gguf
 
-    model, tokenizer = load_causal_lm(smollm2_gguf())
-    max_length = model.config.max_position_embeddings
-    ids = calibration_ids(tokenizer, subjects)
+    labels = [f"{m}-{b}" if m != "exact" else "exact" for m, b in OPTIONS]
     start = time.perf_counter()
-    recall = head_recall(model, ids, OPTIONS, max_length)
+    if recall_from is None:
+        model, tokenizer = load_causal_lm(smollm2_gguf())
+        max_length = model.config.max_position_embeddings
+        ids = calibration_ids(tokenizer, subjects)
+        recall = head_recall(model, ids, OPTIONS, max_length)
+        calibration = {"texts": len(ids), "tokens": [len(x) for x in ids], "source": "mmlu dev shots + validation"}
+    else:
+        max_length = 8192  # SmolLM2's max_position_embeddings
+        recall = {o: np.asarray(recall_from["recall"][label]) for o, label in zip(OPTIONS, labels, strict=True)}
+        calibration = recall_from["calibration"] | {"recall_from": recall_from["label"]}
     seconds_profile = time.perf_counter() - start
+    kept = [i for i, (m, b) in enumerate(OPTIONS) if m == "exact" or b >= min_keys]
+    options = [OPTIONS[i] for i in kept]
     lengths = {t: [whole for _, whole in items.values()] for t, items in item_lengths(store).items() if t in tasks}
-    keys = option_keys(lengths, OPTIONS, max_length)
+    keys = option_keys(lengths, options, max_length)
     reference = {t: plan_mean_keys(HeadPlan("ref", (((REFERENCE, budget),),)), lengths[t], 0, max_length)
                  for t in tasks}  # fmt: skip
-    choice, lam = choose(recall, keys, reference)
+    choice, lam = choose({o: recall[o] for o in options}, keys, reference)
+    choice = np.asarray(kept)[choice]  # indices into OPTIONS
     heads = tuple(tuple(OPTIONS[c] for c in row) for row in choice.tolist())
-    plan = HeadPlan(f"profile{budget}", heads)
-    labels = [f"{m}-{b}" if m != "exact" else "exact" for m, b in OPTIONS]
+    plan = HeadPlan(f"profile{budget}" + (f"min{min_keys}" if min_keys > 1 else ""), heads)
     counts = {labels[i]: int((choice == i).sum()) for i in range(len(OPTIONS)) if (choice == i).any()}
     sa = [i for i, (m, _) in enumerate(OPTIONS) if "sa" in m.split("+")]
     return {
-        "budget": budget, "reference": REFERENCE, "lambda": lam, "plan": plan.to_dict(), "label": plan.digest,
+        "budget": budget, "min_keys": min_keys, "reference": REFERENCE, "lambda": lam, "plan": plan.to_dict(),
+        "label": plan.digest,
         "keys": {t: {"plan": plan_mean_keys(plan, lengths[t], 0, max_length), "reference": reference[t]}
                  for t in tasks},
         "choices": counts, "sa_heads": int(np.isin(choice, sa).sum()), "heads": int(choice.size),
         "recall": {labels[i]: recall[o].round(6).tolist() for i, o in enumerate(OPTIONS)},
         "plan_recall": float(np.take_along_axis(np.stack(list(recall.values())), choice[None], 0).mean()),
         "reference_recall": float(recall[REFERENCE, budget].mean()) if (REFERENCE, budget) in recall else None,
-        "calibration": {"texts": len(ids), "tokens": [len(x) for x in ids], "source": "mmlu dev shots + validation"},
+        "calibration": calibration,
         "seconds": {"recall": seconds_profile}, "threads": torch.get_num_threads(),
     }  # fmt: skip
 
@@ -330,6 +345,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", required=True, help="the folder: plan_<budget>.json and the store tasks.jsonl")
     parser.add_argument("--budget", type=int, default=64, help=f"{REFERENCE}'s keys per query the plan may read")
     parser.add_argument("--subjects", type=int, default=None, help="MMLU subjects to calibrate on (default: all)")
+    parser.add_argument("--min-keys", type=int, default=1, help="leave out candidates with fewer keys per query")
+    parser.add_argument("--recall-from", default=None, help="an earlier design's plan JSON: reuse its measured recall")
     parser.add_argument("--steps", default="design,score", help="comma-separated: design, score")
     parser.add_argument("--limit", type=int, default=200, help="items per task to score")
     parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (where a head draws)")
@@ -338,6 +355,16 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if not 1 <= args.budget <= 4096:
         parser.error(f"--budget: expected an integer in [1, 4096], got {args.budget}")
+    if not 1 <= args.min_keys <= args.budget:
+        parser.error(f"--min-keys: expected an integer in [1, --budget = {args.budget}], got {args.min_keys}")
+    recall_from = None
+    if args.recall_from is not None:
+        try:
+            recall_from = json.loads(Path(args.recall_from).read_text())
+            if not isinstance(recall_from, dict) or not {"recall", "calibration", "label"} <= recall_from.keys():
+                raise ValueError("not a design's plan file (recall, calibration, label)")
+        except (OSError, ValueError) as exc:
+            parser.error(f"--recall-from: {args.recall_from}: {getattr(exc, 'strerror', None) or exc}")
     if args.subjects is not None and not 1 <= args.subjects <= 57:
         parser.error(f"--subjects: expected an integer in [1, 57], got {args.subjects}")
     if not 1 <= args.limit <= 200:
@@ -356,7 +383,8 @@ def main(argv=None) -> int:
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
-        plan_file = output_file("--out", suffixes=(".json",))(str(out / f"plan_{args.budget}.json"))
+        name = f"plan_{args.budget}" + (f"_min{args.min_keys}" if args.min_keys > 1 else "")
+        plan_file = output_file("--out", suffixes=(".json",))(str(out / f"{name}.json"))
     except (OSError, argparse.ArgumentTypeError) as exc:
         parser.error(f"--out: cannot write to {out}: {getattr(exc, 'strerror', None) or exc}")
     if "design" not in steps and not plan_file.is_file():
@@ -367,9 +395,12 @@ def main(argv=None) -> int:
     set_threads(args.threads)
     progress = False if args.quiet else None
     if "design" in steps:
-        result = design(args.budget, args.subjects)
+        result = design(args.budget, args.subjects, min_keys=args.min_keys, recall_from=recall_from)
         command = (f"python -m analysis.attention_profile.design --budget {args.budget} --steps design"
-                   + (f" --subjects {args.subjects}" if args.subjects else "") + f" --out {args.out}")  # fmt: skip
+                   + (f" --subjects {args.subjects}" if args.subjects else "")
+                   + (f" --min-keys {args.min_keys}" if args.min_keys > 1 else "")
+                   + (f" --recall-from {args.recall_from}" if args.recall_from else "")
+                   + f" --out {args.out}")  # fmt: skip
         write_atomic(plan_file, json.dumps(result | {"command": command}, indent=1) + "\n", option="--out")
         print(f"plan {result['label']}: {result['choices']}; heads with SA: {result['sa_heads']}/{result['heads']}")
         for task, k in result["keys"].items():
