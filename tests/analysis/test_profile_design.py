@@ -153,3 +153,17 @@ def test_the_summary_refuses_what_it_cannot_read(tmp_path, capsys):
             summary_main([*argv, "--out", str(tmp_path / "s.json")])
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and flag in err[0]
+
+
+@pytest.mark.slow
+def test_the_committed_summary_is_what_the_command_writes_from_the_store():
+    path = RESULTS / "summary.json"
+    if not path.is_file():
+        pytest.skip("no committed summary")
+    from analysis.attention_profile.design_summary import sa_against_window, summary
+
+    committed = json.loads(path.read_text())
+    assert json.loads(json.dumps(summary(RESULTS, committed["budget"])["rows"])) == committed["rows"]
+    plan = json.loads((RESULTS / f"plan_{committed['budget']}.json").read_text())
+    assert committed["sa_against_window"] == json.loads(json.dumps(sa_against_window(plan)))
+    assert committed["plan"] == plan["label"] and committed["keys"] == plan["keys"]
