@@ -134,24 +134,50 @@ class BenchmarkTables:
         d = self.load(rel)
         if d is None:
             return ""
-        lengths = sorted({r["n"] for r in d["forward"]})
-        by = {(r["attention"], r["n"]): r for r in d["forward"]}
-        decode = {r["attention"]: r for r in d["decode"]}
-        names = list(dict.fromkeys(r["attention"] for r in d["forward"]))
-        rows = []
-        for name in names:
-            cells = [f"{secs(by[name, n]['seconds'])} ({by[name, n]['over_sdpa']:.2f}x)" for n in lengths]
-            step = decode.get(name)
-            cells += [ms(step["median_step_seconds"]), f"{step['growth']:.2f}"] if step else ["", ""]
-            rows.append([name, *cells])
-        first = d["decode"][0] if d["decode"] else None
         intro = (
-            f"{d['model']}, {d['layers']} layers, {d['budget']} keys per query, {d['threads']} threads. Forward "
-            "without a cache: median of the rounds, and the ratio to SDPA in the same run"
-            + (f"; decode: {first['new_tokens']} greedy steps after {first['prefill']} tokens, median step and the "
-               f"last quarter over the first (a recomputed prefix would cost {secs(first['recompute_seconds'])} "
-               "per token)" if first else "")
-            + ".\n\n"
-        )  # fmt: skip
-        head = ["attention", *(f"forward, n = {n:,}" for n in lengths), "decode s / token", "decode growth"]
-        return self.header(rel, data=[d]) + intro + md_table(head, rows)
+            f"{d['model']}, {d['layers']} layers, {d['budget']} keys per query, {d['threads']} threads, load average "
+            f"{d['load_average_before'][0]:.1f} before and {d['load_average_after'][0]:.1f} after. Floor: the one-key "
+            "model's time plus the row's attention FLOPs at SDPA's measured rate; forward: median of the rounds "
+            f"without a cache; decode: median step, {d.get('decode_cache', 'one filled cache')}.\n\n"
+        )
+        forward = [
+            [f"{r['n']:,}" + (" (last logits)" if r.get("logits") == "last" else ""), r["attention"],
+             f"{r['keys_per_query']:,.0f}", secs(r["seconds"]), secs(r["floor_seconds"]),
+             f"{r['over_floor']:.2f}x", f"{r['over_sdpa']:.2f}x"]
+            for r in d["forward"]
+        ]  # fmt: skip
+        decode = [
+            [f"{r['context']:,}", r["attention"], f"{r['keys_per_query']:,.0f}", ms(r["seconds"]),
+             ms(r["floor_seconds"]), f"{r['over_floor']:.2f}x", f"{r['over_sdpa']:.2f}x", f"{r['growth']:.2f}"]
+            for r in d["decode"]
+        ]  # fmt: skip
+        text = self.header(rel, data=[d]) + intro
+        if forward:
+            head = ["n", "attention", "keys / query", "forward", "floor", "over floor", "over SDPA"]
+            text += md_table(head, forward) + "\n"
+        if decode:
+            head = ["context", "attention", "keys / query", "step", "floor", "over floor", "over SDPA", "growth"]
+            text += md_table(head, decode)
+        return text
+
+    def bench_generation_profile(self) -> str:
+        rels = ("benchmarks/results/generation_before.json", "benchmarks/results/generation.json")
+        docs = [self.load(rel) for rel in rels]
+        if any(d is None or not d.get("profile") for d in docs):
+            return ""
+        rows = []
+        for when, d in zip(("before", "after"), docs, strict=True):
+            context = d["profile"]["context"]
+            median = {r["attention"]: r["seconds"] for r in d["decode"] if r["context"] == context}
+            for label, step in d["profile"]["steps"].items():
+                if label not in ("sdpa", "one-key", "sa", "swa"):
+                    continue
+                top = ", ".join(f"{r['name'].removeprefix('aten::')} {r['self_cpu_ms']:.1f}" for r in step["rows"][:5])
+                rows.append([when, label, ms(median[label]), f"{step['self_cpu_ms_total']:.1f}", top])
+        intro = (
+            f"One decode step after {docs[1]['profile']['context']:,} tokens, `torch.profiler` (CPU): the self CPU "
+            "time of the torch operators in the profiled step (the numba kernel is not one of them) and the five "
+            "largest, ms, beside the median step of the timed rounds.\n\n"
+        )
+        head = ["code", "attention", "median step", "operators, ms", "largest operators (self ms)"]
+        return self.header(*rels, data=docs) + intro + md_table(head, rows)
