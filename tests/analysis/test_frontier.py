@@ -251,3 +251,13 @@ def test_what_the_findings_page_says(committed):
     change = [by[m, 128] / by[m, 16] - 1 for m in {c["method"] for c in sparse if c["budget"] == 16}]
     assert -0.035 < min(change) and max(change) < 0.165
     assert round(committed["full_attention"]["seconds_per_item"], 3) == 0.394
+
+
+def test_the_designed_plan_is_off_both_fronts_and_below_the_shortest_window_with_the_sink(committed):
+    plans = [c for c in committed["configurations"] if c["method"].startswith("plan-")]
+    assert {c["protocol"] for c in plans} == set(frontier.PROTOCOLS)
+    for c in plans:
+        shortest = next(g for g in committed["configurations"]
+                        if g["label"] == "swa+sink-16" and g["protocol"] == c["protocol"])  # fmt: skip
+        assert not c["on_front"] and not c["on_front_whole"] and c["mean"] < shortest["mean"]
+        assert round(c["mean"], 3) == {"sparse": 0.405, "exact": 0.399}[c["protocol"]]
