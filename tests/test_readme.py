@@ -88,3 +88,13 @@ def test_layout_numbers():
     for r in rows.values():  # a full layer completes every field at once: L* is the first full layer
         if "full" in r["layer_kinds"]:
             assert r["layout"]["full_coverage_layer"] == r["layer_kinds"].index("full") + 1, r["layout"]["name"]
+
+
+def test_designed_pattern_numbers():
+    summary = json.loads((ROOT / "analysis/attention_profile/results/design/summary.json").read_text())
+    plan = json.loads((ROOT / "analysis/attention_profile/results/design/plan_64.json").read_text())
+    average = next(r for r in summary["rows"] if (r["decode"], r["task"]) == ("sparse", "average"))
+    found = re.search(r"averages ([\d.]+) against SWA \+\s+sink's ([\d.]+) and full attention's ([\d.]+)", README)
+    assert found is not None
+    assert [float(x) for x in found.groups()] == [round(100 * average[k], 1) for k in ("plan", "reference", "exact")]
+    assert plan["sa_heads"] == 0 and "no head chose SA" in README
