@@ -29,7 +29,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from analysis.paper_tasks.reach import MEASURES as REACH_MEASURES
-from analysis.paper_tasks.summary import BOOTSTRAP, SEARCH_TASKS, configuration, item_table
+from analysis.paper_tasks.summary import BOOTSTRAP, SEARCH_TASKS, configuration, item_table, store_rows
 from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 
@@ -291,6 +291,10 @@ def main(argv=None) -> int:
     if not (Path(args.store) / "tasks.jsonl").is_file():
         parser.error(f"--store: no tasks.jsonl in {args.store!r}")
     profile = loaded["--profile"]
+    try:
+        store_rows(args.store, option="--store")
+    except ValueError as exc:
+        parser.error(str(exc))
     table = item_table(args.store)
     tasks = [t for t in profile["tasks"] if t in {"arc_easy", "piqa", *HELD_OUT}]
     values = profile_values(profile)

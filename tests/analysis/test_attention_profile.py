@@ -44,6 +44,7 @@ def test_figure_writes_png_and_pdf(tmp_path):
         ("study", ["--out", "x.csv"], "--out"),
         ("predict", ["--profile", "{bad}", "--out", "x.json"], "--profile"),
         ("predict", ["--reach", "{empty}", "--out", "x.json"], "--reach"),
+        ("predict", ["--store", "{store}", "--out", "x.json"], "--store"),
         ("heads", ["--profile", "{bad}", "--out", "x.json"], "--profile"),
         ("heads", ["--out", "/proc/x.json"], "--out"),
         ("figure", ["--results", "{folder}", "--out", "f"], "--results"),
@@ -53,7 +54,10 @@ def test_bad_input_is_one_line_and_leaves_nothing(tmp_path, capsys, monkeypatch,
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bad.json").write_bytes(b"\x00\x01binary")
     (tmp_path / "empty.json").write_text("{}")
-    argv = [a.format(bad=tmp_path / "bad.json", empty=tmp_path / "empty.json", folder=tmp_path) for a in argv]
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "tasks.jsonl").write_text('{"key": "a"}\n')
+    argv = [a.format(bad=tmp_path / "bad.json", empty=tmp_path / "empty.json", folder=tmp_path,
+                     store=tmp_path / "store") for a in argv]  # fmt: skip
     before = sorted(tmp_path.iterdir())
     main = importlib.import_module(f"analysis.attention_profile.{module}").main
     with pytest.raises(SystemExit) as exit:
