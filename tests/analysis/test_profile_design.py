@@ -167,3 +167,18 @@ def test_the_committed_summary_is_what_the_command_writes_from_the_store():
     plan = json.loads((RESULTS / f"plan_{committed['budget']}.json").read_text())
     assert committed["sa_against_window"] == json.loads(json.dumps(sa_against_window(plan)))
     assert committed["plan"] == plan["label"] and committed["keys"] == plan["keys"]
+
+
+def test_the_exploratory_plan_scores_the_findings_page_gives():
+    from analysis.attention_profile.design_summary import plan_table
+
+    store = RESULTS.parent / "design_min32"
+    data = json.loads((store / "plan_64_min32.json").read_text())
+    assert data["min_keys"] == 32 and data["choices"]["swa+sink+sa-32"] == 112 and data["choices"]["exact"] == 39
+    table = plan_table(store)
+    scores = {(d, t): round(100 * float(np.mean([np.mean(v) for v in items.values()])), 1)
+              for d, tasks in table.items() for t, items in tasks.items()}  # fmt: skip
+    assert scores == {("sparse", "lambada"): 13.0, ("exact", "lambada"): 13.5, ("sparse", "arc_easy"): 51.5,
+                      ("exact", "arc_easy"): 52.5}  # fmt: skip
+    page = (Path(__file__).resolve().parents[2] / "docs" / "findings" / "attention_profile.md").read_text()
+    assert "13.0 (sparse decode) and 13.5 (exact)" in page and "ARC-Easy 51.5 and 52.5" in page
