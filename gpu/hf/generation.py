@@ -279,6 +279,15 @@ def generation_forward(method: str | HeadPlan, budget: int | None, seed: int = 0
 def plan_label(plan: HeadPlan) -> str:
     """The name a plan goes by in implementations and labels: ``plan-<name>-<digest>``.
 
+    Parameters
+    ----------
+    plan : HeadPlan
+        The plan.
+
+    Returns
+    -------
+    str
+
     Examples
     --------
     >>> plan_label(HeadPlan("toy", ((("swa", 4),),)))[:9]
