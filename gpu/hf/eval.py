@@ -80,6 +80,13 @@ def _randomized(method: str) -> bool:
     return LAB_METHODS[method.removeprefix(LAB_PREFIX)].randomized
 
 
+def _sorted_layers(exact_layers) -> tuple[int, ...]:
+    """The exact layers, checked, sorted and without repeats."""
+    if isinstance(exact_layers, str) or not isinstance(exact_layers, Sequence):
+        raise TypeError(f"exact_layers: expected a sequence of integers, got {type(exact_layers).__name__}")
+    return tuple(sorted({check_int("exact_layers", layer, 0) for layer in exact_layers}))
+
+
 @dataclass(frozen=True)
 class EvalAttention:
     """An attention configuration to evaluate: a generation-form method, its keys per query, seed and protocol.
@@ -141,9 +148,7 @@ class EvalAttention:
             raise ValueError(f"decode: {self.method} runs prefill only (the approximation lab's form): score it "
                              "with decode='exact' (the pattern over the context, exact attention after)")  # fmt: skip
         seed = check_int("seed", self.seed, 0)
-        if isinstance(self.exact_layers, str) or not isinstance(self.exact_layers, Sequence):
-            raise TypeError(f"exact_layers: expected a sequence of integers, got {type(self.exact_layers).__name__}")
-        layers = tuple(sorted({check_int("exact_layers", layer, 0) for layer in self.exact_layers}))
+        layers = _sorted_layers(self.exact_layers)
         budget = 0 if self.method == "exact" else check_int("budget", self.budget, 1, MAX_BUDGET)
         if layers and self.method in PREFILL_METHODS:
             raise ValueError(f"exact_layers: {self.method} runs prefill only; exact layers apply to the generation "
@@ -161,9 +166,7 @@ class EvalAttention:
         if self.method not in ("exact", plan_label(self.plan)) or self.budget not in (0, None):
             raise ValueError("plan: a plan carries its own methods and keys; leave method and budget unset")
         check_choice("decode", self.decode, DECODES)
-        if isinstance(self.exact_layers, str) or not isinstance(self.exact_layers, Sequence):
-            raise TypeError(f"exact_layers: expected a sequence of integers, got {type(self.exact_layers).__name__}")
-        layers = tuple(sorted({check_int("exact_layers", layer, 0) for layer in self.exact_layers}))
+        layers = _sorted_layers(self.exact_layers)
         seed = check_int("seed", self.seed, 0)
         object.__setattr__(self, "method", plan_label(self.plan))
         object.__setattr__(self, "budget", 0)
