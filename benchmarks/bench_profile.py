@@ -3,13 +3,15 @@
     python benchmarks/bench_profile.py [--tasks hellaswag] [--items 20] [--patterns sa,swa+sink] [--budget 64]
         [--repeats 2] [--model PATH | --tiny] [--threads N] [--json PATH]
 
-Three steps on the same items (the gold contexts for the profile, every request for the harness), timed in rotating
-rounds (:func:`gpu.bench.timing.round_robin`, one untimed warm-up each): ``profile``, the exact-forward measures of
-every pattern of ``--patterns`` (:func:`gpu.hf.profile.attention_profile` with ``kl=False``: the regions, recall,
-output error and rollout); ``profile_kl``, the same with the end-to-end KL (one forward per pattern and text more);
-and ``harness``, :func:`gpu.hf.eval.score_items` of the first pattern at ``--budget`` (both protocols, as the grid
-scores it). The ratios ``profile / harness`` and ``profile_kl / harness`` are taken in the same run; the goal of the
-profile is at most a tenth of the harness's time.
+Five steps on the same items (the gold contexts for the profile, every request for the harness), timed in rotating
+rounds (:func:`gpu.bench.timing.round_robin`, one untimed warm-up each): ``forward``, the profile's floor (one exact
+forward per context over the shared prefix, recorded, no pattern); ``profile_scored``, the measures of every pattern
+of ``--patterns`` at the scored position alone (:func:`gpu.hf.profile.attention_profile` with
+``positions="scored"``, ``kl=False``: the recall that ranks the grid best); ``profile``, the same at every position
+with the rollout; ``profile_kl``, that with the end-to-end KL (one forward per pattern and text more); and
+``harness``, :func:`gpu.hf.eval.score_items` of the first pattern at ``--budget`` (both protocols, as the grid scores
+it). Each step's ratio to the harness is taken in the same run; the goal of the profile is at most a tenth of the
+harness's time, and ``forward`` says how low any profile from exact forwards can go.
 """
 
 from __future__ import annotations
@@ -47,6 +49,10 @@ def measure(model, tokenizer, name: str, items, patterns: list, repeats: int) ->
     attentions = [EvalAttention(first.method, first.budget, decode=d) for d in ("sparse", "exact")]
 
     steps = {
+        "forward": lambda: attention_profile(model, contexts, (), positions="scored", kl=False, progress=False),
+        "profile_scored": lambda: attention_profile(
+            model, contexts, patterns, positions="scored", kl=False, progress=False
+        ),
         "profile": lambda: attention_profile(model, contexts, patterns, kl=False, progress=False),
         "profile_kl": lambda: attention_profile(model, contexts, patterns, progress=False),
         "harness": lambda: score_items(model, tokenizer, items, attentions, progress=False),
@@ -57,8 +63,8 @@ def measure(model, tokenizer, name: str, items, patterns: list, repeats: int) ->
     return {"task": name, "items": len(items), "patterns": [p.label for p in patterns],
             "harness_pattern": attentions[0].label, "tokens_mean": statistics.mean(map(len, contexts)),
             **{f"{label}_seconds": s for label, s in seconds.items()},
-            "profile_over_harness": seconds["profile"] / seconds["harness"],
-            "profile_kl_over_harness": seconds["profile_kl"] / seconds["harness"]}  # fmt: skip
+            **{f"{label}_over_harness": s / seconds["harness"] for label, s in seconds.items()
+               if label != "harness"}}  # fmt: skip
 
 
 def main(argv=None) -> int:
@@ -109,12 +115,11 @@ def main(argv=None) -> int:
         label = Path(path).name
     load_before = os.getloadavg()[0]
     rows = [measure(model, tokenizer, name, items, patterns, args.repeats) for name, items in tasks.items()]
-    print(f"{'task':20} {'items':>5} {'profile s':>10} {'+ KL s':>10} {'harness s':>10} {'profile/harness':>16} "
-          f"{'+KL/harness':>12}")  # fmt: skip
+    steps = ("forward", "profile_scored", "profile", "profile_kl")
+    print(f"{'task':20} {'items':>5} {'harness s':>10} " + " ".join(f"{s + '/harness':>23}" for s in steps))
     for row in rows:
-        print(f"{row['task']:20} {row['items']:5d} {row['profile_seconds']:10.2f} {row['profile_kl_seconds']:10.2f} "
-              f"{row['harness_seconds']:10.2f} {row['profile_over_harness']:16.3f} "
-              f"{row['profile_kl_over_harness']:12.3f}")  # fmt: skip
+        print(f"{row['task']:20} {row['items']:5d} {row['harness_seconds']:10.2f} "
+              + " ".join(f"{row[s + '_over_harness']:23.3f}" for s in steps))  # fmt: skip
     if args.json:
         command = "python benchmarks/bench_profile.py " + " ".join(sys.argv[1:] if argv is None else argv)
         meta = {"command": command, "model": label, "threads": torch.get_num_threads(),

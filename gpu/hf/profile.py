@@ -119,17 +119,20 @@ class TextProfile:
     scored : numpy.ndarray
         ``(s,)`` the scored positions.
     regions : numpy.ndarray
-        ``(layers, heads, n, len(region_names))`` exact mass per region.
+        ``(layers, heads, q, len(region_names))`` exact mass per region at the ``q`` measured query positions
+        (``measured``).
     recall, head_error : numpy.ndarray
-        ``(patterns, layers, heads, n)``.
+        ``(patterns, layers, heads, q)``.
     layer_error : numpy.ndarray
-        ``(patterns, layers, n)``: after the output projection (NaN where the module has none).
+        ``(patterns, layers, q)``: after the output projection (NaN where the module has none).
     rollout : numpy.ndarray
-        ``(s, n)`` the exact model's rollout at each scored position.
+        ``(s, n)`` the exact model's rollout at each scored position (NaN when not computed).
     pattern_rollout : numpy.ndarray
         ``(patterns, s, n)``.
     overlap, kl : numpy.ndarray
-        ``(patterns, s)`` (``kl`` NaN when not computed).
+        ``(patterns, s)`` (NaN when not computed).
+    measured : numpy.ndarray or None, default None
+        The query positions of the per-position arrays; ``None``: every position ``0 .. n-1``.
 
     Examples
     --------
@@ -150,6 +153,7 @@ class TextProfile:
     pattern_rollout: np.ndarray
     overlap: np.ndarray
     kl: np.ndarray
+    measured: np.ndarray | None = None
 
     def __repr__(self) -> str:
         layers, heads = self.regions.shape[:2]
@@ -168,7 +172,7 @@ class AttentionProfile:
         Region names (:func:`gpu.hf.profile_layer.region_names`).
     texts : tuple of TextProfile
     parameters : dict
-        ``sink``, ``bands``, ``max_length``, ``layers``, ``heads``, ``kv_heads``.
+        ``positions``, ``sink``, ``bands``, ``max_length``, ``layers``, ``heads``, ``kv_heads``.
     seconds : dict
         ``forward`` (the exact forwards and the per-layer measures) and ``kl`` (the patterns' forwards).
 
@@ -205,8 +209,11 @@ class AttentionProfile:
             rows: dict[str, list[float]] = {m: [] for m in MEASURES}
             for t in self.texts:
                 error = t.layer_error[p] if not np.isnan(t.layer_error[p]).all() else t.head_error[p].mean(1)
-                values = {"recall": t.recall[p].mean(), "recall_scored": t.recall[p][:, :, t.scored].mean(),
-                          "error": error.mean(), "error_scored": error[:, t.scored].mean(),
+                every = t.measured is None  # the means over all positions need every position
+                scored = t.scored if every else np.searchsorted(t.measured, t.scored)
+                values = {"recall": t.recall[p].mean() if every else np.nan,
+                          "recall_scored": t.recall[p][:, :, scored].mean(),
+                          "error": error.mean() if every else np.nan, "error_scored": error[:, scored].mean(),
                           "overlap": t.overlap[p].mean(), "kl": t.kl[p].mean()}  # fmt: skip
                 for m in MEASURES:
                     rows[m].append(float(values[m]))
@@ -238,17 +245,25 @@ class AttentionProfile:
         -------
         dict of str to int
             Label to rank (ties share the lower rank).
+
+        Raises
+        ------
+        ValueError
+            If the profile did not measure ``measure`` (``kl=False``; ``positions="scored"`` for the means over
+            every position and the overlap).
         """
         check_choice("measure", measure, MEASURES)
         values = {row["label"]: MEASURES[measure] * row[measure] for row in self.summary()}
+        if any(np.isnan(v) for v in values.values()):
+            raise ValueError(f"measure: {measure} was not measured in this profile (positions, kl)")
         return {label: 1 + sum(v > value for v in values.values()) for label, value in values.items()}
 
     def layer_head_regions(self) -> np.ndarray:
-        """``(layers, heads, regions)``: the mass per region averaged over texts and query positions."""
+        """``(layers, heads, regions)``: the mass per region averaged over texts and measured query positions."""
         return np.mean([t.regions.mean(2) for t in self.texts], axis=0)
 
     def layer_head(self, what: str = "recall") -> np.ndarray:
-        """``(patterns, layers, heads)``: ``recall`` or ``head_error`` averaged over texts and positions.
+        """``(patterns, layers, heads)``: ``recall`` or ``head_error`` averaged over texts and measured positions.
 
         Parameters
         ----------
@@ -342,17 +357,21 @@ def _relative(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return ((a - b).norm(dim=-1) / norm.clamp(min=torch.finfo(norm.dtype).tiny)).masked_fill(norm == 0, 0.0)
 
 
-def _profile_layers(store, patterns, scored, sink, bands, max_length, block_bytes):
-    """Every layer's measures, from the top layer down, carrying the rollouts with them."""
+def _profile_layers(store, patterns, scored, sink, bands, max_length, block_bytes, every: bool = True):
+    """Every layer's measures, from the top layer down, carrying the rollouts with them; ``every=False``: the
+    per-position measures at the scored positions only and no rollout (it needs every query row's weights)."""
     layers = len(store)
     heads, n, _ = store[0][0].shape
     dtype = store[0][0].dtype
     rows_per_block = block_rows(n, heads, block_bytes)
-    n_regions = len(bands) + 2
-    regions = np.zeros((layers, heads, n, n_regions), np.float32)
-    recall = np.ones((len(patterns), layers, heads, n), np.float32)
-    head_error = np.zeros((len(patterns), layers, heads, n), np.float32)
-    layer_error = np.zeros((len(patterns), layers, n), np.float32)
+    queries = np.arange(n) if every else scored
+    blocks = [queries[i : i + rows_per_block] for i in range(0, len(queries), rows_per_block)]
+    # contiguous rows index as slices (views, not copies)
+    blocks = [slice(int(b[0]), int(b[-1]) + 1) if every else torch.as_tensor(b) for b in blocks]
+    shape = (len(patterns), layers, heads, len(queries))
+    regions = np.zeros((layers, heads, len(queries), len(bands) + 2), np.float32)
+    recall, head_error = np.ones(shape, np.float32), np.zeros(shape, np.float32)
+    layer_error = np.zeros(shape[:2] + shape[3:], np.float32)
     carry = torch.zeros(len(scored), n, dtype=dtype)
     carry[torch.arange(len(scored)), torch.as_tensor(scored)] = 1.0
     carries = [carry.clone() for _ in patterns]
@@ -363,24 +382,29 @@ def _profile_layers(store, patterns, scored, sink, bands, max_length, block_byte
         projection = getattr(module, "o_proj", None)
         exact_step = torch.zeros_like(carry)
         steps = [torch.zeros_like(carry) for _ in patterns]
-        for start in range(0, n, rows_per_block):
-            rows = slice(start, min(n, start + rows_per_block))
-            positions = torch.arange(rows.start, rows.stop)
+        done = 0
+        for rows in blocks:
+            positions = torch.arange(n)[rows]
+            at = slice(done, done + len(positions))  # the block's place along the measured positions
+            done = at.stop
             weights, out, mass, mean_weights, top = dense_block(q, k, v, rows, scaling, sink, bands, top_k)
-            regions[layer, :, rows] = mass.numpy()
-            exact_step += rollout_step(carry, rows, mean_weights)
+            regions[layer, :, at] = mass.numpy()
+            if every:
+                exact_step += rollout_step(carry, rows, mean_weights)
             projected = None if projection is None else _project(projection, out)
             for p, pattern in enumerate(patterns):
                 parts = _parts(pattern, layer, layers, q, k, positions, n, max_length, top)
                 if parts is None:
-                    steps[p] += rollout_step(carries[p], rows, mean_weights)
+                    if every:
+                        steps[p] += rollout_step(carries[p], rows, mean_weights)
                     continue
                 held, approx, restricted = keyed_block(weights, q, k, v, rows, scaling, parts)
-                recall[p, layer, :, rows] = held.numpy()
-                head_error[p, layer, :, rows] = _relative(approx, out).numpy()
+                recall[p, layer, :, at] = held.numpy()
+                head_error[p, layer, :, at] = _relative(approx, out).numpy()
                 if projected is not None:
-                    layer_error[p, layer, rows] = _relative(_project(projection, approx), projected).numpy()
-                steps[p] += rollout_step(carries[p], rows, restricted)
+                    layer_error[p, layer, at] = _relative(_project(projection, approx), projected).numpy()
+                if every:
+                    steps[p] += rollout_step(carries[p], rows, restricted)
         if projection is None:
             layer_error[:, layer] = np.nan
         carry = 0.5 * carry + 0.5 * exact_step
@@ -389,6 +413,8 @@ def _profile_layers(store, patterns, scored, sink, bands, max_length, block_byte
     pattern_rollout = np.stack([c.numpy() for c in carries]).astype(np.float32) if patterns else np.zeros(
         (0, len(scored), n), np.float32)  # fmt: skip
     overlap = np.minimum(pattern_rollout, rollout[None]).sum(-1)
+    if not every:
+        rollout, pattern_rollout, overlap = (np.full_like(x, np.nan) for x in (rollout, pattern_rollout, overlap))
     return regions, recall, head_error, layer_error, rollout, pattern_rollout, overlap
 
 
@@ -427,7 +453,7 @@ def _memory(model, n: int, patterns: int, regions: int, block_bytes: int) -> int
 
 
 def attention_profile(model, texts, patterns: Sequence[ProfilePattern] = (), *, tokenizer=None, scored=None,
-                      sink: int = 1, bands: Sequence[int] = DEFAULT_BANDS, kl: bool = True,
+                      positions: str = "all", sink: int = 1, bands: Sequence[int] = DEFAULT_BANDS, kl: bool = True,
                       max_length: int | None = None, share_prefix: bool = True, block_bytes: int = 1 << 26,
                       max_memory: int = 8 << 30, progress: bool | None = None) -> AttentionProfile:  # fmt: skip
     """The attention profile of ``model`` on ``texts``: one exact forward per text, then every layer's measures.
@@ -445,6 +471,10 @@ def attention_profile(model, texts, patterns: Sequence[ProfilePattern] = (), *, 
         Needed for string texts.
     scored : sequence of sequences of int, optional
         Per text, the positions whose rollout and next-token KL are measured; default: each text's last token.
+    positions : {"all", "scored"}, default "all"
+        The query positions of the per-position measures (regions, recall, output errors): every position, with
+        the rollout; or the scored positions alone, without the rollout (it needs every row's weights), at about
+        the cost of the exact forward (the measures at the scored positions are the same numbers either way).
     sink : int, default 1
         Sink tokens (keys ``0 .. sink-1``), 0 to 64.
     bands : sequence of int, default :data:`DEFAULT_BANDS`
@@ -512,6 +542,7 @@ def attention_profile(model, texts, patterns: Sequence[ProfilePattern] = (), *, 
     bands = tuple(check_int("bands", b, 1) for b in bands)
     if not bands or any(b >= c for b, c in itertools.pairwise(bands)):
         raise ValueError(f"bands: expected increasing edges >= 1, got {list(bands)}")
+    check_choice("positions", positions, ("all", "scored"))
     kl = check_bool("kl", kl)
     share_prefix = check_bool("share_prefix", share_prefix)
     block_bytes = check_int("block_bytes", block_bytes, 1 << 10)
@@ -565,30 +596,31 @@ def attention_profile(model, texts, patterns: Sequence[ProfilePattern] = (), *, 
                 caches[_RECORDER] = _prefix_cache(model, _RECORDER, ids[0][:shared])
                 prefix_queries.update({layer: q[:, :shared] for layer, (q, *_) in store.items()})
                 caches |= {name: _prefix_cache(model, name, ids[0][:shared]) for name in names if kl and name}
-            for tokens, positions in zip(ids, scored, strict=True):
+            every = positions == "all"
+            for tokens, at in zip(ids, scored, strict=True):
                 start = time.perf_counter()
                 store.clear()
-                exact = _next_token_logp(model, _RECORDER, tokens, positions, caches.get(_RECORDER))
-                measured = _profile_layers(store, patterns, positions, sink, bands, max_length or len(tokens),
-                                           block_bytes)  # fmt: skip
+                exact = _next_token_logp(model, _RECORDER, tokens, at, caches.get(_RECORDER))
+                measured = _profile_layers(store, patterns, at, sink, bands, max_length or len(tokens), block_bytes,
+                                           every)  # fmt: skip
                 store.clear()
                 seconds["forward"] += time.perf_counter() - start
                 start = time.perf_counter()
-                divergence = np.full((len(patterns), len(positions)), np.nan, np.float32)
+                divergence = np.full((len(patterns), len(at)), np.nan, np.float32)
                 for p, name in enumerate(names):
                     if name is None:
                         divergence[p] = 0.0
                     elif kl:
-                        logp = _next_token_logp(model, name, tokens, positions, caches.get(name))
+                        logp = _next_token_logp(model, name, tokens, at, caches.get(name))
                         divergence[p] = (exact.exp() * (exact - logp)).sum(-1).clamp(min=0).numpy()
                 seconds["kl"] += time.perf_counter() - start
-                profiles.append(TextProfile(len(tokens), positions, *measured, divergence))
+                profiles.append(TextProfile(len(tokens), at, *measured, divergence, None if every else at))
                 bar.update(1)
     finally:
         bar.close()
         model.set_attn_implementation(previous)
     config = model.config
-    parameters = {"sink": sink, "bands": list(bands), "max_length": max_length, "layers": config.num_hidden_layers,
-                  "heads": config.num_attention_heads,
+    parameters = {"positions": positions, "sink": sink, "bands": list(bands), "max_length": max_length,
+                  "layers": config.num_hidden_layers, "heads": config.num_attention_heads,
                   "kv_heads": getattr(config, "num_key_value_heads", None) or config.num_attention_heads}  # fmt: skip
     return AttentionProfile(patterns, tuple(region_names(sink, bands)), tuple(profiles), parameters, seconds)

@@ -10,6 +10,10 @@ Examples::
     python -m gpu.hf.profile_cli --tasks arc_easy --items 20 --patterns swa,swa+sink,sa --budgets 64
     python -m gpu.hf.profile_cli --texts my_texts.txt --patterns sa,sa-ms --budgets 32,64 --seeds 0,1 --json p.json
     python -m gpu.hf.profile_cli --tasks lambada --patterns top-k,moba --rank-by recall_scored --csv p.csv
+    python -m gpu.hf.profile_cli --tasks hellaswag --items 200 --positions scored --no-kl   # the fast profile
+
+``--positions scored --no-kl`` measures what ranks the grid best (the mass recall at the scored position) at about
+the cost of one exact forward per text.
 
 ``--texts`` is a UTF-8 file with one text per line (blank lines skipped).
 """
@@ -90,8 +94,10 @@ def _parser() -> OneLineErrorParser:
     add("--seeds", default="0", help="comma-separated seeds of the randomized methods [0]")
     add("--exact-layers", default="", help="comma-separated layers every pattern reads whole []")
     add("--sink", type=int, default=1, help="sink tokens of the mass regions [1]")
+    add("--positions", default="all", choices=("all", "scored"), help="the query positions of the per-position "
+        "measures: every one (with the rollout) or the scored one alone [all]")  # fmt: skip
     add("--no-kl", action="store_true", help="skip the patterns' forwards (the end-to-end KL)")
-    add("--rank-by", default="kl", choices=list(MEASURES), help="the measure of the predicted rank [kl]")
+    add("--rank-by", choices=list(MEASURES), help="the measure of the predicted rank [kl; recall_scored with --no-kl]")
     add("--max-memory", type=float, default=8.0, help="GiB one text may take [8]")
     add("--threads", type=int, help="torch threads [torch's default]")
     add("--json", type=output_file("--json", suffixes=(".json",)), help="write the profile summary to this file")
@@ -190,6 +196,11 @@ def main(argv=None) -> int:
         parser.error(f"--threads: expected an integer >= 1, got {args.threads}")
     if args.texts and args.items != 20:
         parser.error("--items: applies to --tasks, not to --texts (every line of the file is profiled)")
+    args.rank_by = args.rank_by or ("recall_scored" if args.no_kl else "kl")
+    if args.rank_by == "kl" and args.no_kl:
+        parser.error("--rank-by: kl needs the patterns' forwards, which --no-kl skips")
+    if args.positions == "scored" and args.rank_by in ("recall", "error", "overlap"):
+        parser.error(f"--rank-by: {args.rank_by} needs every position, which --positions scored skips")
     patterns = _patterns(parser, args)
     texts = _texts(parser, args.texts) if args.texts else None
     tasks = [] if texts else [t.strip() for t in (args.tasks or "arc_easy").split(",") if t.strip()]
@@ -222,7 +233,8 @@ def main(argv=None) -> int:
     profiles = {}
     for source, ids in inputs.items():
         try:
-            profiles[source] = attention_profile(model, ids, patterns, sink=args.sink, kl=not args.no_kl,
+            profiles[source] = attention_profile(model, ids, patterns, positions=args.positions, sink=args.sink,
+                                                 kl=not args.no_kl,
                                                  max_memory=int(args.max_memory * 2**30),
                                                  progress=False if args.quiet else None)  # fmt: skip
         except ValueError as error:

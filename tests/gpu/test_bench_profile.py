@@ -18,9 +18,10 @@ def test_tiny_run_writes_the_ratios(tmp_path, capsys):
     data = json.loads((tmp_path / "p.json").read_text())
     [row] = data["rows"]
     assert row["items"] == 3 and row["patterns"] == ["sa-8", "swa+sink-8"] and row["harness_pattern"] == "sa-8"
-    assert row["profile_over_harness"] == pytest.approx(row["profile_seconds"] / row["harness_seconds"])
+    for step in ("forward", "profile_scored", "profile", "profile_kl"):
+        assert row[f"{step}_over_harness"] == pytest.approx(row[f"{step}_seconds"] / row["harness_seconds"])
     assert row["profile_kl_seconds"] > 0 and data["command"].startswith("python benchmarks/bench_profile.py")
-    assert "profile/harness" in capsys.readouterr().out
+    assert "profile_scored/harness" in capsys.readouterr().out
 
 
 BAD = [(["--items", "0"], "--items"), (["--json", "/no/such/dir/x.json"], "--json"), (["--patterns", "exact"],

@@ -2,6 +2,8 @@
 and rollout from dense ``n x n`` weights built by plain loops, the restricted layer output from the harness's own
 ``generation_attention``, and the KL from the registered implementation's forward."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -162,6 +164,30 @@ def test_profile_equals_the_dense_oracle(method, n, budget, seed, heads_kv, sink
     assert t.overlap[0, 0] == pytest.approx(overlap, abs=1e-5)
 
 
+@settings(max_examples=10)
+@given(method=st.sampled_from(["sa", "swa+sink", "sa+swa", "moba", "top-k"]), seed=st.integers(0, 3),
+       block_bytes=st.sampled_from([1024, 1 << 20]))  # fmt: skip
+def test_the_scored_positions_alone_are_the_same_numbers_there(method, seed, block_bytes):
+    model = tiny_llama(heads=4, kv_heads=2, seed=seed)
+    rng = np.random.default_rng(seed)
+    ids = [[int(x) for x in rng.integers(0, 40, size)] for size in (30, 17)]
+    scored = [sorted({int(x) for x in rng.integers(0, len(t), 4)}) for t in ids]
+    pattern = [ProfilePattern(method, 4, seed=seed, exact_layers=(1,) if seed % 2 else ())]
+    every = attention_profile(model, ids, pattern, scored=scored, kl=False, block_bytes=block_bytes, progress=False)
+    fast = attention_profile(model, ids, pattern, scored=scored, kl=False, positions="scored",
+                             block_bytes=block_bytes, progress=False)  # fmt: skip
+    for a, b, at in zip(every.texts, fast.texts, scored, strict=True):
+        assert b.measured.tolist() == at and a.measured is None
+        assert np.array_equal(a.regions[:, :, at], b.regions)
+        for name in ("recall", "head_error", "layer_error"):
+            assert np.allclose(getattr(a, name)[..., at], getattr(b, name), rtol=1e-6, atol=1e-7), name
+        assert np.isnan(b.overlap).all() and np.isnan(b.rollout).all()
+    (row,), (fast_row,) = every.summary(), fast.summary()
+    for measure in ("recall_scored", "error_scored"):
+        assert fast_row[measure] == pytest.approx(row[measure], rel=1e-6)
+    assert np.isnan(fast_row["recall"]) and np.isnan(fast_row["overlap"])
+
+
 def test_kl_is_the_registered_forward_against_sdpa():
     from gpu.hf import register
 
@@ -228,6 +254,7 @@ def test_exact_pattern_and_summary_rows():
         (lambda m: attention_profile(m, [[1, 2]], [], scored=[[2]]), "scored"),
         (lambda m: attention_profile(m, [[1, 2]], [], bands=(4, 2)), "bands"),
         (lambda m: attention_profile(m, [[1, 2]], [], sink=-1), "sink"),
+        (lambda m: attention_profile(m, [[1, 2]], [], positions="some"), "positions"),
         (lambda m: attention_profile(m, [[1, 2]], [ProfilePattern("sa", 2, exact_layers=(5,))]), "exact_layers"),
         (lambda m: attention_profile(m, [[1, 2]], [ProfilePattern("sa", 2)] * 2), "patterns"),
         (lambda m: attention_profile(m, [[1] * 60], [], max_memory=1000), "max_memory"),
@@ -257,3 +284,63 @@ def test_a_shared_prefix_gives_the_whole_text_numbers(method, seed):
     for a, b in zip(shared.texts, whole.texts, strict=True):
         for name in ("regions", "recall", "head_error", "layer_error", "rollout", "pattern_rollout", "kl"):
             assert np.allclose(getattr(a, name), getattr(b, name), rtol=1e-6, atol=1e-8), name
+
+
+@pytest.fixture(scope="module")
+def saved_tiny_model(tmp_path_factory):
+    """A tiny random Llama in float32 and its tokenizer saved to a folder, as ``--model`` reads one."""
+    from hf_eval_models import tiny_llama as harness_llama
+    from hf_eval_models import tiny_tokenizer
+
+    folder = tmp_path_factory.mktemp("tiny-llama")
+    harness_llama(dtype=torch.float32).save_pretrained(folder)
+    tiny_tokenizer().save_pretrained(folder)
+    return folder
+
+
+def test_the_command_writes_what_the_api_gives(saved_tiny_model, tmp_path, capsys):
+    from hf_eval_models import TEXT
+
+    from gpu.hf.models import load_causal_lm
+    from gpu.hf.profile_cli import main
+
+    lines = [t for t in TEXT if "\n" not in t][:3]
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "p.json"
+    argv = ["--model", str(saved_tiny_model), "--texts", str(texts), "--patterns", "swa,sa", "--budgets", "4",
+            "--positions", "scored", "--no-kl", "--json", str(out), "--quiet"]  # fmt: skip
+    assert main(argv) == 0
+    assert "rank by recall_scored" in capsys.readouterr().out
+    model, tokenizer = load_causal_lm(saved_tiny_model)
+    ids = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in lines]
+    api = attention_profile(model, ids, [ProfilePattern("swa", 4), ProfilePattern("sa", 4)], positions="scored",
+                            kl=False, progress=False)  # fmt: skip
+    rows = json.loads(out.read_text())["rows"]
+    expected = api.summary()
+    ranks = api.predicted_rank("recall_scored")
+    for row, want in zip(rows, expected, strict=True):
+        assert row["label"] == want["label"] and row["rank"] == ranks[want["label"]]
+        assert row["recall_scored"] == pytest.approx(want["recall_scored"], rel=1e-6)
+        assert row["error_scored"] == pytest.approx(want["error_scored"], rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [["--no-kl", "--rank-by", "kl"], ["--positions", "scored", "--rank-by", "overlap"], ["--positions", "some"]],
+)
+def test_the_command_refuses_a_measure_it_does_not_compute(extra, capsys):
+    from gpu.hf.profile_cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["--texts", "nothing.txt", *extra])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert info.value.code == 2 and len(err) == 1 and err[0].count("--") >= 1
+    assert ("--rank-by" in err[0]) or ("--positions" in err[0])
+
+
+def test_a_rank_by_a_measure_not_taken_is_refused():
+    profile = attention_profile(tiny_llama(), [list(range(12))], [ProfilePattern("swa", 2)], kl=False,
+                                progress=False)  # fmt: skip
+    with pytest.raises(ValueError, match=r"^measure: kl was not measured"):
+        profile.predicted_rank("kl")
