@@ -31,19 +31,17 @@ def gpu_check():
     sys.modules.pop("gpu_check", None)
 
 
-def test_dry_run(tmp_path, gpu_check):
-    out = tmp_path / "check.json"
-    result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--dry-run", "--out", str(out), "--budget", "600"],  # shared cores: no skips
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    doc = json.loads(out.read_text())
+@pytest.fixture(scope="module")
+def dry_run(gpu_check):
+    """The whole dry run, once for the module: its document and the documents ``save`` got as it went."""
+    saved = []
+    doc = gpu_check.run(True, 600.0, log=lambda line: None, save=lambda d: saved.append(json.loads(json.dumps(d))))
+    return doc, saved  # budget 600 s: shared cores skip nothing
+
+
+def test_dry_run(dry_run, gpu_check):
+    doc, _ = dry_run
     assert doc["dry_run"] and doc["complete"] and doc["correctness"]["ok"] and doc["correctness"]["failed"] == []
-    assert not out.with_name(out.name + ".partial").exists()
     assert doc["correctness"]["skipped"] == []
     cases = {c["case"] for c in doc["correctness"]["checks"]}
     for kind in ("full", "swa", "sa shared", "sa per-head causal"):
@@ -63,7 +61,27 @@ def test_dry_run(tmp_path, gpu_check):
         rows["sa fused", "forward"]["seconds"] / rows["swa fused", "forward"]["seconds"]
     )
     assert rows["sa", "forward"]["extra"]["peer"] == "sa flex"
+
+
+def test_the_script_runs_as_a_command_and_grad_only_runs_the_gradient_pass_alone(tmp_path):
+    """``python benchmarks/gpu_check.py --dry-run --grad-only`` (the gradient pass: the shortest whole run) writes
+    its document in place of the partial one and prints its summary."""
+    out = tmp_path / "check.json"
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--dry-run", "--grad-only", "--out", str(out), "--budget", "600"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
     assert "checks pass" in result.stdout
+    doc = json.loads(out.read_text())
+    assert not out.with_name(out.name + ".partial").exists()
+    cases = {c["case"] for c in doc["correctness"]["checks"]}
+    assert doc["complete"] and doc["correctness"]["ok"] and "timings" not in doc
+    assert doc["command"].endswith("--grad-only") and "sa per-head causal [triton] grad" in cases
+    assert {c["dtype"] for c in doc["correctness"]["checks"]} == {"float32"}
 
 
 def test_budget_guard_skips_with_a_note(gpu_check):
@@ -148,19 +166,10 @@ def test_oracle_masks_match_the_loop_oracle():
         check_backends([8], w=0, device="cpu")
 
 
-def test_partial_documents_are_saved_as_the_run_goes(gpu_check):
+def test_partial_documents_are_saved_as_the_run_goes(dry_run, gpu_check):
     """A run killed at its time limit leaves what it finished: ``save`` sees the correctness pass, then every row."""
-    saved = []
-    doc = gpu_check.run(True, 600.0, log=lambda line: None, save=lambda d: saved.append(json.loads(json.dumps(d))))
+    doc, saved = dry_run
     assert doc["complete"] and not any(d["complete"] for d in saved)
     assert "correctness" in saved[0] and "timings" not in saved[0]
     counts = [len(d["timings"]) for d in saved[1:]]
     assert counts == list(range(1, 2 * len(gpu_check.TIMED) + 1))
-
-
-def test_grad_only_runs_the_gradient_pass_alone(gpu_check):
-    doc = gpu_check.run(True, 600.0, log=lambda line: None, grad_only=True)
-    cases = {c["case"] for c in doc["correctness"]["checks"]}
-    assert doc["complete"] and doc["correctness"]["ok"] and "timings" not in doc
-    assert doc["command"].endswith("--grad-only") and "sa per-head causal [triton] grad" in cases
-    assert {c["dtype"] for c in doc["correctness"]["checks"]} == {"float32"}

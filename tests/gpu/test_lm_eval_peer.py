@@ -53,6 +53,16 @@ def test_full_attention_equals_hflm_on_smollm2_real_requests(tmp_path_factory):
 def test_lm_eval_runs_a_local_task_with_a_registered_attention(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from lm_eval import tasks
+
+    class OwnTasks(tasks.TaskManager):
+        """lm-eval's task index of --include_path alone: indexing its thousands of built-in task files takes most of
+        a run, and the task here is local."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **{**kwargs, "include_defaults": False})
+
+    monkeypatch.setattr(tasks, "TaskManager", OwnTasks)
     model, tokenizer = tiny_llama(dtype=torch.float32), tiny_tokenizer()
     model.save_pretrained(tmp_path / "model")
     tokenizer.save_pretrained(tmp_path / "model")
