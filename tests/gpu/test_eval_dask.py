@@ -75,11 +75,16 @@ def same_records(found: dict, expected: dict) -> bool:
 
 
 @pytest.fixture(scope="module")
-def local(model_folder, tmp_path_factory):
-    """The grid scored in this process on one torch thread: the reference."""
-    out = tmp_path_factory.mktemp("local") / "store"
-    assert run(model_folder, out) == 0
-    return records(out)
+def local_run(model_folder, tmp_path_factory):
+    """The grid scored in this process on one torch thread, the reference: its records and its summary rows."""
+    folder = tmp_path_factory.mktemp("local")
+    assert run(model_folder, folder / "store", "--json", str(folder / "summary.json")) == 0
+    return records(folder / "store"), json.loads((folder / "summary.json").read_text())["rows"]
+
+
+@pytest.fixture(scope="module")
+def local(local_run):
+    return local_run[0]
 
 
 def free_port() -> int:
@@ -126,13 +131,6 @@ class Cluster:
                 process.wait(timeout=20)
 
 
-@pytest.fixture
-def cluster(tmp_path):
-    started = Cluster(2, tmp_path)
-    yield started
-    started.stop()
-
-
 def _worker_state() -> dict:
     """On a worker, from a task's thread: the model loads of this process, the threads torch and numba score on."""
     import numba
@@ -143,26 +141,9 @@ def _worker_state() -> dict:
             "numba": numba.get_num_threads(), "worker_threads": eval_cli._worker_threads()}  # fmt: skip
 
 
-@pytest.mark.slow  # 20-40 s each on a busy machine; one xdist worker starts the Dask processes of them all
-@pytest.mark.xdist_group("dask_servers")
-def test_a_scheduler_and_two_workers_give_the_local_records_loading_the_model_once_per_worker(
-    model_folder, local, cluster, tmp_path
-):
-    out = tmp_path / "remote"
-    assert run(model_folder, out, "--scheduler", cluster.address) == 0
-    assert len(rows(out)) == 3 * 3 * 2 and same_records(records(out), local)  # per item: the local record
-    with distributed.Client(cluster.address) as client:
-        workers = list(client.scheduler_info()["workers"])
-        states = client.gather([client.submit(_worker_state, workers=[w], pure=False) for w in workers])
-    assert sum(s["loads"] > 0 for s in states) == 2, states  # both workers scored
-    assert all(s["loads"] == 1 and s["torch"] == 1 and s["numba"] == 1 for s in states), states
-    assert all(s["worker_threads"] == 1 for s in states), states
-
-
-@pytest.mark.slow
-@pytest.mark.xdist_group("dask_servers")
-def test_a_worker_killed_in_the_middle_loses_nothing_and_stores_nothing_twice(model_folder, local, cluster, tmp_path):
-    out = tmp_path / "remote"
+def run_killing_a_busy_worker(cluster: Cluster, model_folder, out) -> tuple[int, list[int]]:
+    """The grid on ``cluster``, one of its busy workers killed once the first row is stored: the run's status and
+    the pids killed."""
     killed = []
 
     def kill_a_busy_worker_after_the_first_row():
@@ -183,6 +164,44 @@ def test_a_worker_killed_in_the_middle_loses_nothing_and_stores_nothing_twice(mo
     watcher.start()
     status = run(model_folder, out, "--scheduler", cluster.address)
     watcher.join()
+    return status, killed
+
+
+@pytest.fixture(scope="module")
+def servers(model_folder, tmp_path_factory):
+    """One ``dask scheduler`` and two workers started for the module's checks: first the grid on both workers and
+    then each worker's state, then the grid again while one busy worker is killed (the run that loses a worker comes
+    last)."""
+    folder = tmp_path_factory.mktemp("servers")
+    cluster = Cluster(2, folder)
+    try:
+        whole = folder / "whole"
+        whole_status = run(model_folder, whole, "--scheduler", cluster.address)
+        with distributed.Client(cluster.address) as client:
+            workers = list(client.scheduler_info()["workers"])
+            states = client.gather([client.submit(_worker_state, workers=[w], pure=False) for w in workers])
+        killed_out = folder / "killed"
+        killed_status, killed = run_killing_a_busy_worker(cluster, model_folder, killed_out)
+    finally:
+        cluster.stop()
+    return {"whole": (whole_status, whole, states), "killed": (killed_status, killed_out, killed)}
+
+
+@pytest.mark.slow  # 20-40 s on a busy machine; one xdist worker starts the Dask processes of the module
+@pytest.mark.xdist_group("dask_servers")
+def test_a_scheduler_and_two_workers_give_the_local_records_loading_the_model_once_per_worker(servers, local):
+    status, out, states = servers["whole"]
+    assert status == 0
+    assert len(rows(out)) == 3 * 3 * 2 and same_records(records(out), local)  # per item: the local record
+    assert len(states) == 2 and sum(s["loads"] > 0 for s in states) == 2, states  # both workers scored
+    assert all(s["loads"] == 1 and s["torch"] == 1 and s["numba"] == 1 for s in states), states
+    assert all(s["worker_threads"] == 1 for s in states), states
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("dask_servers")
+def test_a_worker_killed_in_the_middle_loses_nothing_and_stores_nothing_twice(servers, local):
+    status, out, killed = servers["killed"]
     assert killed, "no worker was busy after the first row: nothing was killed"
     assert status == 0
     keys = [row["key"] for row in rows(out)]
@@ -193,10 +212,16 @@ def test_a_worker_killed_in_the_middle_loses_nothing_and_stores_nothing_twice(mo
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("dask_servers")
-def test_a_local_cluster_of_two_one_thread_workers_gives_the_local_records(model_folder, local, tmp_path):
+def test_a_local_cluster_of_two_one_thread_workers_gives_the_local_records_and_scores(
+    model_folder, local_run, tmp_path
+):
+    local, local_summary = local_run
     out = tmp_path / "dask"
-    assert run(model_folder, out, "--dask", "--workers", "2") == 0
+    assert run(model_folder, out, "--dask", "--workers", "2", "--json", str(tmp_path / "dask.json")) == 0
     assert same_records(records(out), local)
+    summary = json.loads((tmp_path / "dask.json").read_text())["rows"]
+    assert len(summary) == len(local_summary)  # the scores to within float rounding (sums in another order)
+    assert all(a == pytest.approx(b) for a, b in zip(summary, local_summary, strict=True))
 
 
 THREADS_AFTER_NUMBA = """

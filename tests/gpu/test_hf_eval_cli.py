@@ -1,5 +1,6 @@
 """``python -m gpu.hf.eval``: a grid on a tiny random Llama saved to a folder and the committed request fixtures:
-resumable, the same results however the items are sharded or wherever the grid runs, one-line refusals."""
+resumable, the same results however the items are sharded, one-line refusals (on Dask: tests/gpu/test_eval_dask.py,
+per item the records and the summary's scores of a local run)."""
 
 import json
 
@@ -73,15 +74,6 @@ def test_first_extends_a_store_to_the_same_records_as_one_larger_run(model_folde
         assert extended[key] == pytest.approx(lls, abs=1e-4), key
     added = [json.loads(line) for line in (tmp_path / "a" / "tasks.jsonl").read_text().splitlines()][9:]
     assert {row["first"] for row in added} == {2} and all("|2:4|" in row["key"] for row in added)
-
-
-@pytest.mark.slow
-def test_a_dask_cluster_gives_the_same_scores(model_folder, tmp_path):
-    pytest.importorskip("distributed")
-    assert run(model_folder, tmp_path / "a", "--json", str(tmp_path / "a.json")) == 0
-    assert run(model_folder, tmp_path / "d", "--dask", "--workers", "1", "--json", str(tmp_path / "d.json")) == 0
-    local, dask = (json.loads((tmp_path / f"{x}.json").read_text())["rows"] for x in "ad")
-    assert same_scores(dask, local)
 
 
 def test_a_prefill_only_form_runs_the_exact_decode_alone(model_folder, tmp_path):
