@@ -30,7 +30,9 @@ full-sequence forward computes, :mod:`gpu.hf.generation`), so
 1. the prefix the items of a group share (OLMES's fixed few-shot examples: most of each context) runs once per
    attention and group into a cache;
 2. each item's own context tokens run once on a copy of that cache;
-3. the item's continuations run as one batch over its context's cache (right-padded; each row's keys are its own).
+3. the item's continuations run as one batch over its context's cache (right-padded): with exact attention every
+   choice reads its context's keys in place (:mod:`gpu.hf.shared_context`), with a pattern each choice has its own
+   copy of them (a pattern picks keys by position).
 
 An item therefore costs its question and its answers, not its context once per choice.
 
@@ -57,6 +59,7 @@ from gpu.attention.head_plans import HeadPlan
 from gpu.hf.eval_tasks import EvalItem
 from gpu.hf.generation import DECODES, MAX_BUDGET, plan_label
 from gpu.hf.implementations import LAB_PREFIX, register, registered_methods
+from gpu.hf.shared_context import SHARED_CONTEXT, shared_context_attention
 from graphs.reachability import _quiet
 from graphs.validation import check_choice, check_int
 
@@ -413,12 +416,37 @@ def _right_padded(rows: list, width: int) -> tuple[torch.Tensor, torch.Tensor]:
     return ids, torch.arange(width)[None, :] < torch.tensor([len(r) for r in rows])[:, None]
 
 
+def _moved_cache(cache, lengths: torch.Tensor, rows: torch.Tensor, real: torch.Tensor):
+    """A cache of one row per continuation holding its context row's keys moved to the right (left key padding, no
+    gap before the continuation), and the attention mask over that cache and the continuation's tokens."""
+    span = int(lengths.max())
+    source = torch.arange(span)[None, :] - (span - lengths)[:, None]  # slot s of row j holds key s - shift_j
+    kv = [tuple(x[rows].gather(2, source.clamp(min=0)[:, None, :, None].expand(-1, x.shape[1], -1, x.shape[3]))
+                for x in layer) for layer in _kv(cache)]  # fmt: skip
+    return _cache(kv), torch.cat([source >= 0, real], 1).long()
+
+
+def _register_shared(context_kv: list, valid: torch.Tensor, rows: torch.Tensor) -> None:
+    """Register :data:`SHARED_CONTEXT` over these contexts (the mask is built inside: causal own tokens)."""
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface
+
+    AttentionInterface.register(SHARED_CONTEXT, shared_context_attention(context_kv, valid, rows))
+    AttentionMaskInterface.register(SHARED_CONTEXT, _no_mask)
+
+
+def _no_mask(*args, **kwargs):
+    return None
+
+
 def _score_chunk(model, encs: list[_Encoded], prefix_kv, prefix: int, context_name: str, continuation_names) -> list:
     """Per continuation attention, the records of a chunk of items of one group.
 
     1. Every distinct (item, context) runs as one row of a batch over the shared prefix's cache, right-padded.
-    2. Every choice whose continuation has more than one token runs as one row over its context's keys, moved to
-       the right of its cache row (left key padding, no gap before the continuation), its tokens right-padded.
+    2. Every choice whose continuation has more than one token runs as one row of a batch, its tokens right-padded:
+       under exact attention over its context row's keys read in place (:func:`shared_context_attention`), under a
+       pattern over a copy of them moved to the right of its cache row (left key padding, no gap before the
+       continuation).
     Positions are given explicitly, so padding never shifts a token's position.
     """
     contexts = list(dict.fromkeys((e, c) for e, enc in enumerate(encs) for c in enc.contexts))
@@ -436,17 +464,16 @@ def _score_chunk(model, encs: list[_Encoded], prefix_kv, prefix: int, context_na
     tails = {}
     if longer:
         lengths = torch.tensor([prefix + len(own[r]) for _, _, r in longer])
-        span = int(lengths.max())
-        source = torch.arange(span)[None, :] - (span - lengths)[:, None]  # slot s of row j holds key s - shift_j
         rows = torch.tensor([r for _, _, r in longer])
-        kv = [tuple(x[rows].gather(2, source.clamp(min=0)[:, None, :, None].expand(-1, x.shape[1], -1, x.shape[3]))
-                    for x in layer) for layer in _kv(cache)]  # fmt: skip
         step = max(len(encs[e].continuations[i]) for e, i, _ in longer) - 1
         tokens, real = _right_padded([encs[e].continuations[i][:-1] for e, i, _ in longer], step)
-        mask = torch.cat([source >= 0, real], 1).long()
         positions = lengths[:, None] + torch.arange(step)
         for name in continuation_names:
-            out = _forward(model, name, tokens, _cache(kv), mask, positions)
+            if name == "sdpa":  # exact: every choice reads its context's keys in place
+                _register_shared(_kv(cache), mask.bool(), rows)
+                out = _forward(model, SHARED_CONTEXT, tokens, _cache([]), None, positions)
+            else:  # a pattern reads keys by position: each choice's own copy, its context moved to the right
+                out = _forward(model, name, tokens, *_moved_cache(cache, lengths, rows, real), positions)
             tails[name] = {(e, i): out[j] for j, (e, i, _) in enumerate(longer)}
     records = []
     for name in continuation_names:
