@@ -22,7 +22,8 @@ from analysis.training.__main__ import main  # noqa: E402
 from analysis.training.reach import pattern_for, reachable  # noqa: E402
 from receptive.patterns.causal_variants import keys_per_query  # noqa: E402
 
-TINY = dataclasses.replace(QUICK.retrieval, kinds=("swa", "sa"), layers=(2,), steps=30, checkpoint_every=10,
+#: the smallest runs the resume and extension tests compare bit for bit (what they check holds at any batch)
+TINY = dataclasses.replace(QUICK.retrieval, kinds=("swa", "sa"), layers=(2,), steps=30, batch=8, checkpoint_every=10,
                            eval_samples=64, name="tiny")  # fmt: skip
 
 
