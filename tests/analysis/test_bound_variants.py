@@ -2,9 +2,8 @@
 measured once, their sampled causal L* exact, the search's starting guess taken from the rows already measured, every
 invocation recorded, and the keys of a log recounted."""
 
+import importlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +11,7 @@ import pytest
 
 from analysis.causal import refresh_keys
 from analysis.causal.variants import deterministic, initial_guess, main, measure, row_keys, summarise
+from graphs.cli_common import run_command
 from receptive.bound.analysis import typical_layer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -215,14 +215,23 @@ def test_committed_keys_are_counted_at_each_rows_n():
 
 
 @pytest.mark.parametrize("script", ["analysis.causal.variants", "analysis.causal.refresh_keys"])
-def test_scripts_run_through_python_m(script, tmp_path):
-    argv = [sys.executable, "-m", script, "--out", str(tmp_path / "none")]
+def test_scripts_run_through_their_entry_point(script, tmp_path, capsys):
+    """Each script's ``__main__`` entry point (``run_command(main)``, what ``python -m`` runs; the subprocess itself
+    is exercised by tests/analysis/test_causal_commands.py) runs, refuses a missing folder in one line with status 2,
+    and documents --out."""
+    module = importlib.import_module(script)
+    argv = ["--out", str(tmp_path / "none")]
     if script.endswith("variants"):
         argv += ["--patterns", "sa+swa", "--n", "64", "--w", "4", "--seeds", "1", "--causal", "yes"]
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    with pytest.raises(SystemExit) as done:
+        run_command(module.main, argv)
     if script.endswith("variants"):
-        assert done.returncode == 0, done.stderr
+        assert done.value.code == 0, capsys.readouterr().err
         assert json.loads((tmp_path / "none" / "variants.json").read_text())["points"]
     else:
-        assert done.returncode == 2 and "--out: expected an existing" in done.stderr, done.stderr
-    assert "--out" in subprocess.run([*argv[:3], "--help"], cwd=ROOT, capture_output=True, text=True).stdout
+        err = capsys.readouterr().err
+        assert done.value.code == 2 and "--out: expected an existing" in err and len(err.strip().splitlines()) == 1
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        run_command(module.main, ["--help"])
+    assert done.value.code == 0 and "--out" in capsys.readouterr().out
