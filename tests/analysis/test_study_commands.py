@@ -1,12 +1,10 @@
 """Every command of analysis/training and analysis/numerical_methods runs from the checkout root at its smallest
-size, writing into a temporary folder: the training study in a subprocess (``python -m``), the others through their
-``__main__`` entry point (``run_command(main)``) in this process, which spares an interpreter and torch per
-command."""
+size, writing into a temporary folder, through its ``__main__`` entry point (``run_command(main)``, what ``python -m``
+runs) in this process, which spares an interpreter and torch's imports per command (tests/analysis/test_training_cli.py
+starts ``python -m analysis.training`` itself)."""
 
 import importlib.util
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,12 +16,6 @@ pytest.importorskip("torch")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(*argv):
-    result = subprocess.run([sys.executable, "-m", *argv], cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-2000:]
-    return result
-
-
 def _main(module, *argv, monkeypatch):
     """``python -m module argv`` from the checkout root, in this process: the module's ``run_command(main)``."""
     monkeypatch.chdir(ROOT)
@@ -33,8 +25,8 @@ def _main(module, *argv, monkeypatch):
 
 
 @pytest.mark.slow
-def test_training_quick_retrieval_learns_and_full_attention_solves_it(tmp_path):
-    _run("analysis.training", "retrieval", "--quick", "--out", str(tmp_path))
+def test_training_quick_retrieval_learns_and_full_attention_solves_it(tmp_path, monkeypatch):
+    _main("analysis.training.__main__", "retrieval", "--quick", "--out", str(tmp_path), monkeypatch=monkeypatch)
     doc = json.loads((tmp_path / "retrieval.json").read_text())
     rows = {(r["kind"], r["layers"]): r for r in doc["runs"]}
     assert len(rows) == 8
