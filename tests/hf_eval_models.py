@@ -45,23 +45,30 @@ def tiny_llama(vocab: int = 320, layers: int = 3, positions: int = 2048, dtype=t
 
 @contextmanager
 def gguf_parsed_once():
-    """``gguf.GGUFReader`` memoised per file while the block runs: transformers reads a GGUF file's config, tokenizer
-    and weights through three readers of the same file (each parse reads every vocabulary string), here one."""
+    """``gguf.GGUFReader`` and ``gguf.get_tensor_name_map`` memoised per argument while the block runs: transformers
+    reads a GGUF file's config, tokenizer and weights through three readers of the same file (each parse reads every
+    vocabulary string), and builds the same tensor-name map once per module of the model (hundreds); here once."""
     import gguf
 
-    real, readers = gguf.GGUFReader, {}
+    def once(real):
+        made = {}
 
-    def reader(path, *args, **kwargs):
-        key = (str(path), args, tuple(sorted(kwargs.items())))
-        if key not in readers:
-            readers[key] = real(path, *args, **kwargs)
-        return readers[key]
+        def memoised(*args, **kwargs):
+            key = (tuple(str(a) if isinstance(a, Path) else a for a in args), tuple(sorted(kwargs.items())))
+            if key not in made:
+                made[key] = real(*args, **kwargs)
+            return made[key]
 
-    gguf.GGUFReader = reader
+        return memoised
+
+    real = {name: getattr(gguf, name) for name in ("GGUFReader", "get_tensor_name_map")}
+    for name, function in real.items():
+        setattr(gguf, name, once(function))
     try:
         yield
     finally:
-        gguf.GGUFReader = real
+        for name, function in real.items():
+            setattr(gguf, name, function)
 
 
 def smollm2(tmp_path_factory):
