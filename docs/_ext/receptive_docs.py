@@ -153,6 +153,7 @@ def _summary_without_false_stops(extract):
 _DOCUMENTED_TYPES = ("function", "class", "exception", "module", "method", "classmethod", "staticmethod", "data")
 _REFERENCE_TYPES = ("func", "class", "exc", "mod", "obj", "meth", "data")
 _documented: dict[int, dict[int, str]] = {}
+_packages: set[str] = set()
 
 
 def _identifiable(obj) -> bool:
@@ -173,7 +174,21 @@ def documented_objects(env) -> dict[int, str]:
                 table.setdefault(id(_unwrap(obj)), name)
         _documented.clear()
         _documented[key] = table
+        _packages.clear()
+        _packages.update(_top_level_packages(env, table))
     return _documented[key]
+
+
+def _top_level_packages(env, table: dict[int, str]) -> set[str]:
+    """The top-level packages of the documented names and of the modules that define the documented objects: a name
+    outside them cannot name a documented object (it would have to import it from one of them)."""
+    packages = {name.split(".")[0] for name in env.get_domain("py").objects}
+    for name in table.values():
+        obj = _unwrap(resolve(name))
+        module = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None)
+        if isinstance(module, str):
+            packages.add(module.split(".")[0])
+    return packages
 
 
 def _unwrap(obj):
@@ -234,6 +249,8 @@ def resolve_alias(app, env, node, contnode):
     table = documented_objects(env)
     domain = env.get_domain("py")
     for candidate in [target] + [f"{scope}.{target}" for scope in _scopes(node)]:
+        if candidate.split(".")[0] not in _packages:
+            continue  # another project's name (transformers.AttentionInterface): resolving it imports that project
         obj = resolve(candidate)
         if obj is None or not _identifiable(obj) or id(_unwrap(obj)) not in table:
             continue
