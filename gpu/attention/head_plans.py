@@ -166,7 +166,8 @@ def head_plan_attention(plan: HeadPlan, layer: int, q, k, v, seed: int = 0, max_
     q : torch.Tensor
         ``(batch, heads, q, d)`` queries of the last positions, ``heads == plan.n_heads``.
     k, v : torch.Tensor
-        ``(batch, heads, n, d)`` (grouped heads repeated).
+        ``(batch, kv_heads, n, d)``, ``kv_heads`` dividing ``heads`` (query head ``h`` reads key head
+        ``h // (heads / kv_heads)``, as transformers' ``repeat_kv`` pairs them; each key head is read in place).
     seed : int, default 0
         The layer's seed (SA's permutations).
     max_length : int, optional
@@ -206,6 +207,8 @@ def head_plan_attention(plan: HeadPlan, layer: int, q, k, v, seed: int = 0, max_
         raise ValueError(f"q: {h} heads, the plan has {plan.n_heads} per layer")
     if n_q > n:
         raise ValueError(f"q: {n_q} queries but only {n} keys (queries are the last positions of the keys)")
+    if h % k.shape[1] or k.shape[1] != v.shape[1]:
+        raise ValueError(f"k, v: {k.shape[1]} and {v.shape[1]} key heads, expected one count dividing {h}")
     max_length = n if max_length is None else check_int("max_length", max_length, n)
     positions = torch.arange(n - n_q, n)
     row = plan.heads[layer]
@@ -220,12 +223,20 @@ def head_plan_attention(plan: HeadPlan, layer: int, q, k, v, seed: int = 0, max_
             keep[rows[table >= 0], table[table >= 0]] = True
         trace(positions, keep)
     out = q.new_empty(*q.shape[:-1], v.shape[-1])
-    if sparse:
-        out[:, sparse] = neighbour_attention(q[:, sparse], k[:, sparse], v[:, sparse], table)
-    if exact:
-        causal = torch.arange(n)[None, :] <= positions[:, None]
-        out[:, exact] = torch.nn.functional.scaled_dot_product_attention(
-            q[:, exact], k[:, exact], v[:, exact], attn_mask=causal)  # fmt: skip
+    group = h // k.shape[1]
+    causal = torch.arange(n)[None, :] <= positions[:, None]
+    table_of = {head: t for t, head in enumerate(sparse)}
+    for kv in range(k.shape[1]):  # each key head read in place by its group's query heads (views, no copy)
+        keys, values = k[:, kv : kv + 1], v[:, kv : kv + 1]
+        heads = range(kv * group, (kv + 1) * group)
+        own_sparse = [head for head in heads if head in table_of]
+        own_exact = [head for head in heads if head not in table_of]
+        if own_sparse:
+            rows = table[[table_of[head] for head in own_sparse]]
+            out[:, own_sparse] = neighbour_attention(q[:, own_sparse], keys, values, rows)
+        if own_exact:
+            out[:, own_exact] = torch.nn.functional.scaled_dot_product_attention(
+                q[:, own_exact], keys, values, attn_mask=causal, enable_gqa=True)  # fmt: skip
     return out
 
 

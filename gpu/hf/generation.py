@@ -251,9 +251,8 @@ def generation_forward(method: str | HeadPlan, budget: int | None, seed: int = 0
             raise ValueError(f"dropout: the attention {name} is training-free; call model.eval() (got {dropout})")
         if not bool(is_causal if is_causal is not None else getattr(module, "is_causal", True)):
             raise ValueError(f"is_causal: the attention {name} is causal; the model is not")
-        # grouped key heads stay grouped (the patterns read them in place); a plan's heads index them one by one
-        query, key, value = heads_and_scale(name, module if plan is not None else None, query, key, value, scaling,
-                                            kwargs)  # fmt: skip
+        # grouped key heads stay grouped: the patterns and a plan's heads read them in place
+        query, key, value = heads_and_scale(name, None, query, key, value, scaling, kwargs)
         layer, layers = layer_of(module)
         if plan is not None and layers != plan.layers:
             raise ValueError(f"plan: {plan.name} has {plan.layers} layers, the model {layers}")

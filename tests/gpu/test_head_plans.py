@@ -36,15 +36,19 @@ def dense_oracle(plan, layer, q, k, v, seed, max_length):
 
 
 @given(heads=st.lists(HEAD, min_size=1, max_size=4), n=st.integers(1, 20), queries=st.integers(1, 20),
-       seed=st.integers(0, 50))  # fmt: skip
-def test_each_head_reads_its_own_keys_as_the_dense_oracle(heads, n, queries, seed):
+       seed=st.integers(0, 50), grouping=st.integers(0, 3))  # fmt: skip
+def test_each_head_reads_its_own_keys_as_the_dense_oracle(heads, n, queries, seed, grouping):
     plan = HeadPlan("t", (tuple(heads),))
     n_q = min(n, queries)
+    divisors = [d for d in range(1, len(heads) + 1) if len(heads) % d == 0]
+    kv_heads = divisors[grouping % len(divisors)]
     g = torch.Generator().manual_seed(seed)
     q = torch.randn(2, len(heads), n_q, 4, dtype=torch.float64, generator=g)
-    k, v = torch.randn(2, 2, len(heads), n, 4, dtype=torch.float64, generator=g).unbind(0)
-    out = head_plan_attention(plan, 0, q, k, v, seed, 32)
-    assert torch.allclose(out, dense_oracle(plan, 0, q, k, v, seed, 32), atol=1e-12)
+    k, v = torch.randn(2, 2, kv_heads, n, 4, dtype=torch.float64, generator=g).unbind(0)
+    out = head_plan_attention(plan, 0, q, k, v, seed, 32)  # key heads read in place by their groups
+    repeat = len(heads) // kv_heads
+    expected = dense_oracle(plan, 0, q, k.repeat_interleave(repeat, 1), v.repeat_interleave(repeat, 1), seed, 32)
+    assert torch.allclose(out, expected, atol=1e-12)
     assert torch.isfinite(out).all()
 
 
@@ -135,6 +139,11 @@ def test_the_registered_plan_runs_each_layer_with_its_own_seed(model):
         (lambda: plan_mean_keys(PLAN, []), ValueError, "^lengths: "),
         (lambda: head_plan_attention(PLAN, 2, *torch.zeros(3, 1, 4, 3, 2).unbind(0)), ValueError, "^layer: "),
         (lambda: head_plan_attention(PLAN, 0, *torch.zeros(3, 1, 2, 3, 2).unbind(0)), ValueError, "^q: "),
+        (
+            lambda: head_plan_attention(PLAN, 0, torch.zeros(1, 4, 3, 2), *torch.zeros(2, 1, 3, 3, 2).unbind(0)),
+            ValueError,
+            "^k, v: ",
+        ),
     ],
 )
 def test_bad_plans_are_one_line_errors(make, error, match):
