@@ -7,10 +7,13 @@ case: ``receptive.coverage`` (``coverage_by_layer``, the patterns' pair counts, 
 (``score_items`` and ``task_scores``)."""
 
 import argparse
+import contextlib
 import csv
+import io
 import json
 import math
-import subprocess
+import os
+import runpy
 import sys
 from pathlib import Path
 
@@ -22,12 +25,22 @@ ROOT = Path(__file__).resolve().parents[1]
 COST_FIELDS = ("pairs", "pairs_relative", "kv_cache_entries")
 
 
-def command(module, *argv, timeout=120):
-    """Run ``python -m module argv`` from the checkout root; its stdout (a failure shows stderr)."""
-    result = subprocess.run([sys.executable, "-m", module, *map(str, argv)], capture_output=True, text=True,
-                            cwd=ROOT, timeout=timeout)  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    return result.stdout
+def command(module, *argv):
+    """``python -m module argv`` from the checkout root, run in this process the way the interpreter runs it (the
+    module as ``__main__`` with ``sys.argv`` set; the commands' own ``python -m`` runs are tests/test_install.py's):
+    its stdout, once it exits with status 0 (a failure shows stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    saved_argv, saved_cwd = sys.argv, os.getcwd()
+    sys.argv = [module, *map(str, argv)]
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exit_:
+            runpy.run_module(module, run_name="__main__")  # a package: its __main__
+    finally:
+        sys.argv = saved_argv
+        os.chdir(saved_cwd)
+    assert exit_.value.code in (0, None), err.getvalue()
+    return out.getvalue()
 
 
 def finite(value):
