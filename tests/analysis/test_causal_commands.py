@@ -1,7 +1,11 @@
 """Every command of the studies analysis/bound and analysis/causal runs from the checkout root at its smallest size,
-in a subprocess, writing into a temporary folder: a tiny sweep, the interval model on it, the pooled evaluation of it
-with that model, and each script of analysis/causal."""
+writing into a temporary folder: a tiny sweep, the interval model on it, the pooled evaluation of it with that model,
+and each script of analysis/causal. Each runs through its ``__main__`` entry point (``run_command(main)``, what
+``python -m`` runs) in this process, which spares an interpreter per command; the variants and refresh_keys scripts
+run with ``python -m`` in a subprocess (as receptive.bound does in tests/receptive/test_bound.py and the pooled
+evaluation in tests/analysis/test_pooled_causal.py)."""
 
+import importlib
 import json
 import subprocess
 import sys
@@ -9,12 +13,23 @@ from pathlib import Path
 
 import pytest
 
+from graphs.cli_common import run_command
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(*argv, code=0):
+def _run(module, *argv, code=0):
+    """``python -m module argv`` from the checkout root, in this process: the module's ``run_command(main)``."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(ROOT)
+        with pytest.raises(SystemExit) as done:
+            run_command(importlib.import_module(module).main, list(argv))
+    assert done.value.code == code
+
+
+def _python_m(*argv):
     result = subprocess.run([sys.executable, "-m", *argv], cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert result.returncode == code, result.stderr[-2000:]
+    assert result.returncode == 0, result.stderr[-2000:]
     return result
 
 
@@ -22,8 +37,8 @@ def _run(*argv, code=0):
 def sweep(tmp_path_factory):
     """A tiny causal SA+SWA sweep of ``python -m receptive.bound`` (n = 256, w = 8, 16, 3 seeds)."""
     out = tmp_path_factory.mktemp("causal") / "runs"
-    _run("receptive.bound", "--n", "256", "--w", "8,16", "--patterns", "sa+swa", "--causal", "yes", "--seeds", "3",
-         "--out", str(out), "--no-progress")  # fmt: skip
+    _run("receptive.bound.__main__", "--n", "256", "--w", "8,16", "--patterns", "sa+swa", "--causal", "yes",
+         "--seeds", "3", "--out", str(out), "--no-progress")  # fmt: skip
     return out
 
 
@@ -56,9 +71,10 @@ def test_pooled_on_a_committed_folder_with_the_committed_interval_file(tmp_path)
     assert (point["n"], point["w"], point["seeds"]) == (1024, 8, list(range(15, 40)))
 
 
-def test_pooled_bad_input_is_one_line():
-    result = _run("analysis.causal.pooled", "no/such/folder", code=2)
-    assert len(result.stderr.strip().splitlines()) == 1 and "dirs:" in result.stderr
+def test_pooled_bad_input_is_one_line(capsys):
+    _run("analysis.causal.pooled", "no/such/folder", code=2)
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "dirs:" in err
 
 
 def test_model_attempts_on_a_sweep(sweep, tmp_path):
@@ -87,8 +103,8 @@ def test_clumps_far_offsets_and_interval_check(tmp_path):
 
 def test_variants_then_refresh_keys(tmp_path):
     out = tmp_path / "variants"
-    _run("analysis.causal.variants", "--patterns", "sa+swa,dilated+swa-eq", "--n", "64", "--w", "4", "--seeds", "2",
-         "--causal", "yes", "--out", str(out))  # fmt: skip
+    _python_m("analysis.causal.variants", "--patterns", "sa+swa,dilated+swa-eq", "--n", "64", "--w", "4", "--seeds",
+              "2", "--causal", "yes", "--out", str(out))  # fmt: skip
     before = (out / "variants.jsonl").read_bytes()
-    result = _run("analysis.causal.refresh_keys", "--out", str(out), "--json")
+    result = _python_m("analysis.causal.refresh_keys", "--out", str(out), "--json")
     assert json.loads(result.stdout)["rows_changed"] == 0 and (out / "variants.jsonl").read_bytes() == before
