@@ -39,6 +39,7 @@ def dry_run(gpu_check):
     return doc, saved  # budget 600 s: shared cores skip nothing
 
 
+@pytest.mark.xdist_group("gpu_check_dry_run")  # the tests of one dry run on one xdist worker (--dist loadgroup)
 def test_dry_run(dry_run, gpu_check):
     doc, _ = dry_run
     assert doc["dry_run"] and doc["complete"] and doc["correctness"]["ok"] and doc["correctness"]["failed"] == []
@@ -166,6 +167,7 @@ def test_oracle_masks_match_the_loop_oracle():
         check_backends([8], w=0, device="cpu")
 
 
+@pytest.mark.xdist_group("gpu_check_dry_run")
 def test_partial_documents_are_saved_as_the_run_goes(dry_run, gpu_check):
     """A run killed at its time limit leaves what it finished: ``save`` sees the correctness pass, then every row."""
     doc, saved = dry_run
