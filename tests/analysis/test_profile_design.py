@@ -14,6 +14,26 @@ from analysis.attention_profile.design import choose, main, option_keys
 
 RESULTS = Path(__file__).resolve().parents[2] / "analysis" / "attention_profile" / "results" / "design"
 
+_STORE_ROWS: dict = {}
+
+
+@pytest.fixture
+def grid_read_once(monkeypatch):
+    """``analysis.paper_tasks.summary.store_rows`` parsing each store once for this module: the grid's 53 MB
+    ``tasks.jsonl`` is read by two tests and by the summary inside each; its readers only read the rows."""
+    from analysis.paper_tasks import summary as paper_summary
+
+    read = paper_summary.store_rows
+
+    def store_rows(folder, more=False, option="store"):
+        key = (str(folder), more, option)
+        if key not in _STORE_ROWS:
+            _STORE_ROWS[key] = read(folder, more, option)
+        return list(_STORE_ROWS[key])
+
+    monkeypatch.setattr(paper_summary, "store_rows", store_rows)
+    return store_rows
+
 
 @st.composite
 def instances(draw):
@@ -124,13 +144,13 @@ def test_head_recall_is_the_profile_s_recall_at_the_scored_position():
     assert np.allclose(mine["exact", 0], 1.0)
 
 
-def test_the_summary_of_a_plan_that_is_the_reference_differs_by_nothing(tmp_path):
+def test_the_summary_of_a_plan_that_is_the_reference_differs_by_nothing(tmp_path, grid_read_once):
     from analysis.attention_profile.design import GRID
     from analysis.attention_profile.design_summary import summary
     from receptive.sweep import ResultStore
 
     store = ResultStore(tmp_path / "design")
-    for row in ResultStore(GRID, resume=True).results():
+    for row in grid_read_once(GRID):  # the grid's fixed items (first 0), as the summary reads them
         if (row["method"], row["budget"], row["seed"], row["exact_layers"], row.get("first", 0)) == (
             "swa+sink", 64, 0, [], 0) and row["task"] in ("arc_easy", "lambada"):  # fmt: skip
             store.add(row | {"key": "plan|" + row["key"], "method": "plan-x"})
@@ -156,7 +176,7 @@ def test_the_summary_refuses_what_it_cannot_read(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_the_committed_summary_is_what_the_command_writes_from_the_store():
+def test_the_committed_summary_is_what_the_command_writes_from_the_store(grid_read_once):
     path = RESULTS / "summary.json"
     if not path.is_file():
         pytest.skip("no committed summary")
