@@ -262,6 +262,7 @@ def store_rows(folder, more: bool = False, option: str = "store") -> list[dict]:
     Returns
     -------
     list of dict
+        The rows, checked once per state of the file and shared between calls (read them, do not modify them).
 
     Raises
     ------
@@ -272,6 +273,20 @@ def store_rows(folder, more: bool = False, option: str = "store") -> list[dict]:
     path = Path(folder) / "tasks.jsonl"
     if not path.is_file():
         raise ValueError(f"{option}: no tasks.jsonl in {str(folder)!r} (analysis.paper_tasks.study writes it)")
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _CHECKED:
+        _CHECKED.clear()
+        _CHECKED[key] = _checked_rows(folder, path, option)
+    return [row for row in _CHECKED[key] if more or not row.get("first", 0)]
+
+
+#: The checked rows of the last store read, by (its tasks.jsonl, modification time, size): the summary's functions
+#: each read the store, and one parse of a grid of 50 MB takes seconds.
+_CHECKED: dict[tuple, list[dict]] = {}
+
+
+def _checked_rows(folder, path: Path, option: str) -> list[dict]:
     try:
         rows = ResultStore(folder, resume=True).results()
         for row in rows:
@@ -282,7 +297,7 @@ def store_rows(folder, more: bool = False, option: str = "store") -> list[dict]:
                     check_shape(run["records"][0], RECORD_SHAPE, f"{where}['runs'][{k}]['records'][0]")
     except ValueError as exc:
         raise ValueError(f"{option}: {exc}; expected the result store of python -m gpu.hf.eval_cli") from None
-    return [row for row in rows if more or not row.get("first", 0)]
+    return rows
 
 
 def item_table(folder, seed: int | None = None, more: bool = False) -> dict:

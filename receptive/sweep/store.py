@@ -69,9 +69,10 @@ class ResultStore:
             raise ValueError(f"--out: cannot create directory {self.directory}: {exc.strerror or exc}") from None
         if not os.access(self.directory, os.W_OK | os.X_OK):
             raise ValueError(f"--out: directory {self.directory} is not writable")
+        self._parsed: dict[Path, tuple[tuple, list[dict]]] = {}  # path -> (its stamp, its rows)
         if resume:  # a malformed line is an error now, before any work
-            self._read(self.results_path)
-            self._read(self.failures_path)
+            self._rows(self.results_path)
+            self._rows(self.failures_path)
         self._synced = time.monotonic()
         self._repaired: set[Path] = set()
         if not resume and self.failures_path.exists():
@@ -102,6 +103,14 @@ class ResultStore:
                 rows.append(row)
         return rows
 
+    def _rows(self, path: Path) -> list[dict]:
+        """:meth:`_read`, parsed again only when the file changed (its modification time or size): a large store is
+        read once for the check at resume and once for the results otherwise."""
+        stamp = (path.stat().st_mtime_ns, path.stat().st_size) if path.exists() else None
+        if path not in self._parsed or self._parsed[path][0] != stamp:
+            self._parsed[path] = (stamp, self._read(path))
+        return self._parsed[path][1]
+
     @staticmethod
     def _repair(path: Path) -> None:
         """End the file with a newline before appending: a torn last line is cut off (complete rows are kept)."""
@@ -115,17 +124,18 @@ class ResultStore:
         write_text_atomic(path, keep, "--out")
 
     def results(self) -> list[dict]:
-        """Finished tasks, the last result per key."""
-        return list({row["key"]: row for row in self._read(self.results_path)}.values())
+        """Finished tasks, the last result per key (the row objects are shared with later calls while the file is
+        unchanged: read them, do not modify them)."""
+        return list({row["key"]: row for row in self._rows(self.results_path)}.values())
 
     def done(self) -> set[str]:
         """The keys of the finished tasks."""
-        return {row["key"] for row in self._read(self.results_path)}
+        return {row["key"] for row in self._rows(self.results_path)}
 
     def failures(self) -> list[dict]:
         """The failed tasks that have not finished since (``{"key", "error", "attempts"}`` rows)."""
         done = self.done()
-        return [row for row in self._read(self.failures_path) if row["key"] not in done]
+        return [row for row in self._rows(self.failures_path) if row["key"] not in done]
 
     def _append(self, path: Path, row: dict) -> None:
         if path not in self._repaired:

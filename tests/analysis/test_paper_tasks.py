@@ -151,23 +151,30 @@ def test_the_papers_causal_sa_is_set_beside_the_generation_forms_at_half_its_ban
 
 
 @pytest.mark.skipif(not (RESULTS / "summary.json").is_file(), reason="the study's summary is not committed")
-def test_the_committed_summary_is_its_store(monkeypatch):
-    """The committed summary's task and pattern tables are what the store gives now. The 53 MB store is parsed once
-    and its rows handed to every reader (``task_rows`` and ``pattern_rows`` read it four times otherwise, and only
-    read the rows), so the tables are the ones the store gives."""
+def test_the_committed_summary_is_its_store():
+    """The committed summary's task and pattern tables are what the store gives now."""
     committed = json.loads((RESULTS / "summary.json").read_text())
-    read = summary.store_rows
-    rows = {}
-
-    def store_rows(folder, more=False, option="store"):
-        key = (str(folder), more, option)
-        if key not in rows:
-            rows[key] = read(folder, more, option)
-        return list(rows[key])
-
-    monkeypatch.setattr(summary, "store_rows", store_rows)
     assert summary.task_rows(RESULTS / "grid") == committed["tasks"]
     assert summary.pattern_rows(RESULTS / "grid") == committed["patterns"]
+
+
+def test_the_store_is_parsed_once_per_state_of_its_file(tmp_path, monkeypatch):
+    """The summary's readers share one check of a store while its file is unchanged, and see a change."""
+    from receptive.sweep import ResultStore
+
+    with (RESULTS / "grid" / "tasks.jsonl").open() as committed:
+        lines = [next(committed) for _ in range(3)]
+    (tmp_path / "tasks.jsonl").write_text("".join(lines[:2]))
+    calls = []
+    read = ResultStore._read
+    monkeypatch.setattr(ResultStore, "_read", staticmethod(lambda path: calls.append(path.name) or read(path)))
+    monkeypatch.setattr(summary, "_CHECKED", {})
+    first = summary.store_rows(tmp_path, more=True)
+    assert summary.store_rows(tmp_path, more=True) == first and len(first) == 2
+    assert calls.count("tasks.jsonl") == 1
+    with (tmp_path / "tasks.jsonl").open("a") as store:
+        store.write(lines[2])
+    assert len(summary.store_rows(tmp_path, more=True)) == 3 and calls.count("tasks.jsonl") == 2
 
 
 def test_stack_measures_rank_the_configurations_and_one_measure_is_chosen_on_the_search_tasks(store, monkeypatch):
