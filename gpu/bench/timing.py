@@ -11,15 +11,19 @@ from gpu.validation import check_int
 
 
 def round_robin(
-    steps: Mapping[str, Callable[[], object]], repeats: int, clock: Callable[[], float] = time.perf_counter
+    steps: Mapping[str, Callable[[], object]],
+    repeats: int,
+    clock: Callable[[], float] = time.perf_counter,
+    warmup: bool = True,
 ) -> dict[str, list[float]]:
-    """``{name: [seconds of round 0, round 1, ...]}``: one untimed warm-up call of every step (in ``steps``' order),
-    then ``repeats`` rounds that call every step once each; round ``r`` starts at step ``r mod len(steps)`` and
-    goes on in ``steps``' order, wrapping around. Each call is timed alone: ``clock()`` after it minus ``clock()``
-    before it (``time.perf_counter``: wall seconds). The lists are returned whole; ``gpu.bench.cli`` and
-    ``bench_banded`` keep their median as a step's time (``seconds`` in their rows, the statistic of their committed
-    result files), ``bench_banded`` also their minimum (``best_seconds``); ``bench_sa_layer`` keeps the minimum
-    (``seconds``, the statistic of its committed ``sa_layer.json``).
+    """``{name: [seconds of round 0, round 1, ...]}``: one untimed warm-up call of every step (in ``steps``' order; left
+    out with ``warmup=False``, for a caller that warms its steps up on a smaller input), then ``repeats`` rounds that
+    call every step once each; round ``r`` starts at step ``r mod len(steps)`` and goes on in ``steps``' order, wrapping
+    around. Each call is timed alone: ``clock()`` after it minus ``clock()`` before it (``time.perf_counter``: wall
+    seconds). The lists are returned whole; ``gpu.bench.cli`` and ``bench_banded`` keep their median as a step's time
+    (``seconds`` in their rows, the statistic of their committed result files), ``bench_banded`` also their minimum
+    (``best_seconds``); ``bench_sa_layer`` keeps the minimum (``seconds``, the statistic of its committed
+    ``sa_layer.json``).
 
     Why rounds: a change in the load of the shared machine during the measurement reaches every step alike, so the
     ratios of steps timed together compare calls made side by side, not one step's quiet minute with another's busy
@@ -43,6 +47,8 @@ def round_robin(
         Rounds, at least 1.
     clock : callable, default time.perf_counter
         Returns seconds.
+    warmup : bool, default True
+        Call every step once, untimed, before the rounds.
 
     Returns
     -------
@@ -72,8 +78,10 @@ def round_robin(
     check_int("repeats", repeats, 1)
     if not callable(clock):
         raise TypeError(f"clock: expected a callable returning seconds, got {type(clock).__name__}")
+    if not isinstance(warmup, bool):
+        raise TypeError(f"warmup: expected True or False, got {type(warmup).__name__}")
     names = list(steps)
-    for name in names:  # warm-up (compilation, caches, first allocations): not timed
+    for name in names if warmup else ():  # warm-up (compilation, caches, first allocations): not timed
         steps[name]()
     runs = {name: [] for name in names}
     for round_ in range(repeats):

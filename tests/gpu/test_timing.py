@@ -89,6 +89,13 @@ def test_every_step_takes_every_position_of_a_round():
         assert sorted(r[position] for r in rounds) == names
 
 
+def test_round_robin_without_warmup_times_every_call():
+    calls = []
+    runs = round_robin({n: (lambda n=n: calls.append(n)) for n in "ab"}, 3, warmup=False)
+    assert calls == ["a", "b", "b", "a", "a", "b"]
+    assert [len(t) for t in runs.values()] == [3, 3]
+
+
 def timed_predecessors(names, repeats):
     """``{name: [the step called right before its timed call in round 0, 1, ...]}`` (round 0's first step follows
     the last warm-up call), read off the recorded calls."""
@@ -148,6 +155,7 @@ def test_bad_input_is_a_one_line_error_naming_the_argument(call, needle):
         (lambda: round_robin([print], 2), "steps"),
         (lambda: round_robin({"a": 3}, 2), "steps"),
         (lambda: round_robin({"a": print}, 2, clock=0.0), "clock"),
+        (lambda: round_robin({"a": print}, 2, warmup=1), "warmup"),
     ],
 )
 def test_wrong_type_is_a_type_error(call, needle):
