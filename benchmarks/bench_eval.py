@@ -5,8 +5,8 @@
 
 Both score every (context, continuation) request of the first ``--items`` items of each task (OLMES 5-shot rc) with full
 attention: ``HFLM.loglikelihood`` (lm-eval 0.4, ``batch_size=--hflm-batch``, the whole context with each choice) and
-:func:`gpu.hf.eval.score_items` (the task's shared few-shot prefix once per call, each item's own context once, its
-choices batched). Each first scores the first ``--warmup-items`` items untimed; then the two are timed in rotating
+:func:`gpu.harness.scoring.score_items` (the task's shared few-shot prefix once per call, each item's own context once,
+its choices batched). Each first scores the first ``--warmup-items`` items untimed; then the two are timed in rotating
 rounds (:func:`gpu.bench.timing.round_robin`), the shared prefix included in every harness call; ``items_per_second`` is
 items over the median round and ``speedup`` the harness's rate over HFLM's in the same run. ``max_abs_ll_difference`` is
 the largest difference of any request's log-likelihood and ``same_accuracy`` whether both give every item the same
@@ -31,8 +31,8 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout: import this ch
     sys.path.insert(0, str(ROOT))
 
 from gpu.bench.timing import round_robin  # noqa: E402
-from gpu.hf.eval import item_scores, score_items  # noqa: E402
-from gpu.hf.eval_tasks import load_requests, load_task  # noqa: E402
+from gpu.harness.scoring import item_scores, score_items  # noqa: E402
+from gpu.harness.tasks import load_requests, load_task  # noqa: E402
 from graphs.cli_common import run_command, write_atomic  # noqa: E402
 from receptive.cli_parser import OneLineErrorParser, output_file  # noqa: E402
 

@@ -1,10 +1,10 @@
-"""Time one small grid of ``python -m gpu.hf.eval_cli`` locally and on Dask, on the same cores.
+"""Time one small grid of ``python -m gpu.harness`` locally and on Dask, on the same cores.
 
     python benchmarks/bench_eval_dask.py [--model smollm2] [--tasks lambada] [--limit 4] [--attention exact,swa,sa]
         [--budgets 16] [--shards 2] [--modes local,localcluster,scheduler] [--baseline DIR [--baseline-commit SHA]]
         [--json PATH]
 
-Modes, each a fresh ``python -m gpu.hf.eval_cli`` process scoring the same grid into its own store:
+Modes, each a fresh ``python -m gpu.harness`` process scoring the same grid into its own store:
 
 * ``local``: this machine's default, one process on two torch threads (``--threads 2``);
 * ``localcluster``: ``--dask --workers 2 --threads 1``, a Dask ``LocalCluster`` of two one-thread processes;
@@ -100,9 +100,18 @@ def records(store: Path) -> dict[tuple, list[float]]:
     return out
 
 
-def time_mode(arguments: list[str], store: Path, env: dict) -> dict:
+def grid_module(checkout: Path) -> str | None:
+    """The harness's command module in a checkout (``gpu.harness``, or ``gpu.hf.eval_cli`` in older layouts)."""
+    for module in ("gpu.harness", "gpu.hf.eval_cli"):
+        path = checkout.joinpath(*module.split("."))
+        if (path / "__main__.py").is_file() or path.with_suffix(".py").is_file():
+            return module
+    return None
+
+
+def time_mode(arguments: list[str], store: Path, env: dict, module: str = "gpu.harness") -> dict:
     """Run the command, polling its store for the time each row lands; the timings of :func:`main`'s doc."""
-    command = [sys.executable, "-m", "gpu.hf.eval_cli", *arguments, "--out", str(store), "--quiet"]
+    command = [sys.executable, "-m", module, *arguments, "--out", str(store), "--quiet"]
     load_before = os.getloadavg()
     landed: list[float] = []
     start = time.perf_counter()
@@ -121,7 +130,7 @@ def time_mode(arguments: list[str], store: Path, env: dict) -> dict:
     first = json.loads(lines[0])
     grid_seconds = landed[-1] - (landed[0] - first["seconds"])
     pairs = sum(len(run["records"]) for line in lines for run in json.loads(line)["runs"])
-    return {"command": " ".join(["python -m gpu.hf.eval_cli", *command[3:]]), "wall": wall,
+    return {"command": " ".join(["python -m gpu.harness", *command[3:]]), "wall": wall,
             "grid_seconds": grid_seconds, "rows": len(lines), "item_configurations": pairs,
             "items_per_second": pairs / grid_seconds, "task_seconds": sum(json.loads(x)["seconds"] for x in lines),
             "load_average_before": list(load_before), "load_average_after": list(os.getloadavg())}  # fmt: skip
@@ -191,10 +200,10 @@ def main(argv=None) -> int:
     """
     parser = OneLineErrorParser(prog="python benchmarks/bench_eval_dask.py", description=__doc__.split("\n\n")[0])
     add = parser.add_argument
-    add("--model", default="smollm2", help="as eval_cli's --model [smollm2]")
-    add("--tasks", default="lambada", help="as eval_cli's --tasks [lambada]")
+    add("--model", default="smollm2", help="as gpu.harness's --model [smollm2]")
+    add("--tasks", default="lambada", help="as gpu.harness's --tasks [lambada]")
     add("--limit", type=int, default=4, help="items per task [4]")
-    add("--attention", default="exact,swa,sa", help="as eval_cli's --attention [exact,swa,sa]")
+    add("--attention", default="exact,swa,sa", help="as gpu.harness's --attention [exact,swa,sa]")
     add("--budgets", default="16", help="keys per query [16]")
     add("--shards", type=int, default=2, help="shards per task: grid tasks for two workers [2]")
     add("--modes", default=",".join(MODES), help=f"comma-separated of {', '.join(MODES)} [all]")
@@ -208,17 +217,17 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         modes = comma_names("--modes", args.modes, MODES)
-        if args.baseline and not (Path(args.baseline) / "gpu" / "hf" / "eval_cli.py").is_file():
-            raise ValueError(f"--baseline: {args.baseline} holds no gpu/hf/eval_cli.py")
+        if args.baseline and grid_module(Path(args.baseline)) is None:
+            raise ValueError(f"--baseline: {args.baseline} holds no gpu/harness/__main__.py (nor gpu/hf/eval_cli.py)")
     except ValueError as exc:
         parser.error(str(exc))
     grid = ["--model", args.model, "--tasks", args.tasks, "--limit", str(args.limit), "--attention", args.attention,
             "--budgets", args.budgets, "--decode", "sparse,exact", "--shards", str(args.shards)]  # fmt: skip
     here = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(":")}
-    runs = [(mode, here) for mode in modes]
+    runs = [(mode, here, "gpu.harness") for mode in modes]
     if args.baseline:
-        base = str(Path(args.baseline).resolve())
-        runs.append(("localcluster@baseline", {**here, "PYTHONPATH": base}))
+        base = Path(args.baseline).resolve()
+        runs.append(("localcluster@baseline", {**here, "PYTHONPATH": str(base)}, grid_module(base)))
     results: dict[str, dict] = {}
     forwards: list[dict] = []
     for _ in range(args.rounds if args.forwards else 0):
@@ -228,14 +237,14 @@ def main(argv=None) -> int:
             print(f"forwards {processes} x {threads}: {row['forwards_per_second']:.3f}/s", file=sys.stderr)
     folder = Path(tempfile.mkdtemp(prefix="bench_eval_dask_"))
     try:
-        for mode, env in runs:
+        for mode, env, module in runs:
             flags = FLAGS.get(mode.split("@")[0])
             processes = []
             if mode == "scheduler":
                 address, processes = start_cluster(folder, env)
                 flags = ["--threads", "2", "--scheduler", address]
             try:
-                results[mode] = time_mode(grid + flags, folder / mode, env)
+                results[mode] = time_mode(grid + flags, folder / mode, env, module)
             finally:
                 _stop(processes)
             print(f"{mode}: {results[mode]['grid_seconds']:.1f} s grid, {results[mode]['wall']:.1f} s wall",

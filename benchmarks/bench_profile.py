@@ -5,13 +5,13 @@
 
 Five steps on the same items (the gold contexts for the profile, every request for the harness), timed in rotating
 rounds (:func:`gpu.bench.timing.round_robin`, one untimed warm-up each): ``forward``, the profile's floor (one exact
-forward per context over the shared prefix, recorded, no pattern); ``profile_scored``, the measures of every pattern
-of ``--patterns`` at the scored position alone (:func:`gpu.hf.profile.attention_profile` with
-``positions="scored"``, ``kl=False``: the recall that ranks the grid best); ``profile``, the same at every position
-with the rollout; ``profile_kl``, that with the end-to-end KL (one forward per pattern and text more); and
-``harness``, :func:`gpu.hf.eval.score_items` of the first pattern at ``--budget`` (both protocols, as the grid scores
-it). Each step's ratio to the harness is taken in the same run; the goal of the profile is at most a tenth of the
-harness's time, and ``forward`` says how low any profile from exact forwards can go.
+forward per context over the shared prefix, recorded, no pattern); ``profile_scored``, the measures of every pattern of
+``--patterns`` at the scored position alone (:func:`gpu.profile.measures.attention_profile` with ``positions="scored"``,
+``kl=False``: the recall that ranks the grid best); ``profile``, the same at every position with the rollout;
+``profile_kl``, that with the end-to-end KL (one forward per pattern and text more); and ``harness``,
+:func:`gpu.harness.scoring.score_items` of the first pattern at ``--budget`` (both protocols, as the grid scores it).
+Each step's ratio to the harness is taken in the same run; the goal of the profile is at most a tenth of the harness's
+time, and ``forward`` says how low any profile from exact forwards can go.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout: import this ch
 
 from gpu.attention.generation_patterns import GENERATION_METHODS  # noqa: E402
 from gpu.bench.timing import round_robin  # noqa: E402
-from gpu.hf.eval import EvalAttention, score_items  # noqa: E402
-from gpu.hf.eval_tasks import load_requests, load_task  # noqa: E402
-from gpu.hf.profile import ProfilePattern, attention_profile  # noqa: E402
-from gpu.hf.profile_cli import task_contexts  # noqa: E402
+from gpu.harness.scoring import EvalAttention, score_items  # noqa: E402
+from gpu.harness.tasks import load_requests, load_task  # noqa: E402
+from gpu.profile.cli import task_contexts  # noqa: E402
+from gpu.profile.measures import ProfilePattern, attention_profile  # noqa: E402
 from graphs.cli_common import run_command, write_atomic  # noqa: E402
 from receptive.cli_parser import OneLineErrorParser, comma_names, output_file  # noqa: E402
 

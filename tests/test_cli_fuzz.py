@@ -92,12 +92,12 @@ CASES = [
      lambda t: ["--edges", str(_folder(t / "edges"))]),
     ("real-models-scored-zero", "transformers", _module("analysis.real_models.study"),
      lambda t: ["--scored", "0", "--out", str(t / "o.json")]),
-    ("hf-eval-unknown-task", "transformers", _module("gpu.hf.eval_cli"),
+    ("hf-eval-unknown-task", "transformers", _module("gpu.harness.cli"),
      lambda t: ["--tasks", "nosuchtask", "--out", str(t / "out")]),
-    ("hf-eval-fake-gguf", "transformers", _module("gpu.hf.eval_cli"),
+    ("hf-eval-fake-gguf", "transformers", _module("gpu.harness.cli"),
      lambda t: ["--model", _text(t / "x.gguf", "not a model"), "--tasks", _text(t / "r.jsonl", ""),
                 "--out", str(t / "out")]),
-    ("hf-eval-bad-request-file", "transformers", _module("gpu.hf.eval_cli"),
+    ("hf-eval-bad-request-file", "transformers", _module("gpu.harness.cli"),
      lambda t: ["--tasks", _text(t / "r.jsonl", '{"doc_id": 0}'), "--out", str(t / "out")]),
 ]  # fmt: skip
 

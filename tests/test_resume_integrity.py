@@ -1,4 +1,4 @@
-"""A resume never mixes results: every result store (``python -m receptive.bound``, ``python -m gpu.hf.eval_cli``
+"""A resume never mixes results: every result store (``python -m receptive.bound``, ``python -m gpu.harness``
 and the paper-task study's committed store) refuses a resume with anything its rows depend on changed, in one line
 naming the flag, the stored and the given value, before any work; a resume that asks for other rows extends the store
 with those only and reports exactly what was asked; a last row torn by a killed write is dropped, noted on stderr in
@@ -137,7 +137,7 @@ def test_bound_torn_last_row_is_dropped_noted_and_computed_again(bound_store, tm
     assert json.loads(captured.out)["points"] == json.loads((bound_store / "bound.json").read_text())["points"]
 
 
-# ------------------------------------------------------------------ gpu.hf.eval_cli
+# ------------------------------------------------------------------ gpu.harness.cli
 
 try:
     import torch
@@ -147,7 +147,7 @@ except ImportError:  # the receptive.bound tests above run without them
 else:
     from hf_eval_models import FIXTURES, tiny_llama, tiny_tokenizer
 
-    from gpu.hf import eval_cli
+    from gpu.harness import cli as eval_cli
 
 needs_torch = pytest.mark.skipif(torch is None, reason="needs torch and transformers")
 
@@ -280,7 +280,7 @@ GRID = Path(__file__).parents[1] / "analysis" / "paper_tasks" / "results" / "gri
 @pytest.mark.skipif(not (GRID / "tasks.jsonl").is_file(), reason="the paper-task store is not committed")
 @needs_torch
 def test_committed_paper_task_store_is_checked_against_the_installed_wheels(models):
-    from gpu.hf.eval_tasks import olmes_folder
+    from gpu.harness.tasks import olmes_folder
     from gpu.hf.models import smollm2_gguf
 
     if smollm2_gguf() is None or olmes_folder() is None:

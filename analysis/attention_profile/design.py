@@ -4,7 +4,7 @@
 1. **Calibrate** on text apart from every test item: MMLU's ``dev`` examples as five shots and the first
    ``validation`` question of each subject (OLMES's cloze prompt, the scored position the prompt's last token; MMLU
    is not among the scored tasks). One exact forward per text measures, per layer and head, the mass each candidate
-   key set of :data:`OPTIONS` holds at the scored position (:func:`gpu.hf.profile.attention_profile`'s
+   key set of :data:`OPTIONS` holds at the scored position (:func:`gpu.profile.measures.attention_profile`'s
    ``recall``, the measure the study chose).
 2. **Choose** per head the candidate that maximises ``recall - lam * keys`` (keys per query relative to the
    reference's on each task, averaged over the tasks), ``lam`` the smallest at which the plan reads at most the
@@ -69,8 +69,8 @@ def calibration_ids(tokenizer, subjects: int | None = None) -> list[list[int]]:
     -------
     list of list of int
     """
-    from gpu.hf.eval_tasks import load_mmlu
-    from gpu.hf.profile_cli import task_contexts
+    from gpu.harness.tasks import load_mmlu
+    from gpu.profile.cli import task_contexts
 
     items = load_mmlu(per_subject=1, shots=5, split="validation")
     return task_contexts(tokenizer, items[:subjects])
@@ -78,7 +78,7 @@ def calibration_ids(tokenizer, subjects: int | None = None) -> list[list[int]]:
 
 def head_recall(model, texts, options=OPTIONS, max_length: int | None = None) -> dict:
     """Per candidate, the ``(layers, heads)`` exact softmax mass its keys hold at each text's last position, the mean
-    over texts: :func:`gpu.hf.profile.attention_profile`'s ``recall`` at the scored position (seed 0), from one
+    over texts: :func:`gpu.profile.measures.attention_profile`'s ``recall`` at the scored position (seed 0), from one
     exact forward per text that keeps only the last query's probabilities.
 
     Parameters
@@ -296,8 +296,8 @@ def score(plan, out, tasks=TASKS, limit: int = 200, seeds=(0, 1, 2), progress: b
     list of dict
         The store's rows.
     """
-    from gpu.hf.eval import EvalAttention, score_items, shared_prefixes
-    from gpu.hf.eval_tasks import load_task
+    from gpu.harness.scoring import EvalAttention, score_items, shared_prefixes
+    from gpu.harness.tasks import load_task
     from gpu.hf.models import load_causal_lm, smollm2_gguf
     from receptive.sweep import ResultStore
 

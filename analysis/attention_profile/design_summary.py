@@ -34,7 +34,7 @@ def plan_table(store) -> dict:
     -------
     dict
     """
-    from gpu.hf.eval import item_scores
+    from gpu.harness.scoring import item_scores
     from receptive.sweep import ResultStore
 
     table: dict = {}

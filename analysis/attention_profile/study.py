@@ -1,12 +1,12 @@
 """The attention profile of every configuration of the paper-task grid (``python -m analysis.attention_profile.study``).
 
-For each informative task, the gold contexts of the first ``--items`` of the grid's fixed items (the harness's
-tokens, the scored position the context's last token) run through SmolLM2-135M-Instruct once exactly, and every
-generation-form configuration of the grid (method, keys per query, exact layers; seed 0) is measured on them
-(:func:`gpu.hf.profile.attention_profile`): mass recall, output error and rollout overlap from the exact forward; the
-end-to-end KL, which needs the pattern's own forward, on the first ``--kl-items``. The result keeps each
-measure per configuration and item (for the bootstrap of ``predict.py``), where the exact mass goes per layer and
-head, what the headline patterns' keys hold of it per layer and head, and the seconds each part took.
+For each informative task, the gold contexts of the first ``--items`` of the grid's fixed items (the harness's tokens,
+the scored position the context's last token) run through SmolLM2-135M-Instruct once exactly, and every generation-form
+configuration of the grid (method, keys per query, exact layers; seed 0) is measured on them
+(:func:`gpu.profile.measures.attention_profile`): mass recall, output error and rollout overlap from the exact forward;
+the end-to-end KL, which needs the pattern's own forward, on the first ``--kl-items``. The result keeps each measure per
+configuration and item (for the bootstrap of ``predict.py``), where the exact mass goes per layer and head, what the
+headline patterns' keys hold of it per layer and head, and the seconds each part took.
 
 References
 ----------
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpu.hf.profile import MEASURES
+from gpu.profile.measures import MEASURES
 from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 
@@ -34,7 +34,7 @@ HEADLINE = (("swa", 64), ("swa+sink", 64), ("sa", 64), ("sa-ms", 64), ("top-k", 
 
 
 def grid_patterns(store, seeds=(0,)) -> list:
-    """Every generation-form configuration of the grid's store, one :class:`gpu.hf.profile.ProfilePattern` per seed.
+    """Every generation-form configuration of the grid's store, one :class:`gpu.profile.ProfilePattern` per seed.
 
     Parameters
     ----------
@@ -45,11 +45,11 @@ def grid_patterns(store, seeds=(0,)) -> list:
 
     Returns
     -------
-    list of gpu.hf.profile.ProfilePattern
+    list of gpu.profile.measures.ProfilePattern
         Sorted by label.
     """
     from gpu.attention.generation_patterns import GENERATION_METHODS
-    from gpu.hf.profile import ProfilePattern
+    from gpu.profile.measures import ProfilePattern
     from receptive.sweep import ResultStore
 
     seen = set()
@@ -85,10 +85,10 @@ def run(store, items: int, kl_items: int, tasks=TASKS, progress: bool | None = N
     """
     import torch
 
-    from gpu.hf.eval_tasks import load_task
+    from gpu.harness.tasks import load_task
     from gpu.hf.models import load_causal_lm, smollm2_gguf
-    from gpu.hf.profile import attention_profile
-    from gpu.hf.profile_cli import task_contexts
+    from gpu.profile.cli import task_contexts
+    from gpu.profile.measures import attention_profile
 
     patterns = grid_patterns(store)
     model, tokenizer = load_causal_lm(smollm2_gguf())

@@ -49,7 +49,7 @@ RESULTS = Path(__file__).parent / "results"
 GRID = ROOT / "analysis" / "paper_tasks" / "results" / "grid"
 DESIGN = ROOT / "analysis" / "attention_profile" / "results" / "design"
 PROTOCOLS = ("sparse", "exact")
-#: What a store row must hold for this study (the harness's row format, ``python -m gpu.hf.eval_cli``).
+#: What a store row must hold for this study (the harness's row format, ``python -m gpu.harness``).
 ROW_SHAPE = {
     "method": str,
     "budget": int,
@@ -95,7 +95,7 @@ def read_store(folder) -> list[dict]:
     """
     path = Path(folder) / "tasks.jsonl"
     if not path.is_file():
-        raise ValueError(f"no tasks.jsonl in {str(folder)!r} (a store of python -m gpu.hf.eval_cli)")
+        raise ValueError(f"no tasks.jsonl in {str(folder)!r} (a store of python -m gpu.harness)")
     try:
         lines = path.read_text().split("\n")
     except (OSError, UnicodeDecodeError) as exc:
@@ -132,7 +132,7 @@ def configuration(attention: dict) -> tuple[str, str, int, str]:
     Parameters
     ----------
     attention : dict
-        A run's ``attention`` (:meth:`gpu.hf.eval.EvalAttention.to_dict`).
+        A run's ``attention`` (:meth:`gpu.harness.scoring.EvalAttention.to_dict`).
 
     Returns
     -------
@@ -242,7 +242,7 @@ def frontier(stores) -> dict:
         in two stores.
     """
     from analysis.paper_tasks.summary import PRIMARY
-    from gpu.hf.eval import item_scores
+    from gpu.harness.scoring import item_scores
 
     stores = [Path(s) for s in stores]
     scores: dict = {}  # (label, method, budget, protocol) -> task -> doc -> seed -> score
@@ -347,7 +347,7 @@ def main(argv=None) -> int:
                                        "--out analysis/frontier/results/frontier.json",
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
     parser.add_argument("--stores", nargs="+", default=[_relative(s) for s in stores],
-                        help="result stores of python -m gpu.hf.eval_cli (folders holding tasks.jsonl); the default "
+                        help="result stores of python -m gpu.harness (folders holding tasks.jsonl); the default "
                              "is the grid's, and the designed pattern's where it exists")  # fmt: skip
     parser.add_argument("--out", required=True, type=output_file("--out", suffixes=(".json",)),
                         help="the JSON to write")  # fmt: skip
@@ -355,7 +355,7 @@ def main(argv=None) -> int:
     paths = [ROOT / s if not Path(s).exists() and (ROOT / s).exists() else Path(s) for s in args.stores]
     for path in paths:
         if not (path / "tasks.jsonl").is_file():
-            parser.error(f"--stores: no tasks.jsonl in {str(path)!r} (a store of python -m gpu.hf.eval_cli)")
+            parser.error(f"--stores: no tasks.jsonl in {str(path)!r} (a store of python -m gpu.harness)")
     if len({p.resolve() for p in paths}) < len(paths):
         parser.error("--stores: a store is named twice")
     try:

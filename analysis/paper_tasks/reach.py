@@ -1,9 +1,9 @@
 """Does coverage predict accuracy? (``python -m analysis.paper_tasks.reach``)
 
-For every position-only configuration of the grid (method, keys per query, seed, exact layers) and a fixed sample
-of each task's items, the graph measures of the same 30-layer stack at that item's context length
-(:func:`gpu.hf.stack_reach.stack_reach`: 9 heads, SA's permutations over 8192 positions, the seeds the model used), for
-the scored position (the context's last token, whose output predicts the answer's first token):
+For every position-only configuration of the grid (method, keys per query, seed, exact layers) and a fixed sample of
+each task's items, the graph measures of the same 30-layer stack at that item's context length
+(:func:`analysis.paper_tasks.stack_reach.stack_reach`: 9 heads, SA's permutations over 8192 positions, the seeds the
+model used), for the scored position (the context's last token, whose output predicts the answer's first token):
 
 * ``full_layer``: the first layer after which it has heard from every context token (31: not within 30);
 * ``reach_h``: the share of the context it hears from through at most h = 1, 2, 3 attention edges;
@@ -46,7 +46,7 @@ LAYERS, HEADS, MAX_LENGTH = 30, 9, 8192
 
 @cache
 def _measures(method: str, budget: int, seed: int, n: int, exact_layers: tuple = ()) -> dict[str, float]:
-    from gpu.hf.stack_reach import stack_reach
+    from analysis.paper_tasks.stack_reach import stack_reach
 
     if method == "exact":
         return {"full_layer": 1, "reach_1": 1.0, "reach_2": 1.0, "reach_3": 1.0, "reach_all": 1.0, "mean_hops": 1.0}
@@ -90,7 +90,7 @@ def measure_rows(store, sample: int = 25) -> list[dict]:
     -------
     list of dict
     """
-    from gpu.hf.stack_reach import STACK_METHODS
+    from analysis.paper_tasks.stack_reach import STACK_METHODS
 
     configs = set()
     for row in store_rows(store):

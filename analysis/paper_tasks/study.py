@@ -1,8 +1,8 @@
 """The SA paper's own tasks on SmolLM2-135M-Instruct (``python -m analysis.paper_tasks.study``): the grid of
-attention patterns x keys per query x protocols x OLMES tasks, run through :mod:`gpu.hf.eval` in tiers, most
+attention patterns x keys per query x protocols x OLMES tasks, run through :mod:`gpu.harness.scoring` in tiers, most
 important first, into one resumable result store.
 
-Tiers (each a run of ``python -m gpu.hf.eval_cli`` on the same ``--out``; an interrupted study resumes where it
+Tiers (each a run of ``python -m gpu.harness`` on the same ``--out``; an interrupted study resumes where it
 stopped), every sparse row under both protocols (the pattern everywhere; the pattern over the context and exact
 attention for the continuation) and at m = 64 and 32 keys per query unless said otherwise:
 
@@ -41,9 +41,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from gpu.hf.eval_cli import DEFAULT_TASKS
-from gpu.hf.eval_cli import main as hf_eval
-from gpu.hf.eval_tasks import load_task
+from gpu.harness.cli import DEFAULT_TASKS
+from gpu.harness.cli import main as hf_eval
+from gpu.harness.tasks import load_task
 from graphs.cli_common import output_folder, run_command
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 from receptive.sweep import check_scheduler
@@ -72,7 +72,7 @@ DOUBLED = {"convention"}
 
 def tier_arguments(tier: str, out: str, limit: int, tasks: str, workers: int = 1, methods: str | None = None,
                    budgets: str | None = None, scheduler: str | None = None):  # fmt: skip
-    """The ``python -m gpu.hf.eval_cli`` arguments of one tier.
+    """The ``python -m gpu.harness`` arguments of one tier.
 
     Parameters
     ----------

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpu.hf.eval import item_scores
+from gpu.harness.scoring import item_scores
 from graphs.cli_common import NUMBER, check_shape, output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 from receptive.sweep import ResultStore
@@ -66,7 +66,7 @@ SEARCH_TASKS = ("arc_easy", "piqa")
 ROW_SHAPE = {"key": str, "task": str, "kind": frozenset({"choice", "target"}), "method": str, "budget": int,
              "seed": int, "exact_layers": [int], "first?": int,
              "runs": [{"attention": {"label": str}, "records": [dict]}, ...]}  # fmt: skip
-#: what they read of a scored item (a record of :func:`gpu.hf.eval.score_items`)
+#: what they read of a scored item (a record of :func:`gpu.harness.scoring.score_items`)
 _CHOICE = {"ll": NUMBER, "tokens": int, "chars": int, "bytes": int, "greedy": bool}
 RECORD_SHAPE = {"doc_id": int, "label": int, "context_tokens": int, "choices": [_CHOICE, ...]}
 
@@ -162,7 +162,7 @@ def configuration(label: str) -> tuple[str, int, str] | None:
     Parameters
     ----------
     label : str
-        An :class:`gpu.hf.eval.EvalAttention` label.
+        An :class:`gpu.harness.scoring.EvalAttention` label.
 
     Returns
     -------
@@ -253,7 +253,7 @@ def store_rows(folder, more: bool = False, option: str = "store") -> list[dict]:
     Parameters
     ----------
     folder : str or pathlib.Path
-        The store of ``python -m gpu.hf.eval_cli`` (``tasks.jsonl``).
+        The store of ``python -m gpu.harness`` (``tasks.jsonl``).
     more : bool, default False
         Also the rows of items past an earlier ``--limit`` (``--first``, the ``more`` tier).
     option : str, default "store"
@@ -296,7 +296,7 @@ def _checked_rows(folder, path: Path, option: str) -> list[dict]:
                 if run["records"]:
                     check_shape(run["records"][0], RECORD_SHAPE, f"{where}['runs'][{k}]['records'][0]")
     except ValueError as exc:
-        raise ValueError(f"{option}: {exc}; expected the result store of python -m gpu.hf.eval_cli") from None
+        raise ValueError(f"{option}: {exc}; expected the result store of python -m gpu.harness") from None
     return rows
 
 
@@ -306,7 +306,7 @@ def item_table(folder, seed: int | None = None, more: bool = False) -> dict:
     Parameters
     ----------
     folder : str or pathlib.Path
-        The store of ``python -m gpu.hf.eval_cli`` (``tasks.jsonl``).
+        The store of ``python -m gpu.harness`` (``tasks.jsonl``).
     seed : int, optional
         Only this seed's runs (a deterministic pattern counts as seed 0); ``None``: every seed.
     more : bool, default False

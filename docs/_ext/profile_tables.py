@@ -71,6 +71,19 @@ class ProfileTables:
         note = f"Seconds per text, {s['configurations']} configurations, one torch thread."
         return self.header(PREDICT, data=[d]) + note + "\n\n" + md_table(["what", "seconds per text"], rows)
 
+    def attention_profile_bench(self) -> str:
+        rel = "benchmarks/results/profile.json"
+        d = self.load(rel)
+        if d is None:
+            return ""
+        steps = ("forward", "profile_scored", "profile", "profile_kl")
+        rows = [[r["task"], str(r["items"]), f"{r['tokens_mean']:.0f}", f"{r['harness_seconds']:.1f}",
+                 *(f"{r[f'{step}_over_harness']:.2f}" for step in steps)] for r in d["rows"]]  # fmt: skip
+        head = ["task", "items", "tokens", "harness s", "forward", "scored positions", "every position", "with KL"]
+        note = (f"Time over the harness's (scoring {d['rows'][0]['harness_pattern']} under both protocols), "
+                f"patterns {', '.join(d['rows'][0]['patterns'])}; {d['threads']} threads.")  # fmt: skip
+        return self.header(rel, data=[d]) + note + "\n\n" + md_table(head, rows)
+
     def attention_profile_heads(self) -> str:
         d = self.load(HEADS)
         if d is None:

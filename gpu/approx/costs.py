@@ -14,7 +14,7 @@ Conventions (all per sequence, ``heads`` heads of dimension ``d``, ``element_byt
   Counting the method, not the lab's reference code: the top-k oracle is ``2 n^2 d`` scores plus ``2 n m d``
   products, although the lab masks a dense matrix. The dense reference is ``4 n^2 d + 5 n^2`` per head (the
   Triton tutorial's ``4 B H N^2 D``; causal half). :func:`gpu.approx.measure.measured_flops` counts what the lab's
-  code multiplies (``torch.utils.flop_counter``, matrix products only), and ``tests/gpu/test_approx.py`` checks
+  code multiplies (``torch.utils.flop_counter``, matrix products only), and ``tests/gpu/approx/test_approx.py`` checks
   every formula against that count for the methods whose code is the algorithm. The count is higher where the code
   does more than the method: the banded backend's query blocks of ``b_q`` each meet ``b_q + w - 1`` keys, MoBA and
   top-k multiply a dense masked matrix, the latent methods also fit their basis (a one-time conversion, not counted

@@ -121,7 +121,7 @@ def test_head_recall_is_the_profile_s_recall_at_the_scored_position():
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     from analysis.attention_profile.design import head_recall
-    from gpu.hf.profile import ProfilePattern, attention_profile
+    from gpu.profile.measures import ProfilePattern, attention_profile
 
     config = transformers.LlamaConfig(
         vocab_size=40,

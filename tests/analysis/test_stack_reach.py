@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from refusals import assert_refused
 
+from analysis.paper_tasks.stack_reach import STACK_METHODS, stack_reach
 from gpu.attention.generation_keys import position_keys
-from gpu.hf.stack_reach import STACK_METHODS, stack_reach
 
 
 def adjacency(method, n, m, heads, seed, max_length, exact):

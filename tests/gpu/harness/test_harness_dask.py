@@ -1,4 +1,4 @@
-"""``python -m gpu.hf.eval_cli`` on Dask: a ``dask scheduler`` and two ``dask worker --nthreads 1`` processes over tcp
+"""``python -m gpu.harness`` on Dask: a ``dask scheduler`` and two ``dask worker --nthreads 1`` processes over tcp
 on this machine, started and stopped here, and a ``LocalCluster``. Per item the records of a local run; the model
 loaded once per worker; torch on the worker's threads; a worker killed in the middle loses no task and stores
 none twice."""
@@ -21,7 +21,7 @@ pytest.importorskip("transformers")
 distributed = pytest.importorskip("distributed")
 from hf_eval_models import FIXTURES, tiny_llama, tiny_tokenizer  # noqa: E402
 
-from gpu.hf.eval_cli import main  # noqa: E402
+from gpu.harness.cli import main  # noqa: E402
 
 TASKS = ",".join(str(FIXTURES / f"{name}.jsonl") for name in ("arc_easy_rc_5shot", "winogrande_rc_5shot",
                                                                "lambada_bpb_0shot"))  # fmt: skip
@@ -135,7 +135,7 @@ def _worker_state() -> dict:
     """On a worker, from a task's thread: the model loads of this process, the threads torch and numba score on."""
     import numba
 
-    from gpu.hf import eval_cli
+    from gpu.harness import cli as eval_cli
 
     return {"loads": eval_cli._model.cache_info().misses, "torch": torch.get_num_threads(),
             "numba": numba.get_num_threads(), "worker_threads": eval_cli._worker_threads()}  # fmt: skip
@@ -229,7 +229,7 @@ import threading
 import numba
 import numpy as np
 import torch
-from gpu.hf.eval_cli import _set_threads
+from gpu.harness.cli import _set_threads
 from numba.np.ufunc import parallel
 
 assert not parallel._is_initialized  # numba's pool is not running yet

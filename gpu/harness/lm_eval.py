@@ -1,16 +1,16 @@
-"""Run any lm-evaluation-harness task with a registered sparse attention: ``python -m gpu.hf.lm_eval``.
+"""Run any lm-evaluation-harness task with a registered sparse attention: ``python -m gpu.harness.lm_eval``.
 
 A thin entry point for users who have ``lm-eval`` (and, for its hub tasks, a network): it registers the attention
 of :mod:`gpu.hf.generation` in this process, adds ``attn_implementation=<name>`` to lm-eval's ``--model_args``, and
 hands every other argument to lm-eval's own command line::
 
-    python -m gpu.hf.lm_eval --attention sa --budget 64 -- \\
+    python -m gpu.harness.lm_eval --attention sa --budget 64 -- \\
         --model hf --model_args pretrained=HuggingFaceTB/SmolLM2-135M-Instruct --tasks arc_easy --num_fewshot 5
 
 What the protocols mean under lm-eval: its ``loglikelihood`` requests run context and continuation in one forward
 without a cache, so every position runs the pattern (``decode="sparse"``); ``decode="exact"`` changes only
 generation tasks (``generate_until``), whose prompt is the prefill and whose new tokens then read every key. For the
-sparse-prefill, exact-continuation protocol on log-likelihood tasks use :mod:`gpu.hf.eval`.
+sparse-prefill, exact-continuation protocol on log-likelihood tasks use :mod:`gpu.harness.scoring`.
 
 References
 ----------
@@ -88,7 +88,7 @@ def main(argv=None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     ours, lm_eval_args = (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
-    parser = OneLineErrorParser(prog="python -m gpu.hf.lm_eval", description=__doc__.split("\n\n")[0],
+    parser = OneLineErrorParser(prog="python -m gpu.harness.lm_eval", description=__doc__.split("\n\n")[0],
                                 epilog="Everything after -- goes to lm-eval (lm-eval run --help).",
                                 options={"budget": "--budget", "seed": "--seed", "method": "--attention",
                                          "exact_layers": "--exact-layers", "decode": "--decode"})  # fmt: skip

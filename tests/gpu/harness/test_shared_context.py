@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu.hf.shared_context import shared_context_attention
+from gpu.harness.shared_context import shared_context_attention
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

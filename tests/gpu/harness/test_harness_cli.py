@@ -1,6 +1,6 @@
-"""``python -m gpu.hf.eval``: a grid on a tiny random Llama saved to a folder and the committed request fixtures:
-resumable, the same results however the items are sharded, one-line refusals (on Dask: tests/gpu/test_eval_dask.py,
-per item the records and the summary's scores of a local run)."""
+"""``python -m gpu.harness``: a grid on a tiny random Llama saved to a folder and the committed request fixtures:
+resumable, the same results however the items are sharded, one-line refusals (on Dask:
+tests/gpu/harness/test_harness_dask.py, per item the records and the summary's scores of a local run)."""
 
 import json
 
@@ -10,7 +10,7 @@ import torch
 pytest.importorskip("transformers")
 from hf_eval_models import FIXTURES, tiny_llama, tiny_tokenizer
 
-from gpu.hf.eval_cli import main
+from gpu.harness.cli import main
 
 TASKS = ",".join(str(FIXTURES / f"{name}.jsonl") for name in ("arc_easy_rc_5shot", "winogrande_rc_5shot",
                                                                "lambada_bpb_0shot"))  # fmt: skip
@@ -185,7 +185,5 @@ def test_the_module_runs_as_a_command():
     import subprocess
     import sys
 
-    out = subprocess.run(
-        [sys.executable, "-m", "gpu.hf.eval_cli", "--help"], capture_output=True, text=True, check=True
-    )
+    out = subprocess.run([sys.executable, "-m", "gpu.harness", "--help"], capture_output=True, text=True, check=True)
     assert "--dry-run" in out.stdout and "Examples" not in out.stderr

@@ -13,8 +13,8 @@ from gpu.attention.head_plans import PLAN_METHODS, HeadPlan, head_plan_attention
 transformers = pytest.importorskip("transformers")
 from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM  # noqa: E402
 
+from gpu.harness.scoring import EvalAttention  # noqa: E402
 from gpu.hf import register  # noqa: E402
-from gpu.hf.eval import EvalAttention  # noqa: E402
 
 HEAD = st.tuples(st.sampled_from(PLAN_METHODS), st.integers(1, 9))
 
