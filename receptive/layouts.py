@@ -26,6 +26,7 @@ import json
 import os
 import sys
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 
 from graphs._atomic import write_text_atomic
@@ -635,5 +636,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+#: The command's entry point (``python -m receptive.layouts`` and the console script ``receptive-layouts``):
+#: :func:`main`, ended by :func:`graphs.cli_common.run_command` (one line on an interrupt or a closed pipe).
+run_cli = partial(run_command, main)
+
+
 if __name__ == "__main__":
-    run_command(main)
+    run_cli()

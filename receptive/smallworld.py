@@ -20,6 +20,7 @@ References
 from __future__ import annotations
 
 import argparse
+from functools import partial
 
 from graphs.cli_common import run_command
 from graphs.graph import Graph
@@ -147,5 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     return _smallworld_main(argv, families=FAMILIES, prog=PROG)
 
 
+#: The command's entry point (``python -m receptive.smallworld`` and the console script ``receptive-smallworld``):
+#: :func:`main`, ended by :func:`graphs.cli_common.run_command` (one line on an interrupt or a closed pipe).
+run_cli = partial(run_command, main)
+
+
 if __name__ == "__main__":
-    run_command(main)
+    run_cli()

@@ -245,7 +245,7 @@ def test_receptive_smallworld_json_is_small_world_of_the_attention_graph(capsys)
 def test_approx_json_is_the_error_and_cost_of_each_method(capsys):
     pytest.importorskip("torch")
     from gpu.approx import approximate, exact_attention, exact_cost, method_cost, relative_error
-    from gpu.approx.__main__ import HEADS, main, synthetic
+    from gpu.approx.cli import HEADS, main, synthetic
 
     n, d, seeds = 32, 8, 2
     argv = ["--kinds", "random,spiky", "--methods", "swa,top-k,performer", "--n", n, "--d", d, "--budgets", "4,8",
@@ -271,7 +271,7 @@ def test_approx_json_is_the_error_and_cost_of_each_method(capsys):
 def test_approx_costs_json_is_method_cost(capsys):
     pytest.importorskip("torch")
     from gpu.approx import exact_cost, method_cost
-    from gpu.approx.__main__ import main
+    from gpu.approx.cli import main
 
     assert main(["--costs", "--methods", "swa,performer,mla", "--n", "64", "--d", "16", "--heads", "2", "--budgets",
                  "8", "--causal", "--json", "-"]) == 0  # fmt: skip

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import signal
 from pathlib import Path
 
@@ -39,7 +40,7 @@ COMMANDS = {
     "analysis.training.reach_grid": "torch", "analysis.training.step_time": "torch",
     "benchmarks/bench_banded": "torch", "benchmarks/bench_coverage": None, "benchmarks/bench_eval": "transformers",
     "benchmarks/bench_generation": "transformers", "benchmarks/bench_graphs": None,
-    "benchmarks/bench_sa_layer": "torch", "figures.__main__": "matplotlib", "gpu.approx.__main__": "torch",
+    "benchmarks/bench_sa_layer": "torch", "figures.cli": "matplotlib", "gpu.approx.cli": "torch",
     "gpu.bench.cli": "torch", "gpu.harness.cli": "transformers", "gpu.harness.lm_eval": "transformers",
     "graphs.smallworld.cli": None, "receptive.bound.cli": None, "receptive.coverage.cli": None,
     "receptive.layouts": None, "receptive.smallworld": None,
@@ -64,7 +65,7 @@ BASELINE = {
     "analysis.receptive_fields.smallworld_attention": ["--out", "{out}.json"],
     "analysis.training.__main__": ["retrieval", "--quick", "--out", "{out}"],
     "analysis.training.step_time": ["--out", "{out}.json"],
-    "figures.__main__": ["coverage_vs_layer", "--quick", "--out", "{out}"],
+    "figures.cli": ["coverage_vs_layer", "--quick", "--out", "{out}"],
     "gpu.harness.cli": ["--out", "{out}"],
     "gpu.harness.lm_eval": ["--attention", "sa"],
 }  # fmt: skip
@@ -185,12 +186,51 @@ def _main_blocks():
                 yield path.relative_to(ROOT), block
 
 
+def _entry_point(path: Path):
+    """The ``run_cli`` a command file's main block calls: its own, or its package's ``cli.run_cli``."""
+    import importlib
+
+    module = ".".join(path.with_suffix("").parts)
+    if path.name == "__main__.py":
+        module = module.removesuffix("__main__") + "cli"
+    return importlib.import_module(module).run_cli
+
+
 def test_every_command_line_ends_through_run_command():
-    """One way to end: :func:`graphs.cli_common.run_command` turns an interrupt or a closed pipe into one line."""
+    """One way to end: :func:`graphs.cli_common.run_command` turns an interrupt or a closed pipe into one line; the
+    installed commands call it through their ``run_cli`` (the console scripts' entry points), the studies and
+    benchmarks directly."""
+    from functools import partial
+
+    from graphs.cli_common import run_command
+
     blocks = list(_main_blocks())
     assert len(blocks) >= len(COMMANDS)
-    missing = [str(path) for path, block in blocks if "run_command(main" not in block]
+    missing = []
+    for path, block in blocks:
+        if block.strip() == "run_cli()":
+            pytest.importorskip(COMMANDS.get(".".join(path.with_suffix("").parts)) or "numpy")
+            entry = _entry_point(path)
+            if not (isinstance(entry, partial) and entry.func is run_command and entry.args[0].__name__ == "main"):
+                missing.append(f"{path} (run_cli)")
+        elif "run_command(main" not in block:
+            missing.append(str(path))
     assert not missing, f"commands that do not end through graphs.cli_common.run_command: {missing}"
+
+
+def test_console_scripts_are_the_commands_entry_points():
+    """Every ``[project.scripts]`` entry names a command's ``run_cli``, and every installed command package has one."""
+    tomllib = pytest.importorskip("tomllib")
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert all(target.endswith(":run_cli") for target in scripts.values()), scripts
+    modules = {target.split(":")[0] for target in scripts.values()}
+    packages = {".".join(p.parent.parts) for p, block in _main_blocks() if p.name == "__main__.py"}
+    installed = {m for m in packages if m.split(".")[0] in ("receptive", "graphs", "gpu", "figures")}
+    assert {m + ".cli" for m in installed} - modules <= {"graphs.smallworld.cli"}, "a command package without a script"
+    guide = (ROOT / "docs" / "guide" / "index.md").read_text().partition("## Commands")[2]
+    listed = dict(re.findall(r"^\| `([a-z-]+)` \| `([a-z.]+)`", guide, re.M))
+    assert listed == {name: target.split(":")[0].removesuffix(".cli") for name, target in scripts.items()}
 
 
 def test_a_closed_pipe_ends_quietly(tmp_path):
@@ -224,9 +264,9 @@ REFUSED_TOGETHER = [
     ("receptive.smallworld", ["--model", "sa", "--n", "100", "--k", "4"], ["--k", "--model sa"]),
     ("receptive.smallworld", ["--model", "sa", "--n", "100", "--sources", "101"], ["--sources", "--n"]),
     ("gpu.bench.cli", ["--replot", "r.json", "--plot", "p.png", "--n", "64"], ["--n", "--replot"]),
-    ("gpu.approx.__main__", ["--measure"], ["--measure", "--costs"]),
-    ("gpu.approx.__main__", ["--costs", "--seeds", "2"], ["--seeds", "--costs"]),
-    ("gpu.approx.__main__", ["--n", "16", "--budgets", "4,32"], ["--budgets", "--n"]),
+    ("gpu.approx.cli", ["--measure"], ["--measure", "--costs"]),
+    ("gpu.approx.cli", ["--costs", "--seeds", "2"], ["--seeds", "--costs"]),
+    ("gpu.approx.cli", ["--n", "16", "--budgets", "4,32"], ["--budgets", "--n"]),
     ("analysis.causal.pooled", ["--model", "analytic", "--interval-file", "none"], ["--interval-file", "--model"]),
     ("analysis.causal.interval_model", ["--points", "64:4", "--exact-limit", "16", "--targets", "65"],
      ["--targets"]),

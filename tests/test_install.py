@@ -91,6 +91,21 @@ def test_user_clis_run_from_elsewhere(installed, args):
     assert _run(installed, *args)
 
 
+def test_console_scripts_are_installed_and_run_from_elsewhere(installed):
+    """pip writes every ``[project.scripts]`` entry beside the interpreter; two of them run (their entry points are
+    checked against the commands in ``test_cli_flags``)."""
+    tomllib = pytest.importorskip("tomllib")
+    python, away = installed
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert sorted(p.name for p in python.parent.iterdir() if p.name in scripts) == sorted(scripts)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    for argv, expected in ((["receptive-coverage", "--n", "256", "--w", "8", "--no-progress"], "coverage of n=256"),
+                           (["receptive-figures", "--help"], "usage: python -m figures")):  # fmt: skip
+        result = subprocess.run([str(python.parent / argv[0]), *argv[1:]], cwd=away, env=env, capture_output=True,
+                                text=True, timeout=300, check=False)  # fmt: skip
+        assert result.returncode == 0 and expected in result.stdout, result.stderr[-2000:]
+
+
 def test_bound_tiny_run(installed, tmp_path):
     out = tmp_path / "bound"
     _run(

@@ -19,7 +19,7 @@ Three studies, each a function returning plain rows (lists of dicts) for JSON:
 The model runs in transformers' ``BertModel`` (:mod:`gpu.hf.minilm`). Windows and documents default to 256
 positions, the length the checkpoint was trained on (sentence-transformers' ``max_seq_length``); its position
 table has 512 rows, and ``--n 512`` measures beyond the trained length. Rank-budget methods whose rank is bounded
-(TPA: at most ``min(heads, d)`` = 12) run at the budgets they admit (:func:`gpu.approx.__main__.budgets_for`).
+(TPA: at most ``min(heads, d)`` = 12) run at the budgets they admit (:func:`gpu.approx.cli.budgets_for`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import torch
 from tqdm.auto import tqdm
 
 from gpu.approx import corpus
-from gpu.approx.__main__ import budgets_for
+from gpu.approx.cli import budgets_for
 from gpu.approx.methods import METHODS, approximate, exact_attention, exact_cost, method_cost
 from gpu.attention.threads import torch_threads
 from gpu.hf.minilm import HEAD_DIM, HEADS, LAYERS, MAX_POSITIONS, TRAINED_POSITIONS, MiniLM, exact

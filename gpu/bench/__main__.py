@@ -1,5 +1,4 @@
-from gpu.bench.cli import main
-from graphs.cli_common import run_command
+from .cli import run_cli
 
 if __name__ == "__main__":
-    run_command(main)
+    run_cli()

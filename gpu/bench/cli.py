@@ -23,6 +23,7 @@ import os
 import platform
 import statistics
 import sys
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -284,5 +285,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    run_command(main)
+#: The command's entry point (``python -m gpu.bench`` and the console script ``receptive-bench``): :func:`main`, ended
+#: by :func:`graphs.cli_common.run_command` (one line on an interrupt or a closed pipe).
+run_cli = partial(run_command, main)

@@ -45,7 +45,7 @@ from gpu.harness.scoring import PREFILL_METHODS, EvalAttention, check_fits, scor
 from gpu.harness.tasks import load_task
 from gpu.hf.generation import DECODES
 from graphs._atomic import first_difference, read_json_object, torn_last_line
-from graphs.cli_common import output_file, output_folder, write_atomic
+from graphs.cli_common import output_file, output_folder, run_command, write_atomic
 from receptive import __version__
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 from receptive.sweep import ResultStore, check_scheduler, run_dask, run_local
@@ -707,3 +707,8 @@ def _dry_run(args, items: dict, units: list[EvalTask]) -> int:
           "(the protocols of one pattern share its pass over the contexts; a prefill-only form runs each context "
           "whole)")  # fmt: skip
     return 0
+
+
+#: The command's entry point (``python -m gpu.harness`` and the console script ``receptive-harness``): :func:`main`,
+#: ended by :func:`graphs.cli_common.run_command` (one line on an interrupt or a closed pipe).
+run_cli = partial(run_command, main)

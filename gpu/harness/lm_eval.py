@@ -20,6 +20,7 @@ Gao et al. (2024). The language model evaluation harness (lm-evaluation-harness)
 from __future__ import annotations
 
 import sys
+from functools import partial
 
 from gpu.attention.generation_patterns import GENERATION_METHODS
 from gpu.hf.generation import DECODES
@@ -122,5 +123,10 @@ def main(argv=None) -> int:
     return 0
 
 
+#: The command's entry point (``python -m gpu.harness.lm_eval``): :func:`main`, ended by
+#: :func:`graphs.cli_common.run_command` (one line on an interrupt or a closed pipe).
+run_cli = partial(run_command, main)
+
+
 if __name__ == "__main__":
-    run_command(main)
+    run_cli()

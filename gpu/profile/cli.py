@@ -25,9 +25,10 @@ import csv
 import io
 import json
 import sys
+from functools import partial
 from pathlib import Path
 
-from graphs.cli_common import output_file, write_atomic
+from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
 
 __all__ = ["main", "task_contexts"]
@@ -249,3 +250,8 @@ def main(argv=None) -> int:
     if args.csv:
         write_atomic(args.csv, _csv_text(rows), option="--csv")
     return 0
+
+
+#: The command's entry point (``python -m gpu.profile`` and the console script ``receptive-profile``): :func:`main`,
+#: ended by :func:`graphs.cli_common.run_command` (one line on an interrupt or a closed pipe).
+run_cli = partial(run_command, main)

@@ -23,8 +23,9 @@ import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
-from ..cli_common import OneLineErrorParser
+from ..cli_common import OneLineErrorParser, run_command
 from ..graph import Graph
 from ..memory import check_memory
 from .connectome import FITTED, FLYWIRE, calibrate_connectome, connectome_model, reciprocity
@@ -557,3 +558,8 @@ def main(
     else:
         print(format_report(doc))
     return 0
+
+
+#: The command's entry point (``python -m graphs.smallworld``): :func:`main`, ended by
+#: :func:`graphs.cli_common.run_command` (one line on an interrupt or a closed pipe).
+run_cli = partial(run_command, main)

@@ -10,10 +10,12 @@ import math
 import os
 import sys
 import warnings
+from functools import partial
 from numbers import Integral, Real
 from pathlib import Path
 
 from graphs._atomic import atomic_write, first_difference, read_json_object, torn_last_line, write_text_atomic
+from graphs.cli_common import run_command
 from graphs.memory import parse_bytes, slab_bytes
 
 from .. import __version__, theory
@@ -658,3 +660,8 @@ def main(argv: list[str] | None = None) -> int:
         written = [p for p in (out / "tasks.jsonl", out / "bound.csv", out / "bound.json") if p.is_file()]
         print(f"\nwrote {', '.join(map(str, written))}")
     return 1 if failed else 0
+
+
+#: The command's entry point (``python -m receptive.bound`` and the console script ``receptive-bound``): :func:`main`,
+#: ended by :func:`graphs.cli_common.run_command` (one line on an interrupt or a closed pipe).
+run_cli = partial(run_command, main)

@@ -1,6 +1,4 @@
-from graphs.cli_common import run_command
-
-from .cli import main
+from .cli import run_cli
 
 if __name__ == "__main__":
-    run_command(main)
+    run_cli()

@@ -7,8 +7,10 @@ import csv
 import json
 import os
 import sys
+from functools import partial
 
 from graphs._atomic import atomic_write
+from graphs.cli_common import run_command
 from graphs.memory import DEFAULT_MAX_MEMORY, parse_bytes
 
 from .. import __version__, theory
@@ -471,3 +473,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.json:
             print("plot: " + ", ".join(written))
     return 0
+
+
+#: The command's entry point (``python -m receptive.coverage`` and the console script ``receptive-coverage``):
+#: :func:`main`, ended by :func:`graphs.cli_common.run_command` (one line on an interrupt or a closed pipe).
+run_cli = partial(run_command, main)

@@ -100,21 +100,21 @@ COMMANDS = [
      lambda t: ["--variants", "model", "--append", "--dirs", str(RESULTS / "causal/results/seeds"),
                 "--out", str(_write(t, "a.json", {"rows": [{"variant": "x"}]}))]),
     ("training-resume", "torch", "analysis.training.__main__", "--out", _training),
-    ("figures-bench", "matplotlib", "figures.__main__", "--bench",
+    ("figures-bench", "matplotlib", "figures.cli", "--bench",
      _figure("cost_per_layer", "--bench", {"device": "cpu", "parameters": {}, "rows": [{}],
                                            "cost_to_full_coverage": []})),
-    ("figures-approx-json", "matplotlib", "figures.__main__", "--approx-json",
+    ("figures-approx-json", "matplotlib", "figures.cli", "--approx-json",
      _figure("approx_methods", "--approx-json", {"parameters": {}, "structure": [], "errors": [{"method": 3}],
                                                  "substitution": [], "costs": []})),
-    ("figures-decoder-json", "matplotlib", "figures.__main__", "--decoder-json",
+    ("figures-decoder-json", "matplotlib", "figures.cli", "--decoder-json",
      _figure("approx_kv_cache", "--decoder-json", {"parameters": {}, "config": {}, "rows": [{"method": "sa"}]},
              "--approx-json", str(RESULTS / "numerical_methods/results/approx_minilm.json"))),
-    ("figures-layouts-json", "matplotlib", "figures.__main__", "--layouts-json",
+    ("figures-layouts-json", "matplotlib", "figures.cli", "--layouts-json",
      _figure("layouts", "--layouts-json", {"n": 64, "layouts": [{"layout": {"name": 3}}]})),
-    ("figures-training-dir", "matplotlib", "figures.__main__", "--training-dir",
+    ("figures-training-dir", "matplotlib", "figures.cli", "--training-dir",
      lambda t: ["training", "--training-dir", str(_write(t / "train", "lm.json", {"runs": [{"kind": "sa"}]}).parent),
                 "--out", str(t / "figures")]),
-    *[(f"figures-{flag[2:]}", "matplotlib", "figures.__main__", flag, _causal(flag, {"points": [POINT]}))
+    *[(f"figures-{flag[2:]}", "matplotlib", "figures.cli", flag, _causal(flag, {"points": [POINT]}))
       for flag in CAUSAL_FILES],
 ]  # fmt: skip
 

@@ -3,7 +3,7 @@
 import pytest
 
 from figures import FIGURES
-from figures.__main__ import main
+from figures.cli import main
 
 
 def test_all_quick_figures(tmp_path, capsys):

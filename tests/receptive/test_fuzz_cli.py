@@ -151,7 +151,7 @@ def test_bound_cli_never_escapes(argv, out_kind, tmp_path_factory, capsys):
     quick=st.booleans(),
 )
 def test_figures_cli_never_escapes(names, quick, tmp_path_factory, capsys):
-    from figures.__main__ import main
+    from figures.cli import main
 
     out = tmp_path_factory.mktemp("fig")
     argv = [*names, "--out", str(out)] + (["--quick"] if quick else [])

@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from gpu.approx import METHODS, Cost, approximate, exact_cost, method_cost  # noqa: E402
-from gpu.approx.__main__ import budgets_for, main  # noqa: E402
+from gpu.approx.cli import budgets_for, main  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -207,7 +207,7 @@ def test_synthetic_study_cli(tmp_path, capsys):
 
 @pytest.mark.parametrize("where", ["folder", "missing parent"])
 def test_json_path_is_checked_before_the_study(where, tmp_path, capsys, monkeypatch):
-    import gpu.approx.__main__ as cli
+    import gpu.approx.cli as cli
 
     monkeypatch.setattr(cli, "study", lambda *a: pytest.fail("the study ran before --json was checked"))
     target = tmp_path if where == "folder" else tmp_path / "missing" / "rows.json"
