@@ -23,6 +23,8 @@ from receptive.cli_parser import OneLineErrorParser
 from . import FIGURES, approx, causal, cost, layouts, training
 from .style import load_results, shape_check
 
+__all__ = ["main", "run_cli"]
+
 EPILOG = """\
 examples:
   python -m figures coverage_vs_layer --quick --out /tmp/figures
@@ -110,7 +112,7 @@ CHECKS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _build_parser() -> argparse.ArgumentParser:
     """The parser of ``python -m figures``: figure names, ``--out`` (required) and ``--quick``."""
     p = OneLineErrorParser(
         prog="python -m figures",
@@ -189,8 +191,26 @@ def output_dir(text: str) -> Path:
 
 
 def main(argv=None) -> int:
-    """Draw the named figures into ``--out``; returns 0, or exits 2 with a one-line error naming the argument."""
-    p = build_parser()
+    """Draw the named figures into ``--out``, each as PNG and PDF.
+
+    Parameters
+    ----------
+    argv : list of str or None, optional
+        The command line without the program name; ``None``: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 once every figure is drawn (a bad argument exits 2 with one line on stderr naming it).
+
+    Examples
+    --------
+    >>> main(["no_such_figure", "--out", "figures_out"])
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
+    p = _build_parser()
     args = p.parse_args(argv)
     names = list(FIGURES) if args.names == ["all"] else args.names
     unknown = [n for n in names if n not in FIGURES]

@@ -96,6 +96,8 @@ PUBLIC_PACKAGES = (
     "graphs.smallworld",
     "gpu.attention",
     "gpu.hf",
+    "gpu.harness",
+    "gpu.profile",
     "gpu.approx",
     "figures",
 )

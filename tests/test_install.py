@@ -136,7 +136,7 @@ def test_a_figure_from_elsewhere(installed, tmp_path):
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
 def test_gpu_bench_help(installed):
-    assert "usage" in _run(installed, "-m", "gpu.bench.cli", "--help")
+    assert "usage" in _run(installed, "-m", "gpu.bench", "--help")
 
 
 def test_python_is_the_venvs(installed):

@@ -328,6 +328,13 @@ def main(argv=None) -> int:
     -------
     int
         0 on success (a bad argument exits 2 with one line on stderr).
+
+    Examples
+    --------
+    >>> main(["--costs", "--n", "64", "--methods", "swa", "--budgets", "8"])  # doctest: +ELLIPSIS
+    cost of one forward, n = 64, ...
+    swa                  8 ...
+    0
     """
     p = OneLineErrorParser(prog="python -m gpu.approx", description=__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 from analysis.numerical_methods import refresh_costs as rc  # noqa: E402
 from analysis.numerical_methods.decoder import DecoderConfig, _cost  # noqa: E402
 from analysis.numerical_methods.real import costs as minilm_costs  # noqa: E402
-from gpu.approx import __main__ as study_cli  # noqa: E402
+from gpu.approx import cli as study_cli  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parents[2] / "analysis" / "numerical_methods" / "results"
 COMMITTED = sorted(RESULTS.glob("approx_*.json"))

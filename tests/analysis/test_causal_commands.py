@@ -37,7 +37,7 @@ def _python_m(*argv):
 def sweep(tmp_path_factory):
     """A tiny causal SA+SWA sweep of ``python -m receptive.bound`` (n = 256, w = 8, 16, 3 seeds)."""
     out = tmp_path_factory.mktemp("causal") / "runs"
-    _run("receptive.bound.__main__", "--n", "256", "--w", "8,16", "--patterns", "sa+swa", "--causal", "yes",
+    _run("receptive.bound.cli", "--n", "256", "--w", "8,16", "--patterns", "sa+swa", "--causal", "yes",
          "--seeds", "3", "--out", str(out), "--no-progress")  # fmt: skip
     return out
 

@@ -150,7 +150,9 @@ def relative_error(approx: torch.Tensor, exact: torch.Tensor) -> float:
 def masked_attention(q, k, v, mask: torch.Tensor, causal: bool = False) -> torch.Tensor:
     """Softmax attention over the keys where ``mask`` holds; with ``causal`` also ``j <= i``.
 
-    ``mask`` is broadcast to ``(..., n, n)``. Dense ``O(n^2)`` scores: used by the oracles and MoBA's block mask.
+    ``mask`` is broadcast to ``(..., n, n)``. Dense ``O(n^2)`` scores: used by the oracles and MoBA's block mask. A
+    query with no visible key gets 0, the rule of :func:`gpu.attention.oracle.dense_oracle` and of FlexAttention
+    (softmax over an empty set would be NaN, and no NaN leaves an attention).
 
     Parameters
     ----------
@@ -168,7 +170,7 @@ def masked_attention(q, k, v, mask: torch.Tensor, causal: bool = False) -> torch
     Returns
     -------
     torch.Tensor
-        ``(batch, heads, n, d_v)``; a row without a visible key is NaN.
+        ``(batch, heads, n, d_v)``; a row without a visible key is 0.
 
     Examples
     --------
@@ -182,8 +184,11 @@ def masked_attention(q, k, v, mask: torch.Tensor, causal: bool = False) -> torch
     """
     if causal:
         mask = mask & causal_mask(q.shape[-2], q.device)
+    has_key = mask.any(dim=-1, keepdim=True)
+    # a row without a key gets finite scores and is zeroed afterwards, so its output and its gradients are 0
     scores = ((wide(q) * scale_of(q)) @ wide(k).transpose(-1, -2)).masked_fill(~mask, float("-inf"))
-    return (torch.softmax(scores, dim=-1) @ wide(v)).to(v.dtype)
+    weights = torch.softmax(scores.masked_fill(~has_key, 0.0), dim=-1) * has_key
+    return (weights @ wide(v)).to(v.dtype)
 
 
 def generator(seed: int) -> torch.Generator:

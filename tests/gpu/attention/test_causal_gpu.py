@@ -8,15 +8,14 @@ torch = pytest.importorskip("torch")
 
 from gpu import GatedSAPlusSWALayer, StochasticAttentionLayer, sa_attention  # noqa: E402
 from gpu.attention.modules import head_blocks, multiscale_permutations  # noqa: E402
+from gpu.attention.oracle import dense_oracle  # noqa: E402
 from receptive.patterns.causal_variants import MultiScaleSA  # noqa: E402
 from tests.oracle import sa_matrix  # noqa: E402
 
 
 def dense(q, k, v, masks):
-    """float64 masked softmax attention, one boolean mask (query, key) per head."""
-    scores = (q.double() @ k.double().transpose(-1, -2)) / q.shape[-1] ** 0.5
-    scores = scores.masked_fill(~torch.as_tensor(np.stack(masks))[None], float("-inf"))
-    return torch.softmax(scores, -1) @ v.double()
+    """The float64 reference (:func:`gpu.attention.oracle.dense_oracle`), one boolean mask (query, key) per head."""
+    return dense_oracle(q, k, v, np.stack(masks)[None])
 
 
 def test_drawn_permutations_stay_within_their_blocks():

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from gpu.approx import approximate
 from gpu.attention.generation_keys import position_keys, sa_band
 from gpu.attention.generation_patterns import GENERATION_METHODS, generation_attention, mean_keys_read
+from gpu.attention.oracle import dense_oracle
 from receptive.windows import window_offsets
 
 
@@ -103,11 +104,9 @@ def reference(method, q, k, v, m, seed, max_length):
     """float64 dense attention over the oracle's key sets (SA's band from :func:`band_oracle`)."""
     n = k.shape[2]
     causal = np.tril(np.ones((n, n), dtype=bool))
-    scores = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
 
     def attend(keep):
-        keep = torch.as_tensor(keep)
-        return torch.softmax(scores.masked_fill(~keep, float("-inf")), -1) @ v
+        return dense_oracle(q, k, v, keep)
 
     from gpu.attention.generation_keys import _sigma_rank
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from gpu.attention.generation_keys import position_keys
 from gpu.attention.generation_patterns import generation_attention, mean_keys_read
 from gpu.attention.head_plans import PLAN_METHODS, HeadPlan, head_plan_attention, plan_mean_keys
+from gpu.attention.oracle import dense_oracle
 
 transformers = pytest.importorskip("transformers")
 from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM  # noqa: E402
@@ -19,20 +20,17 @@ from gpu.hf import register  # noqa: E402
 HEAD = st.tuples(st.sampled_from(PLAN_METHODS), st.integers(1, 9))
 
 
-def dense_oracle(plan, layer, q, k, v, seed, max_length):
-    """float64 softmax over each head's keys, the keys listed by ``position_keys`` one head at a time."""
+def plan_oracle(plan, layer, q, k, v, seed, max_length):
+    """The float64 reference (:func:`gpu.attention.oracle.dense_oracle`) under each head's keys, listed by
+    ``position_keys`` one head and one query at a time."""
     n, n_q = k.shape[2], q.shape[2]
     positions = torch.arange(n - n_q, n)
-    scores = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
-    outs = []
+    keep = torch.zeros(len(plan.heads[layer]), n_q, n, dtype=torch.bool)
     for head, (method, budget) in enumerate(plan.heads[layer]):
-        keep = torch.zeros(n_q, n, dtype=torch.bool)
         idx, valid = position_keys(method, positions, n, max(budget, 1), 1, seed, max_length)
         for row in range(n_q):
-            keep[row, idx[0, row][valid[0, row]]] = True
-        weights = torch.softmax(scores[:, head].masked_fill(~keep, float("-inf")), -1)
-        outs.append(weights @ v[:, head])
-    return torch.stack(outs, 1)
+            keep[head, row, idx[0, row][valid[0, row]]] = True
+    return dense_oracle(q, k, v, keep)
 
 
 @given(heads=st.lists(HEAD, min_size=1, max_size=4), n=st.integers(1, 20), queries=st.integers(1, 20),
@@ -47,7 +45,7 @@ def test_each_head_reads_its_own_keys_as_the_dense_oracle(heads, n, queries, see
     k, v = torch.randn(2, 2, kv_heads, n, 4, dtype=torch.float64, generator=g).unbind(0)
     out = head_plan_attention(plan, 0, q, k, v, seed, 32)  # key heads read in place by their groups
     repeat = len(heads) // kv_heads
-    expected = dense_oracle(plan, 0, q, k.repeat_interleave(repeat, 1), v.repeat_interleave(repeat, 1), seed, 32)
+    expected = plan_oracle(plan, 0, q, k.repeat_interleave(repeat, 1), v.repeat_interleave(repeat, 1), seed, 32)
     assert torch.allclose(out, expected, atol=1e-12)
     assert torch.isfinite(out).all()
 
