@@ -15,8 +15,6 @@ The last token's field is always exact.
 
 A layout with a segment, block or window longer than ``n`` (LongNet's 2048-token segment at ``--n 1024``) is left
 out of the table and named under it with the smallest ``n`` it fits; named in ``--only``, it is refused.
-
-One module past 600 lines: the layouts study is one command, its configuration reader and its table.
 """
 
 from __future__ import annotations

@@ -141,3 +141,15 @@ def test_subpackages_form_no_cycle(import_graph, package):
     )
     cycles = [sorted(c) for c in nx.strongly_connected_components(parts) if len(c) > 1]
     assert not cycles, f"{package}: subpackages importing each other: {cycles}"
+
+
+@pytest.mark.parametrize("package", ("graphs", "receptive", "gpu"))
+def test_the_library_packages_do_not_name_the_studies(package):
+    """The studies in ``analysis/`` use the packages, never the other way round, in code or in prose: an installed
+    module that names a study (``analysis.training``, ``analysis/causal``) points at files a user does not have."""
+    import re
+
+    study = re.compile(r"(?<![\w./])analysis[./][a-z_]")  # not receptive.bound.analysis, not a relative import
+    named = [f"{path.relative_to(ROOT)}:{number}" for path in sorted((ROOT / package).rglob("*.py"))
+             for number, line in enumerate(path.read_text().splitlines(), 1) if study.search(line)]  # fmt: skip
+    assert not named, f"installed modules naming a study: {named}"

@@ -10,10 +10,9 @@ Transformer), importance sampling (HyperAttention, KDEformer), low rank (Linform
 pivoted Cholesky, Loki), kernels (Performer, PolySketchFormer, LevAttention), latent attention (MLA, TransMLA),
 tensor methods (TPA) and two oracles (top-k, truncated SVD).
 
-``python -m gpu.approx`` compares them on synthetic matrices (``--costs`` prints the cost table);
-:mod:`analysis.numerical_methods.real` (``python -m analysis.numerical_methods.real``, the extra ``.[minilm]``) on
-the attention of the pretrained
-all-MiniLM-L6-v2 (:mod:`gpu.hf.minilm`) reading CPython's help topics (:mod:`gpu.approx.corpus`).
+``python -m gpu.approx`` compares them on synthetic matrices (``--costs`` prints the cost table); on real attention,
+the pretrained all-MiniLM-L6-v2 (:mod:`gpu.hf.minilm`, the extra ``.[minilm]``) reads CPython's help topics
+(:mod:`gpu.approx.corpus`).
 """
 
 from gpu.approx.costs import Cost

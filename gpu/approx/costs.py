@@ -25,8 +25,7 @@ Conventions (all per sequence, ``heads`` heads of dimension ``d``, ``element_byt
   each query block's joined key and value span, :func:`gpu.attention.banded.banded_attention`). Short-lived
   temporaries, such as a softmax's output next to its scores, are left out.
   :func:`gpu.approx.measure.measured_peak_bytes` records the lab code's allocations with ``torch.profiler`` (the rows
-  of ``python -m gpu.approx --costs --measure`` show both), and a test checks every formula against it. ``python -m
-  analysis.numerical_methods.refresh_costs`` recomputes the cost fields of the result files from these formulas.
+  of ``python -m gpu.approx --costs --measure`` show both), and a test checks every formula against it.
 * KV-cache bytes per token: the state a decoder must keep for the method after ``n`` tokens, divided by ``n``:
   ``2 h d`` numbers for a full cache; ``2 h d min(w, n) / n`` for a sliding window (only the last ``w`` tokens);
   MLA ``r``; TPA ``2 R (h + d)``; Performer's prefix state ``h m (d + 1) / n``; Linformer's ``m`` projected keys

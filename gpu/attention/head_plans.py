@@ -5,7 +5,7 @@ streaming head a short window with the sink, a head whose mass lies far a long w
 head reads exactly the keys :func:`gpu.attention.generation_keys.position_keys` gives its method and budget (the same
 draws as the uniform pattern, the layer's seed), so a plan decodes incrementally like the uniform methods and one built
 from a single method equals that method. The attention profile (:mod:`gpu.profile.measures`) measures what each head's
-candidates hold, and :func:`analysis.attention_profile.design` (the study) picks a plan from it.
+candidates hold, from which a plan can be chosen.
 
 Exact heads run PyTorch's fused SDPA on their own; the others attend through
 :func:`gpu.attention.neighbour.neighbour_attention` over one padded key table, so a query reads its head's keys only.

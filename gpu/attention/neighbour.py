@@ -7,13 +7,10 @@ lies (the path of the generation forms, :mod:`gpu.attention.generation_patterns`
 blocks of queries (torch: any device, autograd), and a dense masked product where the lists cover a large share of
 the keys. :func:`pattern_keys` builds the padded table of a pattern's layer from its adjacency (query ``i`` attends
 to key ``j``: :meth:`receptive.patterns.base.Pattern.adjacency`), so ``receptive.coverage`` analyses exactly the
-model's pairs. :class:`PatternAttention` is the ``nn.Module`` the training study (``analysis.training``) uses for the
+model's pairs. :class:`PatternAttention` is the ``nn.Module`` for training models with the
 causal variants (``sa-ms``, ``kleinberg``, ``dilated``, ``+swa``, ``-eq``): one softmax over the layer's union of
 keys, every head the same (:class:`gpu.StochasticAttentionLayer` ``(variant=...)`` runs them head by head instead,
 :mod:`gpu.attention.variants`).
-
-One module past 600 lines: the key tables and the one function that attends over them share their conventions
-(``-1`` padding, the shapes a list may take).
 """
 
 from __future__ import annotations

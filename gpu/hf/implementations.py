@@ -23,8 +23,7 @@ Which form runs, by method and model:
 * ``"lab:<method>"`` runs the lab's own form of any lab method, prefill only. Its causal SA is a different reading
   of SA from the generation form: the permuted window of ``budget`` keys around the query, masked to the past in
   original positions, so a query reads about ``(budget + 1) / 2`` keys (``"sa"``: about ``budget``); likewise
-  the lab's causal ``swa``, ``sa+swa`` and sink variants mask a centred window. The decoder study
-  (:mod:`analysis.numerical_methods.decoder`) measures the lab's forms through these names.
+  the lab's causal ``swa``, ``sa+swa`` and sink variants mask a centred window.
 
 References
 ----------

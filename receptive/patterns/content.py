@@ -6,8 +6,6 @@ and returns the routing as an ``n x n`` boolean CSR (``*_routing``, exactly the 
 includes it: the residual path). ``*_pattern`` takes one array pair (the same layer at every depth) or lists of
 per-layer arrays (one layer each). All routing is numpy (``receptive`` imports without torch), vectorised over
 tokens; the score blocks are ``O(n^2 d)`` work, as the methods' own dense references are.
-
-One module past 600 lines: three routers that share the score blocks and the CSR assembly.
 """
 
 from __future__ import annotations

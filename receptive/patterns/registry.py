@@ -8,8 +8,6 @@ builder), and is built from that name in one of two spellings of the same thing:
   repetition, ``"5*swa:1024,full"`` (``parse_stack``, :func:`stack_from_spec`), cycled to the depth;
 * :func:`make_pattern` ``(name, n, w, ...)``, for the names set by a window (``Kind.windowed``): the spec
   ``NAME:w`` with its other arguments at their defaults (and SA's per-layer permutations, if given).
-
-One module past 600 lines: the registry and the grammar that reads it are one table and its one reader.
 """
 
 from __future__ import annotations

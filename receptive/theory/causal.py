@@ -111,8 +111,7 @@ def causal_failure_clumps(
     last-layer band rescues, so ``exp(-clumps)`` can underestimate ``P(full)``; sampled runs see only the per-pair
     misses of the run-branching table. The interval Monte Carlo model
     (:func:`receptive.theory.causal_interval_clumps`) counts failing targets and runs of failing keys
-    instead. How either model scores against the measured seeds is in the study ``analysis/causal`` (its
-    ``results/``), not here.
+    instead.
 
     ``K`` sampled targets (queries): ``K/n`` of the pairs, declumped along the keys only (``r`` instead of ``r^2``).
 

@@ -1,9 +1,6 @@
 """Kernel feature maps and leverage scores: Performer FAVOR+ (Choromanski et al. 2021, ICLR; arXiv 2009.14794),
 PolySketchFormer (Kacham, Mirrokni & Zhong 2024, ICML; arXiv 2310.01655) and LevAttention (Kannan, Bhattacharyya,
 Kacham & Woodruff 2024, arXiv 2410.05462).
-
-One module past 600 lines: the three methods of one family (features or scores of the keys in place of the
-softmax), each with its cost formula beside it, as every family module of the lab has.
 """
 
 from __future__ import annotations
