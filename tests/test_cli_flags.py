@@ -187,13 +187,19 @@ def _main_blocks():
 
 
 def _entry_point(path: Path):
-    """The ``run_cli`` a command file's main block calls: its own, or its package's ``cli.run_cli``."""
+    """The ``run_cli`` a command file's main block calls (its own, or its package's ``cli.run_cli``); ``None`` when
+    the command needs a package that is not installed."""
     import importlib
 
     module = ".".join(path.with_suffix("").parts)
     if path.name == "__main__.py":
         module = module.removesuffix("__main__") + "cli"
-    return importlib.import_module(module).run_cli
+    try:
+        return importlib.import_module(module).run_cli
+    except ModuleNotFoundError as exc:
+        if exc.name.split(".")[0] in ("receptive", "graphs", "gpu", "figures"):
+            raise
+        return None
 
 
 def test_every_command_line_ends_through_run_command():
@@ -209,9 +215,9 @@ def test_every_command_line_ends_through_run_command():
     missing = []
     for path, block in blocks:
         if block.strip() == "run_cli()":
-            pytest.importorskip(COMMANDS.get(".".join(path.with_suffix("").parts)) or "numpy")
             entry = _entry_point(path)
-            if not (isinstance(entry, partial) and entry.func is run_command and entry.args[0].__name__ == "main"):
+            ends = isinstance(entry, partial) and entry.func is run_command and entry.args[0].__name__ == "main"
+            if entry is not None and not ends:
                 missing.append(f"{path} (run_cli)")
         elif "run_command(main" not in block:
             missing.append(str(path))
