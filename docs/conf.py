@@ -32,6 +32,7 @@ extensions = [
     "myst_nb",
     "receptive_docs",
     "frontier_tables",
+    "command_tables",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}

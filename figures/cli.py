@@ -17,13 +17,13 @@ import time
 from functools import partial
 from pathlib import Path
 
-from graphs.cli_common import output_folder, run_command
-from receptive.cli_parser import OneLineErrorParser
+from graphs.cli_common import run_command
+from receptive.cli_parser import OneLineErrorParser, add_out_option
 
 from . import FIGURES, approx, causal, cost, layouts, training
 from .style import load_results, shape_check
 
-__all__ = ["main", "run_cli"]
+__all__ = ["build_parser", "main", "run_cli"]
 
 EPILOG = """\
 examples:
@@ -112,8 +112,21 @@ CHECKS = {
 }
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    """The parser of ``python -m figures``: figure names, ``--out`` (required) and ``--quick``."""
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m figures``: figure names, ``--out`` (required), ``--quick`` and the result files the
+    figures read.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser (:class:`receptive.cli_parser.OneLineErrorParser`); :func:`main` checks the names and files.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["coverage_vs_layer", "--quick", "--out", "figures_out"])
+    >>> args.names, args.quick, str(args.out)
+    (['coverage_vs_layer'], True, 'figures_out')
+    """
     p = OneLineErrorParser(
         prog="python -m figures",
         description=__doc__,
@@ -121,8 +134,7 @@ def _build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("names", nargs="+", help=f"all, or from {', '.join(FIGURES)}")
-    p.add_argument("--out", type=output_folder("--out"), required=True, metavar="DIR",
-                   help="output folder (created if missing; required)")  # fmt: skip
+    add_out_option(p, "a PNG and a PDF per figure", required=True)
     p.add_argument("--quick", action="store_true", help="smaller sizes, seconds instead of minutes (default: off)")
     for flag, (default, command, figures) in INPUTS.items():
         metavar = "DIR" if flag.endswith("-dir") else "PATH"
@@ -210,7 +222,7 @@ def main(argv=None) -> int:
     ...
     SystemExit: 2
     """
-    p = _build_parser()
+    p = build_parser()
     args = p.parse_args(argv)
     names = list(FIGURES) if args.names == ["all"] else args.names
     unknown = [n for n in names if n not in FIGURES]

@@ -27,12 +27,18 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 
-from graphs._atomic import write_text_atomic
 from graphs.cli_common import run_command
 from graphs.memory import check_memory
 
 from . import __version__
-from .cli_parser import OneLineErrorParser, output_file
+from .cli_parser import (
+    OneLineErrorParser,
+    add_json_option,
+    add_n_option,
+    add_progress_option,
+    add_seed_option,
+    write_output,
+)
 from .coverage import coverage_by_layer
 from .fields import receptive_field
 from .patterns import Pattern
@@ -510,7 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
             "  python -m receptive.layouts --n 131072 --json layouts.json\n"
         ),
     )
-    p.add_argument("--n", type=int, default=DEFAULT_N, help=f"sequence length (default {DEFAULT_N})")
+    add_n_option(p, DEFAULT_N)
     p.add_argument(
         "--configs", metavar="DIR", help="folder of layout files (default: the presets shipped with the package)"
     )
@@ -518,10 +524,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--targets", type=int, help=f"sampled targets per layer, at most --n (default {DEFAULT_TARGETS}, or n if less)"
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of permutations, random blocks and targets (default 0)")
-    p.add_argument("--json", metavar="PATH", type=output_file("--json", stdout=True, suffixes=(".json",)),
-                   help="write the JSON document to PATH ('-': print it, no table)")  # fmt: skip
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_seed_option(p)
+    add_json_option(p)
+    add_progress_option(p)
     return p
 
 
@@ -622,13 +627,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         doc = run(args)
         doc["command"] = " ".join(["python -m receptive.layouts", *(sys.argv[1:] if argv is None else argv)])
-        if args.json and args.json != "-":
-            write_text_atomic(args.json, json.dumps(doc, indent=1) + "\n", "--json")
+        text = json.dumps(doc, indent=1) + "\n"
+        if args.json != "-":
+            write_output(args.json, text, "--json")
     except (ValueError, MemoryError) as exc:
         parser.error(str(exc))
     if args.json == "-":
-        json.dump(doc, sys.stdout)
-        sys.stdout.write("\n")
+        write_output(args.json, text, "--json")
     else:
         print(format_table(doc))
     return 0

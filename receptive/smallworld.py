@@ -26,6 +26,7 @@ from graphs.cli_common import run_command
 from graphs.graph import Graph
 from graphs.memory import check_memory
 from graphs.smallworld.cli import GRAPH_MODELS, ModelFamily
+from graphs.smallworld.cli import build_parser as _smallworld_parser
 from graphs.smallworld.cli import main as _smallworld_main
 from graphs.smallworld.connectome import FLYWIRE
 
@@ -121,6 +122,24 @@ ATTENTION_MODELS = ModelFamily(
 )
 
 FAMILIES = (GRAPH_MODELS, ATTENTION_MODELS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m receptive.smallworld``: :func:`graphs.smallworld.cli.build_parser` over the graph and
+    attention models.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        A parser whose errors are one line naming the option (exit status 2).
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["--model", "sa+swa", "--w", "8"])
+    >>> args.model, args.w, args.layers
+    ('sa+swa', 8, None)
+    """
+    return _smallworld_parser(FAMILIES, PROG)
 
 
 def main(argv: list[str] | None = None) -> int:

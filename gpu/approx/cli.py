@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from functools import partial
 
 import torch
@@ -25,9 +24,17 @@ import torch
 from gpu.approx import METHODS, approximate, exact_attention, exact_cost, method_cost, relative_error
 from gpu.approx.measure import measured_flops, measured_peak_bytes
 from gpu.attention.threads import torch_threads
-from graphs.cli_common import given_options, refuse_together, run_command, write_atomic
+from graphs.cli_common import given_options, refuse_together, run_command
 from graphs.memory import check_memory, physical_memory
-from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names, output_file
+from receptive.cli_parser import (
+    OneLineErrorParser,
+    add_budget_option,
+    add_json_option,
+    add_n_option,
+    comma_ints,
+    comma_names,
+    write_output,
+)
 
 KINDS = ("random", "lowrank", "spiky")
 HEADS = 4
@@ -316,6 +323,38 @@ def _print_study(rows, kinds, seeds, n, d, causal):
         print(f"at equal compute with SWA (FLOPs within 25%) at m = {budget}: {', '.join(equal_compute(rows, budget))}")
 
 
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m gpu.approx`` (one-line errors naming the flag).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser (:class:`receptive.cli_parser.OneLineErrorParser`); :func:`main` checks the values together.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["--costs", "--budgets", "8,16"])
+    >>> args.costs, args.budgets, args.n, args.json
+    (True, '8,16', 512, None)
+    """
+    p = OneLineErrorParser(prog="python -m gpu.approx", description=__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated from {', '.join(KINDS)}")
+    p.add_argument("--methods", default=",".join(METHODS), help="comma-separated from " + ", ".join(METHODS))
+    add_n_option(p, 512)
+    p.add_argument("--d", type=int, default=32, help="head dimension (default 32, MiniLM's)")
+    p.add_argument("--heads", type=int, default=HEADS, help="heads for --costs (default 4; the study uses 4)")
+    add_budget_option(p, "16,32,64,128")
+    p.add_argument("--seeds", type=int, default=3, help="seeds of the error study, 0 .. SEEDS-1 (default 3)")
+    p.add_argument("--causal", action="store_true", help="causal methods against exact causal attention")
+    p.add_argument("--costs", action="store_true", help="print the cost table only (no errors are computed)")
+    p.add_argument("--measure", action="store_true",
+                   help="with --costs: also the FLOPs and peak bytes torch measures in one run of each")  # fmt: skip
+    add_json_option(p)
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1; small tensors, shared cores)")
+    return p
+
+
 def main(argv=None) -> int:
     """Run ``python -m gpu.approx``: the error study, or with ``--costs`` the cost table; ``--json`` writes the rows.
 
@@ -336,22 +375,7 @@ def main(argv=None) -> int:
     swa                  8 ...
     0
     """
-    p = OneLineErrorParser(prog="python -m gpu.approx", description=__doc__,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    p.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated from {', '.join(KINDS)}")
-    p.add_argument("--methods", default=",".join(METHODS), help="comma-separated from " + ", ".join(METHODS))
-    p.add_argument("--n", type=int, default=512, help="sequence length (default 512)")
-    p.add_argument("--d", type=int, default=32, help="head dimension (default 32, MiniLM's)")
-    p.add_argument("--heads", type=int, default=HEADS, help="heads for --costs (default 4; the study uses 4)")
-    p.add_argument("--budgets", default="16,32,64,128", help="budgets (keys per query, or ranks)")
-    p.add_argument("--seeds", type=int, default=3)
-    p.add_argument("--causal", action="store_true", help="causal methods against exact causal attention")
-    p.add_argument("--costs", action="store_true", help="print the cost table only (no errors are computed)")
-    p.add_argument("--measure", action="store_true",
-                   help="with --costs: also the FLOPs and peak bytes torch measures in one run of each")  # fmt: skip
-    p.add_argument("--json", nargs="?", const="-", type=output_file("--json", stdout=True, suffixes=(".json",)),
-                   help="write the rows as JSON to this file ('-' or none: stdout)")  # fmt: skip
-    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1; small tensors, shared cores)")
+    p = build_parser()
     args = p.parse_args(argv)
     given = given_options(p, argv)
     try:
@@ -367,7 +391,7 @@ def main(argv=None) -> int:
         budgets = comma_ints("--budgets", args.budgets)
     except ValueError as exc:
         p.error(str(exc))
-    for option, value, low in (("--n", args.n, 2), ("--d", args.d, 1), ("--seeds", args.seeds, 1),
+    for option, value, low in (("--d", args.d, 1), ("--seeds", args.seeds, 1),
                                ("--heads", args.heads, 1), ("--threads", args.threads, 1)):  # fmt: skip
         if value < low:
             p.error(f"{option}: expected an integer >= {low}, got {value}")
@@ -395,11 +419,7 @@ def main(argv=None) -> int:
         parameters["heads"] = HEADS
         if args.json != "-":
             _print_study(rows, kinds, args.seeds, args.n, args.d, args.causal)
-    doc = json.dumps({"parameters": parameters, "rows": rows}, indent=1) + "\n"
-    if args.json == "-":
-        sys.stdout.write(doc)
-    elif args.json:
-        write_atomic(args.json, doc, option="--json")
+    write_output(args.json, json.dumps({"parameters": parameters, "rows": rows}, indent=1) + "\n", "--json")
     return 0
 
 

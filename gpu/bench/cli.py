@@ -18,6 +18,7 @@ time of a layer. The rows go to ``--json`` and the figure to ``--plot`` only whe
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -37,13 +38,13 @@ from gpu.bench.patterns import _layer_cap, _pairs, _pattern
 from gpu.bench.plot import PAPER_SPEEDUP, check_bench_result, plot_cost
 from gpu.bench.timing import _times
 from gpu.validation import check_int
-from graphs.cli_common import FIGURE_SUFFIXES, output_file, run_command, write_atomic
+from graphs.cli_common import FIGURE_SUFFIXES, add_json_option, output_file, run_command, write_atomic, write_output
 from graphs.memory import check_memory
 from receptive import coverage_by_layer
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names, given_options
 from receptive.windows import max_window
 
-__all__ = ["main", "run"]
+__all__ = ["build_parser", "main", "run"]
 
 EXAMPLES = """examples:
   python -m gpu.bench --n 256,512 --repeats 1                 # a quick look, printed only
@@ -170,7 +171,21 @@ def run(args) -> dict:
     }
 
 
-def _parse(p, argv):
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m gpu.bench`` (defaults in its help; one-line errors naming the flag).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser (:class:`receptive.cli_parser.OneLineErrorParser`); :func:`main` checks the values together.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["--n", "256,512", "--json"])
+    >>> args.n, args.w, args.json
+    ('256,512', 64, '-')
+    """
+    p = OneLineErrorParser(prog="python -m gpu.bench", description=__doc__, epilog=EXAMPLES, formatter_class=_Formatter)
     p.add_argument("--n", default="1024,2048,4096,8192,16384,32768", help="sequence lengths, comma-separated")
     p.add_argument("--w", type=int, default=64, help="window (keys per query)")
     p.add_argument("--heads", type=int, default=4, help="query heads")
@@ -191,11 +206,15 @@ def _parse(p, argv):
         help=f"windowed backends to time, from {', '.join(TIMED_BACKENDS)} (None: all three on CUDA, torch on "
         "the CPU, where FlexAttention runs eagerly with O(n^2) scores and the Triton kernel needs the interpreter)",
     )
-    p.add_argument("--json", default=None, metavar="PATH", type=output_file("--json", suffixes=(".json",)),
-                   help="write the result rows to PATH (.json; its folder must exist)")  # fmt: skip
+    add_json_option(p)
     p.add_argument("--replot", default=None, metavar="JSON", help="only redraw --plot from a result JSON (no timing)")
     p.add_argument("--plot", default=None, metavar="PATH", type=output_file("--plot", suffixes=FIGURE_SUFFIXES),
                    help="draw the cost figure to PATH (.png or .pdf) as PNG and PDF")  # fmt: skip
+    return p
+
+
+def _parse(p, argv):
+    """The flags of ``argv``, checked together (one line naming the flag, exit status 2)."""
     args = p.parse_args(argv)
     given = given_options(p, argv)
     cuda = torch.cuda.is_available()
@@ -237,7 +256,10 @@ def _parse(p, argv):
 
 
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Defaults in the help, the description and examples as written."""
+    """Defaults in the help (but ``None``, an option not given), the description and examples as written."""
+
+    def _get_help_string(self, action):
+        return action.help if action.default is None else super()._get_help_string(action)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -260,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     ...
     SystemExit: 2
     """
-    p = OneLineErrorParser(prog="python -m gpu.bench", description=__doc__, epilog=EXAMPLES, formatter_class=_Formatter)
+    p = build_parser()
     args = _parse(p, argv)
     if args.replot is not None:
         try:
@@ -270,18 +292,22 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--replot: cannot read a gpu.bench.cli result from {args.replot!r} ({kind}{exc})")
         print("wrote " + ", ".join(plot_cost(doc, args.plot)))
         return 0
-    load_before = os.getloadavg()
-    doc = run(args)
-    doc["command"] = "python -m gpu.bench " + " ".join(sys.argv[1:] if argv is None else argv)
-    doc["torch_threads"] = torch.get_num_threads()
-    doc["load_average_before"], doc["load_average_after"] = list(load_before), list(os.getloadavg())
-    written = []
-    if args.json is not None:
-        written.append(write_atomic(args.json, json.dumps(doc, indent=1) + "\n", option="--json"))
-    if args.plot is not None:
-        written += plot_cost(doc, args.plot)
-    if written:
-        print("wrote " + ", ".join(map(str, written)))
+    printing = args.json == "-"  # the JSON alone on stdout: the rows as they are timed go to stderr
+    with contextlib.redirect_stdout(sys.stderr) if printing else contextlib.nullcontext():
+        load_before = os.getloadavg()
+        doc = run(args)
+        doc["command"] = "python -m gpu.bench " + " ".join(sys.argv[1:] if argv is None else argv)
+        doc["torch_threads"] = torch.get_num_threads()
+        doc["load_average_before"], doc["load_average_after"] = list(load_before), list(os.getloadavg())
+        written = []
+        if args.json is not None and not printing:
+            written.append(write_atomic(args.json, json.dumps(doc, indent=1) + "\n", option="--json"))
+        if args.plot is not None:
+            written += plot_cost(doc, args.plot)
+        if written:
+            print("wrote " + ", ".join(map(str, written)))
+    if printing:
+        write_output("-", json.dumps(doc, indent=1) + "\n", "--json")
     return 0
 
 

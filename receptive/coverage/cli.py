@@ -4,17 +4,29 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import os
-import sys
 from functools import partial
 
-from graphs._atomic import atomic_write
 from graphs.cli_common import run_command
 from graphs.memory import DEFAULT_MAX_MEMORY, parse_bytes
 
 from .. import __version__, theory
-from ..cli_parser import FIGURE_SUFFIXES, OneLineErrorParser, given_options, output_file, refuse_together
+from ..cli_parser import (
+    FIGURE_SUFFIXES,
+    OneLineErrorParser,
+    add_csv_option,
+    add_json_option,
+    add_n_option,
+    add_progress_option,
+    add_seed_option,
+    given_options,
+    output_file,
+    refuse_together,
+    stdout_output,
+    write_output,
+)
 from ..patterns.hf_config import pattern_from_config
 from ..patterns.registry import PATTERNS, pattern_from_spec, stack_from_spec
 from ..plotting import save_png_pdf
@@ -55,6 +67,7 @@ EPILOG = """\
 examples:
   python -m receptive.coverage --n 32768 --w 64
   python -m receptive.coverage --n 4096 --w 16 --causal --json
+  python -m receptive.coverage --n 4096 --w 16 --json cov.json
   python -m receptive.coverage --n 1048576 --w 64 --targets 1024 --csv cov.csv --plot cov.png
   python -m receptive.coverage --n 32768 --causal --stack "5*swa:1024,full" --layers 26
   python -m receptive.coverage --n 131072 --hf-config gemma3-4b --targets 256
@@ -100,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         options=OPTIONS,
     )
-    p.add_argument("--n", type=int, default=32768, help="sequence length (>= 2; default 32768)")
+    add_n_option(p, 32768)
     p.add_argument("--w", type=int, default=64, help="window: keys per query, itself included (default 64)")
     which = p.add_mutually_exclusive_group()
     which.add_argument(
@@ -125,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_MAX_LAYERS,
         help=f"cap on layers when --layers is not given (default {DEFAULT_MAX_LAYERS})",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the permutations and of sampled targets (default 0)")
+    add_seed_option(p)
     how = p.add_mutually_exclusive_group()
     how.add_argument("--exact", action="store_true", help="every receptive field, whatever it costs")
     how.add_argument(
@@ -139,12 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="3GiB",
         help=f"memory budget of the engine, e.g. 512MiB (default {DEFAULT_MAX_MEMORY // 2**30}GiB)",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    p.add_argument("--csv", type=output_file("--csv", suffixes=(".csv",)), metavar="PATH",
-                   help="also write one row per (pattern, layer) to PATH (.csv)")  # fmt: skip
+    add_json_option(p)
+    add_csv_option(p)  # one row per (pattern, layer)
     p.add_argument("--plot", type=output_file("--plot", suffixes=FIGURE_SUFFIXES), metavar="PATH",
                    help="also plot coverage vs layer to PATH (.png or .pdf: both are written)")  # fmt: skip
-    p.add_argument("--no-progress", action="store_true", help="no progress bar (it shows only on a terminal)")
+    add_progress_option(p)
     return p
 
 
@@ -402,15 +414,16 @@ def format_table(doc: dict) -> str:
     return "\n".join(lines)
 
 
-def _write_csv(doc: dict, path: str) -> None:
-    """One row per (pattern, layer), written atomically (whole or not at all)."""
-    with atomic_write(path, "--csv", newline="") as fh:
-        out = csv.writer(fh)
-        out.writerow(["pattern", "method", "layer", "mean", "min", "full_fraction", "mean_ci_low", "mean_ci_high"])
-        for name, p in doc["patterns"].items():
-            for lc in p["layers"]:
-                ci = lc.get("mean_ci") or ["", ""]
-                out.writerow([name, p["method"], lc["layer"], lc["mean"], lc["min"], lc["full_fraction"], *ci])
+def _csv_text(doc: dict) -> str:
+    """One row per (pattern, layer), with a header."""
+    buffer = io.StringIO()
+    out = csv.writer(buffer)
+    out.writerow(["pattern", "method", "layer", "mean", "min", "full_fraction", "mean_ci_low", "mean_ci_high"])
+    for name, p in doc["patterns"].items():
+        for lc in p["layers"]:
+            ci = lc.get("mean_ci") or ["", ""]
+            out.writerow([name, p["method"], lc["layer"], lc["mean"], lc["min"], lc["full_fraction"], *ci])
+    return buffer.getvalue()
 
 
 def _plot(doc: dict, path: str) -> list[str]:
@@ -433,7 +446,8 @@ def _plot(doc: dict, path: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``python -m receptive.coverage``: print the table or ``--json``, write ``--csv`` / ``--plot``.
+    """Run ``python -m receptive.coverage``: print the table (or ``--json`` / ``--csv`` alone), write ``--json PATH``,
+    ``--csv PATH`` and ``--plot``.
 
     Parameters
     ----------
@@ -457,20 +471,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        printing = stdout_output({"--json": args.json, "--csv": args.csv})
         check_applicable(given_options(parser, argv))
         doc = run(args)
     except (ValueError, MemoryError) as exc:
         parser.error(str(exc))
-    if args.json:
-        json.dump(doc, sys.stdout)
-        sys.stdout.write("\n")
-    else:
+    if not printing:
         print(format_table(doc))
-    if args.csv:
-        _write_csv(doc, args.csv)
+    write_output(args.json, json.dumps(doc, indent=1) + "\n", "--json")
+    write_output(args.csv, _csv_text(doc), "--csv")
     if args.plot:
         written = _plot(doc, args.plot)
-        if not args.json:
+        if not printing:
             print("plot: " + ", ".join(written))
     return 0
 
