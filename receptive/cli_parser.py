@@ -1,6 +1,7 @@
 """The argument parser every ``python -m receptive...`` command uses, and the options they share.
 
-Everything here lives in :mod:`graphs.cli_common` (below ``receptive``) and is re-exported under this name.
+Everything here lives in :mod:`graphs.cli_common` and :mod:`graphs.cli_options` (below ``receptive``) and is
+re-exported under this name.
 """
 
 from __future__ import annotations
@@ -8,6 +9,12 @@ from __future__ import annotations
 from graphs.cli_common import (
     FIGURE_SUFFIXES,
     OneLineErrorParser,
+    given_options,
+    output_file,
+    output_folder,
+    refuse_together,
+)
+from graphs.cli_options import (
     add_budget_option,
     add_csv_option,
     add_json_option,
@@ -17,10 +24,6 @@ from graphs.cli_common import (
     add_seed_option,
     comma_ints,
     comma_names,
-    given_options,
-    output_file,
-    output_folder,
-    refuse_together,
     stdout_output,
     write_output,
 )

@@ -1,5 +1,5 @@
 """One shape of command line: every installed command builds its parser with ``build_parser()``, an option several
-commands share comes from one builder of :mod:`graphs.cli_common` (the same help, type and checks everywhere), the
+commands share comes from one builder of :mod:`graphs.cli_options` (the same help, type and checks everywhere), the
 user guide's tables of options are generated from those parsers, and ``--json`` / ``--csv`` print to stdout alone or
 write the same text to a path."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from test_cli_flags import _parser
 
-from graphs import cli_common
+from graphs import cli_common, cli_options
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
@@ -57,14 +57,14 @@ def _reference(flag: str) -> argparse.Action:
     """The action the builder of ``flag`` adds to an empty parser."""
     parser = cli_common.OneLineErrorParser(prog="reference")
     builders = {
-        "--json": lambda: cli_common.add_json_option(parser),
-        "--csv": lambda: cli_common.add_csv_option(parser),
-        "--seed": lambda: cli_common.add_seed_option(parser),
-        "--no-progress": lambda: cli_common.add_progress_option(parser),
-        "--n": lambda: cli_common.add_n_option(parser, 2),
-        "--out": lambda: cli_common.add_out_option(parser, "files"),
-        "--budgets": lambda: cli_common.add_budget_option(parser, "1"),
-        "--budget": lambda: cli_common.add_budget_option(parser, 1, many=False),
+        "--json": lambda: cli_options.add_json_option(parser),
+        "--csv": lambda: cli_options.add_csv_option(parser),
+        "--seed": lambda: cli_options.add_seed_option(parser),
+        "--no-progress": lambda: cli_options.add_progress_option(parser),
+        "--n": lambda: cli_options.add_n_option(parser, 2),
+        "--out": lambda: cli_options.add_out_option(parser, "files"),
+        "--budgets": lambda: cli_options.add_budget_option(parser, "1"),
+        "--budget": lambda: cli_options.add_budget_option(parser, 1, many=False),
     }
     return builders[flag]()
 

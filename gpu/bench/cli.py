@@ -38,7 +38,8 @@ from gpu.bench.patterns import _layer_cap, _pairs, _pattern
 from gpu.bench.plot import PAPER_SPEEDUP, check_bench_result, plot_cost
 from gpu.bench.timing import _times
 from gpu.validation import check_int
-from graphs.cli_common import FIGURE_SUFFIXES, add_json_option, output_file, run_command, write_atomic, write_output
+from graphs.cli_common import FIGURE_SUFFIXES, output_file, run_command, write_atomic
+from graphs.cli_options import add_json_option, write_output
 from graphs.memory import check_memory
 from receptive import coverage_by_layer
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names, given_options

@@ -24,14 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from ..cli_common import (
-    OneLineErrorParser,
-    add_json_option,
-    add_progress_option,
-    add_seed_option,
-    run_command,
-    write_output,
-)
+from ..cli_common import OneLineErrorParser, run_command
+from ..cli_options import add_json_option, add_progress_option, add_seed_option, write_output
 from ..graph import Graph
 from ..memory import check_memory
 from .connectome import FITTED, FLYWIRE, calibrate_connectome, connectome_model, reciprocity
