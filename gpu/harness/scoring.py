@@ -34,7 +34,9 @@ full-sequence forward computes, :mod:`gpu.hf.generation`), so
    choice reads its context's keys in place (:mod:`gpu.harness.shared_context`), with a pattern each choice has its own
    copy of them (a pattern picks keys by position).
 
-An item therefore costs its question and its answers, not its context once per choice.
+An item therefore costs its question and its answers, not its context once per choice. Items run in chunks of
+``batch_size`` items of one group, sorted so that the chunks pad as few tokens as they can (by context length, by
+longest continuation or by both: PIQA's answers of a sentence pad more than its questions).
 
 References
 ----------
@@ -491,6 +493,42 @@ def _score_chunk(model, encs: list[_Encoded], prefix_kv, prefix: int, context_na
     return records
 
 
+def _padded_tokens(encs: list[_Encoded], prefix: int) -> int:
+    """The tokens :func:`_score_chunk` runs for these items, padding included: its context rows at their longest
+    and its continuation rows (all but their last token) at their longest."""
+    own = [len(c) - prefix for c in dict.fromkeys(c for enc in encs for c in enc.contexts)]
+    tails = [len(x) - 1 for enc in encs for x in enc.continuations if len(x) > 1]
+    return len(own) * max(own) + (len(tails) * max(tails) if tails else 0)
+
+
+def _chunks(encoded: list[_Encoded], prefixes: dict[str, int], batch_size: int) -> list[list[int]]:
+    """Chunks of up to ``batch_size`` items of one group, in group order: per group, the items sorted by their
+    context length, by their longest continuation or by both, whichever runs the fewest padded tokens
+    (:func:`_padded_tokens`). Which dominates depends on the task: few-shot contexts of similar lengths with
+    answers of a sentence (PIQA) pad the continuations; one-token answers pad only the contexts (LAMBADA)."""
+
+    def context(j):
+        return max(map(len, encoded[j].contexts))
+
+    def continuation(j):
+        return max(map(len, encoded[j].continuations))
+
+    keys = (context, continuation, lambda j: (context(j), continuation(j)), lambda j: (continuation(j), context(j)))
+    groups: dict[str, list[int]] = {}
+    for j, enc in enumerate(encoded):
+        groups.setdefault(enc.item.group, []).append(j)
+    chunks = []
+    for group, members in groups.items():
+        prefix = prefixes.get(group, 0)
+        candidates = []
+        for key in keys:
+            order = sorted(members, key=key)
+            split = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+            candidates.append((sum(_padded_tokens([encoded[j] for j in c], prefix) for c in split), split))
+        chunks += min(candidates, key=lambda candidate: candidate[0])[1]
+    return chunks
+
+
 def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, prefixes: dict[str, int] | None = None,
                 add_bos_token: bool = False, batch_size: int = 4, progress: bool | None = None):  # fmt: skip
     """Score every request of ``items`` under ``attention``: one record per item, in order.
@@ -570,17 +608,7 @@ def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, 
         if size >= min(map(len, enc.contexts)):
             raise ValueError(f"prefixes: {size} shared tokens for group {enc.item.group!r} leave item "
                              f"{enc.item.doc_id} no context token of its own")  # fmt: skip
-    # chunks of up to batch_size items of one group, of similar lengths (less padding); records keep the input order
-    groups = list(dict.fromkeys(enc.item.group for enc in encoded))
-    order = sorted(range(len(encoded)), key=lambda j: (groups.index(encoded[j].item.group),
-                                                        max(map(len, encoded[j].contexts))))  # fmt: skip
-    chunks, current = [], []
-    for j in order:
-        if current and (len(current) == batch_size or encoded[current[0]].item.group != encoded[j].item.group):
-            chunks.append(current)
-            current = []
-        current.append(j)
-    chunks += [current] if current else []
+    chunks = _chunks(encoded, prefixes, batch_size)  # records keep the input order
     previous = model.config._attn_implementation
     records: dict[str, list] = {name: [None] * len(encoded) for name in continuation_names}
     prefix_kv: dict[str, list] = {}

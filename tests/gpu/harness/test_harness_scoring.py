@@ -222,3 +222,44 @@ def test_refusals(model, tokenizer):
         EvalAttention("swa", 4, exact_layers=3)
     with pytest.raises(ValueError, match=r"^method: "):
         EvalAttention("nope", 4)
+
+
+def _encoded(group: str, context: int, continuations: list[int]):
+    from gpu.harness.scoring import _Encoded
+
+    requests = tuple(EvalRequest(i, "c", "x") for i in range(len(continuations)))
+    return _Encoded(EvalItem(group, 0, 0, requests, group), ((1,) * context,) * len(continuations),
+                    tuple((2,) * n for n in continuations))  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    shapes=st.lists(st.tuples(st.sampled_from("ab"), st.integers(1, 40), st.lists(st.integers(1, 30), min_size=1,
+                                                                                 max_size=4)), min_size=1, max_size=30),
+    batch_size=st.integers(1, 8),
+)  # fmt: skip
+def test_chunks_cover_each_item_once_by_group_and_pad_no_more_than_sorting_by_context(shapes, batch_size):
+    """Every item in one chunk of at most ``batch_size`` items of one group, the groups in order, and no more padded
+    tokens than chunks of items sorted by context length (the other orders are candidates, not obligations)."""
+    from gpu.harness.scoring import _chunks, _padded_tokens
+
+    encoded = [_encoded(group, context, continuations) for group, context, continuations in shapes]
+    chunks = _chunks(encoded, {}, batch_size)
+    assert sorted(j for chunk in chunks for j in chunk) == list(range(len(encoded)))
+    assert all(1 <= len(chunk) <= batch_size and len({encoded[j].item.group for j in chunk}) == 1 for chunk in chunks)
+    order = [encoded[chunk[0]].item.group for chunk in chunks]
+    assert order == sorted(order, key=[e.item.group for e in encoded].index)  # one run per group, first seen first
+    by_context = []
+    for group in dict.fromkeys(e.item.group for e in encoded):
+        members = sorted((j for j, e in enumerate(encoded) if e.item.group == group), key=lambda j: shapes[j][1])
+        by_context += [members[i : i + batch_size] for i in range(0, len(members), batch_size)]
+    padded = sum(_padded_tokens([encoded[j] for j in chunk], 0) for chunk in chunks)
+    assert padded <= sum(_padded_tokens([encoded[j] for j in chunk], 0) for chunk in by_context)
+
+
+def test_padded_tokens_by_hand():
+    from gpu.harness.scoring import _padded_tokens
+
+    # contexts of 5 and 3 tokens (2 rows of 5); continuations of 4, 2 and 1 tokens: rows of 3 and 1 token, padded to 3
+    assert _padded_tokens([_encoded("a", 5, [4, 2]), _encoded("a", 3, [1])], 0) == 2 * 5 + 2 * 3
+    assert _padded_tokens([_encoded("a", 5, [4, 2]), _encoded("a", 3, [1])], 2) == 2 * 3 + 2 * 3  # 2 shared tokens
