@@ -512,7 +512,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--scheduler", help="run the grid on the Dask scheduler at this address (tcp://host:8786)")
     add("--workers", type=int, help="workers of the local Dask cluster")
     add("--threads", type=int, help="torch threads of this process; a Dask worker scores on its own --nthreads "
-        "[torch's default]")  # fmt: skip
+        "(default: torch's)")  # fmt: skip
     add_progress_option(parser, "--quiet")
     return parser
 
