@@ -56,19 +56,6 @@ def pytest_pycollect_makeitem(collector, name, obj):
     return None
 
 
-def pytest_collection_modifyitems(config, items):
-    """The longest work first (pytest-xdist hands out work in collection order): the tests that share an expensive
-    fixture on one worker (``xdist_group``), then the slow tests and the notebooks, then the rest, each part in its
-    collected order. The many short tests left at the end even out the workers' finishing times."""
-
-    def weight(item):
-        if item.get_closest_marker("xdist_group"):
-            return 0
-        return 1 if item.get_closest_marker("slow") or item.get_closest_marker("notebook") else 2
-
-    items.sort(key=weight)
-
-
 @pytest.fixture(scope="module")
 def one_torch_thread():
     """Small tensors: one torch thread is several times faster than two on a shared machine; the caller's setting is

@@ -14,16 +14,3 @@ def test_grouped_tests_carry_their_group(request):
     assert request.node.nodeid.endswith("@check"), (
         f"{request.node.nodeid}: --dist loadgroup ignores xdist_group with pytest {pytest.__version__}"
     )
-
-
-def test_the_longest_work_is_collected_first(request):
-    """The grouped tests, then the slow tests and notebooks, then the rest (``conftest.pytest_collection_modifyitems``):
-    pytest-xdist hands out work in this order, so no worker starts a group of a minute while the other runs dry."""
-
-    def weight(item):
-        if item.get_closest_marker("xdist_group"):
-            return 0
-        return 1 if item.get_closest_marker("slow") or item.get_closest_marker("notebook") else 2
-
-    weights = [weight(item) for item in request.session.items]
-    assert weights == sorted(weights) and request.node in request.session.items
