@@ -496,7 +496,7 @@ def _score_chunk(model, encs: list[_Encoded], prefix_kv, prefix: int, context_na
 def _padded_tokens(encs: list[_Encoded], prefix: int) -> int:
     """The tokens :func:`_score_chunk` runs for these items, padding included: its context rows at their longest
     and its continuation rows (all but their last token) at their longest."""
-    own = [len(c) - prefix for c in dict.fromkeys(c for enc in encs for c in enc.contexts)]
+    own = [len(c) - prefix for enc in encs for c in dict.fromkeys(enc.contexts)]  # distinct per item, as run
     tails = [len(x) - 1 for enc in encs for x in enc.continuations if len(x) > 1]
     return len(own) * max(own) + (len(tails) * max(tails) if tails else 0)
 

@@ -263,3 +263,5 @@ def test_padded_tokens_by_hand():
     # contexts of 5 and 3 tokens (2 rows of 5); continuations of 4, 2 and 1 tokens: rows of 3 and 1 token, padded to 3
     assert _padded_tokens([_encoded("a", 5, [4, 2]), _encoded("a", 3, [1])], 0) == 2 * 5 + 2 * 3
     assert _padded_tokens([_encoded("a", 5, [4, 2]), _encoded("a", 3, [1])], 2) == 2 * 3 + 2 * 3  # 2 shared tokens
+    # two items with the same context run it as two rows (one per item), as _score_chunk does
+    assert _padded_tokens([_encoded("a", 4, [1]), _encoded("a", 4, [1])], 0) == 2 * 4
