@@ -161,10 +161,13 @@ def window(positions: torch.Tensor, w: int):
 def with_sink(idx: torch.Tensor, valid: torch.Tensor):
     """Key 0 added to each row (the attention sink of StreamingLLM), counted once.
 
+    The rows are key sets (no key listed twice among the valid entries), as the window and SA's band are, so the only
+    possible repeat is key 0 itself: it is switched off where the row holds it, without sorting the row.
+
     Parameters
     ----------
     idx, valid : torch.Tensor
-        ``(..., K)`` key indices and which hold a key.
+        ``(..., K)`` key indices and which hold a key, each key at most once per row.
 
     Returns
     -------
@@ -181,9 +184,8 @@ def with_sink(idx: torch.Tensor, valid: torch.Tensor):
     ----------
     Xiao et al. (2024). Efficient streaming language models with attention sinks. arXiv 2309.17453.
     """
-    idx = torch.cat([torch.zeros_like(idx[..., :1]), idx], -1)
-    valid = torch.cat([torch.ones_like(valid[..., :1]), valid], -1)
-    return idx, dedupe(idx, valid)
+    idx_with_sink = torch.cat([torch.zeros_like(idx[..., :1]), idx], -1)
+    return idx_with_sink, torch.cat([torch.ones_like(valid[..., :1]), valid & (idx != 0)], -1)
 
 
 def union(*parts):

@@ -135,22 +135,21 @@ class HeadPlan:
 
 
 def _layer_keys(row, positions, n_keys, seed, max_length):
-    """``(heads, q, K)`` key table of the non-exact heads of one layer (``-1`` padding) and their head indices."""
-    tables, heads = [], []
-    cache: dict[tuple[str, int], torch.Tensor] = {}
-    for head, (method, budget) in enumerate(row):
-        if method == "exact":
-            continue
-        if (method, budget) not in cache:
+    """``(heads, q, K)`` key table of one layer, every head's row ``-1`` padded (an exact head's all ``-1``), or
+    ``None`` when every head is exact."""
+    tables: dict[tuple[str, int], torch.Tensor] = {}
+    for method, budget in row:
+        if method != "exact" and (method, budget) not in tables:
             idx, valid = position_keys(method, positions, n_keys, budget, 1, seed, max_length)
-            cache[method, budget] = idx[0].masked_fill(~valid[0], -1)
-        tables.append(cache[method, budget])
-        heads.append(head)
+            tables[method, budget] = idx[0].masked_fill(~valid[0], -1)
     if not tables:
-        return None, heads
-    width = max(t.shape[-1] for t in tables)
-    padded = [torch.nn.functional.pad(t, (0, width - t.shape[-1]), value=-1) for t in tables]
-    return torch.stack(padded), heads
+        return None
+    width = max(t.shape[-1] for t in tables.values())
+    table = torch.full((len(row), len(positions), width), -1, dtype=torch.long)
+    for head, pair in enumerate(row):
+        if pair in tables:
+            table[head, :, : tables[pair].shape[-1]] = tables[pair]
+    return table
 
 
 def head_plan_attention(plan: HeadPlan, layer: int, q, k, v, seed: int = 0, max_length: int | None = None,
@@ -212,31 +211,23 @@ def head_plan_attention(plan: HeadPlan, layer: int, q, k, v, seed: int = 0, max_
     max_length = n if max_length is None else check_int("max_length", max_length, n)
     positions = torch.arange(n - n_q, n)
     row = plan.heads[layer]
-    table, sparse = _layer_keys(row, positions, n, seed, max_length)
+    table = _layer_keys(row, positions, n, seed, max_length)
     exact = [head for head, (method, _) in enumerate(row) if method == "exact"]
+    causal = torch.arange(n)[None, :] <= positions[:, None]
     if trace is not None:
-        keep = torch.zeros(n_q, n, dtype=torch.bool)
-        if exact:
-            keep |= torch.arange(n)[None, :] <= positions[:, None]
+        keep = causal.clone() if exact else torch.zeros(n_q, n, dtype=torch.bool)
         if table is not None:
             rows = torch.arange(n_q)[None, :, None].expand_as(table)
             keep[rows[table >= 0], table[table >= 0]] = True
         trace(positions, keep)
-    out = q.new_empty(*q.shape[:-1], v.shape[-1])
+    # every head through one call (key heads read in place, grouped as transformers' repeat_kv pairs them); an exact
+    # head's row is all padding there and its output is replaced by SDPA over its key head's causal keys
+    out = neighbour_attention(q, k, v, table) if table is not None else q.new_empty(*q.shape[:-1], v.shape[-1])
     group = h // k.shape[1]
-    causal = torch.arange(n)[None, :] <= positions[:, None]
-    table_of = {head: t for t, head in enumerate(sparse)}
-    for kv in range(k.shape[1]):  # each key head read in place by its group's query heads (views, no copy)
-        keys, values = k[:, kv : kv + 1], v[:, kv : kv + 1]
-        heads = range(kv * group, (kv + 1) * group)
-        own_sparse = [head for head in heads if head in table_of]
-        own_exact = [head for head in heads if head not in table_of]
-        if own_sparse:
-            rows = table[[table_of[head] for head in own_sparse]]
-            out[:, own_sparse] = neighbour_attention(q[:, own_sparse], keys, values, rows)
-        if own_exact:
-            out[:, own_exact] = torch.nn.functional.scaled_dot_product_attention(
-                q[:, own_exact], keys, values, attn_mask=causal, enable_gqa=True)  # fmt: skip
+    for kv in sorted({head // group for head in exact}):
+        heads = [head for head in exact if head // group == kv]
+        out[:, heads] = torch.nn.functional.scaled_dot_product_attention(
+            q[:, heads], k[:, kv : kv + 1], v[:, kv : kv + 1], attn_mask=causal, enable_gqa=True)  # fmt: skip
     return out
 
 

@@ -64,6 +64,20 @@ def test_no_row_reads_a_later_key_or_a_key_twice(n, m, seed):
                 assert len(set(i[v].tolist())) == int(v.sum())
 
 
+@given(n=st.integers(1, 30), w=st.integers(1, 12), seed=st.integers(0, 50), band=st.booleans())
+def test_the_sink_added_to_a_key_set_equals_the_sorted_dedupe(n, w, seed, band):
+    from gpu.attention.generation_keys import window, with_sink
+    from gpu.attention.neighbour import dedupe
+
+    positions = torch.arange(n)
+    rank = torch.from_numpy(np.random.default_rng(seed).permutation(n + 3))
+    keys = sa_band(positions, n, w, rank) if band else window(positions, w)
+    idx, valid = with_sink(*keys)
+    expected = dedupe(idx, torch.cat([torch.ones_like(valid[:, :1]), keys[1]], -1))
+    assert torch.equal(valid, expected)
+    assert bool(valid[:, 0].all()) and torch.equal(idx[:, 0], torch.zeros(n, dtype=idx.dtype))
+
+
 def test_rows_do_not_depend_on_later_tokens():
     """The keys of the first 20 positions are the same with 20 tokens present as with 50."""
     for method in ("sa", "sa+sink", "sa+swa-union", "swa+sink+sa", "sa-ms"):
