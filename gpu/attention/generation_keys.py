@@ -17,7 +17,6 @@ import torch
 from numba import njit, prange
 
 from gpu.attention.functional import inverse_permutation
-from gpu.attention.neighbour import dedupe
 from receptive.patterns.multiscale import block_permutation, default_blocks
 from receptive.permutations import layer_permutation
 from receptive.windows import window_offsets
@@ -188,27 +187,41 @@ def with_sink(idx: torch.Tensor, valid: torch.Tensor):
     return idx_with_sink, torch.cat([torch.ones_like(valid[..., :1]), valid & (idx != 0)], -1)
 
 
-def union(*parts):
-    """The union of several ``(idx, valid)`` key sets, each key counted once.
+def union_with_window(band, positions: torch.Tensor, w: int, *, sink: bool = False):
+    """The causal window of ``w`` keys (and key 0 with ``sink``) and a key set, each key counted once.
+
+    The window is contiguous, so a band key it holds is found by comparing positions, without sorting the rows: the
+    band's entry is switched off.
 
     Parameters
     ----------
-    *parts : tuple of torch.Tensor
-        ``(idx, valid)`` pairs with the same leading shape.
+    band : tuple of torch.Tensor
+        ``(q, K)`` key indices and which hold a key, each key at most once per row and none after its query.
+    positions : torch.Tensor
+        ``(q,)`` int64 query positions.
+    w : int
+        Window size, at least 1.
+    sink : bool, default False
+        Key 0 joins the window (:func:`with_sink`).
 
     Returns
     -------
     idx, valid : torch.Tensor
-        Concatenated along the last axis, repeats switched off.
+        ``(q, w + K)`` (``w + 1 + K`` with ``sink``): the window's columns, then the band's.
 
     Examples
     --------
-    >>> idx, valid = union(window(torch.tensor([3]), 2), window(torch.tensor([3]), 3))
-    >>> sorted(idx[valid].tolist())
-    [1, 2, 3]
+    >>> band = (torch.tensor([[0, 2, 3]]), torch.tensor([[True, True, True]]))
+    >>> idx, valid = union_with_window(band, torch.tensor([3]), 2)
+    >>> idx[valid].tolist()
+    [2, 3, 0]
     """
-    idx = torch.cat([i for i, _ in parts], -1)
-    return idx, dedupe(idx, torch.cat([v for _, v in parts], -1))
+    idx, valid = band
+    local = with_sink(*window(positions, w)) if sink else window(positions, w)
+    held = idx > positions[:, None] - w
+    if sink:
+        held |= idx == 0
+    return torch.cat([local[0], idx], -1), torch.cat([local[1], valid & ~held], -1)
 
 
 def sa_ms_blocks(max_length: int, w: int) -> list[int]:
@@ -285,12 +298,12 @@ def position_keys(method: str, positions: torch.Tensor, n_keys: int, budget: int
         parts = with_sink(*_sa_band_cached(positions, n_keys, max(1, budget - 1), max_length, seed, max_length))
     elif method == "sa+swa-union":
         half = max(1, budget // 2)
-        parts = union(_sa_band_cached(positions, n_keys, half, max_length, seed, max_length),
-                      window(positions, half))  # fmt: skip
+        parts = union_with_window(_sa_band_cached(positions, n_keys, half, max_length, seed, max_length), positions,
+                                  half)  # fmt: skip
     elif method == "swa+sink+sa":
         shortcuts = max(1, budget // 4)
-        local = with_sink(*window(positions, max(1, budget - shortcuts - 1)))
-        parts = union(local, _sa_band_cached(positions, n_keys, shortcuts, max_length, seed, max_length))
+        band = _sa_band_cached(positions, n_keys, shortcuts, max_length, seed, max_length)
+        parts = union_with_window(band, positions, max(1, budget - shortcuts - 1), sink=True)
     elif method == "sa-ms":
         blocks = sa_ms_blocks(max_length, budget)
         per_block = [_sa_band_cached(positions, n_keys, budget, max_length, seed, b) for b in blocks]

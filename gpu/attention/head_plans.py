@@ -213,7 +213,7 @@ def head_plan_attention(plan: HeadPlan, layer: int, q, k, v, seed: int = 0, max_
     row = plan.heads[layer]
     table = _layer_keys(row, positions, n, seed, max_length)
     exact = [head for head, (method, _) in enumerate(row) if method == "exact"]
-    causal = torch.arange(n)[None, :] <= positions[:, None]
+    causal = torch.arange(n)[None, :] <= positions[:, None] if trace is not None or 1 < n_q < n else None
     if trace is not None:
         keep = causal.clone() if exact else torch.zeros(n_q, n, dtype=torch.bool)
         if table is not None:
@@ -224,10 +224,12 @@ def head_plan_attention(plan: HeadPlan, layer: int, q, k, v, seed: int = 0, max_
     # head's row is all padding there and its output is replaced by SDPA over its key head's causal keys
     out = neighbour_attention(q, k, v, table) if table is not None else q.new_empty(*q.shape[:-1], v.shape[-1])
     group = h // k.shape[1]
+    # the fused kernel's own causal mask where the queries are every position, none for one query (it sees every key)
+    mask = {"is_causal": True} if n_q == n > 1 else {"attn_mask": causal if n_q > 1 else None}
     for kv in sorted({head // group for head in exact}):
         heads = [head for head in exact if head // group == kv]
         out[:, heads] = torch.nn.functional.scaled_dot_product_attention(
-            q[:, heads], k[:, kv : kv + 1], v[:, kv : kv + 1], attn_mask=causal, enable_gqa=True)  # fmt: skip
+            q[:, heads], k[:, kv : kv + 1], v[:, kv : kv + 1], enable_gqa=True, **mask)  # fmt: skip
     return out
 
 

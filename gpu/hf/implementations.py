@@ -23,7 +23,8 @@ Which form runs, by method and model:
 * ``"lab:<method>"`` runs the lab's own form of any lab method, prefill only. Its causal SA is a different reading
   of SA from the generation form: the permuted window of ``budget`` keys around the query, masked to the past in
   original positions, so a query reads about ``(budget + 1) / 2`` keys (``"sa"``: about ``budget``); likewise
-  the lab's causal ``swa``, ``sa+swa`` and sink variants mask a centred window.
+  the SA path of the lab's causal ``sa+sink`` and ``sa+swa``. The lab's causal ``swa``, ``swa+sink``, ``moba`` and
+  ``top-k`` read the same keys as the generation forms.
 
 References
 ----------

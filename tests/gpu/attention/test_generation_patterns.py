@@ -78,6 +78,22 @@ def test_the_sink_added_to_a_key_set_equals_the_sorted_dedupe(n, w, seed, band):
     assert bool(valid[:, 0].all()) and torch.equal(idx[:, 0], torch.zeros(n, dtype=idx.dtype))
 
 
+@given(n=st.integers(1, 30), w=st.integers(1, 12), band_w=st.integers(1, 12), seed=st.integers(0, 50),
+       sink=st.booleans())  # fmt: skip
+def test_the_union_with_a_window_is_the_set_union_counted_once(n, w, band_w, seed, sink):
+    from gpu.attention.generation_keys import union_with_window
+
+    positions = torch.arange(n)
+    rank = torch.from_numpy(np.random.default_rng(seed).permutation(n + 3))
+    band = sa_band(positions, n, band_w, rank)
+    idx, valid = union_with_window(band, positions, w, sink=sink)
+    rows, cols = np.indices((n, n))
+    expected = dense(*band, n) | ((cols <= rows) & (rows - cols < w)) | ((cols == 0) & sink)
+    assert np.array_equal(dense(idx, valid, n), expected)
+    for i, v in zip(idx, valid, strict=True):
+        assert len(set(i[v].tolist())) == int(v.sum())
+
+
 def test_rows_do_not_depend_on_later_tokens():
     """The keys of the first 20 positions are the same with 20 tokens present as with 50."""
     for method in ("sa", "sa+sink", "sa+swa-union", "swa+sink+sa", "sa-ms"):
