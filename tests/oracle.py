@@ -47,6 +47,33 @@ def sa_matrix(perm: np.ndarray, w: int, causal: bool, circular: bool) -> np.ndar
     return a
 
 
+def window_matrix(n: int, perm, left: int, right: int, circular: bool, order: int) -> np.ndarray:
+    """A[i, j] = query i attends to key j in a window in permuted order: query ``perm[p]`` attends ``perm[x]`` for
+    ``x = p - left .. p + right``, truncated at ``0 .. len(perm) - 1`` or taken modulo ``len(perm)`` (circular),
+    holes (-1) skipped, ``order`` +1 keeping keys <= the query, -1 keys >= it; ``perm`` None or empty: the identity."""
+    perm = list(range(n)) if perm is None or len(perm) == 0 else [int(v) for v in perm]
+    length = len(perm)
+    a = np.zeros((n, n), dtype=bool)
+    for p in range(length):
+        for x in range(p - left, p + right + 1):
+            if circular:
+                x %= length
+            elif not 0 <= x < length:
+                continue
+            query, key = perm[p], perm[x]
+            if query < 0 or key < 0 or (order > 0 and key > query) or (order < 0 and key < query):
+                continue
+            a[query, key] = True
+    return a
+
+
+def propagate(bits: np.ndarray, attends: np.ndarray) -> np.ndarray:
+    """``out[i] = OR_j attends[i, j] bits[j]`` on packed uint64 bit rows, as a boolean matrix product."""
+    unpacked = np.unpackbits(bits.view(np.uint8), axis=1, bitorder="little").astype(np.int64)
+    reached = (attends.astype(np.int64) @ unpacked) > 0
+    return np.packbits(reached, axis=1, bitorder="little").view(np.uint64).reshape(bits.shape)
+
+
 def full_matrix(n: int, causal: bool) -> np.ndarray:
     return np.tril(np.ones((n, n), dtype=bool)) if causal else np.ones((n, n), dtype=bool)
 

@@ -6,31 +6,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphs import WindowOp, kernels
+from tests.oracle import propagate, window_matrix
 
 
 def random_bits(rng, n, n_words):
     return rng.integers(0, 2**64, size=(n, n_words), dtype=np.uint64, endpoint=False)
-
-
-def window_oracle(bits, perm, left, right, circular, order):
-    n = bits.shape[0]
-    perm = np.arange(n) if perm.size == 0 else perm
-    length = perm.size  # holes (-1) make a virtual sequence longer than n
-    out = np.zeros_like(bits)
-    for p in range(length):
-        dst = perm[p]
-        if dst < 0:
-            continue
-        for x in range(p - left, p + right + 1):
-            if circular:
-                x %= length
-            elif not 0 <= x < length:
-                continue
-            src = perm[x]
-            if src < 0 or (order > 0 and src > dst) or (order < 0 and src < dst):
-                continue
-            out[dst] |= bits[src]
-    return out
 
 
 @given(
@@ -52,7 +32,7 @@ def test_window_kernels_match_definition(n, n_words, left, right, circular, perm
     perm = rng.permutation(n).astype(np.int64) if permuted else np.empty(0, dtype=np.int64)
     if permuted and holes:  # a virtual sequence: -1 entries at random places
         perm = np.insert(perm, rng.integers(0, n + 1, size=holes), -1)
-    expect = window_oracle(bits, perm, left, right, circular, order)
+    expect = propagate(bits, window_matrix(n, perm, left, right, circular, order))
     for accumulate in (False, True):
         base = random_bits(rng, n, n_words)
         out = base.copy()
@@ -65,32 +45,6 @@ def test_window_kernels_match_definition(n, n_words, left, right, circular, perm
         out = random_bits(rng, n, n_words)
         kernels.window_or(bits, out, perm, left, right, circular, False, chunk, tile, 0)
         np.testing.assert_array_equal(out, expect)
-
-
-def dense_window_matrix(n, perm, left, right, circular, order):
-    """``A[i, j]``: query ``i`` attends to key ``j``, from the definition of a window in permuted order (holes -1)."""
-    perm = np.arange(n) if perm.size == 0 else perm
-    length = perm.size
-    attends = np.zeros((n, n), dtype=bool)
-    positions = np.arange(length)
-    for offset in range(-left, right + 1):
-        keys = positions + offset
-        inside = np.ones(length, dtype=bool) if circular else (keys >= 0) & (keys < length)
-        query, key = perm[positions[inside]], perm[keys[inside] % length]
-        keep = (query >= 0) & (key >= 0)
-        if order > 0:
-            keep &= key <= query
-        elif order < 0:
-            keep &= key >= query
-        attends[query[keep], key[keep]] = True
-    return attends
-
-
-def dense_oracle(bits, attends):
-    """``out[i] = OR_j attends[i, j] bits[j]`` as a boolean matrix product on unpacked bits."""
-    unpacked = np.unpackbits(bits.view(np.uint8), axis=1, bitorder="little").astype(np.int64)
-    reached = (attends.astype(np.int64) @ unpacked) > 0
-    return np.packbits(reached, axis=1, bitorder="little").view(np.uint64).reshape(bits.shape)
 
 
 def offset_slab(rng, n, n_words, offset):
@@ -121,8 +75,7 @@ def test_window_kernels_match_dense_oracle():
             if rng.integers(2):
                 perm = np.insert(perm, rng.integers(0, n + 1, size=int(rng.integers(1, 30))), -1)
         bits = random_bits(rng, n, n_words)
-        attends = dense_window_matrix(n, np.empty(0, np.int64) if perm is None else perm, left, right, circular, order)
-        expect = dense_oracle(bits, attends)
+        expect = propagate(bits, window_matrix(n, perm, left, right, circular, order))
         op = WindowOp(left, right, circular, perm, order)
         out = offset_slab(rng, n, n_words, case % 8)
         op.apply(bits, out, False)

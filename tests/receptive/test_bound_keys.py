@@ -13,38 +13,18 @@ from graphs.ops import BlockOp, NeighbourOp, WindowOp
 from receptive.bound.keys import SMALL_BYTES, SMALL_BYTES_PER_OP, distinct_keys, mean_distinct_keys, memory_bytes
 from receptive.patterns import PATTERNS, make_pattern
 from receptive.patterns.causal_variants import keys_per_query, variant_names
+from tests.oracle import window_matrix
 
 NAMES = ["sa", "sa+swa", "swa", *variant_names()]
 
 
-def window_oracle(op: WindowOp, n: int, mat: np.ndarray) -> None:
-    """Query ``perm[p]`` attends ``perm[x]`` for ``x = p - left .. p + right``: truncated at ``0 .. length - 1``
-    or taken modulo ``length`` (circular), holes (-1) skipped, ``order`` +1 keeps keys <= query, -1 keys >= query."""
-    perm = list(range(n)) if op.perm is None else [int(v) for v in op.perm]
-    length = len(perm)
-    for p in range(length):
-        query = perm[p]
-        if query < 0:
-            continue
-        for t in range(-op.left, op.right + 1):
-            x = p + t
-            if op.circular:
-                x %= length
-            elif not 0 <= x < length:
-                continue
-            key = perm[x]
-            if key < 0 or (op.order > 0 and key > query) or (op.order < 0 and key < query):
-                continue
-            mat[query, key] = True
-
-
-def dense_oracle(pattern, layer: int) -> np.ndarray:
+def layer_matrix(pattern, layer: int) -> np.ndarray:
     """The layer's ``n x n`` boolean matrix (query, key), the union of its operators' edges."""
     n = pattern.n
     mat = np.zeros((n, n), dtype=bool)
     for op in pattern.layer_ops(layer):
         if isinstance(op, WindowOp):
-            window_oracle(op, n, mat)
+            mat |= window_matrix(n, op.perm, op.left, op.right, op.circular, op.order)
         elif isinstance(op, NeighbourOp):
             for i in range(n):
                 for j in op.indices[op.indptr[i] : op.indptr[i + 1]]:
@@ -69,7 +49,7 @@ def test_keys_per_query_matches_the_dense_oracle(name, causal, circular, n, w, s
     if circular and (causal or name.startswith("kleinberg")):
         circular = False  # causal patterns are not circular; Kleinberg refuses circular
     pat = make_pattern(name, n, w, causal, circular=circular, seed=seed)
-    mat = dense_oracle(pat, layer)
+    mat = layer_matrix(pat, layer)
     want = mat.sum(axis=1)
     assert np.all(np.diag(mat)), "every query attends to itself"
     assert not causal or not np.triu(mat, 1).any(), "a causal key after its query"
@@ -121,7 +101,7 @@ def test_holes_wrapping_orders_and_several_neighbour_lists(n, seed, data):
         lists = [rng.integers(0, n, rng.integers(0, 6)).tolist() for _ in range(n)]  # repeats allowed
         ops.append(NeighbourOp.from_lists(lists, n))
     pat = Ops(n, rng.permutation(np.array(ops, dtype=object)).tolist())
-    want = dense_oracle(pat, 1).sum(axis=1)
+    want = layer_matrix(pat, 1).sum(axis=1)
     np.testing.assert_array_equal(distinct_keys(pat, 1), want)
 
 
@@ -179,7 +159,7 @@ def test_memory_bytes_counts_the_copies_of_other_dtypes_and_identities(seed):
         dtype = rng.choice([np.int32, np.int64])
         ops.append(NeighbourOp(nb.indptr.astype(dtype), nb.indices.astype(dtype)))
     pat = Ops(n, ops)
-    np.testing.assert_array_equal(distinct_keys(pat, 1), dense_oracle(pat, 1).sum(axis=1))
+    np.testing.assert_array_equal(distinct_keys(pat, 1), layer_matrix(pat, 1).sum(axis=1))
     check_peak(pat)
 
 
@@ -201,9 +181,7 @@ def test_other_operators_and_repeated_indices_fall_back_to_the_adjacency():
         adjacency = pat.adjacency(1).toarray()
         np.testing.assert_array_equal(distinct_keys(pat, 1), adjacency.sum(axis=1))
         if ops[0] is twice:
-            mat = np.zeros((n, n), dtype=bool)
-            window_oracle(twice, n, mat)
-            np.testing.assert_array_equal(adjacency, mat)
+            np.testing.assert_array_equal(adjacency, window_matrix(n, twice.perm, 1, 1, False, 0))
 
 
 def test_bad_arguments_get_one_line_errors():
