@@ -29,8 +29,8 @@ import numpy as np
 
 from graphs.cli_common import OneLineErrorParser, output_file, run_command, write_atomic
 from receptive import theory
-from receptive.theory import EVALUATION_MAX_COST as MAX_COST
 from receptive.theory import causal_interval_clumps
+from receptive.theory.interval import EVALUATION_MAX_COST as MAX_COST
 
 ROOT = Path(__file__).resolve().parents[2]
 GAPS = (8, 32, 96)

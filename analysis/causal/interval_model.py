@@ -36,12 +36,8 @@ from receptive import __version__, theory
 from receptive.bound.analysis import calibrated_exact_probability
 from receptive.bound.cli import parse_sizes
 from receptive.cli_parser import OneLineErrorParser, output_file
-from receptive.theory import (
-    EVALUATION_EVENTS,
-    EVALUATION_MAX_COST,
-    EVALUATION_SEED,
-    interval_point_model,
-)
+from receptive.theory import interval_point_model
+from receptive.theory.interval import EVALUATION_EVENTS, EVALUATION_MAX_COST, EVALUATION_SEED
 
 from . import pooled
 

@@ -14,13 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import theory
-from ..theory import (
-    EVALUATION_EVENTS,
-    EVALUATION_MAX_COST,
-    EVALUATION_SEED,
-    interval_point_model,
-    load_interval_model,
-)
+from ..theory import interval_point_model, load_interval_model
+from ..theory.interval import EVALUATION_EVENTS, EVALUATION_MAX_COST, EVALUATION_SEED
 
 __all__ = ["MODELS", "interval_probabilities", "model_probabilities", "point_probabilities"]
 

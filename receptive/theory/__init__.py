@@ -20,7 +20,8 @@ Modules, one model family each; every public name of them is importable from her
 * Causal SA+SWA by Monte Carlo of the interval process, counting failing targets and runs of failing keys:
   :mod:`.interval_process` (the simulation, :func:`interval_event_rates`) and :mod:`.interval` (the model,
   :func:`causal_interval_clumps`; seconds to two minutes per point, so :func:`predict_full_layer` uses it only when
-  asked, ``model="interval"``).
+  asked, ``model="interval"``). Its settings (the committed evaluation's events, seed and cost limit, the simulation's
+  tolerances) are constants of :mod:`.interval`, not exported here.
 
 Examples
 --------
@@ -39,15 +40,6 @@ from .causal import (
     sa_key_probability,
 )
 from .interval import (
-    CUT_GROWTH,
-    DECIDING_CLUMPS,
-    EVALUATION_EVENTS,
-    EVALUATION_MAX_COST,
-    EVALUATION_SEED,
-    FAR_TOLERANCE,
-    KEYS_PER_EVENT,
-    MIN_STARTS,
-    SIMULATION_MARGIN,
     IntervalCostError,
     causal_interval_clumps,
     interval_point_model,
@@ -72,17 +64,8 @@ from .prediction import CAUSAL_SA_SWA_MODELS, MODELS, full_probability, median_l
 
 __all__ = [
     "CAUSAL_SA_SWA_MODELS",
-    "CUT_GROWTH",
-    "DECIDING_CLUMPS",
-    "EVALUATION_EVENTS",
-    "EVALUATION_MAX_COST",
-    "EVALUATION_SEED",
-    "FAR_TOLERANCE",
-    "KEYS_PER_EVENT",
-    "MIN_STARTS",
     "MODELS",
     "SA_FORMULA",
-    "SIMULATION_MARGIN",
     "CausalProfile",
     "IntervalCostError",
     "RunMissTable",
