@@ -3,3 +3,5 @@
 sequence and of a PSD kernel, kernels, latent attention, tensor methods, and the oracles. Each method's cost
 (``<method>_cost``: FLOPs, peak bytes, KV cache, on the conventions of ``gpu.approx.costs``) follows it in its
 module. :mod:`gpu.approx.methods` is the registry."""
+
+__all__: list[str] = []  # the families are reached through gpu.approx.METHODS and their modules
