@@ -130,7 +130,12 @@ class BenchmarkTables:
         return self.header(rel, data=[d]) + intro + md_table(["n", "pass", "path", "median", "over one shot"], rows)
 
     def bench_generation(self) -> str:
-        rel = "benchmarks/results/generation.json"
+        return self._generation("benchmarks/results/generation.json")
+
+    def bench_generation_long(self) -> str:
+        return self._generation("benchmarks/results/generation_long.json")
+
+    def _generation(self, rel: str) -> str:
         d = self.load(rel)
         if d is None:
             return ""
