@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 from analysis.training.tasks import TEXT_VOCAB, lm_batch, load_corpus, validation_windows
 from gpu.approx import METHODS, exact_cost, method_cost
 from gpu.attention.threads import torch_threads
-from gpu.hf import calibration_options, capture_keys_values, register
+from gpu.hf import capture_keys_values, register
 from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names, given_options
 
@@ -220,9 +220,9 @@ def study(config: DecoderConfig, methods=None, budgets=(8, 16, 32, 64), seeds: i
         rows = [{"method": "full", "budget": config.n, **full, **_cost("full", config, config.n)}]
         calibration = capture_keys_values(model, calibration_ids, use_cache=False)
         for method in methods:
-            options = calibration_options(method, calibration)
+            options = METHODS[method].calibration_options(calibration)
             for budget in plan[method]:
-                draws = [perplexity(model, x, y, register(f"lab:{method}", budget, s, layer_options=options))
+                draws = [perplexity(model, x, y, register(METHODS[method], budget, s, layer_options=options))
                          for s in range(seeds if METHODS[method].randomized else 1)]  # fmt: skip
                 bar.update(len(draws))
                 ppl = np.array([d["ppl"] for d in draws])

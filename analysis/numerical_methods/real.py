@@ -16,7 +16,7 @@ Three studies, each a function returning plain rows (lists of dicts) for JSON:
   exact scores, top-1 agreement); a randomized method runs several draws, reported with their spread.
 * :func:`costs`: FLOPs, peak bytes and KV-cache bytes per token of every method (:func:`gpu.approx.method_cost`).
 
-The model runs in transformers' ``BertModel`` (:mod:`gpu.hf.minilm`). Windows and documents default to 256
+The model runs in transformers' ``BertModel`` (:mod:`gpu.approx.minilm`). Windows and documents default to 256
 positions, the length the checkpoint was trained on (sentence-transformers' ``max_seq_length``); its position
 table has 512 rows, and ``--n 512`` measures beyond the trained length. Rank-budget methods whose rank is bounded
 (TPA: at most ``min(heads, d)`` = 12) run at the budgets they admit (:func:`gpu.approx.cli.budgets_for`).
@@ -39,8 +39,8 @@ from tqdm.auto import tqdm
 from gpu.approx import corpus
 from gpu.approx.cli import budgets_for
 from gpu.approx.methods import METHODS, approximate, exact_attention, exact_cost, method_cost
+from gpu.approx.minilm import HEAD_DIM, HEADS, LAYERS, MAX_POSITIONS, TRAINED_POSITIONS, MiniLM, exact
 from gpu.attention.threads import torch_threads
-from gpu.hf.minilm import HEAD_DIM, HEADS, LAYERS, MAX_POSITIONS, TRAINED_POSITIONS, MiniLM, exact
 from graphs.cli_common import output_file, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names, given_options
 

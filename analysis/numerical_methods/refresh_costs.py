@@ -37,7 +37,7 @@ from pathlib import Path
 
 from analysis.numerical_methods.decoder import DecoderConfig, _cost
 from gpu.approx.methods import exact_cost, method_cost
-from gpu.hf.minilm import HEAD_DIM, HEADS, LAYERS
+from gpu.approx.minilm import HEAD_DIM, HEADS, LAYERS
 from graphs.cli_common import check_shape, run_command, write_atomic
 from receptive.cli_parser import OneLineErrorParser
 

@@ -11,7 +11,7 @@ pivoted Cholesky, Loki), kernels (Performer, PolySketchFormer, LevAttention), la
 tensor methods (TPA) and two oracles (top-k, truncated SVD).
 
 ``python -m gpu.approx`` compares them on synthetic matrices (``--costs`` prints the cost table); on real attention,
-the pretrained all-MiniLM-L6-v2 (:mod:`gpu.hf.minilm`, the extra ``.[minilm]``) reads CPython's help topics
+the pretrained all-MiniLM-L6-v2 (:mod:`gpu.approx.minilm`, the extra ``.[minilm]``) reads CPython's help topics
 (:mod:`gpu.approx.corpus`).
 """
 

@@ -92,6 +92,66 @@ class Method:
     max_budget: Callable[[int, int, int], int | None] = _no_limit  # (n, d, heads) -> the largest valid budget
     paper: str = ""
 
+    def approximate(self, q, k, v, budget: int, seed: int = 0, causal: bool = False, check_finite: bool = True,
+                    **options) -> torch.Tensor:  # fmt: skip
+        """This method's approximation of ``softmax(q k^T / sqrt d) v``: :func:`approximate`'s arguments after the
+        name.
+
+        Examples
+        --------
+        >>> import torch
+        >>> q = torch.randn(1, 2, 16, 8)
+        >>> METHODS["top-k"].approximate(q, q, q, 16).shape
+        torch.Size([1, 2, 16, 8])
+        """
+        budget = _check_budget(self.name, budget)
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            if not isinstance(t, torch.Tensor):
+                raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+        if q.dim() != 4 or k.shape != q.shape:
+            raise ValueError("q, k, v: expected (batch, heads, n, d) tensors of one shape")
+        if v.shape != q.shape or not (q.dtype == k.dtype == v.dtype) or not q.dtype.is_floating_point:
+            raise ValueError("q, k, v: expected (batch, heads, n, d) tensors of one floating dtype")
+        seed = check_int("seed", seed, 0)
+        causal = check_bool("causal", causal)
+        if causal and not self.causal:
+            causal_ones = ", ".join(n for n, m in METHODS.items() if m.causal)
+            raise ValueError(f"causal: {self.name} has no causal version (causal methods: {causal_ones})")
+        unknown = set(options) - set(self.options)
+        if unknown:
+            raise ValueError(
+                f"options: {self.name} takes {', '.join(self.options) or 'no options'}, got {sorted(unknown)}"
+            )
+        if check_bool("check_finite", check_finite):
+            _check_finite(q=q, k=k, v=v)
+        out = self.run(wide(q), wide(k), wide(v), budget, int(seed), causal, **options)
+        return out.to(q.dtype)
+
+    def calibration_options(self, captured: list[tuple[torch.Tensor, torch.Tensor]]) -> list[dict] | None:
+        """Per-layer options from captured keys and values (:func:`gpu.hf.capture_keys_values`) for the methods
+        fitted offline; ``None`` for the others.
+
+        Parameters
+        ----------
+        captured : list of (torch.Tensor, torch.Tensor)
+            Per layer, keys and values.
+
+        Returns
+        -------
+        list of dict or None
+            ``[{"calibration": ...}, ...]`` (Loki: the keys; MLA, TransMLA: keys and values), or ``None``.
+
+        Examples
+        --------
+        >>> import torch
+        >>> k = v = torch.zeros(1, 1, 4, 2)
+        >>> METHODS["sa"].calibration_options([(k, v)]) is None, list(METHODS["mla"].calibration_options([(k, v)])[0])
+        (True, ['calibration'])
+        """
+        if "calibration" not in self.options:
+            return None
+        return [{"calibration": k if self.name == "loki" else (k, v)} for k, v in captured]
+
 
 def _m(name, family, meaning, run, cost, **kw) -> Method:
     """A registry entry."""
@@ -225,27 +285,7 @@ def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool =
     Xiong et al. (2021) Nystromformer; Choromanski et al. (2021) Performer, arXiv 2009.14794; DeepSeek-AI (2024)
     DeepSeek-V2 (MLA).
     """
-    spec = _check_method(method)
-    budget = _check_budget(method, budget)
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
-    if q.dim() != 4 or k.shape != q.shape:
-        raise ValueError("q, k, v: expected (batch, heads, n, d) tensors of one shape")
-    if v.shape != q.shape or not (q.dtype == k.dtype == v.dtype) or not q.dtype.is_floating_point:
-        raise ValueError("q, k, v: expected (batch, heads, n, d) tensors of one floating dtype")
-    seed = check_int("seed", seed, 0)
-    causal = check_bool("causal", causal)
-    if causal and not spec.causal:
-        causal_ones = ", ".join(n for n, m in METHODS.items() if m.causal)
-        raise ValueError(f"causal: {method} has no causal version (causal methods: {causal_ones})")
-    unknown = set(options) - set(spec.options)
-    if unknown:
-        raise ValueError(f"options: {method} takes {', '.join(spec.options) or 'no options'}, got {sorted(unknown)}")
-    if check_bool("check_finite", check_finite):
-        _check_finite(q=q, k=k, v=v)
-    out = spec.run(wide(q), wide(k), wide(v), budget, int(seed), causal, **options)
-    return out.to(q.dtype)
+    return _check_method(method).approximate(q, k, v, budget, seed, causal, check_finite, **options)
 
 
 def method_cost(method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False,

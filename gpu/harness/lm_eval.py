@@ -24,9 +24,11 @@ import sys
 from functools import partial
 
 from gpu.attention.generation_patterns import GENERATION_METHODS
+from gpu.harness.scoring import PREFILL_METHODS, prefill_method
 from gpu.hf.generation import DECODES
 from gpu.hf.implementations import register
 from graphs.cli_common import run_command
+from graphs.validation import check_choice
 from receptive.cli_parser import OneLineErrorParser, add_budget_option, add_seed_option, comma_ints
 
 __all__ = ["build_parser", "main", "with_attention"]
@@ -88,8 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 options={"budget": "--budget", "seed": "--seed", "method": "--attention",
                                          "exact_layers": "--exact-layers", "decode": "--decode"})  # fmt: skip
     parser.add_argument("--attention", required=True,
-                        help=f"a name gpu.hf.register takes: a generation form ({', '.join(GENERATION_METHODS)}), or "
-                        "a lab method or lab:<method>, prefill only (lm-eval's log-likelihoods need no cache; "
+                        help=f"a generation form ({', '.join(GENERATION_METHODS)}), or a prefill-only method of the "
+                        f"approximation lab ({', '.join(PREFILL_METHODS)}; lm-eval's log-likelihoods need no cache, "
                         "generation tasks do)")  # fmt: skip
     add_budget_option(parser, 64, many=False)
     add_seed_option(parser)
@@ -124,7 +126,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(ours)
     try:
         layers = comma_ints("--exact-layers", args.exact_layers, 0) if args.exact_layers else []
-        name = register(args.attention, args.budget, args.seed, decode=args.decode, exact_layers=layers)
+        check_choice("method", args.attention, (*GENERATION_METHODS, *PREFILL_METHODS))
+        method = args.attention if args.attention in GENERATION_METHODS else prefill_method(args.attention)
+        name = register(method, args.budget, args.seed, decode=args.decode, exact_layers=layers)
         lm_eval_args = with_attention(lm_eval_args, name)
     except (TypeError, ValueError) as exc:
         parser.error(str(exc))

@@ -61,28 +61,55 @@ from gpu.attention.head_plans import HeadPlan
 from gpu.harness.shared_context import SHARED_CONTEXT, shared_context_attention
 from gpu.harness.tasks import EvalItem
 from gpu.hf.generation import DECODES, MAX_BUDGET, plan_label
-from gpu.hf.implementations import LAB_PREFIX, register, registered_methods
+from gpu.hf.implementations import register
 from graphs.reachability import _quiet
 from graphs.validation import check_choice, check_int
 
-__all__ = ["PREFILL_METHODS", "EvalAttention", "check_fits", "encode_pair", "item_scores", "score_items",
-           "shared_prefixes", "task_scores"]  # fmt: skip
+__all__ = ["PREFILL_METHODS", "EvalAttention", "check_fits", "encode_pair", "item_scores", "prefill_method",
+           "score_items", "shared_prefixes", "task_scores"]  # fmt: skip
 
 
-#: The prefill-only names the harness scores (``decode="exact"``): the lab's causal methods that need no calibration.
-PREFILL_METHODS = tuple(
-    name
-    for name, form in registered_methods().items()
-    if form == "prefill"
-    and LAB_METHODS[name.removeprefix(LAB_PREFIX)].causal
-    and "calibration" not in LAB_METHODS[name.removeprefix(LAB_PREFIX)].options
-)
+#: The prefix that names the approximation lab's own form of a method that has a generation form too.
+LAB_PREFIX = "lab:"
+
+#: The prefill-only names the harness scores (``decode="exact"``): the lab's causal methods that need no calibration,
+#: each under its own name where the generation forms lack it, and under ``lab:<name>``.
+PREFILL_METHODS = (
+    *(name for name, m in LAB_METHODS.items()
+      if m.causal and "calibration" not in m.options and name not in GENERATION_METHODS),
+    *(LAB_PREFIX + name for name, m in LAB_METHODS.items() if m.causal and "calibration" not in m.options),
+)  # fmt: skip
+
+
+def prefill_method(name: str):
+    """The approximation lab's method that a name of :data:`PREFILL_METHODS` runs.
+
+    Parameters
+    ----------
+    name : str
+        A name of :data:`PREFILL_METHODS`.
+
+    Returns
+    -------
+    gpu.approx.Method
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not one.
+
+    Examples
+    --------
+    >>> prefill_method("performer").family, prefill_method("lab:sa").name
+    ('kernel', 'sa')
+    """
+    return LAB_METHODS[check_choice("method", name, PREFILL_METHODS).removeprefix(LAB_PREFIX)]
 
 
 def _randomized(method: str) -> bool:
     if method in GENERATION_METHODS:
         return GENERATION_METHODS[method].randomized
-    return LAB_METHODS[method.removeprefix(LAB_PREFIX)].randomized
+    return prefill_method(method).randomized
 
 
 def _sorted_layers(exact_layers) -> tuple[int, ...]:
@@ -231,7 +258,7 @@ class EvalAttention:
         if self.method == "exact":
             return "sdpa", "sdpa"
         if self.prefill_only:
-            return register(self.method, self.budget, self.seed), "sdpa"
+            return register(prefill_method(self.method), self.budget, self.seed), "sdpa"
         if self.plan is not None:
             context = register(self.plan, None, self.seed, max_length=max_length, exact_layers=self.exact_layers)
             return context, ("sdpa" if self.decode == "exact" else context)

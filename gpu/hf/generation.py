@@ -250,7 +250,10 @@ def generation_forward(method: str | HeadPlan, budget: int | None, seed: int = 0
         if dropout:
             raise ValueError(f"dropout: the attention {name} is training-free; call model.eval() (got {dropout})")
         if not bool(is_causal if is_causal is not None else getattr(module, "is_causal", True)):
-            raise ValueError(f"is_causal: the attention {name} is causal; the model is not")
+            raise ValueError(
+                f"is_causal: the attention {name} is causal and the model is not; a bidirectional model "
+                "runs a method object's prefill form, e.g. register(gpu.approx.METHODS['sa'], budget)"
+            )
         # grouped key heads stay grouped: the patterns and a plan's heads read them in place
         query, key, value = heads_and_scale(name, None, query, key, value, scaling, kwargs)
         layer, layers = layer_of(module)

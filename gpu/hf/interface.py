@@ -1,13 +1,13 @@
-"""The toolkit's attentions as Hugging Face attention implementations (``transformers.AttentionInterface``).
-
-:func:`register` makes a ``gpu.approx`` method at a budget (SWA, SA, SA+SWA and every other method of
-:data:`gpu.approx.METHODS`) a named implementation, so any transformers model whose attention dispatches through
-``ALL_ATTENTION_FUNCTIONS`` (BERT, Llama, Qwen2, ...) runs it::
+"""The wrapper that makes an ``attend(q, k, v, causal, layer, layers)`` a transformers attention implementation
+(``transformers.AttentionInterface``): :func:`hf_attention`, :func:`register_function`, and the prefill form of the
+method objects :func:`gpu.hf.register` takes, so any transformers model whose attention dispatches through
+``ALL_ATTENTION_FUNCTIONS`` (BERT, Llama, Qwen2, ...) runs them::
 
     from transformers import AutoModel
-    from gpu.hf.interface import register
+    from gpu.approx import METHODS
+    from gpu.hf import register
 
-    name = register("sa", 128)  # "receptive-sa-128"
+    name = register(METHODS["performer"], 128)  # "receptive-prefill-performer-128"
     model = AutoModel.from_pretrained(path, attn_implementation=name)
 
 An implementation receives ``(module, query, key, value, attention_mask, dropout, scaling, is_causal, **kwargs)``
@@ -21,14 +21,14 @@ and returns ``(output (batch, n, heads, d), None)``. What the wrapper does aroun
   one call, and the method runs on them exactly as on an unpadded input; padded query rows output zeros (no valid
   token reads them);
 * causality: ``is_causal`` if the model passes it, else the module's ``is_causal`` (BERT: ``False``, Llama:
-  ``True``); a causal model calls ``approximate(..., causal=True)``, so the method never reads a future key;
+  ``True``); a causal model calls ``attend(..., causal=True)``, so a method never reads a future key;
 * grouped-query attention: key and value heads repeated ``num_key_value_groups`` times;
 * scaling: the methods compute ``q k^T / sqrt(d)``; a module scaling ``s`` other than ``d^-1/2`` multiplies ``q``
   by ``s sqrt(d)`` (the same scores);
 * the seed of layer ``l`` (``module.layer_idx``) is ``seed * num_hidden_layers + l``: a fresh draw per layer, as
   the lab's substitution study uses;
 * per-layer options (``layer_options``): the calibration data of the methods fitted offline (Loki's PCA, the
-  latent projection of MLA and TransMLA), captured from other text by :func:`capture_keys_values`.
+  latent projection of MLA and TransMLA), captured from other text by :func:`gpu.hf.capture_keys_values`.
 
 Prefill only: decoding with a KV cache (fewer queries than keys) gets a one-line error (run the model with
 ``use_cache=False``); the registered attentions are training-free (dropout > 0 is refused).
@@ -52,12 +52,12 @@ Attend = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, bool, int, int], to
 
 def implementation_name(method: str, budget: int | None, seed: int = 0, decode: str = "sparse", exact_layers=()) -> str:
     """The registered name: ``receptive-<method>-<budget>`` with ``-s<seed>``, ``-exact-decode`` and
-    ``-exact-<layers>`` where they apply (``lab:`` becomes ``lab-``).
+    ``-exact-<layers>`` where they apply.
 
     Parameters
     ----------
     method : str
-        A name of :func:`gpu.hf.implementations.registered_methods`.
+        The method's name (``prefill-<name>`` for a method object's prefill form), or a plan's label.
     budget : int or None
         Keys per query; ``None`` for a head plan (its label names it).
     seed : int, default 0
@@ -76,10 +76,8 @@ def implementation_name(method: str, budget: int | None, seed: int = 0, decode: 
     --------
     >>> implementation_name("sa", 64), implementation_name("sa", 64, 1, "exact", (0, 5))
     ('receptive-sa-64', 'receptive-sa-64-s1-exact-decode-exact-0.5')
-    >>> implementation_name("lab:sa", 64)
-    'receptive-lab-sa-64'
     """
-    name = f"{PREFIX}-{method.replace(':', '-')}" + ("" if budget is None else f"-{budget}")
+    name = f"{PREFIX}-{method}" + ("" if budget is None else f"-{budget}")
     name += f"-s{seed}" if seed else ""
     name += "-exact-decode" if decode == "exact" else ""
     layers = sorted(set(exact_layers))
@@ -335,8 +333,8 @@ def register_function(name: str, attend: Attend) -> str:
 
     Examples
     --------
-    >>> from gpu.approx import exact_attention
-    >>> register_function("receptive-doc-exact", lambda q, k, v, causal, *_: exact_attention(q, k, v, causal))
+    >>> from torch.nn.functional import scaled_dot_product_attention as sdpa
+    >>> register_function("receptive-doc-exact", lambda q, k, v, causal, *_: sdpa(q, k, v, is_causal=causal))
     'receptive-doc-exact'
 
     References

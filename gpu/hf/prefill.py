@@ -1,5 +1,6 @@
-"""The approximation lab's methods (:data:`gpu.approx.METHODS`) as prefill-only transformers attention
-implementations, and the calibration data of the methods fitted offline.
+"""Prefill-only attention implementations: a method object's ``approximate`` as every layer's attention (the
+approximation lab's methods, :data:`gpu.approx.METHODS`), and the keys and values that calibrate the methods fitted
+offline.
 
 References
 ----------
@@ -9,26 +10,63 @@ References
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 import torch
 
-from gpu.approx import METHODS, approximate, exact_attention
 from gpu.hf.interface import PREFIX, Attend, register_function
-from gpu.validation import check_choice, check_int
+from gpu.validation import check_int
+
+
+@runtime_checkable
+class PrefillMethod(Protocol):
+    """What :func:`gpu.hf.register` runs in prefill form: a ``name`` and
+    ``approximate(q, k, v, budget, seed=0, causal=False, **options)`` on ``(batch, heads, n, d)`` tensors, e.g. a
+    method of the approximation lab (:class:`gpu.approx.Method`).
+
+    A structural type (``typing.Protocol``): any object with both members is one; it is not instantiated.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        None: a protocol is not instantiated.
+
+    Attributes
+    ----------
+    name : str
+        The method's name, part of the registered implementation's (``receptive-prefill-<name>-<budget>``).
+
+    Examples
+    --------
+    >>> class Mean:
+    ...     name = "mean"
+    ...     def approximate(self, q, k, v, budget, seed=0, causal=False):
+    ...         return v.mean(-2, keepdim=True).expand_as(v)
+    >>> isinstance(Mean(), PrefillMethod), isinstance("mean", PrefillMethod)
+    (True, False)
+    """
+
+    name: str
+
+    def approximate(self, q, k, v, budget, seed=0, causal=False, **options) -> torch.Tensor:
+        """The method's attention output."""
 
 
 def _layer_options(layer_options, layer: int) -> dict:
+    """The options of one layer from a list indexed by layer or a ``layer -> dict`` callable."""
     if layer_options is None:
         return {}
     return dict(layer_options(layer) if callable(layer_options) else layer_options[layer])
 
 
-def method_attend(method: str, budget: int, seed: int = 0, layer_options=None) -> Attend:
-    """An ``attend`` running ``approximate(method, ..., budget, seed=seed * layers + layer, causal=causal, **options)``.
+def method_attend(method: PrefillMethod, budget: int, seed: int = 0, layer_options=None) -> Attend:
+    """An ``attend`` running ``method.approximate(q, k, v, budget, seed=seed * layers + layer, causal=causal,
+    **options)``.
 
     Parameters
     ----------
-    method : str
-        A name of :data:`gpu.approx.METHODS`.
+    method : PrefillMethod
+        The method, e.g. ``gpu.approx.METHODS["performer"]``.
     budget : int
         The method's budget, at least 1.
     seed : int, default 0
@@ -44,17 +82,20 @@ def method_attend(method: str, budget: int, seed: int = 0, layer_options=None) -
     Raises
     ------
     TypeError
-        If ``method`` is not a string or ``budget``, ``seed`` are not integers.
+        If ``method`` has no ``name`` and ``approximate``, or ``budget``, ``seed`` are not integers.
     ValueError
-        If ``method`` is unknown, ``budget < 1`` or ``seed < 0``.
+        If ``budget < 1`` or ``seed < 0``.
 
     Examples
     --------
     >>> import torch
-    >>> attend = method_attend("top-k", 8)
-    >>> q = torch.randn(1, 2, 8, 4)
-    >>> from gpu.approx import exact_attention
-    >>> torch.allclose(attend(q, q, q, False, 0, 1), exact_attention(q, q, q), atol=1e-6)
+    >>> class Mean:  # every query reads the mean value
+    ...     name = "mean"
+    ...     def approximate(self, q, k, v, budget, seed=0, causal=False):
+    ...         return v.mean(-2, keepdim=True).expand_as(v)
+    >>> attend = method_attend(Mean(), 8)
+    >>> v = torch.randn(1, 2, 8, 4)
+    >>> torch.equal(attend(v, v, v, False, 0, 1), v.mean(-2, keepdim=True).expand_as(v))
     True
 
     References
@@ -63,13 +104,23 @@ def method_attend(method: str, budget: int, seed: int = 0, layer_options=None) -
     - Wolf et al. (2020). Transformers: state-of-the-art natural language processing. EMNLP (system
       demonstrations).
     """
-    _validate(method, budget, seed)
+    _check_prefill_method(method)
+    check_int("budget", budget, 1)
+    check_int("seed", seed, 0)
 
     def attend(q, k, v, causal, layer, layers):
         options = _layer_options(layer_options, layer)
-        return approximate(method, q, k, v, budget, seed=seed * layers + layer, causal=causal, **options)
+        return method.approximate(q, k, v, budget, seed=seed * layers + layer, causal=causal, **options)
 
     return attend
+
+
+def _check_prefill_method(method) -> PrefillMethod:
+    """``method`` if it has a string ``name`` and an ``approximate``; else a one-line ``TypeError``."""
+    if not isinstance(method, PrefillMethod) or not isinstance(method.name, str):
+        raise TypeError(f"method: expected a method with a name and approximate() (gpu.approx.METHODS[name]), got "
+                        f"{type(method).__name__}")  # fmt: skip
+    return method
 
 
 def capture_keys_values(model, input_ids: torch.Tensor, **inputs) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -112,7 +163,7 @@ def capture_keys_values(model, input_ids: torch.Tensor, **inputs) -> list[tuple[
 
     def attend(q, k, v, causal, layer, layers):
         captured[layer] = (k, v)
-        return exact_attention(q, k, v, causal=causal)
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
     previous = model.config._attn_implementation
     model.set_attn_implementation(register_function(f"{PREFIX}-capture", attend))
@@ -122,46 +173,3 @@ def capture_keys_values(model, input_ids: torch.Tensor, **inputs) -> list[tuple[
     finally:
         model.set_attn_implementation(previous)
     return [captured[layer] for layer in sorted(captured)]
-
-
-def calibration_options(method: str, captured: list[tuple[torch.Tensor, torch.Tensor]]) -> list[dict] | None:
-    """``layer_options`` for :func:`register` from :func:`capture_keys_values`.
-
-    Parameters
-    ----------
-    method : str
-        A name of :data:`gpu.approx.METHODS`.
-    captured : list of (torch.Tensor, torch.Tensor)
-        Per layer, keys and values.
-
-    Returns
-    -------
-    list of dict or None
-        ``[{"calibration": ...}, ...]`` for the methods that take it (Loki: the keys; MLA, TransMLA: keys and
-        values); ``None`` for the others.
-
-    Raises
-    ------
-    TypeError
-        If ``method`` is not a string.
-    ValueError
-        If ``method`` is unknown.
-
-    Examples
-    --------
-    >>> import torch
-    >>> k = v = torch.zeros(1, 1, 4, 2)
-    >>> calibration_options("sa", [(k, v)]) is None, list(calibration_options("mla", [(k, v)])[0])
-    (True, ['calibration'])
-    """
-    check_choice("method", method, METHODS)
-    if "calibration" not in METHODS[method].options:
-        return None
-    return [{"calibration": k if method == "loki" else (k, v)} for k, v in captured]
-
-
-def _validate(method: str, budget: int, seed: int) -> None:
-    """Raise on a bad method, budget or seed."""
-    check_choice("method", method, METHODS)
-    check_int("budget", budget, 1)
-    check_int("seed", seed, 0)

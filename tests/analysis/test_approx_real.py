@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 
 from analysis.numerical_methods import real  # noqa: E402
 from gpu.approx import corpus  # noqa: E402
-from gpu.hf.minilm import MAX_POSITIONS, MiniLM, model_dir  # noqa: E402
+from gpu.approx.minilm import MAX_POSITIONS, MiniLM, model_dir  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -12,8 +12,8 @@ transformers = pytest.importorskip("transformers")
 
 from gpu import hf  # noqa: E402
 from gpu.approx import METHODS, approximate  # noqa: E402
+from gpu.approx.minilm import HEAD_DIM, HEADS, LAYERS, MiniLM, model_dir  # noqa: E402
 from gpu.hf.interface import hf_attention  # noqa: E402
-from gpu.hf.minilm import HEAD_DIM, HEADS, LAYERS, MiniLM, model_dir  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -67,7 +67,9 @@ def ids(minilm):
 @pytest.fixture(scope="module")
 def auto_model(minilm):
     """transformers' own loader with a registered toolkit attention."""
-    return transformers.AutoModel.from_pretrained(str(model_dir()), attn_implementation=hf.register("sa", 16)).eval()
+    return transformers.AutoModel.from_pretrained(
+        str(model_dir()), attn_implementation=hf.register(METHODS["sa"], 16)
+    ).eval()
 
 
 def _exact(q, k, v, layer):
@@ -85,8 +87,8 @@ def test_lab_on_transformers_equals_the_reference_forward(minilm, weights, ids):
 @torch.no_grad()
 @pytest.mark.parametrize(("method", "budget"), [("sa", 16), ("swa+sink", 8), ("sa+swa", 16), ("moba", 16)])
 def test_registered_attention_equals_the_lab_and_the_reference(minilm, weights, ids, auto_model, method, budget):
-    name = hf.register(method, budget)
-    assert name == f"receptive-{method}-{budget}"
+    name = hf.register(METHODS[method], budget)
+    assert name == f"receptive-prefill-{method}-{budget}"
     auto_model.set_attn_implementation(name)
     assert type(auto_model).__name__ == "BertModel" and auto_model.config._attn_implementation == name
     got = auto_model(ids).last_hidden_state
@@ -154,8 +156,8 @@ def test_causal_methods_never_read_a_future_key(method):
     x = torch.randint(0, 64, (2, 40), generator=torch.Generator().manual_seed(1))
     calibration = hf.capture_keys_values(model, torch.randint(0, 64, (2, 40)), use_cache=False)
     budget = min(8, METHODS[method].max_budget(40, 16, 4) or 8)
-    options = hf.calibration_options(method, calibration)
-    model.set_attn_implementation(hf.register(f"lab:{method}", budget, layer_options=options))
+    options = METHODS[method].calibration_options(calibration)
+    model.set_attn_implementation(hf.register(METHODS[method], budget, layer_options=options))
     changed = x.clone()
     changed[:, 25:] = (changed[:, 25:] + 1) % 64
     a, b = model(x, use_cache=False).logits, model(changed, use_cache=False).logits

