@@ -67,8 +67,10 @@ EXTRA_COLORS = {"swa+sink": COLORS["swa"], "sa+sink": COLORS["sa"], "reformer": 
 
 
 def _kw(name: str) -> dict:
-    style, marker = STYLE.get(name, ("-", "o"))
-    return {"ls": style, "marker": marker, "color": COLORS.get(name, EXTRA_COLORS.get(name)), "label": name}
+    """Line style, marker and colour of a method; the causal ``sa-band`` forms draw as their bidirectional SA."""
+    base = name.replace("sa-band", "sa")
+    style, marker = STYLE.get(base, ("-", "o"))
+    return {"ls": style, "marker": marker, "color": COLORS.get(base, EXTRA_COLORS.get(base)), "label": name}
 
 
 def _per_budget(rows, name, field="mean"):

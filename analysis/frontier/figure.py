@@ -26,15 +26,15 @@ SHAPE = {
 
 
 def _style(method: str) -> tuple[str, str]:
-    """The colour and marker of a method: its base pattern's colour; a square with exact layers, a triangle for the
-    lab's causal SA, a diamond for a designed plan, a star for full attention."""
+    """The colour and marker of a method: its base pattern's colour; a square with exact layers, a triangle for
+    ``sa-band`` (the paper's causal SA), a diamond for a designed plan, a star for full attention."""
     if method == "exact":
         return "k", "*"
     if method.startswith("plan-"):
         return "k", "D"
-    base = method.partition(",")[0].removeprefix("lab:")
-    marker = "v" if method.startswith("lab:") else "s" if "," in method else "o"
-    return COLOURS.get(base, "0.5"), marker
+    base = method.partition(",")[0]
+    marker = "v" if base == "sa-band" else "s" if "," in method else "o"
+    return COLOURS.get(base.removesuffix("-band"), "0.5"), marker
 
 
 def short(label: str) -> str:
@@ -96,10 +96,10 @@ def plot(result: dict, prefix: Path) -> list[str]:
         ax.set_title(f"{protocol} decode" + (" (the pattern in the prefill only)" if protocol == "exact" else ""))
     axes[0][0].set_ylabel("mean accuracy, informative tasks\n(dashed: full attention; dash-dot: chance)")
     handles = []
-    for method in ("exact", *COLOURS, "swa+sink, exact layers", "lab:sa", "plan-"):
+    for method in ("exact", *COLOURS, "swa+sink, exact layers", "sa-band", "plan-"):
         if any(c["method"].startswith(method.partition(",")[0]) for c in result["configurations"]):
             colour, marker = _style(method if method != "swa+sink, exact layers" else "swa+sink, l")
-            name = {"exact": "full attention", "plan-": "designed plan", "lab:sa": "causal SA (band 2m)",
+            name = {"exact": "full attention", "plan-": "designed plan", "sa-band": "causal SA (band 2m)",
                     "swa+sink, exact layers": "square: 5 full layers"}.get(method, method)  # fmt: skip
             handles.append(axes[0][1].plot([], [], marker, color=colour, label=name)[0])
     fig.legend(handles=handles, fontsize=6, loc="outside lower center", ncols=7,

@@ -14,7 +14,7 @@ Then, per protocol and informative task, the Spearman rank correlation across co
 (signed so that more reach is larger) and the configuration's accuracy, with a 95% interval from resampling the
 items (accuracies recomputed on each resample; the measures held). Pre-registered use: the measure that ranks best
 on the search tasks (ARC-Easy, PIQA) is reported on the other tasks. MoBA and top-k choose keys by content: they have
-no position-only stack and are left out; so is ``lab:sa``, whose permutation is drawn over each context (its rows
+no position-only stack and are left out; so is ``sa-band``, whose permutation is drawn over each context (its rows
 have the exact decode only). An exact layer is a layer of every key, so a stack whose layer 0 is exact has heard
 from the whole context after one layer.
 

@@ -15,7 +15,7 @@ attention for the continuation) and at m = 64 and 32 keys per query unless said 
 5. ``interleaved``: the adaptation recipe's full layers interleaved (Yu et al. 2025): swa+sink and sa+sink with
    every sixth layer exact (layers 0, 6, 12, 18, 24);
 6. ``seeds``: seeds 1 and 2 of the randomized headline patterns;
-7. ``convention``: SA at the paper's other budget convention, ``lab:sa`` at 2m: the band of 2m slots around each
+7. ``convention``: SA at the paper's other budget convention, ``sa-band`` at 2m: the band of 2m slots around each
    query in a permutation of the whole context, masked to the keys before it (the paper's causal SA, reading about
    m + 1/2 keys per query on average and every slot at the context's last token), exact decode only;
 8. ``uninformative``: the headline rows on the tasks where full attention is not above chance;
@@ -58,7 +58,7 @@ TIERS = {
     "winner": ("", "64,32", "0,1,2", ""),
     "interleaved": ("swa+sink,sa+sink", "64,32", "0", "0,6,12,18,24"),
     "seeds": ("sa,sa+swa-union", "64,32", "1,2", ""),
-    "convention": ("lab:sa", "64,32", "0,1,2", ""),
+    "convention": ("sa-band", "64,32", "0,1,2", ""),
     "uninformative": ("swa,swa+sink,sa,sa+swa-union,moba", "64,32", "0", ""),
     "grid": ("swa,swa+sink,sa,sa+sink,sa+swa,sa+swa-union,sa-ms,moba,top-k", "16,32,64,128", "0,1,2", ""),
     "more": ("exact,swa,sa,swa+sink,moba,sa+swa-union", "64,32", "0", ""),
@@ -103,7 +103,7 @@ def tier_arguments(tier: str, out: str, limit: int, tasks: str, workers: int = 1
     >>> tier_arguments("exact", "runs", 200, "boolq")[:4]
     ['--tasks', 'boolq', '--limit', '200']
     >>> tier_arguments("convention", "runs", 200, "boolq")[4:8]  # m = 64 and 32 at the convention of 2m
-    ['--attention', 'lab:sa', '--budgets', '128,64']
+    ['--attention', 'sa-band', '--budgets', '128,64']
     >>> tier_arguments("more", "runs", 200, "boolq")[:6]
     ['--tasks', 'boolq', '--limit', '500', '--first', '200']
     >>> tier_arguments("exact", "runs", 200, "boolq", workers=2)[-5:]

@@ -151,7 +151,7 @@ def search_rows(folder) -> dict:
     return {"candidates": candidates, "winner": winner, "test": test}
 
 
-LABEL = re.compile(r"^(?P<method>(?:lab:)?[a-z+-]+?)-(?P<budget>\d+)(?:-s(?P<seed>\d+))?(?P<decode>-exact-decode)?"
+LABEL = re.compile(r"^(?P<method>[a-z+-]+?)-(?P<budget>\d+)(?:-s(?P<seed>\d+))?(?P<decode>-exact-decode)?"
                    r"(?:-exact-(?P<layers>\d+(?:\.\d+)*))?$")  # fmt: skip
 
 
@@ -172,8 +172,8 @@ def configuration(label: str) -> tuple[str, int, str] | None:
     --------
     >>> configuration("sa-64-s2-exact-decode"), configuration("exact")
     (('sa', 64, 'exact'), ('exact', 0, 'sparse'))
-    >>> configuration("swa+sink-32-exact-decode-exact-0.6"), configuration("lab:sa-128-exact-decode")
-    (('swa+sink, layers 0,6 exact', 32, 'exact'), ('lab:sa', 128, 'exact'))
+    >>> configuration("swa+sink-32-exact-decode-exact-0.6"), configuration("sa-band-128-exact-decode")
+    (('swa+sink, layers 0,6 exact', 32, 'exact'), ('sa-band', 128, 'exact'))
     """
     if label == "exact":
         return ("exact", 0, "sparse")
@@ -208,7 +208,7 @@ def method_name(method: str, exact_layers=()) -> str:
 
 
 def masked_band_keys(n: int, band: int) -> tuple[float, float]:
-    """Keys per query of the paper's causal SA (``lab:sa``) over a context of ``n`` tokens, in expectation over the
+    """Keys per query of the paper's causal SA (``sa-band``) over a context of ``n`` tokens, in expectation over the
     permutation: the mean over the context's positions, and at its last position (the one that predicts the answer).
 
     Query ``i`` holds a uniformly random rank in the permutation; its band is the ``band`` ranks around it, clipped
@@ -221,7 +221,7 @@ def masked_band_keys(n: int, band: int) -> tuple[float, float]:
     n : int
         Context tokens, at least 2.
     band : int
-        Band slots (the budget of ``lab:sa``), at least 1.
+        Band slots (the budget of ``sa-band``), at least 1.
 
     Returns
     -------
@@ -498,8 +498,8 @@ def pattern_rows(folder, table: dict | None = None) -> list[dict]:
 
 
 def convention_rows(folder) -> list[dict]:
-    """The paper's causal SA at 2m (``lab:sa``, exact decode) beside the generation-form SA and SWA at m, paired on
-    the same items, per informative task, with the keys ``lab:sa`` reads per query (:func:`masked_band_keys` at each
+    """The paper's causal SA at 2m (``sa-band``, exact decode) beside the generation-form SA and SWA at m, paired on
+    the same items, per informative task, with the keys ``sa-band`` reads per query (:func:`masked_band_keys` at each
     item's context length, averaged over the items).
 
     Parameters
@@ -516,7 +516,7 @@ def convention_rows(folder) -> list[dict]:
     lengths = item_lengths(folder)
     rows = []
     for (method, band, decode), tasks in sorted(table.items()):
-        if method != "lab:sa" or band % 2:
+        if method != "sa-band" or band % 2:
             continue
         m = band // 2
         for task, items in sorted(tasks.items()):

@@ -116,14 +116,14 @@ class PaperTaskTables:
                         continue
                     mine = exact.get(task) if pattern == "full" else ours.get((pattern, int(w), task))
                     note = "" if task in informative else " (not above chance)"
-                    band = _score(ours.get(("lab:sa", int(w), task))) if pattern == "sa" else ""
+                    band = _score(ours.get(("sa-band", int(w), task))) if pattern == "sa" else ""
                     rows.append([w, pattern, task, fmt(paper), _score(mine) + note, band])
         head = ["w / m", "pattern", "task", "Qwen3-8B (paper)", "SmolLM2-135M (ours, exact decode)",
                 "ours, the paper's causal SA, band w"]  # fmt: skip
         note = ("The paper's numbers as secondary summaries quote them (its full text is not stored offline); "
                 "Qwen3-8B has 8.2B parameters, SmolLM2-135M 135M. Ours: the same tasks through OLMES's formats, "
                 "m keys per query, exact attention for the continuation; the last column reads w as the band of "
-                "the paper's causal SA (`lab:sa`, about w / 2 keys per query; its seeds averaged).\n\n")  # fmt: skip
+                "the paper's causal SA (`sa-band`, about w / 2 keys per query; its seeds averaged).\n\n")  # fmt: skip
         return self.header(SUMMARY, data=[d]) + note + md_table(head, rows)
 
     def paper_tasks_convention(self) -> str:
@@ -135,10 +135,10 @@ class PaperTaskTables:
                  _delta(r, "sa"), _score(r.get("swa_score")), _delta(r, "swa")]
                 for r in d.get("convention", [])]  # fmt: skip
         if not rows:
-            return self.header(SUMMARY, data=[d]) + "No `lab:sa` rows in this file yet.\n"
-        head = ["band", "m", "task", "keys per query (mean)", "keys at the answer", "items", "seeds", "lab:sa",
-                "sa at m", "lab:sa minus sa [95%]", "swa at m", "lab:sa minus swa [95%]"]  # fmt: skip
-        note = ("Percent, exact decode. *band*: the paper's causal SA (`lab:sa`), a band of that many slots in a "
+            return self.header(SUMMARY, data=[d]) + "No `sa-band` rows in this file yet.\n"
+        head = ["band", "m", "task", "keys per query (mean)", "keys at the answer", "items", "seeds", "sa-band",
+                "sa at m", "sa-band minus sa [95%]", "swa at m", "sa-band minus swa [95%]"]  # fmt: skip
+        note = ("Percent, exact decode. *band*: the paper's causal SA (`sa-band`), a band of that many slots in a "
                 "permutation of the whole context, masked to the keys before each query; *keys*: the keys it reads, "
                 "in expectation over the permutation at each item's context length, averaged over the items; the "
                 "generation forms `sa` and `swa` read at most m.\n\n")  # fmt: skip

@@ -184,7 +184,7 @@ def study(kinds, n, d, budgets, seeds, methods=tuple(METHODS), causal=False) -> 
     for kind in kinds:
         data = [synthetic(kind, n, d, s) for s in range(seeds)]
         exact = [exact_attention(q, k, v, causal=causal) for q, k, v in data]
-        for name in methods:
+        for name in (m for m in methods if METHODS[m].has_version(causal)):
             for budget in budgets_for(name, budgets, n, d):
                 errors = [
                     relative_error(
@@ -251,7 +251,7 @@ def cost_rows(n, d, budgets, heads, causal, methods=tuple(METHODS), measure: boo
         rows[0]["measured_peak_bytes"] = measured_peak_bytes("exact", n, d, n, heads, causal) + inputs
     reference = rows[0]["flops"]
     for name in methods:
-        if causal and not METHODS[name].causal:
+        if not METHODS[name].has_version(causal):
             continue
         for budget in budgets_for(name, budgets, n, d, heads):
             cost = method_cost(name, n, d, budget, heads=heads, causal=causal)
@@ -403,10 +403,9 @@ def main(argv=None) -> int:
             check_memory("--n", _study_bytes(args.n, args.d), what, physical_memory(), "the machine's memory")
         except MemoryError as exc:
             p.error(str(exc))
-    if args.causal:
-        methods = [m for m in methods if METHODS[m].causal]
-        if not methods:
-            p.error("--methods: none of them has a causal version")
+    methods = [m for m in methods if METHODS[m].has_version(args.causal)]
+    if not methods:
+        p.error(f"--methods: none of them has a {'causal' if args.causal else 'bidirectional'} version")
     if args.costs:
         rows = cost_rows(args.n, args.d, budgets, args.heads, args.causal, methods, args.measure)
         parameters = {k: getattr(args, k) for k in ("n", "d", "heads", "budgets", "causal", "measure")}

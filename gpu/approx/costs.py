@@ -223,7 +223,7 @@ def per_head_cost(flops, memory, cache, n, d, heads, element_bytes):
     return Cost(float(heads * flops), float(peak), float(element_bytes * heads * cache))
 
 
-def full(n, d, m, heads, causal, element_bytes):
+def full(n, d, budget, heads, causal, element_bytes):
     """Cost of exact (dense) softmax attention, the reference.
 
     ``4 n^2 d + 5 n^2`` FLOPs per head (two products and a softmax over ``n^2`` scores), half of it when causal, as
@@ -236,8 +236,8 @@ def full(n, d, m, heads, causal, element_bytes):
         Sequence length.
     d : int
         Head dimension.
-    m : int
-        Unused: the dense reference has no budget.
+    budget : int
+        Unused: the dense reference has no budget (the argument every cost formula takes).
     heads : int
         Number of heads.
     causal : bool

@@ -1,11 +1,12 @@
 """The registry of approximation methods and the one interface to them.
 
-``approximate(method, q, k, v, budget, seed=0, causal=False, **options)`` maps ``(batch, heads, n, d)`` tensors
-to an approximation of ``softmax(q k^T / sqrt d) v`` (causal: over keys ``j <= i``). ``METHODS[name]`` says what
-the budget means (``budget_meaning``: keys per query for most methods, a rank or latent width for the latent and
-tensor methods, ``budget_kind``), whether the seed matters (``randomized``), whether a causal version exists
-(``causal``), the method's options, and its cost: :func:`method_cost` gives FLOPs, peak memory and KV-cache bytes
-per token (``gpu.approx.costs``). The methods live in :mod:`gpu.approx.families`, one module per family, each
+``approximate(method, q, k, v, budget, seed=0, causal=False, **options)`` maps ``(batch, heads, n, d)`` tensors to
+an approximation of ``softmax(q k^T / sqrt d) v`` (causal: over keys ``j <= i``). ``METHODS[name]`` says what the
+budget means (``budget_meaning``: keys per query for most methods, a rank or latent width for the latent and tensor
+methods, ``budget_kind``), whether the seed matters (``randomized``), whether a causal and a bidirectional version
+exist (``causal``, ``bidirectional``; SA's causal forms are the ``sa-band`` methods, the paper's permuted band
+masked to the past), the method's options, and its cost: :func:`method_cost` gives FLOPs, peak memory and KV-cache
+bytes per token (``gpu.approx.costs``). The methods live in :mod:`gpu.approx.families`, one module per family, each
 with its cost function beside it.
 """
 
@@ -34,6 +35,7 @@ from gpu.approx.families import (
 from gpu.approx.families.common import exact_attention, relative_error, wide
 from gpu.validation import check_bool, check_choice, check_int
 from gpu.validation import check_finite as _check_finite
+from receptive.patterns.names import check_names
 
 
 def _no_limit(n: int, d: int, heads: int) -> None:
@@ -61,6 +63,8 @@ class Method:
         Whether the seed changes the output.
     causal : bool, default False
         Whether a causal version exists.
+    bidirectional : bool, default True
+        Whether a bidirectional version exists (``False``: causal only, e.g. ``sa-band``).
     budget_kind : {"keys", "rank", "features"}, default "keys"
         The kind of budget; more keys than ``n`` means every key.
     options : tuple of str, default ()
@@ -87,10 +91,21 @@ class Method:
     cost: Callable
     randomized: bool = True  # False: the seed does not change the output
     causal: bool = False  # True: a causal version exists (``approximate(..., causal=True)``)
+    bidirectional: bool = True  # False: causal only
     budget_kind: str = "keys"  # "keys" (per query; more than n means every key), "rank" or "features"
     options: tuple[str, ...] = ()  # keyword options ``approximate`` passes on
     max_budget: Callable[[int, int, int], int | None] = _no_limit  # (n, d, heads) -> the largest valid budget
     paper: str = ""
+
+    def has_version(self, causal: bool) -> bool:
+        """Whether the method has a causal (``causal=True``) or a bidirectional version.
+
+        Examples
+        --------
+        >>> METHODS["sa"].has_version(causal=True), METHODS["sa-band"].has_version(causal=True)
+        (False, True)
+        """
+        return self.causal if causal else self.bidirectional
 
     def approximate(self, q, k, v, budget: int, seed: int = 0, causal: bool = False, check_finite: bool = True,
                     **options) -> torch.Tensor:  # fmt: skip
@@ -114,9 +129,7 @@ class Method:
             raise ValueError("q, k, v: expected (batch, heads, n, d) tensors of one floating dtype")
         seed = check_int("seed", seed, 0)
         causal = check_bool("causal", causal)
-        if causal and not self.causal:
-            causal_ones = ", ".join(n for n, m in METHODS.items() if m.causal)
-            raise ValueError(f"causal: {self.name} has no causal version (causal methods: {causal_ones})")
+        _check_direction(self, causal)
         unknown = set(options) - set(self.options)
         if unknown:
             raise ValueError(
@@ -166,15 +179,24 @@ METHODS: dict[str, Method] = {
         _m("swa", "sparsity (window)", "window of m keys", windows.sliding_window, windows.sliding_window_cost,
            randomized=False, causal=True, paper="sliding window (Beltagy et al. 2020)"),
         _m("sa", "sparsity (window)", "window of m keys in a random order", windows.stochastic,
-           windows.stochastic_cost, causal=True, paper="Jin & Sui 2026, arXiv 2604.00754"),
+           windows.stochastic_cost, paper="Jin & Sui 2026, arXiv 2604.00754"),
         _m("sa+swa", "sparsity (window)", "two paths of m/2 keys, equal gates", windows.stochastic_plus_window,
-           windows.stochastic_plus_window_cost, causal=True, paper="Jin & Sui 2026 (gated SA+SWA)"),
+           windows.stochastic_plus_window_cost, paper="Jin & Sui 2026 (gated SA+SWA)"),
         _m("swa+sink", "sparsity (window)", "window of m - 1 keys and the first key",
            windows.with_sink(windows.sliding_window), lambda *a: windows.sliding_window_cost(*a, sink=True),
            randomized=False, causal=True, paper="Xiao et al. 2024 (StreamingLLM)"),
         _m("sa+sink", "sparsity (window)", "SA window of m - 1 keys and the first key",
-           windows.with_sink(windows.stochastic), lambda *a: windows.stochastic_cost(*a, sink=True), causal=True,
+           windows.with_sink(windows.stochastic), lambda *a: windows.stochastic_cost(*a, sink=True),
            paper="Jin & Sui 2026; Xiao et al. 2024"),
+        _m("sa-band", "sparsity (window)", "SA window of m slots masked to the past: about (m + 1) / 2 keys",
+           windows.stochastic, windows.stochastic_cost, causal=True, bidirectional=False,
+           paper="Jin & Sui 2026 (causal SA, mask in original positions)"),
+        _m("sa-band+swa", "sparsity (window)", "sa-band of m/2 slots and a causal window of m/2 keys, equal gates",
+           windows.stochastic_plus_window, windows.stochastic_plus_window_cost, causal=True, bidirectional=False,
+           paper="Jin & Sui 2026 (gated SA+SWA, causal)"),
+        _m("sa-band+sink", "sparsity (window)", "sa-band of m - 1 slots and the first key",
+           windows.with_sink(windows.stochastic), lambda *a: windows.stochastic_cost(*a, sink=True), causal=True,
+           bidirectional=False, paper="Jin & Sui 2026; Xiao et al. 2024"),
         _m("reformer", "sparsity (LSH)", "2 rounds, chunks of m/2 items (about m/2 keys each)", lsh.reformer_lsh,
            lsh.reformer_lsh_cost, causal=True, options=("rounds",), paper="Kitaev et al. 2020"),
         _m("moba", "sparsity (block routing)", "4 blocks of m/4 keys", clustering.moba, clustering.moba_cost,
@@ -218,11 +240,22 @@ METHODS: dict[str, Method] = {
            randomized=False, budget_kind="rank"),
     )
 }  # fmt: skip
+check_names(METHODS, "gpu.approx.METHODS")
 
 
 def _check_budget(name: str, budget) -> int:
     """The budget as an int >= 1."""
     return check_int("budget", budget, 1)
+
+
+def _check_direction(method: Method, causal: bool) -> None:
+    """Refuse a direction the method lacks, naming the methods that have it."""
+    if causal and not method.causal:
+        causal_ones = ", ".join(n for n, m in METHODS.items() if m.causal)
+        raise ValueError(f"causal: {method.name} has no causal version (causal methods: {causal_ones})")
+    if not causal and not method.bidirectional:
+        raise ValueError(f"causal: {method.name} is causal only; pass causal=True (bidirectional, its band is sa's "
+                         "window)")  # fmt: skip
 
 
 def _check_method(method) -> Method:
@@ -339,8 +372,7 @@ def method_cost(method: str, n: int, d: int, budget: int, heads: int = 1, causal
     spec = _check_method(method)
     budget = _check_budget(method, budget)
     _check_sizes(n, d, heads, element_bytes)
-    if check_bool("causal", causal) and not spec.causal:
-        raise ValueError(f"causal: {method} has no causal version")
+    _check_direction(spec, check_bool("causal", causal))
     unknown = set(options) - set(spec.options)
     if unknown:
         raise ValueError(f"options: {method} takes {', '.join(spec.options) or 'no options'}, got {sorted(unknown)}")

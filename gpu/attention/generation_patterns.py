@@ -57,6 +57,7 @@ import torch
 from gpu.attention.generation_keys import position_keys
 from gpu.attention.neighbour import neighbour_attention, scale_of
 from gpu.validation import check_choice, check_int
+from receptive.patterns.names import check_names
 
 #: MoBA's blocks per query (the paper's top-k blocks; :func:`gpu.approx.families.clustering.moba`).
 MOBA_BLOCKS = 4
@@ -108,6 +109,7 @@ GENERATION_METHODS: dict[str, GenerationMethod] = {
         GenerationMethod("exact", "every key before the query", False, "every key"),
     )
 }
+check_names(GENERATION_METHODS, "gpu.attention.GENERATION_METHODS")
 
 
 def _rows_attention(q, k, v, keep):

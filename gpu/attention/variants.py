@@ -49,6 +49,7 @@ from receptive.patterns.causal_variants import (
     check_blocks,
     default_blocks,
 )
+from receptive.patterns.names import check_names
 from receptive.windows import check_window, max_window
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
 ]
 
 VARIANTS = ("sa", "sa-ms", "kleinberg", "dilated")
+check_names(VARIANTS, "gpu.attention.variants.VARIANTS")
 #: the variants that run a permutation through SA's band (their state is a permutation)
 PERMUTED = ("sa", "sa-ms")
 

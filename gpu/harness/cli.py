@@ -497,8 +497,8 @@ def build_parser() -> argparse.ArgumentParser:
         "earlier --limit; not for mmlu (default 0)")  # fmt: skip
     add("--per-subject", type=int, default=4, help="MMLU items per subject (default 4)")
     add("--attention", default="exact", help=f"comma-separated methods of {', '.join(GENERATION_METHODS)}, or the "
-        "approximation lab's prefill-only forms, scored with the exact decode only (lab:sa, the paper's causal SA; "
-        "lab:<method>, performer, ...) (default exact)")  # fmt: skip
+        f"approximation lab's prefill-only methods, scored with the exact decode only ({', '.join(PREFILL_METHODS)}; "
+        "sa-band is the paper's causal SA) (default exact)")  # fmt: skip
     add_budget_option(parser, "64")
     add("--seeds", default="0", help="comma-separated seeds of the randomized methods (default 0)")
     add("--decode", default="sparse", help="comma-separated protocols: sparse, exact (default sparse)")

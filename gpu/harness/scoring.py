@@ -17,12 +17,11 @@ under one of two protocols:
 * ``decode="exact"``: the pattern over the context, exact attention for the continuation's tokens over that cache
   (the SA paper's training-free protocol: the pattern in the prefill, exact attention in the decode).
 
-The approximation lab's causal forms (:data:`PREFILL_METHODS`: ``"lab:<method>"`` and the methods only the lab has,
-those that need no calibration) score under ``decode="exact"`` only: each runs over one whole context at a time
-(they draw or fit over the sequence they see, so a context cannot be continued from a shared prefix's cache). Among
-them ``"lab:sa"`` is the paper's literal causal SA: the band of ``budget`` slots around each query in a permutation
-of the context, masked to the keys at or before the query (about ``(budget + 1) / 2`` keys per query on average,
-every slot for the context's last token).
+The approximation lab's causal methods whose keys no generation form reads (:data:`PREFILL_METHODS`) score under
+``decode="exact"`` only: each runs over one whole context at a time (they draw or fit over the sequence they see, so a
+context cannot be continued from a shared prefix's cache). Among them ``"sa-band"`` is the paper's literal causal SA:
+the band of ``budget`` slots around each query in a permutation of the context, masked to the keys at or before the
+query (about ``(budget + 1) / 2`` keys per query on average, every slot for the context's last token).
 
 How an item is computed: the generation-form patterns are causal and incremental (a KV cache holds exactly what the
 full-sequence forward computes, :mod:`gpu.hf.generation`), so
@@ -69,15 +68,12 @@ __all__ = ["PREFILL_METHODS", "EvalAttention", "check_fits", "encode_pair", "ite
            "score_items", "shared_prefixes", "task_scores"]  # fmt: skip
 
 
-#: The prefix that names the approximation lab's own form of a method that has a generation form too.
-LAB_PREFIX = "lab:"
-
-#: The prefill-only names the harness scores (``decode="exact"``): the lab's causal methods that need no calibration,
-#: each under its own name where the generation forms lack it, and under ``lab:<name>``.
-PREFILL_METHODS = (
-    *(name for name, m in LAB_METHODS.items()
-      if m.causal and "calibration" not in m.options and name not in GENERATION_METHODS),
-    *(LAB_PREFIX + name for name, m in LAB_METHODS.items() if m.causal and "calibration" not in m.options),
+#: The prefill-only names the harness scores (``decode="exact"``): the approximation lab's causal methods that need no
+#: calibration and whose keys no generation form reads (the lab's causal ``swa``, ``swa+sink``, ``moba`` and
+#: ``top-k`` read the generation forms' keys, and run as those).
+PREFILL_METHODS = tuple(
+    name for name, m in LAB_METHODS.items()
+    if m.causal and "calibration" not in m.options and name not in GENERATION_METHODS
 )  # fmt: skip
 
 
@@ -100,10 +96,10 @@ def prefill_method(name: str):
 
     Examples
     --------
-    >>> prefill_method("performer").family, prefill_method("lab:sa").name
-    ('kernel', 'sa')
+    >>> prefill_method("performer").family, prefill_method("sa-band").budget_meaning
+    ('kernel', 'SA window of m slots masked to the past: about (m + 1) / 2 keys')
     """
-    return LAB_METHODS[check_choice("method", name, PREFILL_METHODS).removeprefix(LAB_PREFIX)]
+    return LAB_METHODS[check_choice("method", name, PREFILL_METHODS)]
 
 
 def _randomized(method: str) -> bool:
@@ -157,8 +153,8 @@ class EvalAttention:
     Traceback (most recent call last):
     ...
     ValueError: budget: expected an integer in [1, 65536], got 0
-    >>> EvalAttention("lab:sa", 128, decode="exact").label
-    'lab:sa-128-exact-decode'
+    >>> EvalAttention("sa-band", 128, decode="exact").label
+    'sa-band-128-exact-decode'
     >>> EvalAttention(plan=HeadPlan("toy", ((("swa+sink", 8),),)), decode="exact").label[:9]
     'plan-toy-'
     """

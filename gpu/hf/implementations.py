@@ -19,9 +19,9 @@ What runs depends on what is registered:
 * a method object (:class:`gpu.hf.prefill.PrefillMethod`: a ``name`` and ``approximate``, such as the approximation
   lab's ``gpu.approx.METHODS[name]``) runs prefill only (:mod:`gpu.hf.prefill`), causal or bidirectional as the
   model is: such methods draw or fit over the whole sequence they see, and a call with cached keys gets a one-line
-  error naming the fix. The lab's causal SA is the paper's band-and-mask reading (the permuted window of
-  ``budget`` keys around the query, masked to the past in original positions, about ``(budget + 1) / 2`` keys
-  per query), a different key set from the generation form's ``"sa"`` (about ``budget`` keys).
+  error naming the fix. The lab's ``sa-band`` is the paper's causal SA (the permuted window of ``budget`` keys
+  around the query, masked to the past in original positions, about ``(budget + 1) / 2`` keys per query), a
+  different key set from the generation form's ``"sa"`` (about ``budget`` keys).
 
 References
 ----------

@@ -213,7 +213,7 @@ def topk_pattern(q, k, k_keys: int, causal: bool = False) -> CSRPattern:
     """
     qs, ks, per_layer = _layers(q, k)
     mats = [topk_routing(a, b, k_keys, causal) for a, b in zip(qs, ks, strict=True)]
-    return _pattern(mats, causal, per_layer, "topk", f"top-k k={k_keys}")
+    return _pattern(mats, causal, per_layer, "top-k", f"top-k k={k_keys}")
 
 
 # ------------------------------------------------------------------------------------------------------------- MoBA
@@ -546,7 +546,7 @@ def lsh_pattern(
         lsh_routing(a, b, buckets, rounds, chunk, causal, check_int("seed", seed, 0) + i, wrap=wrap)
         for i, (a, b) in enumerate(zip(qs, ks, strict=True))
     ]
-    return _pattern(mats, causal, per_layer, "lsh", f"lsh buckets={buckets} rounds={rounds} chunk={chunk}")
+    return _pattern(mats, causal, per_layer, "reformer", f"lsh buckets={buckets} rounds={rounds} chunk={chunk}")
 
 
 def _pattern(mats, causal: bool, per_layer: bool, name: str, text: str) -> CSRPattern:
@@ -568,13 +568,13 @@ def random_content_pattern(
     **params,
 ) -> CSRPattern:
     """A content-based pattern on synthetic data: layer ``l`` routes :func:`random_qk` ``(n, d, seed + l - 1)``
-    (i.i.d. Gaussian; a stand-in, not a model's activations) with ``kind`` = ``topk`` (``k_keys``), ``moba``
-    (``block``, ``top_blocks``) or ``lsh`` (``buckets``, ``rounds``, ``chunk``, ``wrap``).
+    (i.i.d. Gaussian; a stand-in, not a model's activations) with ``kind`` = ``top-k`` (``k_keys``), ``moba``
+    (``block``, ``top_blocks``) or ``reformer`` (``buckets``, ``rounds``, ``chunk``, ``wrap``).
 
     Parameters
     ----------
     kind : str
-        ``"topk"``, ``"moba"`` or ``"lsh"``.
+        ``"top-k"``, ``"moba"`` or ``"reformer"``.
     n : int
         Tokens.
     layers : int
@@ -605,20 +605,20 @@ def random_content_pattern(
     Examples
     --------
     >>> from receptive import coverage_by_layer
-    >>> pattern = random_content_pattern("topk", 16, 3, d=8, k_keys=2)
+    >>> pattern = random_content_pattern("top-k", 16, 3, d=8, k_keys=2)
     >>> pattern.max_layers, pattern.describe()
     (3, 'top-k k=2 (content, 3 layers)')
     >>> moba = random_content_pattern("moba", 16, 3, d=8, block=4, top_blocks=2)
     >>> coverage_by_layer(moba, max_layers=3).full_coverage_layer
     2
     """
-    builders = {"topk": topk_pattern, "moba": moba_pattern, "lsh": lsh_pattern}
+    builders = {"top-k": topk_pattern, "moba": moba_pattern, "reformer": lsh_pattern}
     if kind not in builders:
         raise ValueError(f"kind: expected one of {', '.join(builders)}, got {kind!r}")
     layers, seed = check_int("layers", layers, 1), check_int("seed", seed, 0)
     pairs = [random_qk(n, d, seed + layer, heads) for layer in range(layers)]
     qs, ks = [p[0] for p in pairs], [p[1] for p in pairs]
-    if kind == "lsh":
+    if kind == "reformer":
         params.setdefault("seed", seed)
     try:
         return builders[kind](qs, ks, causal=causal, **params)

@@ -24,6 +24,7 @@ from .causal_variants import make_variant, variant_names
 from .dilated import DilatedWindow, LongNet
 from .global_tokens import SinkWindow, WindowGlobal
 from .local import FullAttention, SlidingWindow
+from .names import check_names
 from .random_keys import RandomKeys
 from .sparse_transformer import Fixed, Strided
 from .stack import LayerStack
@@ -136,6 +137,7 @@ def register(kind: Kind) -> Kind:
     """
     if kind.name in PATTERNS:
         raise ValueError(f"name: {kind.name!r} is registered already")
+    check_names([kind.name], "receptive.patterns.PATTERNS")
     PATTERNS[kind.name] = kind
     return kind
 
@@ -275,9 +277,9 @@ register(
 
 register(
     Kind(
-        "topk",
+        "top-k",
         (Param("k", "keys per query with the largest scores"),),
-        lambda n, causal, circular, seed, k: SyntheticContent("topk", n, causal, seed, k_keys=k),
+        lambda n, causal, circular, seed, k: SyntheticContent("top-k", n, causal, seed, k_keys=k),
         "top-k routing on synthetic Gaussian q, k",
     )
 )
@@ -291,10 +293,10 @@ register(
 )
 register(
     Kind(
-        "lsh",
+        "reformer",
         (Param("buckets", "hash buckets", 8), Param("rounds", "hash rounds", 1), Param("chunk", "chunk length", 64)),
         lambda n, causal, circular, seed, b, r, c: SyntheticContent(
-            "lsh", n, causal, seed, buckets=b, rounds=r, chunk=c
+            "reformer", n, causal, seed, buckets=b, rounds=r, chunk=c
         ),
         "Reformer LSH routing on synthetic Gaussian q, k",
     )

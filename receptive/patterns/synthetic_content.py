@@ -1,5 +1,5 @@
 """Content-based routing (top-k, MoBA, Reformer LSH of :mod:`.content`) on synthetic queries and keys, as a
-pattern of the layer-spec grammar (``topk:K``, ``moba:BLOCK``, ``lsh``: ``registry``)."""
+pattern of the layer-spec grammar (``top-k:K``, ``moba:BLOCK``, ``reformer``: ``registry``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ class SyntheticContent(Pattern):
     Parameters
     ----------
     kind : str
-        ``"topk"``, ``"moba"`` or ``"lsh"``.
+        ``"top-k"``, ``"moba"`` or ``"reformer"``.
     n : int
         Tokens.
     causal : bool
@@ -27,8 +27,8 @@ class SyntheticContent(Pattern):
 
     Examples
     --------
-    >>> SyntheticContent("topk", 16, False, 0, k_keys=2).describe()
-    'topk k_keys=2 (synthetic q, k)'
+    >>> SyntheticContent("top-k", 16, False, 0, k_keys=2).describe()
+    'top-k k_keys=2 (synthetic q, k)'
     """
 
     def __init__(self, kind: str, n: int, causal: bool, seed: int, **params):

@@ -13,7 +13,7 @@ from analysis.numerical_methods import decoder  # noqa: E402
 
 def test_quick_study_writes_json_with_exact_rows_at_full_budget(tmp_path, capsys):
     out = tmp_path / "decoder.json"
-    argv = ["--quick", "--methods", "swa,sa,top-k,mla,tpa", "--budgets", "8,64", "--seeds", "2", "--json", str(out)]
+    argv = ["--quick", "--methods", "swa,sa-band,top-k,mla,tpa", "--budgets", "8,64", "--seeds", "2", "--json", str(out)]
     assert decoder.main(argv) == 0
     result = json.loads(out.read_text())
     rows = {(r["method"], r["budget"]): r for r in result["rows"]}
@@ -23,7 +23,7 @@ def test_quick_study_writes_json_with_exact_rows_at_full_budget(tmp_path, capsys
         assert rows[exact]["ppl"] == pytest.approx(full["ppl"], rel=1e-4), exact
     assert rows[("swa", 8)]["kv_cache_bytes_per_token"] < full["kv_cache_bytes_per_token"]
     assert rows[("mla", 8)]["kv_cache_bytes_per_token"] < full["kv_cache_bytes_per_token"]
-    assert rows[("sa", 8)]["draws"] == 2 and rows[("sa", 8)]["ppl_min"] <= rows[("sa", 8)]["ppl_max"]
+    assert rows[("sa-band", 8)]["draws"] == 2 and rows[("sa-band", 8)]["ppl_min"] <= rows[("sa-band", 8)]["ppl_max"]
     assert rows[("tpa", 1)]["budget"] == 1 and ("tpa", 8) not in rows  # TPA's rank is at most min(heads, d)
     assert result["training"]["loss"][-1]["loss"] < result["training"]["loss"][0]["loss"]
     assert "ppl" in capsys.readouterr().out

@@ -84,8 +84,8 @@ def test_synthetic_study_file(tmp_path):
 
 def test_causal_cost_table_keeps_the_measurements(tmp_path):
     out = tmp_path / "costs.json"
-    argv = ["--costs", "--measure", "--causal", "--n", "32", "--d", "8", "--budgets", "8", "--methods", "swa,sa+sink",
-            "--json", str(out)]  # fmt: skip
+    argv = ["--costs", "--measure", "--causal", "--n", "32", "--d", "8", "--budgets", "8", "--methods",
+            "swa,sa-band+sink", "--json", str(out)]  # fmt: skip
     assert study_cli.main(argv) == 0
     fresh = json.loads(out.read_text())
     assert rc.layout(fresh) == "cost-table"
@@ -98,7 +98,7 @@ def _decoder_doc():
     config = DecoderConfig(n=32, hidden=16, layers=2, heads=2, steps=5, warmup=1, eval_windows=2)
     rows = [{"method": "full", "budget": 32, "ppl": 4.5, "ppl_tail": 4.4, **_cost("full", config, 32)}]
     rows += [{"method": m, "budget": b, "ppl": 5.0 + b, "draws": 1, **_cost(m, config, b)}
-             for m in ("swa", "sa", "mla", "performer") for b in (4, 8)]  # fmt: skip
+             for m in ("swa", "sa-band", "mla", "performer") for b in (4, 8)]  # fmt: skip
     fresh = {"config": asdict(config), "parameters": {"methods": ["swa"], "budgets": [4, 8]},
              "training": {"seconds": 12.5, "loss": [{"step": 1, "loss": 3.0}]}, "rows": rows}  # fmt: skip
     return fresh

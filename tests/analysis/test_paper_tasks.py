@@ -120,7 +120,7 @@ def test_the_bootstrap_interval_covers_the_mean_and_shrinks_with_items():
 def test_configuration_labels():
     assert summary.configuration("swa+sink+sa-32-s1-exact-decode") == ("swa+sink+sa", 32, "exact")
     assert summary.configuration("sa-64-exact-0.6") == ("sa, layers 0,6 exact", 64, "sparse")
-    assert summary.configuration("lab:sa-128-s2-exact-decode") == ("lab:sa", 128, "exact")
+    assert summary.configuration("sa-band-128-s2-exact-decode") == ("sa-band", 128, "exact")
     assert summary.configuration("nonsense") is None
 
 
@@ -139,7 +139,7 @@ def test_the_masked_bands_keys_are_the_causal_sa_patterns_degrees(n, band):
 def test_the_papers_causal_sa_is_set_beside_the_generation_forms_at_half_its_band(store):
     rows = [json.loads(line) for line in (store / "tasks.jsonl").read_text().splitlines()]
     rng = np.random.default_rng(1)
-    lab = [row("lab:sa", 128, 0, t, rng.random(60) < 0.5, decodes=("exact",)) for t in ("arc_easy", "piqa", "boolq")]
+    lab = [row("sa-band", 128, 0, t, rng.random(60) < 0.5, decodes=("exact",)) for t in ("arc_easy", "piqa", "boolq")]
     rows += [*lab, row("sa", 64, 1, "piqa", rng.random(60) < 0.5)]
     (store / "tasks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     convention = summary.convention_rows(store)

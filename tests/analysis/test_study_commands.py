@@ -58,7 +58,7 @@ def test_step_time_smallest(tmp_path, monkeypatch):
 
 def test_decoder_quick(tmp_path, monkeypatch):
     out = tmp_path / "decoder.json"
-    _main("analysis.numerical_methods.decoder", "--quick", "--methods", "sa", "--budgets", "8", "--seeds", "1",
+    _main("analysis.numerical_methods.decoder", "--quick", "--methods", "sa-band", "--budgets", "8", "--seeds", "1",
           "--json", str(out), monkeypatch=monkeypatch)  # fmt: skip
     assert json.loads(out.read_text())["rows"]
 

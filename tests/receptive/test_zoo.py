@@ -255,7 +255,7 @@ def test_one_registry_names_every_pattern():
 
     windowed = [name for name, kind in PATTERNS.items() if kind.windowed]
     assert {"swa", "sa", "sa+swa", "full", "global", "sink", "sa-ms", "kleinberg", "dilated"} <= set(windowed)
-    assert not {"bigbird", "chunk", "random", "topk"} & set(windowed)
+    assert not {"bigbird", "chunk", "random", "top-k"} & set(windowed)
     for name in windowed:
         for causal in (False, True):
             by_name = make_pattern(name, 256, 8, causal, seed=2)
@@ -303,14 +303,14 @@ def test_every_kind_builds_causal_and_not():
         args = ":".join(["4"] * sum(p.default is None for p in kind.params))
         spec = f"{name}:{args}" if args else name
         for causal in (False, True):
-            pattern = pattern_from_spec(spec, 512 if name in ("topk", "moba", "lsh") else 4096, causal)
+            pattern = pattern_from_spec(spec, 512 if name in ("top-k", "moba", "reformer") else 4096, causal)
             assert pattern.causal == causal
             assert pattern.pair_count(1) > 0
 
 
 def test_content_specs_route_synthetic_queries():
-    """topk/moba/lsh in a stack: causal routing never attends a future key, and the same seed gives the same layer."""
-    for spec in ("topk:4", "moba:8:2", "lsh:4:2:16"):
+    """top-k/moba/reformer in a stack: causal routing never reads a future key; one seed gives one layer."""
+    for spec in ("top-k:4", "moba:8:2", "reformer:4:2:16"):
         for causal in (False, True):
             a = pattern_from_spec(spec, 128, causal, seed=5)
             mat = a.adjacency(2).toarray()

@@ -224,7 +224,8 @@ def stochastic(q, k, v, m, seed, causal=False, sink=False):
     seed : int
         Seed of the permutation.
     causal : bool, optional
-        Keep the band and drop keys whose original position is after the query's.
+        Keep the band and drop keys whose original position is after the query's (the lab's ``sa-band``: about
+        ``(m + 1) / 2`` keys per query).
     sink : bool, optional
         A window of ``m - 1`` keys plus the first position, merged by log-sum-exp.
 

@@ -26,7 +26,7 @@ def budget_for(name, n=64, d=16, heads=3, wanted=12):
 def test_every_method_runs_and_is_finite():
     q, k, v = inputs(n=50, seed=2)
     for name in METHODS:
-        out = approximate(name, q, k, v, budget_for(name, n=50), seed=3)
+        out = approximate(name, q, k, v, budget_for(name, n=50), seed=3, causal=not METHODS[name].bidirectional)
         assert out.shape == v.shape and torch.isfinite(out).all(), name
 
 
@@ -34,7 +34,8 @@ def test_every_method_runs_and_is_finite():
 def test_randomized_flag_says_whether_the_seed_matters(name):
     q, k, v = inputs(seed=4)
     b = budget_for(name, wanted=16)
-    same = torch.equal(approximate(name, q, k, v, b, seed=0), approximate(name, q, k, v, b, seed=1))
+    causal = not METHODS[name].bidirectional
+    same = torch.equal(*(approximate(name, q, k, v, b, seed=s, causal=causal) for s in (0, 1)))
     assert same != METHODS[name].randomized
 
 
@@ -42,9 +43,18 @@ def test_metadata():
     for name, spec in METHODS.items():
         assert spec.name == name and spec.budget_meaning
         assert spec.budget_kind in ("keys", "rank", "features")
-        assert isinstance(spec.randomized, bool) and isinstance(spec.causal, bool)
+        assert (
+            isinstance(spec.randomized, bool) and isinstance(spec.causal, bool) and (spec.causal or spec.bidirectional)
+        )
     causal = {n for n, s in METHODS.items() if s.causal}
-    assert {"swa", "sa", "sa+swa", "performer", "top-k", "reformer", "mla"} <= causal
+    assert {"swa", "sa-band", "sa-band+swa", "performer", "top-k", "reformer", "mla"} <= causal
+    only = {
+        n: "causal" if not s.bidirectional else "bidirectional"
+        for n, s in METHODS.items()
+        if s.causal != s.bidirectional
+    }
+    assert {only[n] for n in ("sa", "sa+swa", "sa+sink")} == {"bidirectional"}  # the causal SA is sa-band
+    assert {only[n] for n in ("sa-band", "sa-band+swa", "sa-band+sink")} == {"causal"}
 
 
 @pytest.mark.parametrize(
@@ -88,9 +98,10 @@ def test_half_inputs_with_overflowing_scores_give_finite_rows(dtype):
     rough = (torch.randn(1, 2, 32, 8, generator=torch.Generator().manual_seed(0)) * 300).to(dtype)
     for name in METHODS:
         for x in (flat, rough):
-            out = approximate(name, x, x, x, budget_for(name, n=32, d=8, heads=2, wanted=8), seed=1)
+            b, causal = budget_for(name, n=32, d=8, heads=2, wanted=8), not METHODS[name].bidirectional
+            out = approximate(name, x, x, x, b, seed=1, causal=causal)
             assert out.dtype == dtype and torch.isfinite(out).all(), name
-    for name in ("swa", "sa", "top-k"):
+    for name in ("swa", "sa-band", "top-k"):
         assert torch.isfinite(approximate(name, flat, flat, flat, 8, causal=True)).all(), name
 
 
@@ -127,10 +138,9 @@ def test_costs():
     assert exact_cost(n, d, h, causal=True).flops == full.flops / 2
     for name, spec in METHODS.items():
         b = budgets_for(name, [64], n, d, h)[0]
-        cost = method_cost(name, n, d, b, heads=h, causal=False)
-        assert cost.flops > 0 and cost.peak_bytes > 0 and cost.kv_cache_bytes_per_token > 0, name
-        if spec.causal:
-            assert method_cost(name, n, d, b, heads=h, causal=True).flops > 0
+        for causal in (c for c in (False, True) if spec.has_version(c)):
+            cost = method_cost(name, n, d, b, heads=h, causal=causal)
+            assert cost.flops > 0 and cost.peak_bytes > 0 and cost.kv_cache_bytes_per_token > 0, name
     swa = method_cost("swa", n, d, 64, heads=h)
     assert swa.flops == h * (4 * n * 64 * d + 5 * n * 64) and swa.kv_cache_bytes_per_token == 2 * h * d * 4 * 64 / n
     assert method_cost("mla", n, d, 16, heads=h).kv_cache_bytes_per_token == 16 * 4
@@ -150,6 +160,8 @@ def test_costs():
         method_cost("sa", n, 32.0, 8)
     with pytest.raises(ValueError, match=r"^causal"):
         method_cost("svd", n, d, 8, causal=True)
+    with pytest.raises(ValueError, match=r"^causal: sa-band is causal only"):
+        method_cost("sa-band", n, d, 8)
 
 
 @pytest.mark.parametrize("name", ["exact", "routing", "hyperattention", "kdeformer", "linformer", "linformer-jl",
@@ -171,10 +183,10 @@ def test_peak_memory_formulas_match_the_profiled_allocations():
     from gpu.approx.measure import measured_peak_bytes
 
     n, d, h = 256, 32, 2
-    for name in METHODS:
-        b = budgets_for(name, [32], n, d, h)[0]
-        measured = measured_peak_bytes(name, n, d, b, heads=h) + 3 * 4 * n * d * h
-        assert 0.7 < measured / method_cost(name, n, d, b, heads=h).peak_bytes < 2.2, name
+    for name, spec in METHODS.items():
+        b, causal = budgets_for(name, [32], n, d, h)[0], not spec.bidirectional
+        measured = measured_peak_bytes(name, n, d, b, heads=h, causal=causal) + 3 * 4 * n * d * h
+        assert 0.7 < measured / method_cost(name, n, d, b, heads=h, causal=causal).peak_bytes < 2.2, name
 
 
 def test_causal_cost_formulas_match_the_products_torch_counts():
@@ -192,7 +204,7 @@ def test_synthetic_study_cli(tmp_path, capsys):
     out = tmp_path / "rows.json"
     assert main(["--n", "48", "--d", "8", "--budgets", "8,16", "--seeds", "2", "--json", str(out)]) == 0
     rows = json.loads(out.read_text())["rows"]
-    expected = sum(len(budgets_for(name, [8, 16], 48, 8)) for name in METHODS)
+    expected = sum(len(budgets_for(name, [8, 16], 48, 8)) for name, m in METHODS.items() if m.bidirectional)
     assert len(rows) == 3 * expected
     lowrank_svd = [r["mean"] for r in rows if r["kind"] == "lowrank" and r["method"] == "svd"]
     assert lowrank_svd[1] < lowrank_svd[0]

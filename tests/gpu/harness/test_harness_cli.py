@@ -77,12 +77,12 @@ def test_first_extends_a_store_to_the_same_records_as_one_larger_run(model_folde
 
 
 def test_a_prefill_only_form_runs_the_exact_decode_alone(model_folder, tmp_path):
-    """``lab:sa`` (the paper's causal SA) beside a generation form: asked for both protocols, it scores the exact
+    """``sa-band`` (the paper's causal SA) beside a generation form: asked for both protocols, it scores the exact
     decode only."""
-    assert run(model_folder, tmp_path / "a", "--attention", "sa,lab:sa", "--json", str(tmp_path / "a.json")) == 0
+    assert run(model_folder, tmp_path / "a", "--attention", "sa,sa-band", "--json", str(tmp_path / "a.json")) == 0
     table = json.loads((tmp_path / "a.json").read_text())["rows"]
-    assert {row["attention"] for row in table} == {"sa-4", "sa-4-exact-decode", "lab:sa-4-exact-decode"}
-    lab = {row["task"]: row for row in table if row["attention"].startswith("lab:")}
+    assert {row["attention"] for row in table} == {"sa-4", "sa-4-exact-decode", "sa-band-4-exact-decode"}
+    lab = {row["task"]: row for row in table if row["attention"].startswith("sa-band")}
     generation = {row["task"]: row for row in table if row["attention"] == "sa-4-exact-decode"}
     assert lab.keys() == generation.keys() and len(lab) == 3
     assert any(lab[t].get("bpb") != generation[t].get("bpb") for t in lab)  # a different pattern
@@ -116,8 +116,8 @@ def test_dry_run_with_resume_counts_only_what_the_store_lacks(model_folder, tmp_
         (["--attention", "sa", "--budgets", "100000"], "--budgets"),
         (["--attention", "nope"], "--attention"),
         (["--decode", "greedy"], "--decode"),
-        (["--attention", "lab:sa", "--decode", "sparse"], "--decode"),
-        (["--attention", "lab:sa", "--decode", "exact", "--exact-layers", "1"], "--exact-layers"),
+        (["--attention", "sa-band", "--decode", "sparse"], "--decode"),
+        (["--attention", "sa-band", "--decode", "exact", "--exact-layers", "1"], "--exact-layers"),
         (["--attention", "mla", "--decode", "exact"], "--attention"),
         (["--limit", "0"], "--limit"),
         (["--limit", "-3"], "--limit"),

@@ -110,7 +110,7 @@ def test_each_choice_scores_as_its_own_forward(model, tokenizer, items, attentio
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     items=items_strategy(),
-    attention=st.builds(EvalAttention, method=st.sampled_from(["lab:sa", "lab:sa+swa", "lab:moba", "performer"]),
+    attention=st.builds(EvalAttention, method=st.sampled_from(["sa-band", "sa-band+swa", "performer"]),
                         budget=st.integers(1, 9), seed=st.integers(0, 3), decode=st.just("exact")),
     batch_size=st.sampled_from([1, 2, 8]),
 )  # fmt: skip
@@ -127,20 +127,20 @@ def test_prefill_only_forms_score_each_whole_context_then_the_exact_decode(model
 
 
 def test_the_papers_causal_sa_is_not_the_generation_form():
-    """``lab:sa`` masks a band of the whole context's permutation (about (m + 1) / 2 keys per query); ``sa`` ranks
+    """``sa-band`` masks a band of the whole context's permutation (about (m + 1) / 2 keys per query); ``sa`` ranks
     the keys before each query (about m): different patterns, different scores."""
     item = EvalItem("t", 0, 0, (EvalRequest(0, " ".join(WORDS[:60]), " " + WORDS[61]),), "t")
     model, tokenizer = tiny_llama(positions=1024), tiny_tokenizer()
     lab, generation = (score_items(model, tokenizer, [item], EvalAttention(m, 4, 0, "exact"), progress=False)[0]
-                       for m in ("lab:sa", "sa"))  # fmt: skip
+                       for m in ("sa-band", "sa"))  # fmt: skip
     assert lab["choices"][0]["ll"] != pytest.approx(generation["choices"][0]["ll"], abs=1e-4)
 
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"method": "lab:sa", "budget": 8}, "^decode: lab:sa runs prefill only"),
-        ({"method": "lab:sa", "budget": 8, "decode": "exact", "exact_layers": (1,)}, "^exact_layers: lab:sa"),
+        ({"method": "sa-band", "budget": 8}, "^decode: sa-band runs prefill only"),
+        ({"method": "sa-band", "budget": 8, "decode": "exact", "exact_layers": (1,)}, "^exact_layers: sa-band"),
         ({"method": "mla", "budget": 8, "decode": "exact"}, "^method: "),  # calibrated: not in the harness
         ({"method": "linformer", "budget": 8, "decode": "exact"}, "^method: "),  # not causal
     ],

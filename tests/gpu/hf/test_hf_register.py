@@ -45,7 +45,7 @@ def test_the_registered_name_generates_and_decoding_equals_the_full_forward(meth
 
 @torch.no_grad()
 def test_lab_methods_run_the_labs_causal_form_and_refuse_a_cache():
-    """The lab's causal SA is its masked band (about (m + 1) / 2 keys), not the generation form's m keys."""
+    """``sa-band``, the lab's causal SA, masks its band (about (m + 1) / 2 keys): not the generation form's m keys."""
     model = tiny_llama()
     ids = torch.randint(0, 64, (1, 24), generator=torch.Generator().manual_seed(3))
     seen = {}
@@ -54,15 +54,15 @@ def test_lab_methods_run_the_labs_causal_form_and_refuse_a_cache():
         model.set_attn_implementation(name)
         return model(input_ids=ids, use_cache=False).logits
 
-    seen["lab"], seen["generation"] = capture(register(METHODS["sa"], 6)), capture(register("sa", 6))
+    seen["lab"], seen["generation"] = capture(register(METHODS["sa-band"], 6)), capture(register("sa", 6))
     assert not torch.allclose(seen["lab"], seen["generation"])
-    # the lab's form equals approximate("sa", causal=True) in every layer: a hand-registered function agrees
+    # the lab's form equals approximate("sa-band", causal=True) in every layer: a hand-registered function agrees
     from gpu.hf import register_function
 
     name = register_function("test-lab-sa", lambda q, k, v, causal, layer, layers: approximate(
-        "sa", q, k, v, 6, seed=layer, causal=causal))  # fmt: skip
+        "sa-band", q, k, v, 6, seed=layer, causal=causal))  # fmt: skip
     assert torch.allclose(capture(name), seen["lab"], atol=1e-12)
-    model.set_attn_implementation(register(METHODS["sa"], 6))
+    model.set_attn_implementation(register(METHODS["sa-band"], 6))
     with pytest.raises(ValueError, match=r"^cache: .*prefill only.*use_cache=False.*gpu\.hf\.register: swa, ") as info:
         model.generate(ids[:, :8], max_new_tokens=2, do_sample=False)
     assert "\n" not in str(info.value)
@@ -71,7 +71,7 @@ def test_lab_methods_run_the_labs_causal_form_and_refuse_a_cache():
 @pytest.mark.parametrize(
     ("method", "kwargs", "match"),
     [(METHODS["performer"], {"decode": "exact"}, r"^decode: performer runs prefill only"),
-     (METHODS["sa"], {"exact_layers": (0,)}, r"^exact_layers: sa runs prefill only"),
+     (METHODS["sa-band"], {"exact_layers": (0,)}, r"^exact_layers: sa-band runs prefill only"),
      (METHODS["mla"], {"max_length": 64}, r"^max_length: mla runs prefill only"),
      ("sa", {"layer_options": [{}]}, r"^layer_options: sa runs generation forms"),
      ("nope", {}, r"^method: expected one of"),
