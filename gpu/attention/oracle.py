@@ -1,10 +1,13 @@
-"""A float64 dense oracle for every attention backend, and the check that runs them all against it.
+"""The one reference attention, a float64 dense oracle for every attention backend, and the check that runs them all
+against it.
 
-:func:`dense_oracle` is ``softmax(q k^T / sqrt d + bias) v`` in float64 under an explicit boolean mask (a row
-without a key gives 0); :func:`oracle_mask` builds that mask from ``receptive``'s pattern definitions (the adjacency
-the coverage engine analyses: ``mask[q, k]`` = query ``q`` attends to key ``k``), so a backend that passes computes
-exactly the attention whose receptive fields ``receptive.coverage`` reports. :func:`check_backends` runs full, SWA
-and SA (shared and per-head permutations) through the torch, FlexAttention and fused Triton backends against it;
+:func:`masked_attention` is dense softmax attention under a boolean mask with one rule for a query that sees no key
+(0, never NaN); the approximation lab's exact attention and every test's reference are it. :func:`dense_oracle` is
+``softmax(q k^T / sqrt d + bias) v`` in float64 under an explicit boolean mask (a row without a key gives 0);
+:func:`oracle_mask` builds that mask from ``receptive``'s pattern definitions (the adjacency the coverage engine
+analyses: ``mask[q, k]`` = query ``q`` attends to key ``k``), so a backend that passes computes exactly the attention
+whose receptive fields ``receptive.coverage`` reports. :func:`check_backends` runs full, SWA and SA (shared and
+per-head permutations) through the torch, FlexAttention and fused Triton backends against it;
 ``benchmarks/gpu_check.py`` calls it first on a GPU. Errors are ``max |out - ref| / (1 + |ref|)`` against
 ``TOLERANCE`` per dtype (10x for gradients)."""
 
@@ -115,7 +118,8 @@ def oracle_mask(kind: str, n: int, w: int, causal: bool, perm=None, heads: int |
 
 
 def dense_oracle(q, k, v, mask, scale: float | None = None, bias=None):
-    """float64 ``softmax(q k^T scale + bias) v`` under ``mask`` (GQA by repetition); a row without a key gives 0.
+    """float64 ``softmax(q k^T scale + bias) v`` under ``mask`` (GQA by repetition); a row without a key gives 0:
+    :func:`masked_attention` in float64.
 
     Scaled dot-product attention [1]_ with the scores of pairs outside ``mask`` set to ``-inf``, written out with
     nothing fused or blocked, on ``q``'s device: the reference every backend of :mod:`gpu.attention` is tested
@@ -156,13 +160,62 @@ def dense_oracle(q, k, v, mask, scale: float | None = None, bias=None):
     [0.0, 0.0, 0.0, 0.0]
     """
     q, k, v = (t.double() for t in (q, k, v))
+    bias = None if bias is None else torch.as_tensor(bias, device=q.device).double()
+    return masked_attention(q, k, v, torch.as_tensor(mask, device=q.device), scale=scale, bias=bias)
+
+
+def masked_attention(q, k, v, mask=None, causal: bool = False, scale: float | None = None, bias=None):
+    """``softmax(q k^T scale + bias) v`` over the keys of ``mask`` (and ``j <= i`` when causal), in ``q``'s dtype,
+    written out dense: the one definition of attention the toolkit's references share.
+
+    The rule for a query with no visible key: its output is 0 (never NaN), and so are its gradients, as in
+    FlexAttention; softmax over an empty set is undefined. Grouped key heads are repeated to the query heads.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        ``(batch, heads, m, d)``.
+    k, v : torch.Tensor
+        ``(batch, kv_heads, n, d)`` and ``(batch, kv_heads, n, d_v)``, ``kv_heads`` dividing ``heads``.
+    mask : torch.Tensor, optional
+        bool, broadcastable to ``(batch, heads, m, n)``; ``None``: every key.
+    causal : bool, default False
+        Also drop the keys after the query (``j > i``; the queries are the last ``m`` of the ``n`` positions).
+    scale : float or None, default None
+        The scores' factor; ``None``: ``1 / sqrt(d)``.
+    bias : torch.Tensor or None, default None
+        Broadcastable to ``(batch, heads, m, n)``, added to the scaled scores.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(batch, heads, m, d_v)`` in ``q``'s dtype.
+
+    Examples
+    --------
+    >>> import torch
+    >>> q = k = v = torch.eye(3)[None, None]
+    >>> masked_attention(q, k, v, causal=True)[0, 0, 0].tolist()  # the first query sees only itself
+    [1.0, 0.0, 0.0]
+    >>> masked_attention(q, k, v, torch.zeros(3, 3, dtype=torch.bool))[0, 0, 0].tolist()  # no key: 0
+    [0.0, 0.0, 0.0]
+
+    References
+    ----------
+    .. [1] A. Vaswani et al., "Attention Is All You Need", 2017, arXiv:1706.03762, Eq. 1.
+    """
     groups = q.shape[1] // k.shape[1]
-    k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
-    scores = q @ k.transpose(-1, -2)
-    scores = scores / q.shape[-1] ** 0.5 if scale is None else scores * scale
+    if groups > 1:
+        k, v = k.repeat_interleave(groups, 1), v.repeat_interleave(groups, 1)
+    m, n = q.shape[-2], k.shape[-2]
+    scores = (q @ k.transpose(-1, -2)) * (q.shape[-1] ** -0.5 if scale is None else scale)
     if bias is not None:
-        scores = scores + torch.as_tensor(bias, device=q.device).double()
-    mask = torch.as_tensor(mask, device=q.device)
+        scores = scores + bias
+    if causal:
+        past = torch.ones(m, n, dtype=torch.bool, device=q.device).tril(n - m)
+        mask = past if mask is None else mask & past
+    if mask is None:
+        return torch.softmax(scores, -1) @ v
     has_key = mask.any(-1, keepdim=True)
     # a row without a key gets finite scores (uniform weights) and is zeroed afterwards: 0, not NaN, and its
     # gradients are 0 too

@@ -106,4 +106,5 @@ def check_names(names: Iterable[str], table: str) -> None:
         raise ValueError(f"{table}: the name {unknown[0]!r} is not in receptive.patterns.names.NAMES (one vocabulary; "
                          "add it there)")  # fmt: skip
 
+
 __all__ = ["NAMES", "check_names"]

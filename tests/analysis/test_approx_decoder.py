@@ -13,7 +13,17 @@ from analysis.numerical_methods import decoder  # noqa: E402
 
 def test_quick_study_writes_json_with_exact_rows_at_full_budget(tmp_path, capsys):
     out = tmp_path / "decoder.json"
-    argv = ["--quick", "--methods", "swa,sa-band,top-k,mla,tpa", "--budgets", "8,64", "--seeds", "2", "--json", str(out)]
+    argv = [
+        "--quick",
+        "--methods",
+        "swa,sa-band,top-k,mla,tpa",
+        "--budgets",
+        "8,64",
+        "--seeds",
+        "2",
+        "--json",
+        str(out),
+    ]
     assert decoder.main(argv) == 0
     result = json.loads(out.read_text())
     rows = {(r["method"], r["budget"]): r for r in result["rows"]}

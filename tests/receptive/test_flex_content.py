@@ -6,8 +6,6 @@ from_mask_mod (and torch's create_mask / flex_attention), and the routers agains
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -112,13 +110,14 @@ def test_flex_attention_equals_float64_masked_softmax(name):
 
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
 
+    from gpu.attention.oracle import dense_oracle
+
     n, d = 40, 8  # not a multiple of FlexAttention's block: the padded indices must be masked
     pattern = build(name, True, n)
     adj = torch.as_tensor(dense(pattern.adjacency(1)))
     gen = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(1, 2, n, d, generator=gen, dtype=torch.float64) for _ in range(3))
-    scores = (q @ k.transpose(-1, -2) / math.sqrt(d)).masked_fill(~adj, float("-inf"))
-    oracle = torch.softmax(scores, dim=-1) @ v
+    oracle = dense_oracle(q, k, v, adj)
     for lookup in ("dense", "bits", "csr"):
         block_mask = create_block_mask(to_mask_mod(pattern, 1, lookup=lookup), None, None, n, n, device="cpu")
         with warnings.catch_warnings():
@@ -489,11 +488,6 @@ def test_content_bad_input_is_one_line_naming_the_argument():
 # ------------------------------------------------------------------------- content: agreement with gpu.approx
 
 
-def _masked_softmax(torch, q, k, v, mask):
-    scores = (q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])).masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
-
-
 def test_routing_agrees_with_gpu_approx():
     """gpu.approx's top-k and MoBA (through approximate(), causal and not) and bidirectional Reformer equal exact
     softmax over the routed keys; gpu.approx's Reformer adds each query's own key and wraps the look-back (chunk 0
@@ -502,6 +496,8 @@ def test_routing_agrees_with_gpu_approx():
     routing does not depend on future tokens); lsh_routing follows the paper (chunks, then the causal mask)."""
     torch = pytest.importorskip("torch")
     approx = pytest.importorskip("gpu.approx")
+    from gpu.attention.oracle import dense_oracle
+
     n, d, m = 64, 8, 16
     q, k = random_qk(n, d, 7)
     v = np.random.default_rng(8).standard_normal((n, d))
@@ -512,7 +508,7 @@ def test_routing_agrees_with_gpu_approx():
         def check(name, routing, causal=causal, **options):
             out = approx.approximate(name, tq, tk, tv, m, seed=3, causal=causal, **options)
             mask = torch.as_tensor(routing)
-            want = _masked_softmax(torch, tq, tk, tv, mask)
+            want = dense_oracle(tq, tk, tv, mask)
             torch.testing.assert_close(out, want, rtol=1e-10, atol=1e-10, msg=f"{name} causal={causal}")
 
         check("top-k", dense(topk_routing(q, k, m, causal)))

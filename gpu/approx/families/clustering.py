@@ -6,8 +6,9 @@ from __future__ import annotations
 import torch
 
 from gpu.approx.costs import SOFTMAX, listed_numbers, per_head_cost
-from gpu.approx.families.common import LIST_CHUNK, generator, masked_attention, padded_keys
+from gpu.approx.families.common import LIST_CHUNK, generator, padded_keys
 from gpu.attention.neighbour import neighbour_attention
+from gpu.attention.oracle import masked_attention
 from gpu.validation import check_int
 
 

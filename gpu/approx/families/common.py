@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from gpu.attention.neighbour import scale_of
+from gpu.attention.oracle import masked_attention
 
 #: queries per block when a method attends over key lists (``neighbour_attention(..., method="gather",
 #: chunk=LIST_CHUNK)``): the torch path, whose products and allocations torch's counters see
@@ -40,7 +40,8 @@ def causal_mask(n: int, device) -> torch.Tensor:
 
 
 def exact_attention(q, k, v, causal: bool = False) -> torch.Tensor:
-    """Exact softmax attention [1]_, the reference every method is measured against.
+    """Exact softmax attention [1]_, the reference every method is measured against:
+    :func:`gpu.attention.oracle.masked_attention` in float32 or wider.
 
     ``softmax(q k^T / sqrt(d) + M) v`` with ``M = 0`` (bidirectional) or ``-inf`` above the diagonal (causal).
 
@@ -76,10 +77,7 @@ def exact_attention(q, k, v, causal: bool = False) -> torch.Tensor:
     ----------
     .. [1] Vaswani et al., "Attention Is All You Need", NeurIPS 2017, arXiv:1706.03762, Eq. 1.
     """
-    scores = (wide(q) * scale_of(q)) @ wide(k).transpose(-1, -2)  # float32 for half types, as SDPA
-    if causal:
-        scores = scores.masked_fill(~causal_mask(q.shape[-2], q.device), float("-inf"))
-    return (torch.softmax(scores, dim=-1) @ wide(v)).to(v.dtype)
+    return masked_attention(wide(q), wide(k), wide(v), causal=causal).to(v.dtype)  # float32 for half types, as SDPA
 
 
 def padded_keys(idx: torch.Tensor, valid: torch.Tensor | None = None, causal: bool = False) -> torch.Tensor:
@@ -145,50 +143,6 @@ def relative_error(approx: torch.Tensor, exact: torch.Tensor) -> float:
        (the Frobenius norm).
     """
     return float(torch.linalg.norm((approx - exact).double()) / torch.linalg.norm(exact.double()))
-
-
-def masked_attention(q, k, v, mask: torch.Tensor, causal: bool = False) -> torch.Tensor:
-    """Softmax attention over the keys where ``mask`` holds; with ``causal`` also ``j <= i``.
-
-    ``mask`` is broadcast to ``(..., n, n)``. Dense ``O(n^2)`` scores: used by the oracles and MoBA's block mask. A
-    query with no visible key gets 0, the rule of :func:`gpu.attention.oracle.dense_oracle` and of FlexAttention
-    (softmax over an empty set would be NaN, and no NaN leaves an attention).
-
-    Parameters
-    ----------
-    q : torch.Tensor
-        Queries, ``(batch, heads, n, d)``.
-    k : torch.Tensor
-        Keys, ``(batch, heads, n, d)``.
-    v : torch.Tensor
-        Values, ``(batch, heads, n, d_v)``.
-    mask : torch.Tensor
-        Bool, broadcastable to ``(batch, heads, n, n)``; ``mask[..., i, j]`` lets query ``i`` see key ``j``.
-    causal : bool, optional
-        Also mask keys after the query.
-
-    Returns
-    -------
-    torch.Tensor
-        ``(batch, heads, n, d_v)``; a row without a visible key is 0.
-
-    Examples
-    --------
-    >>> import torch
-    >>> from gpu.approx.families.common import exact_attention, masked_attention
-    >>> g = torch.Generator().manual_seed(0)
-    >>> q, k, v = (torch.randn(1, 1, 4, 2, generator=g) for _ in range(3))
-    >>> everything = torch.ones(4, 4, dtype=torch.bool)
-    >>> torch.allclose(masked_attention(q, k, v, everything, causal=True), exact_attention(q, k, v, causal=True))
-    True
-    """
-    if causal:
-        mask = mask & causal_mask(q.shape[-2], q.device)
-    has_key = mask.any(dim=-1, keepdim=True)
-    # a row without a key gets finite scores and is zeroed afterwards, so its output and its gradients are 0
-    scores = ((wide(q) * scale_of(q)) @ wide(k).transpose(-1, -2)).masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores.masked_fill(~has_key, 0.0), dim=-1) * has_key
-    return (weights @ wide(v)).to(v.dtype)
 
 
 def generator(seed: int) -> torch.Generator:

@@ -2,7 +2,6 @@
 ``BertModel`` with a registered method equals a plain-torch BERT forward with the same method (the oracle below, the
 lab's former hand-written forward), padding and the causal mask are handled, bad arguments get one-line errors."""
 
-import math
 import os
 
 import pytest
@@ -12,7 +11,7 @@ transformers = pytest.importorskip("transformers")
 
 from gpu import hf  # noqa: E402
 from gpu.approx import METHODS, approximate  # noqa: E402
-from gpu.approx.minilm import HEAD_DIM, HEADS, LAYERS, MiniLM, model_dir  # noqa: E402
+from gpu.approx.minilm import HEAD_DIM, HEADS, LAYERS, MiniLM, exact, model_dir  # noqa: E402
 from gpu.hf.interface import hf_attention  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -72,13 +71,9 @@ def auto_model(minilm):
     ).eval()
 
 
-def _exact(q, k, v, layer):
-    return torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1) @ v
-
-
 @torch.no_grad()
 def test_lab_on_transformers_equals_the_reference_forward(minilm, weights, ids):
-    want = reference_forward(weights, ids, _exact)
+    want = reference_forward(weights, ids, exact)
     assert torch.allclose(minilm.encode(ids), want, atol=2e-5)
     captured = minilm.capture(ids)
     assert len(captured) == LAYERS and captured[0][0].shape == (1, HEADS, ids.shape[1], HEAD_DIM)
@@ -99,7 +94,7 @@ def test_registered_attention_equals_the_lab_and_the_reference(minilm, weights, 
     want = reference_forward(weights, ids, replaced)
     lab = minilm.encode(ids, replaced)
     assert torch.allclose(got, want, atol=2e-5) and torch.allclose(lab, want, atol=2e-5)
-    assert not torch.allclose(got, reference_forward(weights, ids, _exact), atol=1e-2)  # the method did run
+    assert not torch.allclose(got, reference_forward(weights, ids, exact), atol=1e-2)  # the method did run
 
 
 @torch.no_grad()
