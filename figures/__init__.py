@@ -1,4 +1,5 @@
-"""The paper's story as figures, each built from the toolkit's public API: ``python -m figures all --out DIR``.
+"""The paper's story as figures, each built from the toolkit's public API or from result files given as arguments:
+``python -m figures NAME --out DIR``.
 
 ``FIGURES[name](out, quick=False, **inputs)`` writes ``out/name.png`` and ``.pdf`` and returns the two paths; the
 figures drawn from result files take them as keyword arguments (``bench=`` for ``cost_*``, ``results=`` for

@@ -1,8 +1,8 @@
-"""Figures 7-9, the numerical-methods lab, from committed JSON: the spectra of all-MiniLM-L6-v2's attention as in
-the survey (Serret et al. 2026, arXiv 2604.01757) and every method's error, embedding drift and retrieval ranking
-against its budget (``python -m analysis.numerical_methods.real --json FILE``; ``python -m figures`` reads
-``--approx-json``); error and perplexity against KV-cache bytes per token, on MiniLM and on the causal decoder study
-(``python -m analysis.numerical_methods.decoder --json FILE``; ``--decoder-json``)."""
+"""Figures 7-9, the numerical-methods lab, from result JSON: the spectra of all-MiniLM-L6-v2's attention as in the
+survey (Serret et al. 2026, arXiv 2604.01757) and every method's error, embedding drift and retrieval ranking against
+its budget (the MiniLM study's JSON, :data:`REAL_KEYS`; ``python -m figures`` reads ``--approx-json``); error and
+perplexity against KV-cache bytes per token, on MiniLM and on the causal decoder study (:data:`DECODER_KEYS`;
+``--decoder-json``)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ import numpy as np
 
 from .style import COLORS, NUMBER, WIDE, check_shape, load_results, save, styled
 
-REAL_COMMAND = "python -m analysis.numerical_methods.real --json {}"
-DECODER_COMMAND = "python -m analysis.numerical_methods.decoder --json {}"
+REAL_SOURCE = "the JSON of the numerical-methods study on all-MiniLM-L6-v2"
+DECODER_SOURCE = "the JSON of the numerical-methods study's causal decoder"
 #: the parts of the decoder study's and of the real-model study's documents the figures read
 DECODER_KEYS = ("parameters", "config", "rows")
 REAL_KEYS = ("parameters", "structure", "errors", "substitution", "costs")
 MATRICES = ("Q", "K", "V", "QK^T", "A", "softmax")
 TITLES = {"QK^T": "$QK^T/\\sqrt{d}$", "A": "$A = \\exp(QK^T/\\sqrt{d})$", "softmax": "softmax (row-normalised A)"}
 _ROW = {"method": str, "budget": int}
-#: what the figures read of ``analysis.numerical_methods.real``'s JSON (checked before any drawing)
+#: what the figures read of the MiniLM study's JSON (checked before any drawing)
 REAL_SHAPE = {
     "parameters": {"budgets": [int, ...], "methods": [str, ...], "n": int, "document_tokens": int,
                    "substitution_budgets?": [int, ...]},
@@ -28,7 +28,7 @@ REAL_SHAPE = {
     "substitution": [{**_ROW, "document_cosine_mean": NUMBER, "spearman_mean": NUMBER, "recall_at_1": NUMBER}, ...],
     "costs": [{**_ROW, "kv_cache_bytes_per_token": NUMBER}, ...],
 }  # fmt: skip
-#: what the figures read of ``analysis.numerical_methods.decoder``'s JSON
+#: what the figures read of the causal decoder study's JSON
 DECODER_SHAPE = {
     "parameters": {"methods": [str, ...]},
     "config": {"layers": int, "n": int},
@@ -91,7 +91,7 @@ def make_spectra(out, quick: bool = False, *, results):
     quick : bool, default False
         Unused: the figure only reads its inputs.
     results : str or pathlib.Path
-        The JSON of ``python -m analysis.numerical_methods.real --json FILE`` (all-MiniLM-L6-v2).
+        The JSON of the numerical-methods study on all-MiniLM-L6-v2 (:data:`REAL_KEYS`).
 
     Returns
     -------
@@ -101,18 +101,18 @@ def make_spectra(out, quick: bool = False, *, results):
     Raises
     ------
     FileNotFoundError
-        If an input does not exist: one line naming the argument and the command that writes the file.
+        If an input does not exist: one line naming the argument and what the file is.
 
     Examples
     --------
-    ``python -m figures`` draws it from the committed results; without them it names the command that writes them:
+    Without its input it names what the input is:
 
     >>> make_spectra("figures-out", results="missing.json")
     Traceback (most recent call last):
     ...
-    FileNotFoundError: results: missing.json not found; run `python -m analysis.numerical_methods.real ...` first
+    FileNotFoundError: results: missing.json not found; expected the JSON of the numerical-methods study on ...
     """
-    doc = load_results(results, REAL_COMMAND.format(results), "results", REAL_KEYS, _check_real)
+    doc = load_results(results, REAL_SOURCE, "results", REAL_KEYS, _check_real)
     structure = doc["structure"]
     fig, axes = plt.subplots(2, 3, figsize=(WIDE, 3.8), constrained_layout=True)
     colors = plt.cm.viridis(np.linspace(0, 0.9, len(structure["mean_spectra"]["Q"])))
@@ -139,7 +139,7 @@ def make_methods(out, quick: bool = False, *, results):
     quick : bool, default False
         Unused: the figure only reads its inputs.
     results : str or pathlib.Path
-        The JSON of ``python -m analysis.numerical_methods.real --json FILE`` (all-MiniLM-L6-v2).
+        The JSON of the numerical-methods study on all-MiniLM-L6-v2 (:data:`REAL_KEYS`).
 
     Returns
     -------
@@ -149,18 +149,18 @@ def make_methods(out, quick: bool = False, *, results):
     Raises
     ------
     FileNotFoundError
-        If an input does not exist: one line naming the argument and the command that writes the file.
+        If an input does not exist: one line naming the argument and what the file is.
 
     Examples
     --------
-    ``python -m figures`` draws it from the committed results; without them it names the command that writes them:
+    Without its input it names what the input is:
 
     >>> make_methods("figures-out", results="missing.json")
     Traceback (most recent call last):
     ...
-    FileNotFoundError: results: missing.json not found; run `python -m analysis.numerical_methods.real ...` first
+    FileNotFoundError: results: missing.json not found; expected the JSON of the numerical-methods study on ...
     """
-    doc = load_results(results, REAL_COMMAND.format(results), "results", REAL_KEYS, _check_real)
+    doc = load_results(results, REAL_SOURCE, "results", REAL_KEYS, _check_real)
     fig, axes = plt.subplots(1, 3, figsize=(WIDE, 3.4), constrained_layout=True)
     budgets = doc["parameters"]["budgets"]
     sub_budgets = doc["parameters"].get("substitution_budgets", budgets)
@@ -218,9 +218,9 @@ def make_kv_cache(out, quick: bool = False, *, results, decoder):
     quick : bool, default False
         Unused: the figure only reads its inputs.
     results : str or pathlib.Path
-        The JSON of ``python -m analysis.numerical_methods.real --json FILE`` (all-MiniLM-L6-v2).
+        The JSON of the numerical-methods study on all-MiniLM-L6-v2 (:data:`REAL_KEYS`).
     decoder : str or pathlib.Path
-        The JSON of ``python -m analysis.numerical_methods.decoder --json FILE`` (the causal decoder).
+        The JSON of the numerical-methods study's causal decoder (:data:`DECODER_KEYS`).
 
     Returns
     -------
@@ -230,19 +230,19 @@ def make_kv_cache(out, quick: bool = False, *, results, decoder):
     Raises
     ------
     FileNotFoundError
-        If an input does not exist: one line naming the argument and the command that writes the file.
+        If an input does not exist: one line naming the argument and what the file is.
 
     Examples
     --------
-    ``python -m figures`` draws it from the committed results; without them it names the command that writes them:
+    Without its input it names what the input is:
 
     >>> make_kv_cache("figures-out", results="missing.json", decoder="missing.json")
     Traceback (most recent call last):
     ...
-    FileNotFoundError: results: missing.json not found; run `python -m analysis.numerical_methods.real ...` first
+    FileNotFoundError: results: missing.json not found; expected the JSON of the numerical-methods study on ...
     """
-    doc = load_results(results, REAL_COMMAND.format(results), "results", REAL_KEYS, _check_real)
-    dec = load_results(decoder, DECODER_COMMAND.format(decoder), "decoder", DECODER_KEYS, _check_decoder)
+    doc = load_results(results, REAL_SOURCE, "results", REAL_KEYS, _check_real)
+    dec = load_results(decoder, DECODER_SOURCE, "decoder", DECODER_KEYS, _check_decoder)
     fig, axes = plt.subplots(1, 3, figsize=(WIDE, 3.6), constrained_layout=True)
     kv = {(r["method"], r["budget"]): r["kv_cache_bytes_per_token"] for r in doc["costs"]}
     full_kv = next(r["kv_cache_bytes_per_token"] for r in doc["costs"] if r["method"] == "full")

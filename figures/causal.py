@@ -1,11 +1,10 @@
 """Causal L* vs n (log-log): SA, SA+SWA, the multi-scale / Kleinberg / dilated variants and SWA, measured points
-(the committed results of the studies ``analysis/bound`` and ``analysis/causal``, paths relative to the working
-directory unless given) on the predictions of ``receptive.theory``."""
+(the result files of the bound sweep and of the causal study, given as arguments) on the predictions of
+``receptive.theory``."""
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 from receptive import theory
 
@@ -21,6 +20,13 @@ SHAPES = {
     "variants": {"points": [_VARIANT]},
     "pooled": {"points": [{**_POINT, "predicted": (int, None)}]},
 }
+#: what each file is, by argument, for the errors
+SOURCES = {
+    "bound": "the bound.json of `python -m receptive.bound --out DIR`",
+    "bound_22": "the bound.json of `python -m receptive.bound --n 2^22 ... --out DIR`",
+    "variants": "the variants.json of the causal study's measured variants",
+    "pooled": "the JSON of the causal study's pooled evaluation",
+}
 VARIANT_STYLE = {
     "sa-ms+swa-eq": ("#ff7f0e", "s", "SA-MS+SWA (equal keys)"),
     "kleinberg+swa-eq": ("#9467bd", "^", "Kleinberg+SWA (equal keys)"),
@@ -31,7 +37,7 @@ VARIANT_STYLE = {
 def _variant_points(variants: dict, pattern: str, w: int, exact: bool) -> list[tuple[int, int, int, int]]:
     """(n, typical, min, max L* over seeds) of the causal ``pattern`` at window ``w`` in variants.json, the exact
     points (``exact``) or the sampled ones (a lower bound per seed, except for deterministic causal patterns, whose
-    sampled L* is exact: ``analysis.causal.variants``)."""
+    sampled L* is exact)."""
     out = []
     for p in variants["points"]:
         if p["pattern"] != pattern or not p["causal"] or p["w"] != w or p["typical"] is None:
@@ -78,9 +84,9 @@ def make(out, quick: bool = False, *, bound, bound_22, variants, pooled):
     bound_22 : str or pathlib.Path
         The ``bound.json`` of the sweep at n = 2^22.
     variants : str or pathlib.Path
-        The ``variants.json`` of ``python -m analysis.causal.variants --out DIR``.
+        The ``variants.json`` of the causal study's measured variants.
     pooled : str or pathlib.Path
-        The JSON of ``python -m analysis.causal.pooled --out FILE``.
+        The JSON of the causal study's pooled evaluation.
 
     Returns
     -------
@@ -90,26 +96,22 @@ def make(out, quick: bool = False, *, bound, bound_22, variants, pooled):
     Raises
     ------
     FileNotFoundError
-        If an input does not exist: one line naming the argument and the command that writes the file.
+        If an input does not exist: one line naming the argument and what the file is.
 
     Examples
     --------
-    ``python -m figures`` draws it from the committed results; without them it names the command that writes them:
+    Without its inputs it names what they are:
 
     >>> make("figures-out", bound="missing.json", bound_22="missing.json", variants="missing.json",
     ...      pooled="missing.json")
     Traceback (most recent call last):
     ...
-    FileNotFoundError: bound: missing.json not found; run `python -m receptive.bound --out .` first
+    FileNotFoundError: bound: missing.json not found; expected the bound.json of `python -m receptive.bound --out DIR`
     """
-    bound = load_results(bound, f"python -m receptive.bound --out {Path(bound).parent}", "bound", KEYS,
-                         shape_check(SHAPES["bound"]))  # fmt: skip
-    extra = load_results(bound_22, f"python -m receptive.bound --n 2^22 ... --out {Path(bound_22).parent}",
-                         "bound_22", KEYS, shape_check(SHAPES["bound_22"]))  # fmt: skip
-    variants = load_results(variants, f"python -m analysis.causal.variants --out {Path(variants).parent}",
-                            "variants", KEYS, shape_check(SHAPES["variants"]))  # fmt: skip
-    pooled = load_results(pooled, f"python -m analysis.causal.pooled --out {pooled}", "pooled", KEYS,
-                          shape_check(SHAPES["pooled"]))  # fmt: skip
+    bound = load_results(bound, SOURCES["bound"], "bound", KEYS, shape_check(SHAPES["bound"]))
+    extra = load_results(bound_22, SOURCES["bound_22"], "bound_22", KEYS, shape_check(SHAPES["bound_22"]))
+    variants = load_results(variants, SOURCES["variants"], "variants", KEYS, shape_check(SHAPES["variants"]))
+    pooled = load_results(pooled, SOURCES["pooled"], "pooled", KEYS, shape_check(SHAPES["pooled"]))
     ws = (8, 64, 256)
     fig, axes = figure(WIDE, 3.0, ncols=len(ws))
     top = 2**16 if quick else 2**22

@@ -1,12 +1,11 @@
-"""``python -m figures all --out DIR`` or ``python -m figures NAME [NAME ...] --out DIR``: PNG and PDF of each figure.
+"""``python -m figures NAME [NAME ...] --out DIR``: PNG and PDF of each figure.
 
 The figures drawn from result files read them from the paths their flags give (``--bench``, ``--approx-json``,
 ``--decoder-json``, ``--layouts-json``, ``--training-dir``, and ``--bound-json``, ``--bound-22-json``,
-``--variants-json``, ``--pooled-json`` for ``causal``); the defaults are where the checkout keeps them,
-relative to the current folder, and a missing file is refused before any figure is drawn, naming its flag and the
-command that writes it. An input flag that none of the named figures reads, or ``--quick`` where every named figure
-only reads result files, is refused, naming the flag and the figures. The other figures compute from the toolkit's
-public API.
+``--variants-json``, ``--pooled-json`` for ``causal``); a named figure whose file is not given, or a file that is
+missing or not what the figure reads, is refused before any figure is drawn, naming its flag and what the file is.
+An input flag that none of the named figures reads, or ``--quick`` where every named figure only reads result files,
+is refused, naming the flag and the figures. The other figures compute from the toolkit's public API.
 """
 
 from __future__ import annotations
@@ -28,59 +27,22 @@ __all__ = ["build_parser", "main", "run_cli"]
 EPILOG = """\
 examples:
   python -m figures coverage_vs_layer --quick --out /tmp/figures
-  python -m figures all --out /tmp/figures                      # from the checkout root
   python -m figures cost_per_layer --bench bench.json --out /tmp/figures
 """
 
-#: flag -> (default, relative to the current folder; the command that writes it, ``{path}`` and ``{parent}`` filled
-#: in; {figure: its keyword argument})
+#: flag -> (what the file is; {figure: its keyword argument})
 INPUTS = {
-    "--bench": (
-        "benchmarks/results/gpu_bench.json",
-        "python -m gpu.bench --json {path}",
-        {"cost_per_layer": "bench", "cost_to_coverage": "bench"},
-    ),
-    "--approx-json": (
-        "analysis/numerical_methods/results/approx_minilm.json",
-        "python -m analysis.numerical_methods.real --json {path}",
-        {"approx_spectra": "results", "approx_methods": "results", "approx_kv_cache": "results"},
-    ),
-    "--decoder-json": (
-        "analysis/numerical_methods/results/approx_decoder.json",
-        "python -m analysis.numerical_methods.decoder --json {path}",
-        {"approx_kv_cache": "decoder"},
-    ),
-    "--layouts-json": (
-        "analysis/layouts/results/layouts.json",
-        "python -m receptive.layouts --n 131072 --json {path}",
-        {"layouts": "results"},
-    ),
-    "--training-dir": (
-        "analysis/training/results",
-        "python -m analysis.training all --out {path}",
-        {"training": "results"},
-    ),
-    "--bound-json": (
-        "analysis/bound/results/bound.json",
-        "python -m receptive.bound --out {parent}",
-        {"causal": "bound"},
-    ),
-    "--bound-22-json": (
-        "analysis/causal/results/n2p22/bound.json",
-        "python -m receptive.bound --n 2^22 ... --out {parent}",
-        {"causal": "bound_22"},
-    ),
-    "--variants-json": (
-        "analysis/causal/results/variants/variants.json",
-        "python -m analysis.causal.variants --out {parent}",
-        {"causal": "variants"},
-    ),
-    "--pooled-json": (
-        "analysis/causal/results/pooled.json",
-        "python -m analysis.causal.pooled --out {path}",
-        {"causal": "pooled"},
-    ),
-}
+    "--bench": (cost.SOURCE, {"cost_per_layer": "bench", "cost_to_coverage": "bench"}),
+    "--approx-json": (approx.REAL_SOURCE, {"approx_spectra": "results", "approx_methods": "results",
+                                           "approx_kv_cache": "results"}),
+    "--decoder-json": (approx.DECODER_SOURCE, {"approx_kv_cache": "decoder"}),
+    "--layouts-json": (layouts.SOURCE, {"layouts": "results"}),
+    "--training-dir": (training.SOURCE, {"training": "results"}),
+    "--bound-json": (causal.SOURCES["bound"], {"causal": "bound"}),
+    "--bound-22-json": (causal.SOURCES["bound_22"], {"causal": "bound_22"}),
+    "--variants-json": (causal.SOURCES["variants"], {"causal": "variants"}),
+    "--pooled-json": (causal.SOURCES["pooled"], {"causal": "pooled"}),
+}  # fmt: skip
 
 #: flag -> the top-level keys its figures read, checked before any figure is drawn
 KEYS = {
@@ -136,41 +98,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("names", nargs="+", help=f"all, or from {', '.join(FIGURES)}")
     add_out_option(p, "a PNG and a PDF per figure", required=True)
     p.add_argument("--quick", action="store_true", help="smaller sizes, seconds instead of minutes (default: off)")
-    for flag, (default, command, figures) in INPUTS.items():
+    for flag, (source, figures) in INPUTS.items():
         metavar = "DIR" if flag.endswith("-dir") else "PATH"
-        p.add_argument(  # None: not given (the default path is read only by the figures that need it)
-            flag,
-            default=None,
-            metavar=metavar,
-            help=f"read by {', '.join(figures)}; written by `{command.format(path=metavar, parent='DIR')}` "
-            f"(default: {default})",
-        )
+        p.add_argument(flag, default=None, metavar=metavar,
+                       help=f"{source}; read by {', '.join(figures)} (needed when they are named)")  # fmt: skip
     return p
 
 
 def _inputs(args, names: list[str]) -> dict[str, dict[str, Path]]:
-    """The keyword arguments of each named figure that reads result files, ``ValueError`` naming the flag (and the
-    command that writes the file) when one is missing or not what that command writes."""
+    """The keyword arguments of each named figure that reads result files, ``ValueError`` naming the flag (and what
+    the file is) when one is not given, missing or not what the figure reads."""
     kwargs: dict[str, dict[str, Path]] = {}
-    for flag, (default, command, figures) in INPUTS.items():
+    for flag, (source, figures) in INPUTS.items():
         used = [name for name in names if name in figures]
         given = getattr(args, flag.lstrip("-").replace("-", "_"))
-        if not used and given is None:
+        metavar = "DIR" if flag.endswith("-dir") else "PATH"
+        if given is None:
+            if used:
+                raise ValueError(f"{flag}: needed by {', '.join(used)}; give {metavar}, {source}")
             continue
-        path = Path(default if given is None else given)
+        path = Path(given)
         if flag.endswith("-dir"):
             found = path.is_dir() and any((path / f"{t}.json").exists() for t in ("retrieval", "counting", "lm"))
             what = f"no retrieval.json, counting.json or lm.json in {str(path)!r}"
         else:
             found, what = path.is_file(), f"{str(path)!r} not found"
         if not found:
-            needed = f" (needed by {', '.join(used)})" if used else ""
-            raise ValueError(
-                f"{flag}: {what}{needed}; run `{command.format(path=path, parent=path.parent)}` first, or give "
-                f"{flag} {'DIR' if flag.endswith('-dir') else 'PATH'}"
-            )
-        if not flag.endswith("-dir"):  # a file that is not what its command writes is refused before any drawing
-            load_results(path, command.format(path=path, parent=path.parent), flag, KEYS[flag], CHECKS.get(flag))
+            raise ValueError(f"{flag}: {what} (needed by {', '.join(used)}); give {metavar}, {source}")
+        if not flag.endswith("-dir"):  # a file that is not what its figures read is refused before any drawing
+            load_results(path, source, flag, KEYS[flag], CHECKS.get(flag))
         else:  # each results file of the folder, as the figure reads it
             try:
                 training.load(path)
@@ -184,7 +140,7 @@ def _inputs(args, names: list[str]) -> dict[str, dict[str, Path]]:
 def _flag_of(figure: str, message: str) -> str:
     """A figure's error, ``"results: ..."``, named by the flag that gave that argument (``"--layouts-json: ..."``)."""
     argument, sep, rest = message.partition(":")
-    for flag, (_, _, figures) in INPUTS.items():
+    for flag, (_, figures) in INPUTS.items():
         if figures.get(figure) == argument:
             return flag + sep + rest
     return message
@@ -228,7 +184,7 @@ def main(argv=None) -> int:
     unknown = [n for n in names if n not in FIGURES]
     if unknown:
         p.error(f"names: unknown figure(s) {', '.join(unknown)}; choose all or from {', '.join(FIGURES)}")
-    for flag, (_, _, figures) in INPUTS.items():
+    for flag, (_, figures) in INPUTS.items():
         if getattr(args, flag.lstrip("-").replace("-", "_")) is not None and not set(names) & set(figures):
             p.error(f"{flag}: does not apply to {', '.join(names)} (it is read by {', '.join(figures)})")
     if args.quick and set(names) <= set(READ_ONLY):
@@ -242,7 +198,7 @@ def main(argv=None) -> int:
         start = time.perf_counter()
         try:
             paths = FIGURES[name](out, quick=args.quick, **inputs.get(name, {}))
-        except (FileNotFoundError, ValueError) as exc:  # an input that is not what its command writes
+        except (FileNotFoundError, ValueError) as exc:  # an input that is not what the figure reads
             p.error(_flag_of(name, str(exc)))
         print(f"{name}: {', '.join(map(str, paths))} ({time.perf_counter() - start:.1f} s)", flush=True)
     return 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .style import COLORS, COLUMN, LABELS, figure, load_results, save
 
-COMMAND = "python -m gpu.bench --json {}"
+SOURCE = "the JSON of `python -m gpu.bench --json FILE`"
 KEYS = ("device", "parameters", "rows", "cost_to_full_coverage")  # what the figures read
 
 
@@ -62,20 +62,20 @@ def make_per_layer(out, quick: bool = False, *, bench):
     Raises
     ------
     FileNotFoundError
-        ``bench`` does not exist (the message names the command that writes it).
+        ``bench`` does not exist (the message names what the file is).
 
     Examples
     --------
-    ``python -m figures`` draws it from the committed benchmark; without one it names the command that writes it:
+    Without its input it names what the input is:
 
     >>> make_per_layer("figures-out", bench="missing.json")
     Traceback (most recent call last):
     ...
-    FileNotFoundError: bench: missing.json not found; run `python -m gpu.bench --json missing.json` first
+    FileNotFoundError: bench: missing.json not found; expected the JSON of `python -m gpu.bench --json FILE`
     """
     from gpu.bench.plot import draw_per_layer, draw_speedup
 
-    doc = load_results(bench, COMMAND.format(bench), "bench", KEYS, check)
+    doc = load_results(bench, SOURCE, "bench", KEYS, check)
     fig, axes = figure(2 * COLUMN, 2.4, ncols=2)
     draw_per_layer(axes[0, 0], doc, COLORS, LABELS)
     draw_speedup(axes[0, 1], doc, COLORS, LABELS)
@@ -103,20 +103,20 @@ def make_to_coverage(out, quick: bool = False, *, bench):
     Raises
     ------
     FileNotFoundError
-        If an input does not exist: one line naming the argument and the command that writes the file.
+        If an input does not exist: one line naming the argument and what the file is.
 
     Examples
     --------
-    ``python -m figures`` draws it from the committed results; without them it names the command that writes them:
+    Without its input it names what the input is:
 
     >>> make_to_coverage("figures-out", bench="missing.json")
     Traceback (most recent call last):
     ...
-    FileNotFoundError: bench: missing.json not found; run `python -m gpu.bench --json missing.json` first
+    FileNotFoundError: bench: missing.json not found; expected the JSON of `python -m gpu.bench --json FILE`
     """
     from gpu.bench.plot import draw_to_coverage
 
-    doc = load_results(bench, COMMAND.format(bench), "bench", KEYS, check)
+    doc = load_results(bench, SOURCE, "bench", KEYS, check)
     fig, axes = figure(COLUMN, 2.4)
     draw_to_coverage(axes[0, 0], doc, COLORS, LABELS)
     return save(fig, out, "cost_to_coverage")

@@ -12,7 +12,7 @@ import matplotlib
 
 from .style import COLORS, COLUMN, figure, load_results, save
 
-COMMAND = "python -m receptive.layouts --n 131072 --json {}"
+SOURCE = "the JSON of `python -m receptive.layouts --n 131072 --json FILE`"
 KEYS = ("layouts",)  # what the figure reads
 
 
@@ -107,20 +107,20 @@ def make(out, quick: bool = False, *, results):
     Raises
     ------
     FileNotFoundError
-        If an input does not exist: one line naming the argument and the command that writes the file.
+        If an input does not exist: one line naming the argument and what the file is.
     ValueError
-        If an input is not what that command writes (:func:`check`): one line naming the argument.
+        If an input is not what it should be (:func:`check`): one line naming the argument.
 
     Examples
     --------
-    ``python -m figures`` draws it from the committed results; without them it names the command that writes them:
+    Without its input it names what the input is:
 
     >>> make("figures-out", results="missing.json")
     Traceback (most recent call last):
     ...
-    FileNotFoundError: results: missing.json not found; run `python -m receptive.layouts ...` first
+    FileNotFoundError: results: missing.json not found; expected the JSON of `python -m receptive.layouts ...`
     """
-    doc = load_results(results, COMMAND.format(results), "results", KEYS, check)
+    doc = load_results(results, SOURCE, "results", KEYS, check)
     fig, axes = figure(2 * COLUMN, 2.8, ncols=2)
     left, right = axes[0, 0], axes[0, 1]
     for k, entry in enumerate(doc["layouts"]):

@@ -123,17 +123,17 @@ def save(fig, out: str | Path, name: str) -> list[Path]:
     return [Path(p) for p in save_png_pdf(fig, Path(out) / name, dpi=STYLE["savefig.dpi"])]
 
 
-def load_results(path: str | Path, command: str, name: str | None = None, keys: tuple[str, ...] = (),
+def load_results(path: str | Path, source: str, name: str | None = None, keys: tuple[str, ...] = (),
                  check=None) -> dict:  # fmt: skip
-    """The JSON document at ``path``, checked to be one that ``command`` writes (an object with ``keys``, whose
-    contents pass ``check``).
+    """The JSON document at ``path``, checked to be ``source`` (an object with ``keys``, whose contents pass
+    ``check``).
 
     Parameters
     ----------
     path : str or pathlib.Path
         The result file.
-    command : str
-        The command that writes it, named in the error when it is missing.
+    source : str
+        What the file is, named in the errors, e.g. ``"the JSON of `python -m gpu.bench --json FILE`"``.
     name : str or None, default None
         The argument (or CLI flag) that gave ``path``, named first in the error.
     keys : tuple of str, default ()
@@ -150,41 +150,41 @@ def load_results(path: str | Path, command: str, name: str | None = None, keys: 
     Raises
     ------
     FileNotFoundError
-        ``path`` does not exist: one line naming ``name`` and ``command``.
+        ``path`` does not exist: one line naming ``name`` and ``source``.
     ValueError
         ``path`` is not JSON, not an object with ``keys``, or ``check`` refuses it: one line naming ``name`` and
-        ``command``.
+        ``source``.
 
     Examples
     --------
-    >>> load_results("no/such/file.json", "python -m gpu.bench --json no/such/file.json", "--bench")
+    >>> load_results("no/such/file.json", "the JSON of `python -m gpu.bench --json FILE`", "--bench")
     Traceback (most recent call last):
     ...
-    FileNotFoundError: --bench: no/such/file.json not found; run `python -m gpu.bench --json no/such/file.json` first
+    FileNotFoundError: --bench: no/such/file.json not found; expected the JSON of `python -m gpu.bench --json FILE`
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile("w", suffix=".json") as fh:
     ...     _ = fh.write('{"rows": []}'); fh.flush()
-    ...     load_results(fh.name, "python -m gpu.bench --json FILE", "--bench", keys=("rows", "device"))
+    ...     load_results(fh.name, "the JSON of `python -m gpu.bench --json FILE`", "--bench", keys=("rows", "device"))
     Traceback (most recent call last):
     ...
-    ValueError: --bench: ... lacks 'device', so it is not what `python -m gpu.bench --json FILE` writes
+    ValueError: --bench: ... lacks 'device'; expected the JSON of `python -m gpu.bench --json FILE`
     """
     path = Path(path)
     prefix = f"{name}: " if name else ""
     if not path.exists():
-        raise FileNotFoundError(f"{prefix}{path} not found; run `{command}` first")
+        raise FileNotFoundError(f"{prefix}{path} not found; expected {source}")
     try:
         doc = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{prefix}{path} is not a JSON document ({exc}); run `{command}` to write one") from None
+        raise ValueError(f"{prefix}{path} is not a JSON document ({exc}); expected {source}") from None
     missing = [key for key in keys if not isinstance(doc, dict) or key not in doc]
     if missing:
-        raise ValueError(f"{prefix}{path} lacks {', '.join(map(repr, missing))}, so it is not what `{command}` writes")
+        raise ValueError(f"{prefix}{path} lacks {', '.join(map(repr, missing))}; expected {source}")
     if check is not None:
         try:
             check(doc)
         except ValueError as exc:
-            raise ValueError(f"{prefix}{path}: {exc}, so it is not what `{command}` writes") from None
+            raise ValueError(f"{prefix}{path}: {exc}; expected {source}") from None
     return doc
 
 

@@ -1,4 +1,4 @@
-"""Figure 7: trained models next to what coverage predicts, from the results of ``python -m analysis.training``
+"""Figure 7: trained models next to what coverage predicts, from the results of the training study
 (``{retrieval,counting,lm}.json`` in one folder; ``python -m figures`` reads ``--training-dir``).
 
 Left: retrieval accuracy against depth at the longest sequence, each kind's measured accuracy (solid) over the
@@ -15,7 +15,7 @@ from pathlib import Path
 from .style import COLORS, LABELS, NUMBER, WIDE, figure, load_results, save, shape_check, styled
 
 KINDS = ("full", "swa", "sa", "sa+swa")
-COMMAND = "python -m analysis.training all --out {}"
+SOURCE = "the results of the training study (retrieval.json, counting.json, lm.json)"
 _RUN = {"kind": frozenset(KINDS), "n": int, "w": int, "layers": int}
 _LM_RUN = {**_RUN, "val_loss": NUMBER, "val_perplexity": NUMBER, "swa_field": int,
            "probe": {"far": {"loss": (*NUMBER, None)}}}  # fmt: skip
@@ -35,7 +35,7 @@ def load(results) -> dict:
     Parameters
     ----------
     results : str or pathlib.Path
-        The folder of ``python -m analysis.training all --out DIR``.
+        The folder of the training study's results.
 
     Returns
     -------
@@ -45,9 +45,9 @@ def load(results) -> dict:
     Raises
     ------
     FileNotFoundError
-        If the folder holds none of them (one line naming ``results`` and the command that writes them).
+        If the folder holds none of them (one line naming ``results`` and what they are).
     ValueError
-        If one is not what the command writes (one line naming ``results``, the file and its first bad entry).
+        If one is not what the study writes (one line naming ``results``, the file and its first bad entry).
 
     Examples
     --------
@@ -56,16 +56,16 @@ def load(results) -> dict:
     ...     load(folder)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    FileNotFoundError: results: no training results in ...; run `python -m analysis.training all --out ...` first
+    FileNotFoundError: results: no training results in ...; expected the results of the training study (...)
     """
     results = Path(results)
     docs = {}
     for name in ("retrieval", "counting", "lm"):
         path = results / f"{name}.json"
         if path.exists():
-            docs[name] = load_results(path, COMMAND.format(results), "results", ("runs",), shape_check(SHAPES[name]))
+            docs[name] = load_results(path, SOURCE, "results", ("runs",), shape_check(SHAPES[name]))
     if not docs:
-        raise FileNotFoundError(f"results: no training results in {results}; run `{COMMAND.format(results)}` first")
+        raise FileNotFoundError(f"results: no training results in {results}; expected {SOURCE}")
     return docs
 
 
@@ -81,7 +81,7 @@ def make(out, quick: bool = False, *, results):
     quick : bool, default False
         Unused: the figure only reads its inputs.
     results : str or pathlib.Path
-        The folder of ``python -m analysis.training all --out DIR`` (``retrieval.json``,
+        The folder of the training study's results (``retrieval.json``,
         ``counting.json``, ``lm.json``; those present are drawn).
 
     Returns
@@ -92,16 +92,16 @@ def make(out, quick: bool = False, *, results):
     Raises
     ------
     FileNotFoundError
-        If an input does not exist: one line naming the argument and the command that writes the file.
+        If an input does not exist: one line naming the argument and what the file is.
 
     Examples
     --------
-    ``python -m figures`` draws it from the committed results; without them it names the command that writes them:
+    Without its input it names what the input is:
 
     >>> make("figures-out", results="no-such-folder")
     Traceback (most recent call last):
     ...
-    FileNotFoundError: results: no training results in no-such-folder; run `python -m analysis.training ...` first
+    FileNotFoundError: results: no training results in no-such-folder; expected the results of the training study ...
     """
     docs = load(results)
     fig, axes = figure(WIDE, 2.4, ncols=3)

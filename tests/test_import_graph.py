@@ -143,7 +143,7 @@ def test_subpackages_form_no_cycle(import_graph, package):
     assert not cycles, f"{package}: subpackages importing each other: {cycles}"
 
 
-@pytest.mark.parametrize("package", ("graphs", "receptive", "gpu"))
+@pytest.mark.parametrize("package", INSTALLED)
 def test_the_library_packages_do_not_name_the_studies(package):
     """The studies in ``analysis/`` use the packages, never the other way round, in code or in prose: an installed
     module that names a study (``analysis.training``, ``analysis/causal``) points at files a user does not have."""

@@ -14,7 +14,7 @@ from receptive.cli_parser import OneLineErrorParser
 from ..paper_tasks.figure import COLOURS
 from .frontier import PROTOCOLS, RESULTS
 
-COMMAND = "python -m analysis.frontier.frontier --out analysis/frontier/results/frontier.json"
+SOURCE = "the JSON of `python -m analysis.frontier.frontier --out FILE`"
 #: What the figure reads of a frontier file.
 SHAPE = {
     "chance": float,
@@ -131,7 +131,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", required=True, type=output_file("--out"), help="PREFIX of PREFIX.png and PREFIX.pdf")
     args = parser.parse_args(argv)
     try:
-        result = load_results(args.frontier, COMMAND, "--frontier", keys=tuple(SHAPE))
+        result = load_results(args.frontier, SOURCE, "--frontier", keys=tuple(SHAPE))
         check_shape(result, SHAPE)
     except (OSError, ValueError) as exc:
         message = str(exc)

@@ -20,7 +20,7 @@ SUMMARY_SHAPE = {
     "patterns": [{"method": str, "decode": str, "budget": int, "task": str, "score": NUMBER}, ...],
     "averages": [{"method": str, "decode": str, "budget": int, "informative_average": (*NUMBER, None)}],
 }
-COMMAND = "python -m analysis.paper_tasks.summary --out {}"
+SOURCE = "the JSON of `python -m analysis.paper_tasks.summary --out FILE`"
 
 
 def plot(summary: dict, prefix: Path) -> list[str]:
@@ -94,7 +94,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", required=True, type=output_file("--out"), help="PREFIX of PREFIX.png and PREFIX.pdf")
     args = parser.parse_args(argv)
     try:
-        summary = load_results(args.summary, COMMAND.format(args.summary), "--summary", tuple(SUMMARY_SHAPE),
+        summary = load_results(args.summary, SOURCE, "--summary", tuple(SUMMARY_SHAPE),
                                shape_check(SUMMARY_SHAPE))  # fmt: skip
     except (FileNotFoundError, ValueError) as exc:
         parser.error(str(exc))

@@ -6,8 +6,19 @@ from figures import FIGURES
 from figures.cli import main
 
 
+def with_committed(argv: list[str], leave_out: str) -> list[str]:
+    """``argv`` and the committed result files its figures read (``analysis.figures``), but for ``leave_out``."""
+    from analysis.figures import committed_inputs
+
+    extra = committed_inputs(argv)
+    return [*argv, *(a for i in range(0, len(extra), 2) if extra[i] != leave_out for a in extra[i : i + 2])]
+
+
 def test_all_quick_figures(tmp_path, capsys):
-    assert main(["all", "--quick", "--out", str(tmp_path)]) == 0
+    """Every figure, those of result files from the committed ones (``python -m analysis.figures``)."""
+    from analysis.figures import main as committed
+
+    assert committed(["all", "--quick", "--out", str(tmp_path)]) == 0
     for name in FIGURES:
         for suffix in ("png", "pdf"):
             assert (tmp_path / f"{name}.{suffix}").stat().st_size > 2000, name
@@ -41,24 +52,25 @@ def test_out_is_required_and_checked_before_drawing(tmp_path, capsys, argv):
 
 
 @pytest.mark.parametrize(
-    ("names", "flag", "command"),
+    ("names", "flag", "source"),
     [
-        (["cost_per_layer"], "--bench", "python -m gpu.bench --json"),
-        (["approx_kv_cache"], "--decoder-json", "python -m analysis.numerical_methods.decoder --json"),
-        (["coverage_vs_layer", "layouts"], "--layouts-json", "python -m receptive.layouts"),
-        (["training"], "--training-dir", "python -m analysis.training all"),
-        (["causal"], "--pooled-json", "python -m analysis.causal.pooled"),
+        (["cost_per_layer"], "--bench", "the JSON of `python -m gpu.bench --json FILE`"),
+        (["approx_kv_cache"], "--decoder-json", "the JSON of the numerical-methods study's causal decoder"),
+        (["coverage_vs_layer", "layouts"], "--layouts-json", "`python -m receptive.layouts"),
+        (["training"], "--training-dir", "the results of the training study"),
+        (["causal"], "--pooled-json", "the causal study's pooled evaluation"),
     ],
 )
-def test_missing_result_file_names_its_flag_and_command(tmp_path, capsys, names, flag, command):
-    """A result file that is not there is refused before any figure is drawn: one line naming the flag that gives
-    it and the command that writes it."""
+@pytest.mark.parametrize("given", [True, False])
+def test_missing_result_file_names_its_flag_and_what_it_is(tmp_path, capsys, names, flag, source, given):
+    """A result file that is not given, or not there, is refused before any figure is drawn: one line naming the
+    flag that gives it and what the file is (no default path: ``figures`` reads no checkout)."""
     out = tmp_path / "out"
     with pytest.raises(SystemExit) as exc:
-        main([*names, "--out", str(out), flag, str(tmp_path / "missing")])
+        main(with_committed([*names, "--out", str(out), *([flag, str(tmp_path / "missing")] if given else [])], flag))
     err = capsys.readouterr().err
     assert exc.value.code == 2 and len(err.strip().splitlines()) == 1, err
-    assert err.split("error: ")[1].startswith(f"{flag}: ") and command in err, err
+    assert err.split("error: ")[1].startswith(f"{flag}: ") and source in err, err
     assert not out.exists()
 
 
@@ -146,14 +158,14 @@ BENCH = '{"device": "cpu", "parameters": {"w": 8}, "cost_to_full_coverage": [], 
 )
 def test_an_input_that_is_not_its_commands_output_is_one_line(tmp_path, capsys, name, flag, content):
     """A result file that is not JSON, or lacks what the figure reads, is one line naming the flag that gave it and
-    the command that writes such a file, before --out is made or anything drawn."""
+    what such a file is, before --out is made or anything drawn."""
     bad = tmp_path / "bad.json"
     bad.write_text(content)
     with pytest.raises(SystemExit) as exc:
-        main([name, "--out", str(tmp_path / "out"), flag, str(bad)])
+        main(with_committed([name, "--out", str(tmp_path / "out"), flag, str(bad)], flag))
     err = capsys.readouterr().err
     assert exc.value.code == 2 and len(err.strip().splitlines()) == 1, err
-    assert err.split("error: ")[1].startswith(f"{flag}: {bad}") and "python -m " in err, err
+    assert err.split("error: ")[1].startswith(f"{flag}: {bad}") and "; expected " in err, err
     assert not (tmp_path / "out").exists()  # refused before any figure is drawn
 
 
