@@ -87,7 +87,7 @@ QUICK = DecoderConfig(n=64, hidden=64, layers=2, heads=2, intermediate=128, step
 
 def causal_methods() -> list[str]:
     """The methods of :data:`METHODS` that have a causal version."""
-    return [name for name, method in METHODS.items() if getattr(method, "causal", False)]
+    return [name for name, method in METHODS.items() if method.causal]
 
 
 def build_model(config: DecoderConfig):

@@ -161,7 +161,7 @@ def study(kinds, n, d, budgets, seeds, methods=tuple(METHODS), causal=False) -> 
     seeds : int
         Draws per row.
     methods : iterable of str, optional
-        Names of :data:`gpu.approx.METHODS`.
+        Names of :data:`gpu.approx.METHODS`; those without a version in the direction of ``causal`` are left out.
     causal : bool, optional
         Causal methods against exact causal attention.
 
@@ -210,7 +210,8 @@ def cost_rows(n, d, budgets, heads, causal, methods=tuple(METHODS), measure: boo
 
     With ``measure`` also the matrix-product FLOPs torch counts in one run of the lab's code
     (:func:`gpu.approx.measure.measured_flops`) and the peak bytes its profiler records
-    (:func:`gpu.approx.measure.measured_peak_bytes`, plus the inputs). Causal skips methods without a causal version.
+    (:func:`gpu.approx.measure.measured_peak_bytes`, plus the inputs). Methods without a version in that direction
+    (causal or bidirectional) are left out.
 
     Parameters
     ----------

@@ -237,7 +237,7 @@ def full(n, d, budget, heads, causal, element_bytes):
     d : int
         Head dimension.
     budget : int
-        Unused: the dense reference has no budget (the argument every cost formula takes).
+        Unused: the dense reference has no budget (the cost formulas' third argument, ``m`` in the families).
     heads : int
         Number of heads.
     causal : bool

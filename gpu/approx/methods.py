@@ -129,12 +129,7 @@ class Method:
             raise ValueError("q, k, v: expected (batch, heads, n, d) tensors of one floating dtype")
         seed = check_int("seed", seed, 0)
         causal = check_bool("causal", causal)
-        _check_direction(self, causal)
-        unknown = set(options) - set(self.options)
-        if unknown:
-            raise ValueError(
-                f"options: {self.name} takes {', '.join(self.options) or 'no options'}, got {sorted(unknown)}"
-            )
+        _check_version(self, causal, options)
         if check_bool("check_finite", check_finite):
             _check_finite(q=q, k=k, v=v)
         out = self.run(wide(q), wide(k), wide(v), budget, int(seed), causal, **options)
@@ -248,14 +243,18 @@ def _check_budget(name: str, budget) -> int:
     return check_int("budget", budget, 1)
 
 
-def _check_direction(method: Method, causal: bool) -> None:
-    """Refuse a direction the method lacks, naming the methods that have it."""
+def _check_version(method: Method, causal: bool, options: dict) -> None:
+    """Refuse a direction the method lacks (naming the methods that have it) and options that are not its own."""
     if causal and not method.causal:
         causal_ones = ", ".join(n for n, m in METHODS.items() if m.causal)
         raise ValueError(f"causal: {method.name} has no causal version (causal methods: {causal_ones})")
     if not causal and not method.bidirectional:
-        raise ValueError(f"causal: {method.name} is causal only; pass causal=True (bidirectional, its band is sa's "
-                         "window)")  # fmt: skip
+        raise ValueError(f"causal: {method.name} is causal only (the paper's causal SA); bidirectional it is "
+                         f"{method.name.replace('sa-band', 'sa')}")  # fmt: skip
+    unknown = set(options) - set(method.options)
+    if unknown:
+        raise ValueError(f"options: {method.name} takes {', '.join(method.options) or 'no options'}, "
+                         f"got {sorted(unknown)}")  # fmt: skip
 
 
 def _check_method(method) -> Method:
@@ -281,7 +280,8 @@ def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool =
     seed : int, default 0
         Seed of the randomized methods (``METHODS[method].randomized``).
     causal : bool, default False
-        Attend to keys ``j <= i`` only (methods with ``METHODS[method].causal``).
+        Attend to keys ``j <= i`` only (methods with ``METHODS[method].causal``; ``False`` needs
+        ``METHODS[method].bidirectional``).
     check_finite : bool, default True
         Refuse a q, k or v holding NaN or inf (``gpu.validation.check_finite``; on a GPU a synchronisation).
     **options
@@ -299,7 +299,8 @@ def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool =
         wrong type.
     ValueError
         If ``method`` is unknown, the tensors' shapes or dtypes differ, ``budget < 1``, ``seed < 0``, the method
-        has no causal version, an option is not the method's, or (``check_finite``) an input holds NaN or inf.
+        has no version in that direction, an option is not the method's, or (``check_finite``) an input holds NaN
+        or inf.
 
     Examples
     --------
@@ -339,7 +340,8 @@ def method_cost(method: str, n: int, d: int, budget: int, heads: int = 1, causal
     heads : int, default 1
         Number of heads.
     causal : bool, default False
-        The causal version (methods with ``METHODS[method].causal``).
+        The causal version (methods with ``METHODS[method].causal``; ``False`` needs
+        ``METHODS[method].bidirectional``).
     element_bytes : int, default 4
         Bytes per number.
     **options
@@ -355,8 +357,8 @@ def method_cost(method: str, n: int, d: int, budget: int, heads: int = 1, causal
     TypeError
         If ``method`` is not a string or a size is not an integer.
     ValueError
-        If ``method`` is unknown, a size or ``budget`` is below 1, the method has no causal version, or an option is
-        not the method's.
+        If ``method`` is unknown, a size or ``budget`` is below 1, the method has no version in that direction, or an
+        option is not the method's.
 
     Examples
     --------
@@ -372,10 +374,7 @@ def method_cost(method: str, n: int, d: int, budget: int, heads: int = 1, causal
     spec = _check_method(method)
     budget = _check_budget(method, budget)
     _check_sizes(n, d, heads, element_bytes)
-    _check_direction(spec, check_bool("causal", causal))
-    unknown = set(options) - set(spec.options)
-    if unknown:
-        raise ValueError(f"options: {method} takes {', '.join(spec.options) or 'no options'}, got {sorted(unknown)}")
+    _check_version(spec, check_bool("causal", causal), options)
     accepted = inspect.signature(spec.cost).parameters
     return spec.cost(n, d, budget, heads, causal, element_bytes, **{k: v for k, v in options.items() if k in accepted})
 

@@ -4,7 +4,7 @@ gives that position.
 
 A pattern whose row ``i`` depends on later tokens cannot decode incrementally: the keys cached at step ``i`` would
 differ from those of the full forward. The window methods of :mod:`gpu.approx` in their causal form are such rows
-for SWA, sinks, MoBA and top-k, and this module gives the same keys. Causal SA of :mod:`gpu.approx` is not: it takes
+for SWA, sinks, MoBA and top-k, and this module gives the same keys. The lab's causal SA (``sa-band``) is not: it takes
 its band in a permutation of the ``n`` tokens present and drops the later ones, so a row changes as tokens arrive.
 SA's generation form fixes both ends (Jin & Sui 2026 define SA by a per-layer permutation ``sigma``):
 

@@ -115,6 +115,11 @@ def register(method: str | HeadPlan | PrefillMethod, budget: int | None, seed: i
     if not isinstance(method, str | HeadPlan):
         return _register_prefill(_check_prefill_method(method), budget, seed, decode, exact_layers, max_length,
                                  layer_options, trace)  # fmt: skip
+    if isinstance(method, str) and method not in GENERATION_METHODS:
+        raise ValueError(
+            f"method: expected one of {', '.join(GENERATION_METHODS)} (generation forms), got {method!r}; "
+            "a method of the approximation lab is registered as its object, gpu.approx.METHODS[name]"
+        )
     if layer_options is not None:
         label = "a head plan" if isinstance(method, HeadPlan) else method
         raise ValueError(f"layer_options: {label} runs generation forms, which take no calibration; the calibrated "

@@ -539,14 +539,14 @@ def lsh_pattern(
     --------
     >>> q, _ = random_qk(8, 4, seed=0)
     >>> lsh_pattern(q, buckets=4, chunk=4).describe()
-    'lsh buckets=4 rounds=1 chunk=4 (content, every layer)'
+    'reformer buckets=4 rounds=1 chunk=4 (content, every layer)'
     """
     qs, ks, per_layer = _layers(q, k)
     mats = [
         lsh_routing(a, b, buckets, rounds, chunk, causal, check_int("seed", seed, 0) + i, wrap=wrap)
         for i, (a, b) in enumerate(zip(qs, ks, strict=True))
     ]
-    return _pattern(mats, causal, per_layer, "reformer", f"lsh buckets={buckets} rounds={rounds} chunk={chunk}")
+    return _pattern(mats, causal, per_layer, "reformer", f"reformer buckets={buckets} rounds={rounds} chunk={chunk}")
 
 
 def _pattern(mats, causal: bool, per_layer: bool, name: str, text: str) -> CSRPattern:

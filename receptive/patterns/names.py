@@ -3,10 +3,12 @@
 The toolkit's tables are keyed from :data:`NAMES` and hold no name it lacks: the layer specs of
 :data:`receptive.patterns.PATTERNS` (graphs), and, in ``gpu``, the generation forms (``GENERATION_METHODS``), the
 causal variants (``VARIANTS``) and the approximation lab's methods (``gpu.approx.METHODS``); each table checks its
-names with :func:`check_names` when it is built. A name means one key set wherever it appears; a different key set
-gets a different name (the paper's causal SA, the permuted band masked to the past, is ``sa-band``; the generation
-form's causal SA, the band among the keys before the query, is ``sa``). ``w`` is a window of positions, ``m`` a
-method's budget (keys per query for the sparse methods).
+names with :func:`check_names` when it is built. A name means one key set wherever it appears, with one exception
+still standing: causal ``sa``. In a model (the generation form, ``gpu.hf.register("sa", m)``, the harness) it is the
+band among the keys before the query; as a graph (``receptive``'s ``sa`` with ``causal=True``) and on tensors
+(``gpu.attention.sa_attention(..., causal=True)``, the causal variant ``sa``) it is the paper's permuted band masked
+to the past, the key set the approximation lab and the harness call ``sa-band``. ``w`` is a window of positions,
+``m`` a method's budget (keys per query for the sparse methods).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ NAMES: dict[str, str] = {
     # windows and Stochastic Attention
     "swa": "sliding window: the w keys around the query (causal: the w - 1 before it and itself)",
     "swa+sink": "a sliding window of m - 1 keys and the first position (one attention sink)",
-    "sa": "Stochastic Attention: the w slots around the query in a layer's random order (causal, generation form: "
-    "the band among the keys before the query, about m keys)",
+    "sa": "Stochastic Attention: the w slots around the query in a layer's random order (causal, in a model's "
+    "generation form: the band among the keys before the query, about m keys; as a causal graph or tensor "
+    "attention: the key set of sa-band)",
     "sa-band": "the paper's causal SA: the band of m slots around the query in a random order of the sequence, "
     "masked to the past in original positions (about (m + 1) / 2 keys)",
     "sa+sink": "SA's band of m - 1 and the first position",
@@ -32,12 +35,13 @@ NAMES: dict[str, str] = {
     "full": "every key (causal: every earlier key and itself), as a graph",
     "exact": "exact attention, every key through SDPA: the graph full as a model's own attention",
     # causal variants of SA (receptive.patterns.causal_variants)
-    "sa-ms": "multi-scale SA: head k takes SA's band of w in a permutation drawn within blocks of b_k = w^k positions",
+    "sa-ms": "multi-scale SA: each head takes SA's band of w in a permutation drawn within blocks of its distance "
+    "scale (w, w^2, ..., n)",
     "sa-ms-eq": "sa-ms with each head's window shrunk to causal SA's expected keys per query",
     "sa-ms+swa": "sa-ms and a sliding window of w",
     "sa-ms+swa-eq": "sa-ms-eq and a sliding window of w",
     "kleinberg": "Kleinberg keys: random keys at distance d with probability ln(1 + 1/d) / ln(D + 1) (~ 1 / d)",
-    "kleinberg-eq": "kleinberg with as many random keys as causal SA's expected keys per query",
+    "kleinberg-eq": "kleinberg with as many random keys as causal SA's expected keys per query (when causal)",
     "kleinberg+swa": "kleinberg and a sliding window of w",
     "kleinberg+swa-eq": "kleinberg-eq and a sliding window of w",
     "dilated": "dilated heads, LongNet-style: head k a window of w over every r_k-th position, r_k = w^(k-1)",
