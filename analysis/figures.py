@@ -18,18 +18,24 @@ ROOT = Path(__file__).resolve().parent.parent
 #: flag of ``python -m figures`` -> (the committed file, relative to the checkout root; the command that wrote it)
 RESULTS = {
     "--bench": ("benchmarks/results/gpu_bench.json", "python -m gpu.bench --json FILE"),
-    "--approx-json": ("analysis/numerical_methods/results/approx_minilm.json",
-                      "python -m analysis.numerical_methods.real --json FILE"),
-    "--decoder-json": ("analysis/numerical_methods/results/approx_decoder.json",
-                       "python -m analysis.numerical_methods.decoder --json FILE"),
+    "--approx-json": (
+        "analysis/numerical_methods/results/approx_minilm.json",
+        "python -m analysis.numerical_methods.real --json FILE",
+    ),
+    "--decoder-json": (
+        "analysis/numerical_methods/results/approx_decoder.json",
+        "python -m analysis.numerical_methods.decoder --json FILE",
+    ),
     "--layouts-json": ("analysis/layouts/results/layouts.json", "python -m receptive.layouts --n 131072 --json FILE"),
     "--training-dir": ("analysis/training/results", "python -m analysis.training all --out DIR"),
     "--bound-json": ("analysis/bound/results/bound.json", "python -m receptive.bound --out DIR"),
     "--bound-22-json": ("analysis/causal/results/n2p22/bound.json", "python -m receptive.bound --n 2^22 ... --out DIR"),
-    "--variants-json": ("analysis/causal/results/variants/variants.json",
-                        "python -m analysis.causal.variants --out DIR"),
+    "--variants-json": (
+        "analysis/causal/results/variants/variants.json",
+        "python -m analysis.causal.variants --out DIR",
+    ),
     "--pooled-json": ("analysis/causal/results/pooled.json", "python -m analysis.causal.pooled --out FILE"),
-}  # fmt: skip
+}
 
 
 def committed_inputs(argv: list[str]) -> list[str]:
@@ -76,8 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     if {"-h", "--help"} & set(argv):
-        print(__doc__ + "\n\n" + "\n".join(f"  {flag} {path}  (by {command})" for flag, (path, command)
-                                            in RESULTS.items()))  # fmt: skip
+        print(
+            __doc__
+            + "\n\n"
+            + "\n".join(f"  {flag} {path}  (by {command})" for flag, (path, command) in RESULTS.items())
+        )
         return 0
     return figures_main([*argv, *committed_inputs(argv)])
 

@@ -142,12 +142,20 @@ def measure(n: int, w: int, heads: int, dim: int, repeats: int, exponents: list[
         for name, times in runs.items():
             with torch.no_grad():
                 diff = float((paths[name](q, k, v) - reference).abs().max())
-            rows.append({
-                "n": n, "w": w, "heads": heads, "dim": dim, "path": name,
-                "pass": "forward+backward" if backward else "forward",
-                "seconds": statistics.median(times), "best_seconds": min(times), "runs": times,
-                "max_abs_diff_vs_one_shot": diff,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "n": n,
+                    "w": w,
+                    "heads": heads,
+                    "dim": dim,
+                    "path": name,
+                    "pass": "forward+backward" if backward else "forward",
+                    "seconds": statistics.median(times),
+                    "best_seconds": min(times),
+                    "runs": times,
+                    "max_abs_diff_vs_one_shot": diff,
+                }
+            )
     for row in rows:
         base = next(r for r in rows if r["pass"] == row["pass"] and r["path"] == "one shot")
         heads_row = next(r for r in rows if r["pass"] == row["pass"] and r["path"] == "1-head calls, chunked")
@@ -170,9 +178,12 @@ def _table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = OneLineErrorParser(prog="python benchmarks/bench_banded.py", description=__doc__,
-                           formatter_class=argparse.RawDescriptionHelpFormatter,
-                           options={k: f"--{k}" for k in ("w", "heads", "dim", "repeats", "threads")})  # fmt: skip
+    p = OneLineErrorParser(
+        prog="python benchmarks/bench_banded.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        options={k: f"--{k}" for k in ("w", "heads", "dim", "repeats", "threads")},
+    )
     p.add_argument("--n", default="4096,16384,32768", help="comma-separated sequence lengths")
     p.add_argument("--w", type=int, default=64)
     p.add_argument("--heads", type=int, default=4)
@@ -180,8 +191,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--chunk-exponents", default="", help="comma-separated exponents e: also time chunk_scores = 2^e")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
-    p.add_argument("--json", type=output_file("--json"),
-                   help=f"also write the rows here (default: print only; committed: {COMMITTED_JSON})")  # fmt: skip
+    p.add_argument(
+        "--json",
+        type=output_file("--json"),
+        help=f"also write the rows here (default: print only; committed: {COMMITTED_JSON})",
+    )
     args = p.parse_args(argv)
     try:
         ns = comma_ints("--n", args.n)

@@ -99,12 +99,18 @@ def zoo_rows(n: int, w: int, repeats: int, row) -> None:
 
 
 def main(argv=None) -> int:
-    ap = OneLineErrorParser(prog="python benchmarks/bench_coverage.py", description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    ap = OneLineErrorParser(
+        prog="python benchmarks/bench_coverage.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--quick", action="store_true", help="smaller sizes, one repeat (a smoke run)")
-    ap.add_argument("--json", type=output_file("--json", parents=True), default=None,
-                    help=f"where to write the results (default {DEFAULT_JSON}; --zoo-only: "
-                    f"{DEFAULT_ZOO_JSON})")  # fmt: skip
+    ap.add_argument(
+        "--json",
+        type=output_file("--json", parents=True),
+        default=None,
+        help=f"where to write the results (default {DEFAULT_JSON}; --zoo-only: {DEFAULT_ZOO_JSON})",
+    )
     ap.add_argument("--zoo-only", action="store_true", help="only the zoo rows (default JSON coverage_zoo.json)")
     args = ap.parse_args(argv)
     if args.json is None:

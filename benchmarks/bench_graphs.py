@@ -253,15 +253,21 @@ def clustering_against_igraph(und, repeats: int):
 
 
 def main(argv=None) -> int:
-    ap = OneLineErrorParser(prog="python benchmarks/bench_graphs.py", description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    ap = OneLineErrorParser(
+        prog="python benchmarks/bench_graphs.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--quick", action="store_true", help="a 20k-node model and a 300k-row table")
     ap.add_argument("--repeats", type=int, default=3, help="alternating runs of ours and the peer (default 3)")
     ap.add_argument("--rows", type=int, help="rows of the edge-list table (default 3,000,000; 300,000 with --quick)")
     ap.add_argument("--no-exact", action="store_true", help="skip the exact directed L at full size")
-    ap.add_argument("--json", type=output_file("--json", parents=True),
-                    help="write the results here (nothing is written without; the committed file is "
-                    "benchmarks/results/graphs.json)")  # fmt: skip
+    ap.add_argument(
+        "--json",
+        type=output_file("--json", parents=True),
+        help="write the results here (nothing is written without; the committed file is "
+        "benchmarks/results/graphs.json)",
+    )
     ap.add_argument(
         "--only-load",
         action="store_true",

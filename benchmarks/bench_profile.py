@@ -60,16 +60,23 @@ def measure(model, tokenizer, name: str, items, patterns: list, repeats: int) ->
     with torch.inference_mode():
         times = round_robin(steps, repeats)
     seconds = {label: statistics.median(t) for label, t in times.items()}
-    return {"task": name, "items": len(items), "patterns": [p.label for p in patterns],
-            "harness_pattern": attentions[0].label, "tokens_mean": statistics.mean(map(len, contexts)),
-            **{f"{label}_seconds": s for label, s in seconds.items()},
-            **{f"{label}_over_harness": s / seconds["harness"] for label, s in seconds.items()
-               if label != "harness"}}  # fmt: skip
+    return {
+        "task": name,
+        "items": len(items),
+        "patterns": [p.label for p in patterns],
+        "harness_pattern": attentions[0].label,
+        "tokens_mean": statistics.mean(map(len, contexts)),
+        **{f"{label}_seconds": s for label, s in seconds.items()},
+        **{f"{label}_over_harness": s / seconds["harness"] for label, s in seconds.items() if label != "harness"},
+    }
 
 
 def main(argv=None) -> int:
-    parser = OneLineErrorParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = OneLineErrorParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--tasks", default="hellaswag", help="comma-separated OLMES tasks [hellaswag]")
     parser.add_argument("--items", type=int, default=20, help="items per task [20]")
     parser.add_argument("--patterns", default="sa,swa+sink", help="comma-separated profiled methods [sa,swa+sink]")
@@ -81,8 +88,12 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, help="torch threads [torch's default]")
     parser.add_argument("--json", type=output_file("--json", suffixes=(".json",)), help="write the rows here")
     args = parser.parse_args(argv)
-    for flag, value in (("--items", args.items), ("--repeats", args.repeats), ("--budget", args.budget),
-                        ("--threads", args.threads)):  # fmt: skip
+    for flag, value in (
+        ("--items", args.items),
+        ("--repeats", args.repeats),
+        ("--budget", args.budget),
+        ("--threads", args.threads),
+    ):
         if value is not None and value < 1:
             parser.error(f"{flag}: expected an integer >= 1, got {value}")
     position = [m for m in GENERATION_METHODS if m != "exact"]
@@ -118,13 +129,20 @@ def main(argv=None) -> int:
     steps = ("forward", "profile_scored", "profile", "profile_kl")
     print(f"{'task':20} {'items':>5} {'harness s':>10} " + " ".join(f"{s + '/harness':>23}" for s in steps))
     for row in rows:
-        print(f"{row['task']:20} {row['items']:5d} {row['harness_seconds']:10.2f} "
-              + " ".join(f"{row[s + '_over_harness']:23.3f}" for s in steps))  # fmt: skip
+        print(
+            f"{row['task']:20} {row['items']:5d} {row['harness_seconds']:10.2f} "
+            + " ".join(f"{row[s + '_over_harness']:23.3f}" for s in steps)
+        )
     if args.json:
         command = "python benchmarks/bench_profile.py " + " ".join(sys.argv[1:] if argv is None else argv)
-        meta = {"command": command, "model": label, "threads": torch.get_num_threads(),
-                "machine": platform.processor() or platform.machine(), "torch": torch.__version__,
-                "load_average": [load_before, os.getloadavg()[0]]}  # fmt: skip
+        meta = {
+            "command": command,
+            "model": label,
+            "threads": torch.get_num_threads(),
+            "machine": platform.processor() or platform.machine(),
+            "torch": torch.__version__,
+            "load_average": [load_before, os.getloadavg()[0]],
+        }
         write_atomic(args.json, json.dumps(meta | {"rows": rows}, indent=1) + "\n", option="--json")
     return 0
 

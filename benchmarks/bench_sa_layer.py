@@ -203,13 +203,19 @@ def main(argv=None) -> int:
     from graphs.cli_common import write_atomic
     from receptive.cli_parser import OneLineErrorParser, output_file
 
-    p = OneLineErrorParser(prog="python benchmarks/bench_sa_layer.py", description=__doc__,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = OneLineErrorParser(
+        prog="python benchmarks/bench_sa_layer.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--n", type=int, default=65536, help="sequence length (default 65536)")
     p.add_argument("--w", type=int, default=64, help="window (default 64)")
     p.add_argument("--repeats", type=int, default=5, help="timed rounds, best kept per row (default 5)")
-    p.add_argument("--json", type=output_file("--json"),
-                   help=f"also write the rows here (default: print only; committed: {COMMITTED_JSON})")  # fmt: skip
+    p.add_argument(
+        "--json",
+        type=output_file("--json"),
+        help=f"also write the rows here (default: print only; committed: {COMMITTED_JSON})",
+    )
     args = p.parse_args(argv)
     if args.n < 2 or not 1 <= args.w <= args.n or args.repeats < 1:
         p.error("--n, --w, --repeats: expected n >= 2, 1 <= w <= n, repeats >= 1")
@@ -290,13 +296,17 @@ def main(argv=None) -> int:
         "goal": "engine <= 2 x floor and engine <= 0.6 x chunk-and-halo kernel, in the same run",
         "goal_met": bool(rows[engine] <= 2 * floor and rows[engine] <= 0.6 * rows["chunk-and-halo kernel"]),
     }
-    print(f"exact SA layer, n = {n}, w = {args.w}: {bits.nbytes / 2**20:.0f} MiB in, as much out (best of "
-          f"{args.repeats} rounds)")  # fmt: skip
+    print(
+        f"exact SA layer, n = {n}, w = {args.w}: {bits.nbytes / 2**20:.0f} MiB in, as much out (best of "
+        f"{args.repeats} rounds)"
+    )
     print(f"{'row':<34} {'seconds':>8} {'x floor':>8}")
     for name, sec in rows.items():
         print(f"{name:<34} {sec:>8.3f} {sec / floor:>8.2f}")
-    print(f"engine / chunk-and-halo kernel: {doc['engine_over_chunk_halo']:.2f}; engine / reference: "
-          f"{doc['engine_over_reference']:.2f}")  # fmt: skip
+    print(
+        f"engine / chunk-and-halo kernel: {doc['engine_over_chunk_halo']:.2f}; engine / reference: "
+        f"{doc['engine_over_reference']:.2f}"
+    )
     if args.json is not None:
         write_atomic(args.json, json.dumps(doc, indent=1) + "\n", option="--json")
         print(f"wrote {args.json}")

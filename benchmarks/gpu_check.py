@@ -61,8 +61,9 @@ class Sizes:
     budget_s: float  # timings not started by then are recorded as skipped
 
 
-GPU_SIZES = Sizes([1000, 8192], [1000, 2048], [2048 << i for i in range(7)], (4, 2), 64, 256, 16, 64, 256,
-                  "bfloat16", 270.0, 480.0)  # fmt: skip
+GPU_SIZES = Sizes(
+    [1000, 8192], [1000, 2048], [2048 << i for i in range(7)], (4, 2), 64, 256, 16, 64, 256, "bfloat16", 270.0, 480.0
+)
 DRY_SIZES = Sizes([33], [33], [48], (2, 1), 16, 9, 2, 16, 16, "float32", 40.0, 60.0)
 
 
@@ -358,14 +359,24 @@ def main(argv=None) -> int:
     from gpu.validation import writable_folder
     from receptive.cli_parser import OneLineErrorParser
 
-    p = OneLineErrorParser(prog="python benchmarks/gpu_check.py", description=__doc__,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = OneLineErrorParser(
+        prog="python benchmarks/gpu_check.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--dry-run", action="store_true", help="CPU, Triton interpreter, tiny sizes (what the tests run)")
     p.add_argument("--out", required=True, help=f"the JSON result (the committed one: {COMMITTED_OUT})")
-    p.add_argument("--budget", type=float, default=None, help="seconds after which timings are skipped (default "
-                   f"{GPU_SIZES.budget_s:.0f}; --dry-run {DRY_SIZES.budget_s:.0f})")  # fmt: skip
-    p.add_argument("--grad-only", action="store_true", help="only the gradient checks (and the fp32 forward at "
-                   "the smallest n), with the whole --budget for them; no timings")  # fmt: skip
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="seconds after which timings are skipped (default "
+        f"{GPU_SIZES.budget_s:.0f}; --dry-run {DRY_SIZES.budget_s:.0f})",
+    )
+    p.add_argument(
+        "--grad-only",
+        action="store_true",
+        help="only the gradient checks (and the fp32 forward at "
+        "the smallest n), with the whole --budget for them; no timings",
+    )
     p.add_argument("--json", action="store_true", help="print the result document instead of progress lines")
     args = p.parse_args(argv)
     if args.budget is not None and not args.budget > 0:
@@ -392,8 +403,10 @@ def main(argv=None) -> int:
         print(json.dumps(doc, indent=1))
     else:
         c = doc["correctness"]
-        print(f"correctness: {len(c['checks']) - len(c['failed'])}/{len(c['checks'])} checks pass, "
-              f"{len(c['skipped'])} skipped (time guard); wrote {out} ({doc['seconds']:.0f} s)")  # fmt: skip
+        print(
+            f"correctness: {len(c['checks']) - len(c['failed'])}/{len(c['checks'])} checks pass, "
+            f"{len(c['skipped'])} skipped (time guard); wrote {out} ({doc['seconds']:.0f} s)"
+        )
     return 0 if doc["correctness"]["ok"] else 1
 
 

@@ -21,13 +21,18 @@ TITLES = {"QK^T": "$QK^T/\\sqrt{d}$", "A": "$A = \\exp(QK^T/\\sqrt{d})$", "softm
 _ROW = {"method": str, "budget": int}
 #: what the figures read of the MiniLM study's JSON (checked before any drawing)
 REAL_SHAPE = {
-    "parameters": {"budgets": [int, ...], "methods": [str, ...], "n": int, "document_tokens": int,
-                   "substitution_budgets?": [int, ...]},
+    "parameters": {
+        "budgets": [int, ...],
+        "methods": [str, ...],
+        "n": int,
+        "document_tokens": int,
+        "substitution_budgets?": [int, ...],
+    },
     "structure": {"n": int, "rank_eps": NUMBER, "mean_spectra": {name: [[NUMBER]] for name in MATRICES}},
     "errors": [{**_ROW, "mean": NUMBER}, ...],
     "substitution": [{**_ROW, "document_cosine_mean": NUMBER, "spearman_mean": NUMBER, "recall_at_1": NUMBER}, ...],
     "costs": [{**_ROW, "kv_cache_bytes_per_token": NUMBER}, ...],
-}  # fmt: skip
+}
 #: what the figures read of the causal decoder study's JSON
 DECODER_SHAPE = {
     "parameters": {"methods": [str, ...]},
@@ -51,19 +56,54 @@ def _check_decoder(doc: dict) -> None:
 
 
 STYLE = {
-    "swa": ("-", "o"), "sa": ("-", "s"), "sa+swa": ("-", "^"), "swa+sink": ("--", "o"), "sa+sink": ("--", "s"),
-    "reformer": (":", "v"), "moba": (":", "D"), "linformer": ("-.", "<"), "nystromformer": ("-.", ">"),
-    "performer": ("-.", "x"), "top-k": ("--", "*"), "svd": ("--", "+"), "routing": (":", "p"),
-    "hyperattention": (":", "h"), "kdeformer": (":", "H"), "linformer-jl": ("-.", "<"), "skyformer": ("-.", "d"),
-    "cholesky": ("-.", "1"), "loki": (":", "2"), "polysketch": ("-.", "3"), "levattention": ("-.", "4"),
-    "mla": ("-", "P"), "transmla": ("-", "X"), "tpa": ("-", "8"),
-}  # fmt: skip
-EXTRA_COLORS = {"swa+sink": COLORS["swa"], "sa+sink": COLORS["sa"], "reformer": "#8c564b", "moba": "#e377c2",
-                "linformer": "#17becf", "nystromformer": "#bcbd22", "performer": "#7f7f7f", "top-k": "#000000",
-                "svd": "#9467bd", "routing": "#aec7e8", "hyperattention": "#ffbb78", "kdeformer": "#98df8a",
-                "linformer-jl": "#17becf", "skyformer": "#c5b0d5", "cholesky": "#c49c94", "loki": "#f7b6d2",
-                "polysketch": "#c7c7c7", "levattention": "#dbdb8d", "mla": "#ff7f0e", "transmla": "#d6616b",
-                "tpa": "#393b79"}  # fmt: skip
+    "swa": ("-", "o"),
+    "sa": ("-", "s"),
+    "sa+swa": ("-", "^"),
+    "swa+sink": ("--", "o"),
+    "sa+sink": ("--", "s"),
+    "reformer": (":", "v"),
+    "moba": (":", "D"),
+    "linformer": ("-.", "<"),
+    "nystromformer": ("-.", ">"),
+    "performer": ("-.", "x"),
+    "top-k": ("--", "*"),
+    "svd": ("--", "+"),
+    "routing": (":", "p"),
+    "hyperattention": (":", "h"),
+    "kdeformer": (":", "H"),
+    "linformer-jl": ("-.", "<"),
+    "skyformer": ("-.", "d"),
+    "cholesky": ("-.", "1"),
+    "loki": (":", "2"),
+    "polysketch": ("-.", "3"),
+    "levattention": ("-.", "4"),
+    "mla": ("-", "P"),
+    "transmla": ("-", "X"),
+    "tpa": ("-", "8"),
+}
+EXTRA_COLORS = {
+    "swa+sink": COLORS["swa"],
+    "sa+sink": COLORS["sa"],
+    "reformer": "#8c564b",
+    "moba": "#e377c2",
+    "linformer": "#17becf",
+    "nystromformer": "#bcbd22",
+    "performer": "#7f7f7f",
+    "top-k": "#000000",
+    "svd": "#9467bd",
+    "routing": "#aec7e8",
+    "hyperattention": "#ffbb78",
+    "kdeformer": "#98df8a",
+    "linformer-jl": "#17becf",
+    "skyformer": "#c5b0d5",
+    "cholesky": "#c49c94",
+    "loki": "#f7b6d2",
+    "polysketch": "#c7c7c7",
+    "levattention": "#dbdb8d",
+    "mla": "#ff7f0e",
+    "transmla": "#d6616b",
+    "tpa": "#393b79",
+}
 
 
 def _kw(name: str) -> dict:
@@ -166,20 +206,32 @@ def make_methods(out, quick: bool = False, *, results):
     sub_budgets = doc["parameters"].get("substitution_budgets", budgets)
     for name in doc["parameters"]["methods"]:
         axes[0].plot(*_per_budget(doc["errors"], name), **_kw(name))
-    axes[0].set(xscale="log", yscale="log", xlabel="budget m (keys per query, or rank)", ylabel="relative error",
-                title="one attention (layer, head mean)")  # fmt: skip
+    axes[0].set(
+        xscale="log",
+        yscale="log",
+        xlabel="budget m (keys per query, or rank)",
+        ylabel="relative error",
+        title="one attention (layer, head mean)",
+    )
     axes[0].set_xticks(budgets, [str(b) for b in budgets])
     axes[0].minorticks_off()
     full = doc["substitution"][0]
-    fields = (("document_cosine_mean", "cosine to the model's embedding",
-               f"all layers, n = {doc['parameters']['document_tokens']}"),
-              ("spearman_mean", "Spearman rho of retrieval scores",
-               f"ranking (full R@1 {full['recall_at_1']:.2f})"))  # fmt: skip
+    fields = (
+        (
+            "document_cosine_mean",
+            "cosine to the model's embedding",
+            f"all layers, n = {doc['parameters']['document_tokens']}",
+        ),
+        ("spearman_mean", "Spearman rho of retrieval scores", f"ranking (full R@1 {full['recall_at_1']:.2f})"),
+    )
     if len(sub_budgets) == 1:  # one budget: the methods side by side, sorted, bars = min-max over the draws
         m = sub_budgets[0]
         rows = [r for r in doc["substitution"][1:] if r["budget"] == m]
-        rows += [max((r for r in doc["substitution"] if r["method"] == name), key=lambda r: r["budget"])
-                 for name in doc["parameters"]["methods"] if name not in {r["method"] for r in rows}]  # fmt: skip
+        rows += [
+            max((r for r in doc["substitution"] if r["method"] == name), key=lambda r: r["budget"])
+            for name in doc["parameters"]["methods"]
+            if name not in {r["method"] for r in rows}
+        ]
         rows.sort(key=lambda r: r["document_cosine_mean"])
         labels = [r["method"] + ("" if r["budget"] == m else f" (r={r['budget']})") for r in rows]
         for ax, (field, label, title) in zip(axes[1:], fields, strict=True):
@@ -196,8 +248,13 @@ def make_methods(out, quick: bool = False, *, results):
             for ax, (field, label, title) in zip(axes[1:], fields, strict=True):
                 ax.plot([r["budget"] for r in sub], [r[field] for r in sub], **kw)
                 if sub and f"{field}_min" in sub[0]:  # the spread over the draws of a randomized method
-                    ax.vlines([r["budget"] for r in sub], [r[f"{field}_min"] for r in sub],
-                              [r[f"{field}_max"] for r in sub], color=kw["color"], lw=0.8)  # fmt: skip
+                    ax.vlines(
+                        [r["budget"] for r in sub],
+                        [r[f"{field}_min"] for r in sub],
+                        [r[f"{field}_max"] for r in sub],
+                        color=kw["color"],
+                        lw=0.8,
+                    )
                 ax.set(xscale="log", xlabel="budget m", ylabel=label, title=title)
                 ax.set_xticks(sub_budgets, [str(b) for b in sub_budgets])
                 ax.minorticks_off()
@@ -250,8 +307,13 @@ def make_kv_cache(out, quick: bool = False, *, results, decoder):
         budgets, err = _per_budget(doc["errors"], name)
         axes[0].plot([kv[name, b] for b in budgets], err, **_kw(name))
     axes[0].axvline(full_kv, color="0.5", lw=0.6, ls=":")
-    axes[0].set(xscale="log", yscale="log", xlabel="KV-cache bytes per token", ylabel="relative error",
-                title=f"MiniLM, one attention (n = {doc['parameters']['n']})")  # fmt: skip
+    axes[0].set(
+        xscale="log",
+        yscale="log",
+        xlabel="KV-cache bytes per token",
+        ylabel="relative error",
+        title=f"MiniLM, one attention (n = {doc['parameters']['n']})",
+    )
     full = next(r for r in dec["rows"] if r["method"] == "full")
     for name in dec["parameters"]["methods"]:
         rows = sorted((r for r in dec["rows"] if r["method"] == name), key=lambda r: r["budget"])
@@ -259,15 +321,21 @@ def make_kv_cache(out, quick: bool = False, *, results, decoder):
         for ax, x in ((axes[1], "budget"), (axes[2], "kv_cache_bytes_per_token")):
             ax.plot([r[x] for r in rows], [r["ppl"] for r in rows], **kw)
             if rows and "ppl_min" in rows[0]:
-                ax.vlines([r[x] for r in rows], [r["ppl_min"] for r in rows], [r["ppl_max"] for r in rows],
-                          color=kw["color"], lw=0.8)  # fmt: skip
+                ax.vlines(
+                    [r[x] for r in rows],
+                    [r["ppl_min"] for r in rows],
+                    [r["ppl_max"] for r in rows],
+                    color=kw["color"],
+                    lw=0.8,
+                )
     for ax, x in ((axes[1], full["budget"]), (axes[2], full["kv_cache_bytes_per_token"])):
         ax.axhline(full["ppl"], color=COLORS["full"], lw=0.8, ls="--", label=f"full ({full['ppl']:.2f})")
         ax.plot([x], [full["ppl"]], "*", color=COLORS["full"], ms=7)
         ax.set(xscale="log", yscale="log", ylabel="validation perplexity")
     c = dec["config"]
-    axes[1].set(xlabel="budget m (keys per query, or rank)",
-                title=f"decoder ({c['layers']} layers, n = {c['n']}), all replaced")  # fmt: skip
+    axes[1].set(
+        xlabel="budget m (keys per query, or rank)", title=f"decoder ({c['layers']} layers, n = {c['n']}), all replaced"
+    )
     axes[2].set(xlabel="KV-cache bytes per token", title="decoder: against the cache")
     handles = {}
     for ax in axes:

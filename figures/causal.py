@@ -132,10 +132,22 @@ def make(out, quick: bool = False, *, bound, bound_22, variants, pooled):
         sa = _causal_points(bound, "sa", w)
         if sa:
             ax.plot(*zip(*sa, strict=True), "o", color=COLORS["sa"], label="SA measured")
-        ax.plot(ns, [theory.causal_sa_full_layer_estimate(n, w) for n in ns], "-", color=COLORS["sa"], lw=0.8,
-                label="SA (n/w) ln n")  # fmt: skip
-        ax.plot(ns, [theory.swa_full_layer(n, w, causal=True) for n in ns], "--", color=COLORS["swa"], lw=0.8,
-                label="SWA (exact)")  # fmt: skip
+        ax.plot(
+            ns,
+            [theory.causal_sa_full_layer_estimate(n, w) for n in ns],
+            "-",
+            color=COLORS["sa"],
+            lw=0.8,
+            label="SA (n/w) ln n",
+        )
+        ax.plot(
+            ns,
+            [theory.swa_full_layer(n, w, causal=True) for n in ns],
+            "--",
+            color=COLORS["swa"],
+            lw=0.8,
+            label="SWA (exact)",
+        )
         for name, (color, marker, label) in VARIANT_STYLE.items():
             for exact in (True, False):
                 pts = [pt for pt in _variant_points(variants, name, w, exact) if pt[0] <= top]
@@ -143,11 +155,19 @@ def make(out, quick: bool = False, *, bound, bound_22, variants, pooled):
                     continue
                 n_, typ, lo, hi = (list(x) for x in zip(*pts, strict=True))
                 yerr = [[t - a for t, a in zip(typ, lo, strict=True)], [b - t for t, b in zip(typ, hi, strict=True)]]
-                ax.errorbar(n_, typ, yerr=yerr, fmt=marker, color=color, ms=3.5, lw=0.6, capsize=1.5,
-                            mfc=color if exact else "white",
-                            label=label if exact else "_nolegend_")  # fmt: skip
-        ax.plot(ns, [math.ceil(theory.log_w_n(n, w) - 1e-9) for n in ns], ":", color="k", lw=0.8,
-                label="ceil(log_w n)")  # fmt: skip
+                ax.errorbar(
+                    n_,
+                    typ,
+                    yerr=yerr,
+                    fmt=marker,
+                    color=color,
+                    ms=3.5,
+                    lw=0.6,
+                    capsize=1.5,
+                    mfc=color if exact else "white",
+                    label=label if exact else "_nolegend_",
+                )
+        ax.plot(ns, [math.ceil(theory.log_w_n(n, w) - 1e-9) for n in ns], ":", color="k", lw=0.8, label="ceil(log_w n)")
         ax.set(xscale="log", yscale="log", xlabel="sequence length n", title=f"causal, w = {w}")
         ax.set_ylim(0.8, 300)
         ax.minorticks_off()

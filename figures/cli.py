@@ -33,8 +33,10 @@ examples:
 #: flag -> (what the file is; {figure: its keyword argument})
 INPUTS = {
     "--bench": (cost.SOURCE, {"cost_per_layer": "bench", "cost_to_coverage": "bench"}),
-    "--approx-json": (approx.REAL_SOURCE, {"approx_spectra": "results", "approx_methods": "results",
-                                           "approx_kv_cache": "results"}),
+    "--approx-json": (
+        approx.REAL_SOURCE,
+        {"approx_spectra": "results", "approx_methods": "results", "approx_kv_cache": "results"},
+    ),
     "--decoder-json": (approx.DECODER_SOURCE, {"approx_kv_cache": "decoder"}),
     "--layouts-json": (layouts.SOURCE, {"layouts": "results"}),
     "--training-dir": (training.SOURCE, {"training": "results"}),
@@ -42,7 +44,7 @@ INPUTS = {
     "--bound-22-json": (causal.SOURCES["bound_22"], {"causal": "bound_22"}),
     "--variants-json": (causal.SOURCES["variants"], {"causal": "variants"}),
     "--pooled-json": (causal.SOURCES["pooled"], {"causal": "pooled"}),
-}  # fmt: skip
+}
 
 #: flag -> the top-level keys its figures read, checked before any figure is drawn
 KEYS = {
@@ -58,8 +60,15 @@ KEYS = {
 
 
 #: the figures that only read result files (``--quick`` changes nothing in them)
-READ_ONLY = ("cost_per_layer", "cost_to_coverage", "approx_spectra", "approx_methods", "approx_kv_cache", "training",
-             "layouts")  # fmt: skip
+READ_ONLY = (
+    "cost_per_layer",
+    "cost_to_coverage",
+    "approx_spectra",
+    "approx_methods",
+    "approx_kv_cache",
+    "training",
+    "layouts",
+)
 
 #: flag -> the check of the contents its figures read (one line naming the first bad entry), before any drawing
 CHECKS = {
@@ -100,8 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="smaller sizes, seconds instead of minutes (default: off)")
     for flag, (source, figures) in INPUTS.items():
         metavar = "DIR" if flag.endswith("-dir") else "PATH"
-        p.add_argument(flag, default=None, metavar=metavar,
-                       help=f"{source}; read by {', '.join(figures)} (needed when they are named)")  # fmt: skip
+        p.add_argument(
+            flag,
+            default=None,
+            metavar=metavar,
+            help=f"{source}; read by {', '.join(figures)} (needed when they are named)",
+        )
     return p
 
 

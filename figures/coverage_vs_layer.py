@@ -37,13 +37,19 @@ def make(out, quick: bool = False):
     fig, axes = figure(WIDE, 2.4, ncols=2)
     for ax, causal in zip(axes[0], (False, True), strict=True):
         for name in ("swa", "sa", "sa+swa"):
-            runs = [coverage_by_layer(make_pattern(name, n, w, causal, seed=s), layers)
-                    for s in range(1 if name == "swa" else seeds)]  # fmt: skip
+            runs = [
+                coverage_by_layer(make_pattern(name, n, w, causal, seed=s), layers)
+                for s in range(1 if name == "swa" else seeds)
+            ]
             means = np.array([[lc.mean for lc in run.layers] for run in runs])
             x = np.arange(1, layers + 1)
             ax.plot(x, means.mean(0), marker="o", color=COLORS[name], label=LABELS[name])
             ax.fill_between(x, means.min(0), means.max(0), color=COLORS[name], alpha=0.25, lw=0)
-        ax.set(xlabel="layer L", ylabel="mean coverage |RF_L(i)| / |A(i)|", ylim=(-0.02, 1.02),
-               title=f"{'causal' if causal else 'bidirectional'}, n = {n}, w = {w}")  # fmt: skip
+        ax.set(
+            xlabel="layer L",
+            ylabel="mean coverage |RF_L(i)| / |A(i)|",
+            ylim=(-0.02, 1.02),
+            title=f"{'causal' if causal else 'bidirectional'}, n = {n}, w = {w}",
+        )
         ax.legend(loc="center right")
     return save(fig, out, "coverage_vs_layer")

@@ -53,7 +53,11 @@ def make(out, quick: bool = False):
     for k, (dist, color, hatch, label) in enumerate(series):
         x = np.arange(dist.size) + (k - 2) * width
         ax.bar(x[1:], dist[1:], width, color=color, hatch=hatch, alpha=0.8, label=label, edgecolor="white", lw=0.3)
-    ax.set(xlabel="hops (layers, or synapses)", ylabel="share of pairs", xlim=(0.4, 9.6),
-           title=f"attention n = {n}, w = {w}")  # fmt: skip
+    ax.set(
+        xlabel="hops (layers, or synapses)",
+        ylabel="share of pairs",
+        xlim=(0.4, 9.6),
+        title=f"attention n = {n}, w = {w}",
+    )
     ax.legend(fontsize=5.5)
     return save(fig, out, "hops")

@@ -41,8 +41,14 @@ def make(out, quick: bool = False):
             coverage_by_layer(make_pattern("sa", n, w, seed=0), method="exact").full_coverage_layer for n in sizes
         ]
         ax.plot(sizes, measured, "o", color=color, label=f"SA measured, w = {w}")
-        ax.plot(sizes, [theory.predict_full_layer("sa", n, w)[0] for n in sizes], "-", color=color, lw=0.8,
-                label=f"sharp model, w = {w}")  # fmt: skip
+        ax.plot(
+            sizes,
+            [theory.predict_full_layer("sa", n, w)[0] for n in sizes],
+            "-",
+            color=color,
+            lw=0.8,
+            label=f"sharp model, w = {w}",
+        )
         ax.plot(sizes, [theory.log_w_n(n, w) for n in sizes], ":", color=color, lw=0.8)
         ax.plot(sizes, [theory.swa_full_layer(n, w) for n in sizes], "--", color=color, lw=0.8)
     ax.plot([], [], "k:", lw=0.8, label="log_w n")

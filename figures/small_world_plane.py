@@ -69,9 +69,19 @@ def make(out, quick: bool = False):
     k = model.mean_degree
     c_model, l_model = _measure(model, sources)
     latt_c, latt_l = lattice_clustering(k), model.n / (2 * k)  # ring lattice with the same mean degree
-    ax.plot([0.5, 0.5], [c_model / latt_c, l_model / latt_l], "D", color=COLORS["connectome"], ms=5,
-            label="connectome model (vs ring lattice)")  # fmt: skip
-    ax.set(xlabel="SA share of each window", ylabel="relative to the SWA lattice", yscale="log",
-           title=f"one layer, n = {n}, w = {w}")  # fmt: skip
+    ax.plot(
+        [0.5, 0.5],
+        [c_model / latt_c, l_model / latt_l],
+        "D",
+        color=COLORS["connectome"],
+        ms=5,
+        label="connectome model (vs ring lattice)",
+    )
+    ax.set(
+        xlabel="SA share of each window",
+        ylabel="relative to the SWA lattice",
+        yscale="log",
+        title=f"one layer, n = {n}, w = {w}",
+    )
     ax.legend(fontsize=6)
     return save(fig, out, "small_world_plane")

@@ -13,11 +13,28 @@ from receptive.plotting import save_png_pdf
 
 COLUMN = 3.4  # inches: one column of a two-column paper
 WIDE = 7.0
-COLORS = {"full": "#444444", "swa": "#1f77b4", "sa": "#d62728", "sa+swa": "#2ca02c", "connectome": "#9467bd",
-          "sa fused": "#ff7f0e", "sa-ms": "#8c564b", "kleinberg": "#e377c2", "dilated": "#17becf"}  # fmt: skip
-LABELS = {"full": "full", "swa": "SWA", "sa": "SA", "sa+swa": "SA+SWA", "connectome": "connectome model",
-          "sa fused": "SA (fused)", "sa-ms": "multi-scale SA", "kleinberg": "Kleinberg keys",
-          "dilated": "dilated heads"}  # fmt: skip
+COLORS = {
+    "full": "#444444",
+    "swa": "#1f77b4",
+    "sa": "#d62728",
+    "sa+swa": "#2ca02c",
+    "connectome": "#9467bd",
+    "sa fused": "#ff7f0e",
+    "sa-ms": "#8c564b",
+    "kleinberg": "#e377c2",
+    "dilated": "#17becf",
+}
+LABELS = {
+    "full": "full",
+    "swa": "SWA",
+    "sa": "SA",
+    "sa+swa": "SA+SWA",
+    "connectome": "connectome model",
+    "sa fused": "SA (fused)",
+    "sa-ms": "multi-scale SA",
+    "kleinberg": "Kleinberg keys",
+    "dilated": "dilated heads",
+}
 
 #: the rcParams of every figure, applied only while a figure is drawn (:func:`styled`): importing ``figures``
 #: changes neither the backend nor the global rcParams (a notebook keeps its inline plots and its own style)
@@ -123,8 +140,9 @@ def save(fig, out: str | Path, name: str) -> list[Path]:
     return [Path(p) for p in save_png_pdf(fig, Path(out) / name, dpi=STYLE["savefig.dpi"])]
 
 
-def load_results(path: str | Path, source: str, name: str | None = None, keys: tuple[str, ...] = (),
-                 check=None) -> dict:  # fmt: skip
+def load_results(
+    path: str | Path, source: str, name: str | None = None, keys: tuple[str, ...] = (), check=None
+) -> dict:
     """The JSON document at ``path``, checked to be ``source`` (an object with ``keys``, whose contents pass
     ``check``).
 

@@ -17,8 +17,13 @@ from .style import COLORS, LABELS, NUMBER, WIDE, figure, load_results, save, sha
 KINDS = ("full", "swa", "sa", "sa+swa")
 SOURCE = "the results of the training study (retrieval.json, counting.json, lm.json)"
 _RUN = {"kind": frozenset(KINDS), "n": int, "w": int, "layers": int}
-_LM_RUN = {**_RUN, "val_loss": NUMBER, "val_perplexity": NUMBER, "swa_field": int,
-           "probe": {"far": {"loss": (*NUMBER, None)}}}  # fmt: skip
+_LM_RUN = {
+    **_RUN,
+    "val_loss": NUMBER,
+    "val_perplexity": NUMBER,
+    "swa_field": int,
+    "probe": {"far": {"loss": (*NUMBER, None)}},
+}
 _SYNTHETIC = {"runs": [{**_RUN, "accuracy": NUMBER, "predicted_accuracy": NUMBER, "chance": NUMBER}, ...]}
 #: what the figure reads of each file of the folder (checked before any drawing)
 SHAPES = {
@@ -118,31 +123,54 @@ def make(out, quick: bool = False, *, results):
             left.plot(layers, [r["accuracy"] for r in mine], "o-", color=COLORS[kind], label=LABELS[kind])
             left.plot(layers, [r["predicted_accuracy"] for r in mine], ":", color=COLORS[kind])
         left.axhline(longest[0]["chance"], color="0.6", lw=0.8, ls="--")
-        left.set(xlabel="layers L", ylabel="accuracy", ylim=(0, 1.05),
-                 title=f"retrieval, n = {n}, w = {longest[0]['w']} (dotted: reachable)")  # fmt: skip
+        left.set(
+            xlabel="layers L",
+            ylabel="accuracy",
+            ylim=(0, 1.05),
+            title=f"retrieval, n = {n}, w = {longest[0]['w']} (dotted: reachable)",
+        )
         left.legend()
     markers = {"retrieval": "o", "counting": "s"}
     for task, marker in markers.items():
         for r in docs.get(task, {}).get("runs", []):
             middle.plot(r["predicted_accuracy"], r["accuracy"], marker, color=COLORS[r["kind"]], mfc="none")
     middle.plot([0, 1], [0, 1], color="0.6", lw=0.8)
-    middle.set(xlabel="predicted: reach + (1 - reach) chance", ylabel="measured accuracy",
-               xlim=(0, 1.02), ylim=(0, 1.02), title="o retrieval, □ counting")  # fmt: skip
+    middle.set(
+        xlabel="predicted: reach + (1 - reach) chance",
+        ylabel="measured accuracy",
+        xlim=(0, 1.02),
+        ylim=(0, 1.02),
+        title="o retrieval, □ counting",
+    )
     if "lm" in docs:
         rows = {r["kind"]: r for r in docs["lm"]["runs"]}
         kinds = [k for k in KINDS if k in rows]
         x = range(len(kinds))
-        right.bar([i - 0.2 for i in x], [rows[k]["val_loss"] for k in kinds], 0.4,
-                  color=[COLORS[k] for k in kinds], label="all characters")  # fmt: skip
+        right.bar(
+            [i - 0.2 for i in x],
+            [rows[k]["val_loss"] for k in kinds],
+            0.4,
+            color=[COLORS[k] for k in kinds],
+            label="all characters",
+        )
         far = [rows[k]["probe"]["far"]["loss"] or 0.0 for k in kinds]
-        right.bar([i + 0.2 for i in x], far, 0.4, color=[COLORS[k] for k in kinds], alpha=0.45, hatch="//",
-                  label=f"far copies (beyond {rows[kinds[0]]['swa_field']} tokens)")  # fmt: skip
+        right.bar(
+            [i + 0.2 for i in x],
+            far,
+            0.4,
+            color=[COLORS[k] for k in kinds],
+            alpha=0.45,
+            hatch="//",
+            label=f"far copies (beyond {rows[kinds[0]]['swa_field']} tokens)",
+        )
         for i, k in enumerate(kinds):
-            right.annotate(f"{rows[k]['val_perplexity']:.2f}", (i - 0.2, rows[k]["val_loss"]), ha="center",
-                           va="bottom", fontsize=6)  # fmt: skip
+            right.annotate(
+                f"{rows[k]['val_perplexity']:.2f}", (i - 0.2, rows[k]["val_loss"]), ha="center", va="bottom", fontsize=6
+            )
         right.set_xticks(list(x), [LABELS[k] for k in kinds])
         top = max(max(far), max(rows[k]["val_loss"] for k in kinds))
-        right.set(ylabel="validation loss [nats/char]", title="char LM, stdlib (labels: perplexity)",
-                  ylim=(0, 1.45 * top))  # fmt: skip
+        right.set(
+            ylabel="validation loss [nats/char]", title="char LM, stdlib (labels: perplexity)", ylim=(0, 1.45 * top)
+        )
         right.legend(loc="upper center", ncol=1)
     return save(fig, out, "training")

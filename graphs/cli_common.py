@@ -197,8 +197,11 @@ def run_command(main, argv: list[str] | None = None) -> NoReturn:
     (130, True)
     """
     module = getattr(main, "__module__", None) or "__main__"
-    command = "python -m " + module.removesuffix(".__main__").removesuffix(".cli") if module != "__main__" else (
-        os.path.basename(sys.argv[0]))  # fmt: skip
+    command = (
+        "python -m " + module.removesuffix(".__main__").removesuffix(".cli")
+        if module != "__main__"
+        else (os.path.basename(sys.argv[0]))
+    )
     try:
         code = main(argv)
     except KeyboardInterrupt:
@@ -351,8 +354,9 @@ def output_folder(option: str):
         existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
         if not existing.is_dir():
             where = "" if existing == path else f" ({existing} is a file)"
-            raise argparse.ArgumentTypeError(f"{text} is a file, not a folder{where}" if existing == path
-                                             else f"cannot create {text}{where}")  # fmt: skip
+            raise argparse.ArgumentTypeError(
+                f"{text} is a file, not a folder{where}" if existing == path else f"cannot create {text}{where}"
+            )
         if not os.access(existing, os.W_OK | os.X_OK):
             raise argparse.ArgumentTypeError(f"cannot write to {existing}")
         _probe_writable(existing)

@@ -141,9 +141,14 @@ _OUTPUT_HELP = (
 
 def _add_output(parser: argparse.ArgumentParser, flag: str, what: str, suffix: str) -> argparse.Action:
     """``flag [PATH]``: a file checked as the line is parsed, ``-`` or the flag alone for standard output."""
-    return parser.add_argument(flag, nargs="?", const="-", metavar="PATH",
-                               type=output_file(flag, stdout=True, suffixes=(suffix,)),
-                               help=_OUTPUT_HELP.format(what=what, suffix=suffix))  # fmt: skip
+    return parser.add_argument(
+        flag,
+        nargs="?",
+        const="-",
+        metavar="PATH",
+        type=output_file(flag, stdout=True, suffixes=(suffix,)),
+        help=_OUTPUT_HELP.format(what=what, suffix=suffix),
+    )
 
 
 def add_json_option(parser: argparse.ArgumentParser) -> argparse.Action:
@@ -286,9 +291,12 @@ def add_seed_option(parser: argparse.ArgumentParser, default: int = 0) -> argpar
     >>> parser.parse_args([]).seed, parser.parse_args(["--seed", "7"]).seed
     (0, 7)
     """
-    return parser.add_argument("--seed", type=_int_at_least(0), default=default,
-                               help="seed of every random draw: permutations, sampled positions (an integer >= 0; "
-                               "default %(default)s)")  # fmt: skip
+    return parser.add_argument(
+        "--seed",
+        type=_int_at_least(0),
+        default=default,
+        help="seed of every random draw: permutations, sampled positions (an integer >= 0; default %(default)s)",
+    )
 
 
 def add_progress_option(parser: argparse.ArgumentParser, *aliases: str) -> argparse.Action:
@@ -313,8 +321,13 @@ def add_progress_option(parser: argparse.ArgumentParser, *aliases: str) -> argpa
     >>> parser.parse_args(["--quiet"]).no_progress, parser.parse_args([]).no_progress
     (True, False)
     """
-    return parser.add_argument("--no-progress", *aliases, dest="no_progress", action="store_true",
-                               help="no progress bar (without the flag, one shows on a terminal only)")  # fmt: skip
+    return parser.add_argument(
+        "--no-progress",
+        *aliases,
+        dest="no_progress",
+        action="store_true",
+        help="no progress bar (without the flag, one shows on a terminal only)",
+    )
 
 
 def add_n_option(parser: argparse.ArgumentParser, default: int, minimum: int = 2) -> argparse.Action:
@@ -384,8 +397,14 @@ def add_out_option(
     (PosixPath('runs'), PosixPath('runs/b'))
     """
     when = "required" if required else "no default" if default is None else "default %(default)s"
-    return parser.add_argument("--out", type=output_folder("--out"), default=default, required=required,
-                               metavar="DIR", help=f"output folder, created if missing: {holds} ({when})")  # fmt: skip
+    return parser.add_argument(
+        "--out",
+        type=output_folder("--out"),
+        default=default,
+        required=required,
+        metavar="DIR",
+        help=f"output folder, created if missing: {holds} ({when})",
+    )
 
 
 def add_budget_option(parser: argparse.ArgumentParser, default: str | int, many: bool = True) -> argparse.Action:
@@ -420,7 +439,12 @@ def add_budget_option(parser: argparse.ArgumentParser, default: str | int, many:
     """
     what = "what a method may spend per query: keys for the sparse methods, a rank or features for the others"
     if many:
-        return parser.add_argument("--budgets", type=_comma_ints_text("--budgets"), default=default,
-                                   help=f"{what}; comma-separated integers >= 1 (default %(default)s)")  # fmt: skip
-    return parser.add_argument("--budget", type=_int_at_least(1), default=default,
-                               help=f"{what}; an integer >= 1 (default %(default)s)")  # fmt: skip
+        return parser.add_argument(
+            "--budgets",
+            type=_comma_ints_text("--budgets"),
+            default=default,
+            help=f"{what}; comma-separated integers >= 1 (default %(default)s)",
+        )
+    return parser.add_argument(
+        "--budget", type=_int_at_least(1), default=default, help=f"{what}; an integer >= 1 (default %(default)s)"
+    )

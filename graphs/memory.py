@@ -178,8 +178,9 @@ def format_bytes(size: int | float) -> str:
     return f"{int(size)} B"
 
 
-def check_memory(name: str, needed: int | float, what: str, limit: int = DEFAULT_MAX_MEMORY,
-                 limit_name: str | None = None) -> None:  # fmt: skip
+def check_memory(
+    name: str, needed: int | float, what: str, limit: int = DEFAULT_MAX_MEMORY, limit_name: str | None = None
+) -> None:
     """Refuse, before anything is allocated, work whose memory estimate exceeds ``limit``.
 
     Parameters

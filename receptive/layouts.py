@@ -487,8 +487,10 @@ def format_table(doc: dict) -> str:
         )
     skipped = doc.get("skipped", [])
     if skipped:
-        lines.append(f"not run at n = {doc['n']} (a segment, block or window longer than n): "
-                     + ", ".join(f"{s['name']} (fits from --n {s['needs_n']})" for s in skipped))  # fmt: skip
+        lines.append(
+            f"not run at n = {doc['n']} (a segment, block or window longer than n): "
+            + ", ".join(f"{s['name']} (fits from --n {s['needs_n']})" for s in skipped)
+        )
     return "\n".join(lines)
 
 
@@ -585,11 +587,14 @@ def run(args: argparse.Namespace) -> dict:
     paths, skipped = fitting_layouts(paths, args.n, args.seed)
     if skipped and args.only:
         s = skipped[0]
-        raise ValueError(f"--only: {s['name']} does not fit --n {args.n} ({s['reason']}); it fits from "
-                         f"--n {s['needs_n']}, or leave it out of --only")  # fmt: skip
+        raise ValueError(
+            f"--only: {s['name']} does not fit --n {args.n} ({s['reason']}); it fits from "
+            f"--n {s['needs_n']}, or leave it out of --only"
+        )
     if not paths:
-        raise ValueError(f"--n: no layout fits n = {args.n}; the first fits from --n "
-                         f"{min(s['needs_n'] for s in skipped)}")  # fmt: skip
+        raise ValueError(
+            f"--n: no layout fits n = {args.n}; the first fits from --n {min(s['needs_n'] for s in skipped)}"
+        )
     progress = False if args.no_progress else None
     results = study(paths, args.n, targets, args.seed, progress)
     return {

@@ -47,8 +47,9 @@ ATTENTION = ("swa", "sa", "sa+swa")
 def _add_options(parser: argparse.ArgumentParser) -> None:
     """The attention models' options ``--w``, ``--layers``, ``--causal``."""
     parser.add_argument("--w", type=int, help=f"attention window, keys per query incl. self (default {DEFAULT_W})")
-    parser.add_argument("--layers", type=int,
-                        help=f"attention layers whose union is the graph (default {DEFAULT_LAYERS})")  # fmt: skip
+    parser.add_argument(
+        "--layers", type=int, help=f"attention layers whose union is the graph (default {DEFAULT_LAYERS})"
+    )
     parser.add_argument("--causal", action="store_true", help="causal attention graph")
 
 
@@ -57,8 +58,13 @@ def _check(args: argparse.Namespace) -> None:
     (naming both), for ``--sources`` above the graph's n, and for a union whose edges would not fit in memory."""
     model = "--edges" if args.edges else f"--model {args.model}"
     attention = not args.edges and args.model in ATTENTION
-    given = {"--w": args.w is not None, "--layers": args.layers is not None, "--causal": args.causal,
-             "--k": args.k is not None, "--calibrate": args.calibrate}  # fmt: skip
+    given = {
+        "--w": args.w is not None,
+        "--layers": args.layers is not None,
+        "--causal": args.causal,
+        "--k": args.k is not None,
+        "--calibrate": args.calibrate,
+    }
     for flag in ("--w", "--layers", "--causal"):
         if given[flag] and not attention:
             raise ValueError(f"{flag}: does not apply with {model} (only the attention graphs {', '.join(ATTENTION)})")

@@ -116,9 +116,11 @@ def stack(kind, n):
 
 @pytest.mark.parametrize(
     ("kind", "flags"),
-    [("stack", ["--stack", "2*swa:8,sa:8", "--layers", "6", "--seed", "2"]),
-     ("hf-config", ["--hf-config", "mistral-7b-v0.1", "--layers", "3"])],
-)  # fmt: skip
+    [
+        ("stack", ["--stack", "2*swa:8,sa:8", "--layers", "6", "--seed", "2"]),
+        ("hf-config", ["--hf-config", "mistral-7b-v0.1", "--layers", "3"]),
+    ],
+)
 def test_coverage_json_of_a_stack_and_its_csv_are_coverage_by_layer(kind, flags, tmp_path):
     csv_path = tmp_path / "rows.csv"
     doc = json.loads(command("receptive.coverage", "--n", "256", *flags, "--json", "--csv", csv_path, "--no-progress"))
@@ -134,8 +136,11 @@ def test_coverage_json_of_a_stack_and_its_csv_are_coverage_by_layer(kind, flags,
         (name, api["method"], row["layer"]) for row in api["layers"]
     ]
     for r, row in zip(rows, api["layers"], strict=True):
-        assert (float(r["mean"]), float(r["min"]), float(r["full_fraction"])) == (row["mean"], row["min"],
-                                                                                  row["full_fraction"])  # fmt: skip
+        assert (float(r["mean"]), float(r["min"]), float(r["full_fraction"])) == (
+            row["mean"],
+            row["min"],
+            row["full_fraction"],
+        )
 
 
 # --- gpu.bench: everything but the timings --------------------------------------------------------------------------
@@ -167,8 +172,17 @@ def bench_expectations(doc, heads, dim, w):
 
 
 def non_timing(doc):
-    timing = {"seconds", "tflops", "repeat_seconds", "speedup_over_full", "time_over_peer", "sa_over_swa", "over_sa",
-              "seconds_to_full_coverage", "peak_memory_bytes"}  # fmt: skip
+    timing = {
+        "seconds",
+        "tflops",
+        "repeat_seconds",
+        "speedup_over_full",
+        "time_over_peer",
+        "sa_over_swa",
+        "over_sa",
+        "seconds_to_full_coverage",
+        "peak_memory_bytes",
+    }
     return {
         "parameters": doc["parameters"],
         "rows": [{k: v for k, v in r.items() if k not in timing} for r in doc["rows"]],
@@ -185,11 +199,22 @@ def test_bench_json_is_its_run_and_the_patterns_it_times(tmp_path):
     out = tmp_path / "bench.json"
     command("gpu.bench", "--n", "64,128", "--w", "8", "--heads", "2", "--dim", "8", "--repeats", "1", "--json", out)
     doc = json.loads(out.read_text())
-    assert doc["parameters"] == {"n": [64, 128], "w": 8, "heads": 2, "dim": 8, "batch": 1, "dtype": "float32",
-                                 "backward": False, "repeats": 1, "variants": False, "backends": ["torch"],
-                                 "replot": None}  # fmt: skip
-    assert [(r["n"], r["path"]) for r in doc["rows"]] == [(n, p) for n in (64, 128) for p in ("full", "swa", "sa",
-                                                                                              "sa+swa")]  # fmt: skip
+    assert doc["parameters"] == {
+        "n": [64, 128],
+        "w": 8,
+        "heads": 2,
+        "dim": 8,
+        "batch": 1,
+        "dtype": "float32",
+        "backward": False,
+        "repeats": 1,
+        "variants": False,
+        "backends": ["torch"],
+        "replot": None,
+    }
+    assert [(r["n"], r["path"]) for r in doc["rows"]] == [
+        (n, p) for n in (64, 128) for p in ("full", "swa", "sa", "sa+swa")
+    ]
     bench_expectations(doc, heads=2, dim=8, w=8)
     args = argparse.Namespace(**doc["parameters"], json=None, plot=None)
     with torch.no_grad():
@@ -204,8 +229,12 @@ def test_layouts_json_is_study(capsys):
     from receptive.layouts import main, study
     from receptive.presets import preset_dir
 
-    assert main(["--n", "256", "--targets", "8", "--seed", "1", "--only", "mistral-7b-v0.1", "--json", "-",
-                 "--no-progress"]) == 0  # fmt: skip
+    assert (
+        main(
+            ["--n", "256", "--targets", "8", "--seed", "1", "--only", "mistral-7b-v0.1", "--json", "-", "--no-progress"]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     paths = [preset_dir() / "mistral-7b-v0.1.json"]
     same(doc["layouts"], [r.to_dict() for r in study(paths, 256, 8, seed=1, progress=False)])
@@ -220,8 +249,10 @@ def test_graphs_smallworld_json_is_small_world_of_the_model(capsys):
     from graphs.smallworld import small_world
     from graphs.smallworld.cli import main
 
-    assert main(["--model", "ws", "--n", "300", "--k", "6", "--beta", "0.2", "--seed", "2", "--json",
-                 "--no-progress"]) == 0  # fmt: skip
+    assert (
+        main(["--model", "ws", "--n", "300", "--k", "6", "--beta", "0.2", "--seed", "2", "--json", "--no-progress"])
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     api = small_world(watts_strogatz(300, 6, 0.2, seed=2), seed=2, progress=False)
     same(doc, finite(api.to_dict()))
@@ -248,8 +279,21 @@ def test_approx_json_is_the_error_and_cost_of_each_method(capsys):
     from gpu.approx.cli import HEADS, main, synthetic
 
     n, d, seeds = 32, 8, 2
-    argv = ["--kinds", "random,spiky", "--methods", "swa,top-k,performer", "--n", n, "--d", d, "--budgets", "4,8",
-            "--seeds", seeds, "--json"]  # fmt: skip
+    argv = [
+        "--kinds",
+        "random,spiky",
+        "--methods",
+        "swa,top-k,performer",
+        "--n",
+        n,
+        "--d",
+        d,
+        "--budgets",
+        "4,8",
+        "--seeds",
+        seeds,
+        "--json",
+    ]
     assert main(list(map(str, argv))) == 0
     doc = json.loads(capsys.readouterr().out)
     assert len(doc["rows"]) == 2 * 3 * 2
@@ -273,8 +317,27 @@ def test_approx_costs_json_is_method_cost(capsys):
     from gpu.approx import exact_cost, method_cost
     from gpu.approx.cli import main
 
-    assert main(["--costs", "--methods", "swa,performer,mla", "--n", "64", "--d", "16", "--heads", "2", "--budgets",
-                 "8", "--causal", "--json", "-"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "--costs",
+                "--methods",
+                "swa,performer,mla",
+                "--n",
+                "64",
+                "--d",
+                "16",
+                "--heads",
+                "2",
+                "--budgets",
+                "8",
+                "--causal",
+                "--json",
+                "-",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     rows = {(r["method"], r["budget"]): r for r in doc["rows"]}
     exact = exact_cost(64, 16, 2, True)
@@ -289,14 +352,33 @@ def test_approx_costs_json_is_method_cost(capsys):
 
 
 def test_bound_json_points_are_coverage_by_layer_per_seed(tmp_path):
-    doc = json.loads(command("receptive.bound", "--n", "256,1024", "--w", "16", "--patterns", "sa,sa+swa", "--causal",
-                             "no", "--seeds", "3", "--out", tmp_path / "out", "--json", "--no-progress"))  # fmt: skip
+    doc = json.loads(
+        command(
+            "receptive.bound",
+            "--n",
+            "256,1024",
+            "--w",
+            "16",
+            "--patterns",
+            "sa,sa+swa",
+            "--causal",
+            "no",
+            "--seeds",
+            "3",
+            "--out",
+            tmp_path / "out",
+            "--json",
+            "--no-progress",
+        )
+    )
     points = {(p["pattern"], p["n"]): p for p in doc["points"]}
     assert sorted(points) == [("sa", 256), ("sa", 1024), ("sa+swa", 256), ("sa+swa", 1024)]
     max_layers = doc["parameters"]["max_layers"]
     for (name, n), point in points.items():
-        stars = [coverage_by_layer(make_pattern(name, n, 16, seed=s), max_layers=max_layers).full_coverage_layer
-                 for s in range(3)]  # fmt: skip
+        stars = [
+            coverage_by_layer(make_pattern(name, n, 16, seed=s), max_layers=max_layers).full_coverage_layer
+            for s in range(3)
+        ]
         assert point["full_layers"] == stars
         assert point["predicted"] == theory.predict_full_layer(name, n, 16, False, False, max_layers)[0]
 
@@ -318,9 +400,27 @@ def test_eval_cli_json_is_task_scores_of_score_items(tmp_path):
     model.save_pretrained(tmp_path / "model")
     tokenizer.save_pretrained(tmp_path / "model")
     tasks = {name: FIXTURES / f"{name}.jsonl" for name in ("arc_easy_rc_5shot", "lambada_bpb_0shot")}
-    argv = ["--model", tmp_path / "model", "--tasks", ",".join(map(str, tasks.values())), "--attention", "exact,sa",
-            "--budgets", "4", "--seeds", "1", "--decode", "sparse,exact", "--out", tmp_path / "out", "--json",
-            tmp_path / "eval.json", "--quiet", "--threads", "1"]  # fmt: skip
+    argv = [
+        "--model",
+        tmp_path / "model",
+        "--tasks",
+        ",".join(map(str, tasks.values())),
+        "--attention",
+        "exact,sa",
+        "--budgets",
+        "4",
+        "--seeds",
+        "1",
+        "--decode",
+        "sparse,exact",
+        "--out",
+        tmp_path / "out",
+        "--json",
+        tmp_path / "eval.json",
+        "--quiet",
+        "--threads",
+        "1",
+    ]
     assert main(list(map(str, argv))) == 0
     rows = {(r["attention"], r["task"]): r for r in json.loads((tmp_path / "eval.json").read_text())["rows"]}
     attentions = [EvalAttention("exact", 0), EvalAttention("sa", 4, 1), EvalAttention("sa", 4, 1, decode="exact")]

@@ -26,10 +26,12 @@ CONTENTS = {
 RESULTS = ROOT / "analysis"
 APPROX = str(RESULTS / "numerical_methods/results/approx_minilm.json")
 DECODER = str(RESULTS / "numerical_methods/results/approx_decoder.json")
-CAUSAL = {"--bound-json": str(RESULTS / "bound/results/bound.json"),
-          "--bound-22-json": str(RESULTS / "causal/results/n2p22/bound.json"),
-          "--variants-json": str(RESULTS / "causal/results/variants/variants.json"),
-          "--pooled-json": str(RESULTS / "causal/results/pooled.json")}  # fmt: skip
+CAUSAL = {
+    "--bound-json": str(RESULTS / "bound/results/bound.json"),
+    "--bound-22-json": str(RESULTS / "causal/results/n2p22/bound.json"),
+    "--variants-json": str(RESULTS / "causal/results/variants/variants.json"),
+    "--pooled-json": str(RESULTS / "causal/results/pooled.json"),
+}
 REAL_MODELS = str(RESULTS / "real_models/results/smollm2_n2048_m128.json")
 
 
@@ -57,6 +59,7 @@ def _causal(flag: str):
 
 
 #: readers: (id, package needed, command, flag (or the flags the line may name), argv from (case folder, bad file))
+# fmt: off
 READERS = [
     ("coverage-hf-config", None, "receptive.coverage.cli", "--hf-config",
      lambda t, f: ["--n", "64", "--hf-config", str(f), "--no-progress"]),
@@ -88,9 +91,11 @@ READERS = [
     ("refresh-costs-file", "torch", "analysis.numerical_methods.refresh_costs", "FILE", lambda t, f: [str(f)]),
     ("refresh-keys-log", None, "analysis.causal.refresh_keys", "--out",
      lambda t, f: ["--out", _folder_with(f, "variants.jsonl")]),
-]  # fmt: skip
+]
+# fmt: on
 
 #: writers: (id, package needed, command, flag, argv from the output path, the extension it writes (None: a folder))
+# fmt: off
 WRITERS = [
     ("coverage-csv", None, "receptive.coverage.cli", "--csv", lambda p: ["--n", "64", "--w", "4", "--csv", p], ".csv"),
     ("coverage-plot", None, "receptive.coverage.cli", "--plot", lambda p: ["--n", "64", "--w", "4", "--plot", p],
@@ -132,10 +137,12 @@ WRITERS = [
      ".json"),
     ("real-models-figure-out", "matplotlib", "analysis.real_models.figure", "--out",
      lambda p: ["--json", REAL_MODELS, "--out", p], ".png"),
-]  # fmt: skip
+]
+# fmt: on
 
 HUGE = str(10**13)
 #: sizes too big for memory: (id, package needed, command, flag, argv from the case folder)
+# fmt: off
 SIZES = [
     ("coverage-n", None, "receptive.coverage.cli", "--n", lambda t: ["--n", HUGE, "--w", "4", "--no-progress"]),
     ("coverage-stack-repeat", None, "receptive.coverage.cli", "--stack",
@@ -160,7 +167,8 @@ SIZES = [
     ("smallworld-attention-n", None, "analysis.receptive_fields.smallworld_attention", "--n",
      lambda t: ["--n", HUGE, "--out", str(t / "s.json")]),
     ("variants-n", None, "analysis.causal.variants", "--n", lambda t: ["--n", "2^40", "--out", str(t / "v")]),
-]  # fmt: skip
+]
+# fmt: on
 
 
 def _config(folder: Path, **fields) -> str:
@@ -201,8 +209,7 @@ def _check(code, err: str, changed: set[str], flag: str) -> None:
 
 @pytest.mark.parametrize("kind", sorted(CONTENTS))
 @pytest.mark.parametrize(("needs", "command", "flag", "argv"), [c[1:] for c in READERS], ids=[c[0] for c in READERS])
-def test_a_bad_input_file_is_one_line_naming_its_flag(needs, command, flag, argv, kind, tmp_path, capsys,
-                                                       monkeypatch):  # fmt: skip
+def test_a_bad_input_file_is_one_line_naming_its_flag(needs, command, flag, argv, kind, tmp_path, capsys, monkeypatch):
     if needs:
         pytest.importorskip(needs)
     monkeypatch.chdir(tmp_path)
@@ -213,10 +220,12 @@ def test_a_bad_input_file_is_one_line_naming_its_flag(needs, command, flag, argv
 
 
 @pytest.mark.parametrize("kind", ["unwritable", "extension"])
-@pytest.mark.parametrize(("needs", "command", "flag", "argv", "suffix"), [c[1:] for c in WRITERS],
-                         ids=[c[0] for c in WRITERS])  # fmt: skip
-def test_an_output_path_that_cannot_be_written_is_refused_before_work(needs, command, flag, argv, suffix, kind,
-                                                                       tmp_path, capsys, monkeypatch):  # fmt: skip
+@pytest.mark.parametrize(
+    ("needs", "command", "flag", "argv", "suffix"), [c[1:] for c in WRITERS], ids=[c[0] for c in WRITERS]
+)
+def test_an_output_path_that_cannot_be_written_is_refused_before_work(
+    needs, command, flag, argv, suffix, kind, tmp_path, capsys, monkeypatch
+):
     if needs:
         pytest.importorskip(needs)
     if kind == "extension" and suffix is None:

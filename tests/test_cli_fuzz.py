@@ -46,6 +46,7 @@ def _configs(tmp: Path, **fields) -> str:
 
 
 #: (id, what the command needs, its main, argv built in the case's folder)
+# fmt: off
 CASES = [
     ("replot-empty-rows", "torch", _module("gpu.bench.cli"),
      lambda t: ["--replot", _json(t / "b.json", {**BENCH_KEYS, "rows": []}), "--plot", str(t / "p.png")]),
@@ -99,7 +100,8 @@ CASES = [
                 "--out", str(t / "out")]),
     ("hf-eval-bad-request-file", "transformers", _module("gpu.harness.cli"),
      lambda t: ["--tasks", _text(t / "r.jsonl", '{"doc_id": 0}'), "--out", str(t / "out")]),
-]  # fmt: skip
+]
+# fmt: on
 
 
 def _files(folder: Path) -> set[str]:
@@ -107,16 +109,25 @@ def _files(folder: Path) -> set[str]:
 
 
 #: the flag a case's one line must name
-FLAGS = {"bound-scheduler-not-an-address": "--scheduler", "bound-scheduler-nobody-listens": "--scheduler",
-         "real-models-fake-gguf": "--model", "real-models-empty-folder": "--model",
-         "bench-generation-fake-gguf": "--model", "hf-eval-unknown-task": "--tasks", "hf-eval-fake-gguf": "--model",
-         "hf-eval-bad-request-file": "--tasks", "coverage-negative-layer-argument": "--patterns",
-         "coverage-binary-hf-config": "--hf-config", "smallworld-edges-folder": "--edges",
-         "real-models-scored-zero": "--scored"}  # fmt: skip
+FLAGS = {
+    "bound-scheduler-not-an-address": "--scheduler",
+    "bound-scheduler-nobody-listens": "--scheduler",
+    "real-models-fake-gguf": "--model",
+    "real-models-empty-folder": "--model",
+    "bench-generation-fake-gguf": "--model",
+    "hf-eval-unknown-task": "--tasks",
+    "hf-eval-fake-gguf": "--model",
+    "hf-eval-bad-request-file": "--tasks",
+    "coverage-negative-layer-argument": "--patterns",
+    "coverage-binary-hf-config": "--hf-config",
+    "smallworld-edges-folder": "--edges",
+    "real-models-scored-zero": "--scored",
+}
 
 
-@pytest.mark.parametrize(("needs", "main", "argv", "flag"), [(*c[1:], FLAGS.get(c[0])) for c in CASES],
-                         ids=[c[0] for c in CASES])  # fmt: skip
+@pytest.mark.parametrize(
+    ("needs", "main", "argv", "flag"), [(*c[1:], FLAGS.get(c[0])) for c in CASES], ids=[c[0] for c in CASES]
+)
 def test_bad_input_is_one_line_exit_2_and_leaves_nothing(tmp_path, capsys, needs, main, argv, flag):
     if needs:
         pytest.importorskip(needs)

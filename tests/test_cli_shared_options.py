@@ -23,16 +23,27 @@ from command_tables import command_modules, markdown  # noqa: E402
 
 #: each installed command: its module and the package it needs beyond the toolkit's own
 COMMANDS = {
-    "receptive.coverage.cli": None, "receptive.bound.cli": None, "receptive.layouts": None,
-    "receptive.smallworld": None, "graphs.smallworld.cli": None, "figures.cli": "matplotlib", "gpu.bench.cli": "torch",
-    "gpu.approx.cli": "torch", "gpu.harness.cli": "transformers", "gpu.harness.lm_eval": "transformers",
+    "receptive.coverage.cli": None,
+    "receptive.bound.cli": None,
+    "receptive.layouts": None,
+    "receptive.smallworld": None,
+    "graphs.smallworld.cli": None,
+    "figures.cli": "matplotlib",
+    "gpu.bench.cli": "torch",
+    "gpu.approx.cli": "torch",
+    "gpu.harness.cli": "transformers",
+    "gpu.harness.lm_eval": "transformers",
     "gpu.profile.cli": "transformers",
-}  # fmt: skip
+}
 COVERAGE, BOUND, LAYOUTS = "receptive.coverage.cli", "receptive.bound.cli", "receptive.layouts"
 SMALLWORLD, GRAPHS_SMALLWORLD = "receptive.smallworld", "graphs.smallworld.cli"
 BENCH, APPROX, HARNESS, LM_EVAL, PROFILE = (
-    "gpu.bench.cli", "gpu.approx.cli", "gpu.harness.cli", "gpu.harness.lm_eval", "gpu.profile.cli"
-)  # fmt: skip
+    "gpu.bench.cli",
+    "gpu.approx.cli",
+    "gpu.harness.cli",
+    "gpu.harness.lm_eval",
+    "gpu.profile.cli",
+)
 #: each shared option: the commands that have it, from its builder
 SHARED = {
     "--json": {COVERAGE, BOUND, LAYOUTS, SMALLWORLD, GRAPHS_SMALLWORLD, BENCH, APPROX, HARNESS, PROFILE},

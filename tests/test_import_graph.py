@@ -125,9 +125,11 @@ def test_gpu_parts_point_one_way(import_graph):
     wrong = sorted(
         (a, b)
         for a, b in import_graph.edges
-        if a.startswith("gpu") and b.startswith("gpu") and part(a) != part(b)
+        if a.startswith("gpu")
+        and b.startswith("gpu")
+        and part(a) != part(b)
         and (part(b) not in GPU_ALLOWED[part(a)] or (part(b) == "gpu.approx" and b != "gpu.approx"))
-    )  # fmt: skip
+    )
     assert not wrong, f"imports against the layering of gpu's parts (backend <- lab, integration, CLI): {wrong}"
 
 
@@ -150,6 +152,10 @@ def test_the_library_packages_do_not_name_the_studies(package):
     import re
 
     study = re.compile(r"(?<![\w./])analysis[./][a-z_]")  # not receptive.bound.analysis, not a relative import
-    named = [f"{path.relative_to(ROOT)}:{number}" for path in sorted((ROOT / package).rglob("*.py"))
-             for number, line in enumerate(path.read_text().splitlines(), 1) if study.search(line)]  # fmt: skip
+    named = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if study.search(line)
+    ]
     assert not named, f"installed modules naming a study: {named}"

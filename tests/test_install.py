@@ -31,8 +31,12 @@ def installed(tmp_path_factory):
     env_dir = root / "venv"
     venv.EnvBuilder(system_site_packages=False, with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
-    nested = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                            capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    nested = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     outer = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *site.getsitepackages()])
     (Path(nested) / "outer-environment.pth").write_text("".join(f"{p}\n" for p in outer if Path(p).is_dir()))
     source = root / "source"  # a copy of the tree: pip builds in place, and the checkout stays as it is
@@ -99,10 +103,19 @@ def test_console_scripts_are_installed_and_run_from_elsewhere(installed):
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert sorted(p.name for p in python.parent.iterdir() if p.name in scripts) == sorted(scripts)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    for argv, expected in ((["receptive-coverage", "--n", "256", "--w", "8", "--no-progress"], "coverage of n=256"),
-                           (["receptive-figures", "--help"], "usage: python -m figures")):  # fmt: skip
-        result = subprocess.run([str(python.parent / argv[0]), *argv[1:]], cwd=away, env=env, capture_output=True,
-                                text=True, timeout=300, check=False)  # fmt: skip
+    for argv, expected in (
+        (["receptive-coverage", "--n", "256", "--w", "8", "--no-progress"], "coverage of n=256"),
+        (["receptive-figures", "--help"], "usage: python -m figures"),
+    ):
+        result = subprocess.run(
+            [str(python.parent / argv[0]), *argv[1:]],
+            cwd=away,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         assert result.returncode == 0 and expected in result.stdout, result.stderr[-2000:]
 
 

@@ -42,8 +42,11 @@ def test_causal_coverage_numbers():
 
 def test_real_model_numbers():
     data = json.loads((ROOT / "analysis/real_models/results/smollm2_n2048_m128.json").read_text())
-    m = re.search(r"SA's perplexity is ([\d.]+) with a sparse prefill and an exact decode against ([\d.]+)\s+for SWA "
-                  r"and ([\d.]+) for full attention", README)  # fmt: skip
+    m = re.search(
+        r"SA's perplexity is ([\d.]+) with a sparse prefill and an exact decode against ([\d.]+)\s+for SWA "
+        r"and ([\d.]+) for full attention",
+        README,
+    )
     assert m, "the real-model finding moved: update this test"
 
     from analysis.real_models.figure import summary

@@ -175,8 +175,23 @@ def models(tmp_path_factory):
 def eval_argv(model, out, task, *extra, scores=True):
     """Full attention on the first 3 items of ``task`` into the store ``out`` (``scores``: the table to OUT.json)."""
     table = ["--json", str(out.parent / f"{out.name}.json")] if scores else []
-    return ["--model", str(model), "--tasks", str(task), "--attention", "exact", "--limit", "3", "--out", str(out),
-            "--quiet", "--threads", "1", *table, *extra]  # fmt: skip
+    return [
+        "--model",
+        str(model),
+        "--tasks",
+        str(task),
+        "--attention",
+        "exact",
+        "--limit",
+        "3",
+        "--out",
+        str(out),
+        "--quiet",
+        "--threads",
+        "1",
+        *table,
+        *extra,
+    ]
 
 
 @pytest.fixture(scope="module")

@@ -35,8 +35,12 @@ def tables() -> dict[str, list[str]]:
         from gpu.attention.variants import VARIANTS
         from gpu.harness.scoring import PREFILL_METHODS
 
-        tables |= {"GENERATION_METHODS": list(GENERATION_METHODS), "VARIANTS": list(VARIANTS),
-                   "gpu.approx.METHODS": list(METHODS), "PREFILL_METHODS": list(PREFILL_METHODS)}  # fmt: skip
+        tables |= {
+            "GENERATION_METHODS": list(GENERATION_METHODS),
+            "VARIANTS": list(VARIANTS),
+            "gpu.approx.METHODS": list(METHODS),
+            "PREFILL_METHODS": list(PREFILL_METHODS),
+        }
     return tables
 
 
@@ -80,8 +84,9 @@ def public_signatures():
                     continue
                 members = [obj] if inspect.isfunction(obj) else []
                 if inspect.isclass(obj):
-                    members = [obj.__init__] + [v for k, v in vars(obj).items() if inspect.isfunction(v)
-                                                and not k.startswith("_")]  # fmt: skip
+                    members = [obj.__init__] + [
+                        v for k, v in vars(obj).items() if inspect.isfunction(v) and not k.startswith("_")
+                    ]
                 for member in members:
                     try:
                         yield f"{module.__name__}.{member.__qualname__}", set(inspect.signature(member).parameters)
@@ -92,6 +97,10 @@ def public_signatures():
 def test_the_guides_concepts_go_by_one_name_in_every_public_signature():
     concepts = guide_concepts()
     assert set(SYNONYMS) <= concepts, f"the guide's table lost a concept: {sorted(set(SYNONYMS) - concepts)}"
-    wrong = sorted(f"{where}({parameter}: say {concept})" for where, parameters in public_signatures()
-                   for concept, others in SYNONYMS.items() for parameter in parameters & others)  # fmt: skip
+    wrong = sorted(
+        f"{where}({parameter}: say {concept})"
+        for where, parameters in public_signatures()
+        for concept, others in SYNONYMS.items()
+        for parameter in parameters & others
+    )
     assert not wrong, wrong

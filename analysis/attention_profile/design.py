@@ -148,8 +148,10 @@ def option_keys(lengths: dict[str, list[int]], options=OPTIONS, max_length: int 
     """
     from gpu.attention.head_plans import HeadPlan, plan_mean_keys
 
-    return {task: {option: plan_mean_keys(HeadPlan("one", ((option,),)), n, 0, max_length) for option in options}
-            for task, n in lengths.items()}  # fmt: skip
+    return {
+        task: {option: plan_mean_keys(HeadPlan("one", ((option,),)), n, 0, max_length) for option in options}
+        for task, n in lengths.items()
+    }
 
 
 def choose(recall: dict, keys: dict, reference: dict[str, float], steps: int = 60) -> tuple[np.ndarray, float]:
@@ -206,8 +208,9 @@ def choose(recall: dict, keys: dict, reference: dict[str, float], steps: int = 6
     return pick(high)[0], high
 
 
-def design(budget: int, subjects: int | None, store=GRID, tasks=TASKS, min_keys: int = 1,
-           recall_from: dict | None = None) -> dict:  # fmt: skip
+def design(
+    budget: int, subjects: int | None, store=GRID, tasks=TASKS, min_keys: int = 1, recall_from: dict | None = None
+) -> dict:
     """Profile the candidates on the calibration text and choose the plan at ``budget`` keys per query.
 
     Parameters
@@ -254,8 +257,9 @@ def design(budget: int, subjects: int | None, store=GRID, tasks=TASKS, min_keys:
     options = [OPTIONS[i] for i in kept]
     lengths = {t: [whole for _, whole in items.values()] for t, items in item_lengths(store).items() if t in tasks}
     keys = option_keys(lengths, options, max_length)
-    reference = {t: plan_mean_keys(HeadPlan("ref", (((REFERENCE, budget),),)), lengths[t], 0, max_length)
-                 for t in tasks}  # fmt: skip
+    reference = {
+        t: plan_mean_keys(HeadPlan("ref", (((REFERENCE, budget),),)), lengths[t], 0, max_length) for t in tasks
+    }
     choice, lam = choose({o: recall[o] for o in options}, keys, reference)
     choice = np.asarray(kept)[choice]  # indices into OPTIONS
     heads = tuple(tuple(OPTIONS[c] for c in row) for row in choice.tolist())
@@ -263,17 +267,25 @@ def design(budget: int, subjects: int | None, store=GRID, tasks=TASKS, min_keys:
     counts = {labels[i]: int((choice == i).sum()) for i in range(len(OPTIONS)) if (choice == i).any()}
     sa = [i for i, (m, _) in enumerate(OPTIONS) if "sa" in m.split("+")]
     return {
-        "budget": budget, "min_keys": min_keys, "reference": REFERENCE, "lambda": lam, "plan": plan.to_dict(),
+        "budget": budget,
+        "min_keys": min_keys,
+        "reference": REFERENCE,
+        "lambda": lam,
+        "plan": plan.to_dict(),
         "label": plan.digest,
-        "keys": {t: {"plan": plan_mean_keys(plan, lengths[t], 0, max_length), "reference": reference[t]}
-                 for t in tasks},
-        "choices": counts, "sa_heads": int(np.isin(choice, sa).sum()), "heads": int(choice.size),
+        "keys": {
+            t: {"plan": plan_mean_keys(plan, lengths[t], 0, max_length), "reference": reference[t]} for t in tasks
+        },
+        "choices": counts,
+        "sa_heads": int(np.isin(choice, sa).sum()),
+        "heads": int(choice.size),
         "recall": {labels[i]: recall[o].round(6).tolist() for i, o in enumerate(OPTIONS)},
         "plan_recall": float(np.take_along_axis(np.stack(list(recall.values())), choice[None], 0).mean()),
         "reference_recall": float(recall[REFERENCE, budget].mean()) if (REFERENCE, budget) in recall else None,
         "calibration": calibration,
-        "seconds": {"recall": seconds_profile}, "threads": torch.get_num_threads(),
-    }  # fmt: skip
+        "seconds": {"recall": seconds_profile},
+        "threads": torch.get_num_threads(),
+    }
 
 
 def score(plan, out, tasks=TASKS, limit: int = 200, seeds=(0, 1, 2), progress: bool | None = None) -> list[dict]:
@@ -314,13 +326,26 @@ def score(plan, out, tasks=TASKS, limit: int = 200, seeds=(0, 1, 2), progress: b
                 model, tokenizer = load_causal_lm(smollm2_gguf())
             items = load_task(task, limit)
             start = time.perf_counter()
-            scored = score_items(model, tokenizer, items, attentions, prefixes=shared_prefixes(tokenizer, items),
-                                 progress=progress)  # fmt: skip
-            store.add({"key": key, "model": "smollm2", "method": attentions[0].method, "budget": 0, "seed": seed,
-                       "exact_layers": [], "decodes": ["sparse", "exact"], "task": task, "limit": limit,
-                       "kind": items[0].kind, "plan": plan.to_dict(),
-                       "runs": [{"attention": a.to_dict(), "records": scored[a.label]} for a in attentions],
-                       "seconds": time.perf_counter() - start})  # fmt: skip
+            scored = score_items(
+                model, tokenizer, items, attentions, prefixes=shared_prefixes(tokenizer, items), progress=progress
+            )
+            store.add(
+                {
+                    "key": key,
+                    "model": "smollm2",
+                    "method": attentions[0].method,
+                    "budget": 0,
+                    "seed": seed,
+                    "exact_layers": [],
+                    "decodes": ["sparse", "exact"],
+                    "task": task,
+                    "limit": limit,
+                    "kind": items[0].kind,
+                    "plan": plan.to_dict(),
+                    "runs": [{"attention": a.to_dict(), "records": scored[a.label]} for a in attentions],
+                    "seconds": time.perf_counter() - start,
+                }
+            )
     return store.results()
 
 
@@ -337,11 +362,13 @@ def main(argv=None) -> int:
     int
         0.
     """
-    parser = OneLineErrorParser(prog="python -m analysis.attention_profile.design",
-                                description=__doc__.split("\n\n")[0],
-                                epilog="example: python -m analysis.attention_profile.design --budget 64 "
-                                       "--out analysis/attention_profile/results/design",
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
+    parser = OneLineErrorParser(
+        prog="python -m analysis.attention_profile.design",
+        description=__doc__.split("\n\n")[0],
+        epilog="example: python -m analysis.attention_profile.design --budget 64 "
+        "--out analysis/attention_profile/results/design",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--out", required=True, help="the folder: plan_<budget>.json and the store tasks.jsonl")
     parser.add_argument("--budget", type=int, default=64, help=f"{REFERENCE}'s keys per query the plan may read")
     parser.add_argument("--subjects", type=int, default=None, help="MMLU subjects to calibrate on (default: all)")
@@ -396,11 +423,13 @@ def main(argv=None) -> int:
     progress = False if args.quiet else None
     if "design" in steps:
         result = design(args.budget, args.subjects, min_keys=args.min_keys, recall_from=recall_from)
-        command = (f"python -m analysis.attention_profile.design --budget {args.budget} --steps design"
-                   + (f" --subjects {args.subjects}" if args.subjects else "")
-                   + (f" --min-keys {args.min_keys}" if args.min_keys > 1 else "")
-                   + (f" --recall-from {args.recall_from}" if args.recall_from else "")
-                   + f" --out {args.out}")  # fmt: skip
+        command = (
+            f"python -m analysis.attention_profile.design --budget {args.budget} --steps design"
+            + (f" --subjects {args.subjects}" if args.subjects else "")
+            + (f" --min-keys {args.min_keys}" if args.min_keys > 1 else "")
+            + (f" --recall-from {args.recall_from}" if args.recall_from else "")
+            + f" --out {args.out}"
+        )
         write_atomic(plan_file, json.dumps(result | {"command": command}, indent=1) + "\n", option="--out")
         print(f"plan {result['label']}: {result['choices']}; heads with SA: {result['sa_heads']}/{result['heads']}")
         for task, k in result["keys"].items():

@@ -113,24 +113,33 @@ def summary(store, budget: int, grid=GRID, tasks=TASKS) -> dict:
             if not mine or task not in reference or task not in exact:
                 continue
             docs = sorted(set(mine) & set(reference[task]) & set(exact[task]))
-            scores = {"plan": _scores(mine, docs), "reference": _scores(reference[task], docs),
-                      "exact": _scores(exact[task], docs)}  # fmt: skip
+            scores = {
+                "plan": _scores(mine, docs),
+                "reference": _scores(reference[task], docs),
+                "exact": _scores(exact[task], docs),
+            }
             row = {"decode": decode, "task": task, "items": len(docs), "seeds": min(len(mine[d]) for d in docs)}
             for name, values in scores.items():
                 row[name] = float(values.mean())
                 means[name].append(float(values.mean()))
             for other in ("reference", "exact"):
                 low, high = bootstrap(scores["plan"] - scores[other])
-                row |= {f"minus_{other}": row["plan"] - row[other], f"minus_{other}_low": low,
-                        f"minus_{other}_high": high}  # fmt: skip
+                row |= {
+                    f"minus_{other}": row["plan"] - row[other],
+                    f"minus_{other}_low": low,
+                    f"minus_{other}_high": high,
+                }
                 pairs[other].append((scores["plan"], scores[other]))
             rows.append(row)
         if len(means["plan"]) == len(tasks):
             row = {"decode": decode, "task": "average"} | {k: float(np.mean(v)) for k, v in means.items()}
             for other in ("reference", "exact"):
                 low, high = average_interval(pairs[other])
-                row |= {f"minus_{other}": row["plan"] - row[other], f"minus_{other}_low": low,
-                        f"minus_{other}_high": high}  # fmt: skip
+                row |= {
+                    f"minus_{other}": row["plan"] - row[other],
+                    f"minus_{other}_low": low,
+                    f"minus_{other}_high": high,
+                }
             rows.append(row)
     return {"budget": budget, "reference": REFERENCE, "rows": rows}
 
@@ -161,9 +170,16 @@ def sa_against_window(plan_data: dict) -> list[dict]:
         window = recall.get(f"{REFERENCE}-{budget}")
         if "sa" not in method.split("+") or window is None:
             continue
-        rows.append({"candidate": label, "window": f"{REFERENCE}-{budget}", "heads": int(values.size),
-                     "heads_above": int((values > window).sum()), "recall": float(values.mean()),
-                     "window_recall": float(window.mean())})  # fmt: skip
+        rows.append(
+            {
+                "candidate": label,
+                "window": f"{REFERENCE}-{budget}",
+                "heads": int(values.size),
+                "heads_above": int((values > window).sum()),
+                "recall": float(values.mean()),
+                "window_recall": float(window.mean()),
+            }
+        )
     return rows
 
 
@@ -179,9 +195,11 @@ def main(argv=None) -> int:
     int
         0.
     """
-    parser = OneLineErrorParser(prog="python -m analysis.attention_profile.design_summary",
-                                description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
+    parser = OneLineErrorParser(
+        prog="python -m analysis.attention_profile.design_summary",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--store", required=True, help="the design's folder (tasks.jsonl)")
     parser.add_argument("--budget", type=int, default=64, help="the reference's keys per query")
     parser.add_argument("--grid", default=str(GRID), help="the grid's store")
@@ -208,17 +226,25 @@ def main(argv=None) -> int:
         result = summary(args.store, args.budget, args.grid)
     except ValueError as exc:
         parser.error(str(exc))
-    result |= {"plan": plan_data["label"], "keys": plan_data["keys"], "choices": plan_data["choices"],
-               "sa_against_window": sa_against_window(plan_data)}  # fmt: skip
-    command = (f"python -m analysis.attention_profile.design_summary --store {args.store} --budget {args.budget} "
-               f"--out {args.out}")  # fmt: skip
+    result |= {
+        "plan": plan_data["label"],
+        "keys": plan_data["keys"],
+        "choices": plan_data["choices"],
+        "sa_against_window": sa_against_window(plan_data),
+    }
+    command = (
+        f"python -m analysis.attention_profile.design_summary --store {args.store} --budget {args.budget} "
+        f"--out {args.out}"
+    )
     write_atomic(args.out, json.dumps(result | {"command": command}, indent=1) + "\n", option="--out")
     print(f"{'protocol':8} {'task':10} {'plan':>6} {REFERENCE:>9} {'exact':>6}  plan - ref [95%]        plan - exact")
     for r in result["rows"]:
-        print(f"{r['decode']:8} {r['task']:10} {100 * r['plan']:6.1f} {100 * r['reference']:9.1f} "
-              f"{100 * r['exact']:6.1f}  {100 * r['minus_reference']:+5.1f} [{100 * r['minus_reference_low']:+.1f}, "
-              f"{100 * r['minus_reference_high']:+.1f}]  {100 * r['minus_exact']:+5.1f} "
-              f"[{100 * r['minus_exact_low']:+.1f}, {100 * r['minus_exact_high']:+.1f}]")  # fmt: skip
+        print(
+            f"{r['decode']:8} {r['task']:10} {100 * r['plan']:6.1f} {100 * r['reference']:9.1f} "
+            f"{100 * r['exact']:6.1f}  {100 * r['minus_reference']:+5.1f} [{100 * r['minus_reference_low']:+.1f}, "
+            f"{100 * r['minus_reference_high']:+.1f}]  {100 * r['minus_exact']:+5.1f} "
+            f"[{100 * r['minus_exact_low']:+.1f}, {100 * r['minus_exact_high']:+.1f}]"
+        )
     return 0
 
 

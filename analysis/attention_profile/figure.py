@@ -68,8 +68,11 @@ def plot(heads: dict, predict: dict, profile: dict, prefix: Path) -> list[str]:
             row = by.get((decode, task, measure))
             if row and row["rho"] is not None:
                 ax.scatter([], [], marker=marker, color="black", label=f"{task}: rho {row['rho']:+.2f}")
-        ax.set(xlabel=measure + (" (negated)" if sign < 0 else ""), ylabel="accuracy (%)",
-               title=f"decode {decode}: held-out tasks")  # fmt: skip
+        ax.set(
+            xlabel=measure + (" (negated)" if sign < 0 else ""),
+            ylabel="accuracy (%)",
+            title=f"decode {decode}: held-out tasks",
+        )
         if decode == "sparse":
             for method in sorted({c[0] for c in values}):
                 ax.scatter([], [], s=14, color=COLOURS.get(method.split(",")[0], "black"), label=method)
@@ -93,14 +96,18 @@ def main(argv=None) -> int:
     int
         0.
     """
-    parser = OneLineErrorParser(prog="python -m analysis.attention_profile.figure",
-                                description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
+    parser = OneLineErrorParser(
+        prog="python -m analysis.attention_profile.figure",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--results", default=str(RESULTS), help="the folder of profile.json, predict.json, heads.json")
     parser.add_argument("--out", required=True, type=output_file("--out", suffixes=("",)), help="PREFIX")
     args = parser.parse_args(argv)
-    docs = {name: read_result(parser, "--results", Path(args.results) / f"{name}.json", key)
-            for name, key in (("profile", "tasks"), ("predict", "correlations"), ("heads", "per_head"))}  # fmt: skip
+    docs = {
+        name: read_result(parser, "--results", Path(args.results) / f"{name}.json", key)
+        for name, key in (("profile", "tasks"), ("predict", "correlations"), ("heads", "per_head"))
+    }
     for path in plot(docs["heads"], docs["predict"], docs["profile"], Path(args.out)):
         print(path)
     return 0

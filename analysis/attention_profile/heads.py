@@ -55,8 +55,11 @@ def region_shares(profile: dict, budget: int = BUDGET) -> dict[str, np.ndarray]:
     regions = np.mean([np.array(t["regions"]) for t in profile["tasks"].values()], axis=0)  # (L, H, R)
     names = next(iter(profile["tasks"].values()))["region_names"]
     window = [i for i, name in enumerate(names[1:-1], 1) if int(name.split("-")[-1]) < budget]
-    return {"sink": regions[..., 0], "window": regions[..., window].sum(-1), "far": 1 - regions[..., 0]
-            - regions[..., window].sum(-1)}  # fmt: skip
+    return {
+        "sink": regions[..., 0],
+        "window": regions[..., window].sum(-1),
+        "far": 1 - regions[..., 0] - regions[..., window].sum(-1),
+    }
 
 
 def head_recall(profile: dict, budget: int = BUDGET) -> dict[str, np.ndarray]:
@@ -104,12 +107,17 @@ def heads_summary(profile: dict, budget: int = BUDGET) -> dict:
             rows.append(row | {f"recall {k}": round(float(v[layer, head]), 4) for k, v in recall.items()})
     far = shares["far"] >= FAR_HEAD
     sa, swa, sink = (recall.get(f"{m}-{budget}") for m in ("sa", "swa", "swa+sink"))
-    summary = {"budget": budget, "far_head_threshold": FAR_HEAD, "per_head": rows,
-               "mean": {k: float(v.mean()) for k, v in shares.items()},
-               "far_heads": [[int(a), int(b)] for a, b in zip(*np.nonzero(far), strict=True)],
-               "recall_mean": {k: float(v.mean()) for k, v in recall.items()},
-               "recall_far_heads": {k: float(v[far].mean()) if far.any() else None for k, v in recall.items()},
-               "sink_heads": int((shares["sink"] >= 0.5).sum()), "heads": layers * heads}  # fmt: skip
+    summary = {
+        "budget": budget,
+        "far_head_threshold": FAR_HEAD,
+        "per_head": rows,
+        "mean": {k: float(v.mean()) for k, v in shares.items()},
+        "far_heads": [[int(a), int(b)] for a, b in zip(*np.nonzero(far), strict=True)],
+        "recall_mean": {k: float(v.mean()) for k, v in recall.items()},
+        "recall_far_heads": {k: float(v[far].mean()) if far.any() else None for k, v in recall.items()},
+        "sink_heads": int((shares["sink"] >= 0.5).sum()),
+        "heads": layers * heads,
+    }
     if sa is not None and swa is not None and far.any():
         summary["far_heads_sa_above_swa"] = int((sa[far] > swa[far]).sum())
         summary["heads_sa_above_swa"] = int((sa > swa).sum())
@@ -130,8 +138,11 @@ def main(argv=None) -> int:
     int
         0.
     """
-    parser = OneLineErrorParser(prog="python -m analysis.attention_profile.heads", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
+    parser = OneLineErrorParser(
+        prog="python -m analysis.attention_profile.heads",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--profile", default=str(RESULTS / "profile.json"), help="the study's profile")
     parser.add_argument("--out", required=True, type=output_file("--out", suffixes=(".json",)), help="the JSON")
     args = parser.parse_args(argv)

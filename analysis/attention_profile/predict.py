@@ -116,8 +116,9 @@ def correlations(table: dict, profile: dict, reach: dict, tasks, seed: int = 0) 
     rows = []
     for decode in ("sparse", "exact"):
         for task in tasks:
-            have = [c for c in profile if task in profile[c] and _key(c, decode) in table
-                    and task in table[_key(c, decode)]]  # fmt: skip
+            have = [
+                c for c in profile if task in profile[c] and _key(c, decode) in table and task in table[_key(c, decode)]
+            ]
             docs = sorted(set.intersection(*(set(table[_key(c, decode)][task]) for c in have)))
             accuracy = np.array([[np.mean(table[_key(c, decode)][task][d]) for d in docs] for c in have])
             reach_set = [c for c in have if c in reach and task in reach[c]]
@@ -126,8 +127,10 @@ def correlations(table: dict, profile: dict, reach: dict, tasks, seed: int = 0) 
             families += [(name, sign, "reach", reach_set) for name, sign in REACH_MEASURES.items()]
             draws = BOOTSTRAP
             item_draws = rng.integers(0, len(docs), (draws, len(docs)))
-            config_draws = {len(have): rng.integers(0, len(have), (draws, len(have))),
-                            len(reach_set): rng.integers(0, len(reach_set), (draws, len(reach_set)))}  # fmt: skip
+            config_draws = {
+                len(have): rng.integers(0, len(have), (draws, len(have))),
+                len(reach_set): rng.integers(0, len(reach_set), (draws, len(reach_set))),
+            }
             for name, sign, subset, configs in families:
                 rows_of = [have.index(c) for c in configs]
                 y = accuracy[rows_of]
@@ -139,9 +142,16 @@ def correlations(table: dict, profile: dict, reach: dict, tasks, seed: int = 0) 
                 else:
                     x = np.array([sign * reach[c][task][name] for c in configs])
                     boot_x = [x] * draws
-                row = {"decode": decode, "task": task, "measure": name, "subset": subset,
-                       "family": "profile" if name in PROFILE_MEASURES else "reach", "configurations": len(configs),
-                       "items": len(docs), "role": "search" if task in SEARCH_TASKS else "test"}  # fmt: skip
+                row = {
+                    "decode": decode,
+                    "task": task,
+                    "measure": name,
+                    "subset": subset,
+                    "family": "profile" if name in PROFILE_MEASURES else "reach",
+                    "configurations": len(configs),
+                    "items": len(docs),
+                    "role": "search" if task in SEARCH_TASKS else "test",
+                }
                 if np.ptp(x) == 0:
                     rows.append(row | {"rho": None, "rho_low": None, "rho_high": None})
                     continue
@@ -226,8 +236,12 @@ def costs(profile: dict) -> dict[str, float]:
     patterns = len(profile["patterns"])
     exact = sum(s["exact_forward_measures"] for s in seconds) / sum(s["texts"] for s in seconds)
     kl = sum(s["kl_only"] for s in seconds) / max(1, sum(s["kl_texts"] for s in seconds))
-    return {"exact_forward_measures_per_text": exact, "kl_per_text": kl, "kl_per_text_and_configuration": kl / patterns,
-            "configurations": patterns}  # fmt: skip
+    return {
+        "exact_forward_measures_per_text": exact,
+        "kl_per_text": kl,
+        "kl_per_text_and_configuration": kl / patterns,
+        "configurations": patterns,
+    }
 
 
 def read_result(parser, flag: str, path, key: str) -> dict:
@@ -278,16 +292,20 @@ def main(argv=None) -> int:
     int
         0.
     """
-    parser = OneLineErrorParser(prog="python -m analysis.attention_profile.predict",
-                                description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
+    parser = OneLineErrorParser(
+        prog="python -m analysis.attention_profile.predict",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--profile", default=str(RESULTS / "profile.json"), help="the study's profile")
     parser.add_argument("--store", default=str(PAPER_RESULTS / "grid"), help="the grid's result store")
     parser.add_argument("--reach", default=str(PAPER_RESULTS / "reach.json"), help="the committed reach measures")
     parser.add_argument("--out", required=True, type=output_file("--out", suffixes=(".json",)), help="the JSON")
     args = parser.parse_args(argv)
-    loaded = {flag: read_result(parser, flag, path, key) for flag, path, key in
-              (("--profile", args.profile, "tasks"), ("--reach", args.reach, "measures"))}  # fmt: skip
+    loaded = {
+        flag: read_result(parser, flag, path, key)
+        for flag, path, key in (("--profile", args.profile, "tasks"), ("--reach", args.reach, "measures"))
+    }
     if not (Path(args.store) / "tasks.jsonl").is_file():
         parser.error(f"--store: no tasks.jsonl in {args.store!r}")
     profile = loaded["--profile"]
@@ -300,11 +318,19 @@ def main(argv=None) -> int:
     values = profile_values(profile)
     rows = correlations(table, values, reach_values(loaded["--reach"]), tasks)
     choice = {"any": chosen(rows), "profile": chosen(rows, "profile"), "reach": chosen(rows, "reach")}
-    report = [row for row in rows if row["task"] in HELD_OUT
-              and any(row["measure"] == c.get(row["decode"]) for c in choice.values())]  # fmt: skip
-    result = {"command": f"python -m analysis.attention_profile.predict --out {args.out}", "correlations": rows,
-              "chosen": choice, "held_out": report, "seconds": costs(profile),
-              "accuracy": accuracies(table, values, tasks)}  # fmt: skip
+    report = [
+        row
+        for row in rows
+        if row["task"] in HELD_OUT and any(row["measure"] == c.get(row["decode"]) for c in choice.values())
+    ]
+    result = {
+        "command": f"python -m analysis.attention_profile.predict --out {args.out}",
+        "correlations": rows,
+        "chosen": choice,
+        "held_out": report,
+        "seconds": costs(profile),
+        "accuracy": accuracies(table, values, tasks),
+    }
     write_atomic(args.out, json.dumps(result, indent=1) + "\n", option="--out")
     for row in report:
         if (row["subset"] == "all" or row["family"] == "reach") and row["rho"] is not None:

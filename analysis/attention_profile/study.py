@@ -122,10 +122,15 @@ def run(store, items: int, kl_items: int, tasks=TASKS, progress: bool | None = N
             "regions": np.mean([t.regions.mean(2) for t in texts], axis=0).round(6).tolist(),
             "region_names": list(parts[0].regions),
             "headline_recall": {p.label: recall[patterns.index(p)].round(6).tolist() for p in headline},
-            "seconds": {"exact_forward_measures": sum(p.seconds["forward"] for p in parts),
-                        "kl_only": with_kl.seconds["kl"] if with_kl else 0.0, "with_kl": seconds_kl,
-                        "without_kl": seconds_rest, "texts": len(ids), "kl_texts": len(ids[:kl_items])},
-        }  # fmt: skip
+            "seconds": {
+                "exact_forward_measures": sum(p.seconds["forward"] for p in parts),
+                "kl_only": with_kl.seconds["kl"] if with_kl else 0.0,
+                "with_kl": seconds_kl,
+                "without_kl": seconds_rest,
+                "texts": len(ids),
+                "kl_texts": len(ids[:kl_items]),
+            },
+        }
         if checkpoint is not None:
             checkpoint(result)
     return result
@@ -144,8 +149,11 @@ def main(argv=None) -> int:
     int
         0.
     """
-    parser = OneLineErrorParser(prog="python -m analysis.attention_profile.study", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
+    parser = OneLineErrorParser(
+        prog="python -m analysis.attention_profile.study",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--store", default=str(GRID), help="the grid's result store")
     parser.add_argument("--items", type=int, default=8, help="texts per task for the exact-forward measures")
     parser.add_argument("--kl-items", type=int, default=4, help="texts per task for the KL (the first of them)")
@@ -169,8 +177,10 @@ def main(argv=None) -> int:
     from gpu.attention.threads import set_threads
 
     set_threads(args.threads)
-    command = (f"python -m analysis.attention_profile.study --items {args.items} --kl-items {args.kl_items} "
-               f"--tasks {','.join(tasks)} --out {args.out}")  # fmt: skip
+    command = (
+        f"python -m analysis.attention_profile.study --items {args.items} --kl-items {args.kl_items} "
+        f"--tasks {','.join(tasks)} --out {args.out}"
+    )
 
     def write(result):  # after every task: a stopped run keeps the tasks it finished
         text = json.dumps(result | {"command": command}, indent=None, separators=(",", ":")) + "\n"
@@ -179,8 +189,10 @@ def main(argv=None) -> int:
     result = run(args.store, args.items, args.kl_items, tasks, progress=False if args.quiet else None, checkpoint=write)
     for task, data in result["tasks"].items():
         seconds = data["seconds"]
-        print(f"{task:10} {seconds['texts']} texts: exact-forward measures {seconds['exact_forward_measures']:.0f} s, "
-              f"KL of {seconds['kl_texts']} texts {seconds['kl_only']:.0f} s")  # fmt: skip
+        print(
+            f"{task:10} {seconds['texts']} texts: exact-forward measures {seconds['exact_forward_measures']:.0f} s, "
+            f"KL of {seconds['kl_texts']} texts {seconds['kl_only']:.0f} s"
+        )
     return 0
 
 

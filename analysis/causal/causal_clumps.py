@@ -156,8 +156,10 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')}: expected >= 1, got {getattr(args, name)}")
     points, sampled = [], []
-    for flag, texts, found, max_n in (("--point", args.point, points, MAX_N),
-                                      ("--sampled-point", args.sampled_point, sampled, MAX_SAMPLED_N)):  # fmt: skip
+    for flag, texts, found, max_n in (
+        ("--point", args.point, points, MAX_N),
+        ("--sampled-point", args.sampled_point, sampled, MAX_SAMPLED_N),
+    ):
         try:
             found += [parse_point(p, max_n) for p in texts]
         except ValueError as error:

@@ -108,8 +108,11 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         per_seed.append(seed_rows(args.n, args.w, args.layer, args.targets, seed))
         spans = [(t["offsets"][0], t["offsets"][-1], len(t["offsets"])) for t in per_seed[-1]["traced"]]
-        print(f"seed {seed}: {per_seed[-1]['failing_targets']} failing targets (nearest, farthest, missed keys): "
-              f"{spans} ({time.perf_counter() - start:.0f} s)", flush=True)  # fmt: skip
+        print(
+            f"seed {seed}: {per_seed[-1]['failing_targets']} failing targets (nearest, farthest, missed keys): "
+            f"{spans} ({time.perf_counter() - start:.0f} s)",
+            flush=True,
+        )
     summary = summarise(per_seed)
     print(json.dumps(summary))
     if args.out:

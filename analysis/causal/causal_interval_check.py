@@ -40,8 +40,10 @@ SOURCES = ("analysis/causal/results/causal_clumps.json", "analysis/causal/result
 
 
 #: the entries of a file of ``python -m analysis.causal.causal_clumps`` this check reads, each a number
-ENTRY_KEYS = {"rows": ("n", "w", "layer", "full_share"),
-              "sampled_rows": ("n", "w", "layer", "targets", "mean_failing_targets")}  # fmt: skip
+ENTRY_KEYS = {
+    "rows": ("n", "w", "layer", "full_share"),
+    "sampled_rows": ("n", "w", "layer", "targets", "mean_failing_targets"),
+}
 
 
 def read_source(source: str) -> dict:
@@ -66,9 +68,11 @@ def read_source(source: str) -> dict:
                 or not (2 <= r["w"] <= r["n"] and 1 <= r["layer"] <= POOLED_LAYERS)
                 or (key == "sampled_rows" and not (isinstance(r["targets"], int) and 1 <= r["targets"] <= r["n"]))
             ):
-                raise ValueError(f"sources: {source!r}: {key}[{i}] is not a row of causal_clumps "
-                                 f"(integers n, w, layer with 2 <= w <= n, 1 <= layer <= {POOLED_LAYERS}, and "
-                                 f"{', '.join(needed[3:])})")  # fmt: skip
+                raise ValueError(
+                    f"sources: {source!r}: {key}[{i}] is not a row of causal_clumps "
+                    f"(integers n, w, layer with 2 <= w <= n, 1 <= layer <= {POOLED_LAYERS}, and "
+                    f"{', '.join(needed[3:])})"
+                )
     return doc
 
 
@@ -119,8 +123,11 @@ def gap_rows(events: int, seed: int, points=GAP_POINTS) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = OneLineErrorParser(prog="python -m analysis.causal.causal_interval_check", description=__doc__,
-                                options={"events": "--events", "seed": "--seed"})  # fmt: skip
+    parser = OneLineErrorParser(
+        prog="python -m analysis.causal.causal_interval_check",
+        description=__doc__,
+        options={"events": "--events", "seed": "--seed"},
+    )
     parser.add_argument("--events", type=int, default=300, help="the interval model's events (default 300)")
     parser.add_argument("--seed", type=int, default=0, help="the interval model's seed (default 0)")
     parser.add_argument("--out", type=output_file("--out", suffixes=(".json",)), help="write the JSON here")

@@ -92,8 +92,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     default_dirs = " ".join(pooled.DEFAULT_DIRS)
     parser.add_argument("dirs", nargs="*", help=f"the committed runs (default: {default_dirs}; not with --points)")
-    parser.add_argument("--out", type=output_file("--out", suffixes=(".json",)), default=None,
-                        help=f"the JSON written (default {DEFAULT_OUT})")  # fmt: skip
+    parser.add_argument(
+        "--out",
+        type=output_file("--out", suffixes=(".json",)),
+        default=None,
+        help=f"the JSON written (default {DEFAULT_OUT})",
+    )
     parser.add_argument("--events", type=int, default=EVENTS, help=f"events sampled where N_L = 1 (default {EVENTS})")
     parser.add_argument("--seed", type=int, default=SEED, help=f"the Monte Carlo's seed (default {SEED})")
     parser.add_argument("--max-cost", type=float, default=MAX_COST, help="word operations per point, at most")

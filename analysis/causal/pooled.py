@@ -70,11 +70,22 @@ __all__ = [
 
 #: what :func:`pool_seeds` reads of a row of ``python -m receptive.bound``'s ``tasks.jsonl``
 TASK_ROW_SHAPE = {
-    "task": {"pattern": str, "causal": bool, "circular": bool, "n": int, "w": int, "seed": int,
-             "method": frozenset({"exact", "sampled"}), "max_layers": int, "targets": int, "start": int, "stop": int},
+    "task": {
+        "pattern": str,
+        "causal": bool,
+        "circular": bool,
+        "n": int,
+        "w": int,
+        "seed": int,
+        "method": frozenset({"exact", "sampled"}),
+        "max_layers": int,
+        "targets": int,
+        "start": int,
+        "stop": int,
+    },
     "full_layer": (int, None),
     "seconds?": (*NUMBER, None),
-}  # fmt: skip
+}
 #: the committed runs, relative to the checkout root (``analysis/causal/results`` also holds the hold-out rounds,
 #: which are scored apart)
 DEFAULT_DIRS = ("analysis/bound/results", "analysis/causal/results/n2p22", "analysis/causal/results/seeds")

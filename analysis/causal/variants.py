@@ -178,8 +178,17 @@ def summarise(rows: list[dict]) -> list[dict]:
 
 
 #: the fields of a row of ``variants.jsonl`` and their types (:func:`graphs.cli_common.check_shape`)
-ROW_SHAPE = {"pattern": str, "causal": bool, "n": int, "w": int, "seed": int, "method": str,
-             "full_layer": (int, None), "keys_per_query": NUMBER, "seconds": NUMBER}  # fmt: skip
+ROW_SHAPE = {
+    "pattern": str,
+    "causal": bool,
+    "n": int,
+    "w": int,
+    "seed": int,
+    "method": str,
+    "full_layer": (int, None),
+    "keys_per_query": NUMBER,
+    "seconds": NUMBER,
+}
 #: what a resume reads of each run recorded in ``variants.json`` (a refresh of the keys records none of them)
 RUN_SHAPE = {"max_layers?": int, "exact_max?": (int, str), "targets?": int}
 #: what a resume and a refresh of the keys read of ``variants.json``
@@ -243,8 +252,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-layers", type=int, default=64, help="layer cap (default 64)")
     p.add_argument("--exact-max", default="2^14", help="exact while n <= this (default 2^14), else sampled")
     p.add_argument("--targets", type=int, default=1024, help="sampled targets (default 1024)")
-    p.add_argument("--out", type=output_folder("--out"), default=Path("variants-results"),
-                   help="directory for variants.jsonl and variants.json (default variants-results)")  # fmt: skip
+    p.add_argument(
+        "--out",
+        type=output_folder("--out"),
+        default=Path("variants-results"),
+        help="directory for variants.jsonl and variants.json (default variants-results)",
+    )
     p.add_argument("--resume", action="store_true", help="skip the rows already in OUT/variants.jsonl")
     p.add_argument(
         "--redo",
@@ -288,8 +301,10 @@ def check_same_measurement(stored: dict, max_layers: int, exact_max: int, target
         old = parse_sizes(str(old), "--exact-max")[0] if key == "exact_max" else old
         if old != value:
             flag = "--" + key.replace("_", "-")
-            raise ValueError(f"{flag}: the rows in {log} were measured with {old}, given {value}; resume with the "
-                             "stored value or choose another --out")  # fmt: skip
+            raise ValueError(
+                f"{flag}: the rows in {log} were measured with {old}, given {value}; resume with the "
+                "stored value or choose another --out"
+            )
 
 
 def main(argv: list[str] | None = None) -> int:

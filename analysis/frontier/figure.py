@@ -19,10 +19,21 @@ SOURCE = "the JSON of `python -m analysis.frontier.frontier --out FILE`"
 SHAPE = {
     "chance": float,
     "informative_tasks": [str, ...],
-    "configurations": [{"label": str, "method": str, "budget": int, "protocol": frozenset(PROTOCOLS),
-                        "mean": float, "seconds_per_item": float, "seconds_low": float, "seconds_high": float,
-                        "on_front": bool}, ...],
-}  # fmt: skip
+    "configurations": [
+        {
+            "label": str,
+            "method": str,
+            "budget": int,
+            "protocol": frozenset(PROTOCOLS),
+            "mean": float,
+            "seconds_per_item": float,
+            "seconds_low": float,
+            "seconds_high": float,
+            "on_front": bool,
+        },
+        ...,
+    ],
+}
 
 
 def _style(method: str) -> tuple[str, str]:
@@ -74,18 +85,40 @@ def plot(result: dict, prefix: Path) -> list[str]:
             colour, marker = _style(c["method"])
             size = 3 + (c["budget"].bit_length() - 4 if c["budget"] else 3)
             ax.plot([c["seconds_low"], c["seconds_high"]], [c["mean"]] * 2, color=colour, lw=0.5, alpha=0.35)
-            ax.plot(c["seconds_per_item"], c["mean"], marker, color=colour, ms=size + (3 if marker == "*" else 0),
-                    mec="k" if c["on_front"] else colour, mew=0.8 if c["on_front"] else 0.3, zorder=3)  # fmt: skip
+            ax.plot(
+                c["seconds_per_item"],
+                c["mean"],
+                marker,
+                color=colour,
+                ms=size + (3 if marker == "*" else 0),
+                mec="k" if c["on_front"] else colour,
+                mew=0.8 if c["on_front"] else 0.3,
+                zorder=3,
+            )
         front = sorted((c for c in points if c["on_front"]), key=lambda c: c["seconds_per_item"])
-        ax.step([c["seconds_per_item"] for c in front], [c["mean"] for c in front], "k-", where="post", lw=0.8,
-                zorder=2)  # fmt: skip
+        ax.step(
+            [c["seconds_per_item"] for c in front], [c["mean"] for c in front], "k-", where="post", lw=0.8, zorder=2
+        )
         lines = []
         for k, c in enumerate(front, start=1):
-            ax.annotate(str(k), (c["seconds_per_item"], c["mean"]), xytext=(-4, 1), textcoords="offset points",
-                        ha="right", fontsize=6)  # fmt: skip
+            ax.annotate(
+                str(k),
+                (c["seconds_per_item"], c["mean"]),
+                xytext=(-4, 1),
+                textcoords="offset points",
+                ha="right",
+                fontsize=6,
+            )
             lines.append(f"{k}  {short(c['label'])}: {c['mean']:.3f}, {c['seconds_per_item']:.3f} s")
-        ax.text(0.98, 0.05, "on the front:\n" + "\n".join(lines), transform=ax.transAxes, ha="right", va="bottom",
-                fontsize=6)  # fmt: skip
+        ax.text(
+            0.98,
+            0.05,
+            "on the front:\n" + "\n".join(lines),
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
+            fontsize=6,
+        )
         ax.axhline(full["mean"], color="k", lw=0.8, ls="--")
         ax.axhline(result["chance"], color="0.6", lw=0.8, ls="-.")
         ax.set_xscale("log")
@@ -99,12 +132,22 @@ def plot(result: dict, prefix: Path) -> list[str]:
     for method in ("exact", *COLOURS, "swa+sink, exact layers", "sa-band", "plan-"):
         if any(c["method"].startswith(method.partition(",")[0]) for c in result["configurations"]):
             colour, marker = _style(method if method != "swa+sink, exact layers" else "swa+sink, l")
-            name = {"exact": "full attention", "plan-": "designed plan", "sa-band": "causal SA (band 2m)",
-                    "swa+sink, exact layers": "square: 5 full layers"}.get(method, method)  # fmt: skip
+            name = {
+                "exact": "full attention",
+                "plan-": "designed plan",
+                "sa-band": "causal SA (band 2m)",
+                "swa+sink, exact layers": "square: 5 full layers",
+            }.get(method, method)
             handles.append(axes[0][1].plot([], [], marker, color=colour, label=name)[0])
-    fig.legend(handles=handles, fontsize=6, loc="outside lower center", ncols=7,
-               title="marker size: keys per query (16 to 128); black edge: on the front; seconds: median over a task's "
-               "rows, mean over the tasks; bars: fastest to slowest row", title_fontsize=6)  # fmt: skip
+    fig.legend(
+        handles=handles,
+        fontsize=6,
+        loc="outside lower center",
+        ncols=7,
+        title="marker size: keys per query (16 to 128); black edge: on the front; seconds: median over a task's "
+        "rows, mean over the tasks; bars: fastest to slowest row",
+        title_fontsize=6,
+    )
     return save_png_pdf(fig, prefix, dpi=200, option="--out")
 
 
@@ -121,13 +164,17 @@ def main(argv=None) -> int:
     int
         0.
     """
-    parser = OneLineErrorParser(prog="python -m analysis.frontier.figure", description=__doc__.split("\n\n")[0],
-                                epilog="example: python -m analysis.frontier.figure --frontier "
-                                       "analysis/frontier/results/frontier.json "
-                                       "--out analysis/frontier/results/frontier",
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
-    parser.add_argument("--frontier", default=str(RESULTS / "frontier.json"),
-                        help="python -m analysis.frontier.frontier's JSON")  # fmt: skip
+    parser = OneLineErrorParser(
+        prog="python -m analysis.frontier.figure",
+        description=__doc__.split("\n\n")[0],
+        epilog="example: python -m analysis.frontier.figure --frontier "
+        "analysis/frontier/results/frontier.json "
+        "--out analysis/frontier/results/frontier",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument(
+        "--frontier", default=str(RESULTS / "frontier.json"), help="python -m analysis.frontier.frontier's JSON"
+    )
     parser.add_argument("--out", required=True, type=output_file("--out"), help="PREFIX of PREFIX.png and PREFIX.pdf")
     args = parser.parse_args(argv)
     try:

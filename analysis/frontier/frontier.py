@@ -58,9 +58,14 @@ ROW_SHAPE = {
     "task": str,
     "kind": frozenset({"choice", "target"}),
     "seconds": (int, float),
-    "runs": [{"attention": {"method": str, "budget": int, "decode": frozenset(PROTOCOLS), "exact_layers?": [int]},
-              "records": [dict, ...]}, ...],
-}  # fmt: skip
+    "runs": [
+        {
+            "attention": {"method": str, "budget": int, "decode": frozenset(PROTOCOLS), "exact_layers?": [int]},
+            "records": [dict, ...],
+        },
+        ...,
+    ],
+}
 #: What each record must hold (checked on the first of each run; a later one missing a field is refused when scored).
 RECORD_SHAPE = {"doc_id": int, "label": int, "choices": [{"ll": (int, float)}, ...]}
 
@@ -150,8 +155,9 @@ def configuration(attention: dict) -> tuple[str, str, int, str]:
     method, budget, layers = attention["method"], attention["budget"], attention.get("exact_layers") or []
     if method == "exact":
         return "full attention", "exact", 0, "both"
-    label = (f"{method}-{budget}" if budget else method) + (f", layers {','.join(map(str, sorted(layers)))} exact"
-                                                            if layers else "")  # fmt: skip
+    label = (f"{method}-{budget}" if budget else method) + (
+        f", layers {','.join(map(str, sorted(layers)))} exact" if layers else ""
+    )
     return label, method_name(method, layers), budget, attention["decode"]
 
 
@@ -258,10 +264,13 @@ def frontier(stores) -> dict:
                 config = configuration(run["attention"])
                 seen = origin.setdefault((config, task, row["seed"]), store)
                 if seen != store:
-                    raise ValueError(f"{config[0]} ({config[3]}) seed {row['seed']} on {task} is in both "
-                                     f"{_relative(seen)} and {_relative(store)}")  # fmt: skip
-                times.setdefault(config, {}).setdefault(task, []).append((row["seconds"] / records,
-                                                                          row["seconds"] / items))  # fmt: skip
+                    raise ValueError(
+                        f"{config[0]} ({config[3]}) seed {row['seed']} on {task} is in both "
+                        f"{_relative(seen)} and {_relative(store)}"
+                    )
+                times.setdefault(config, {}).setdefault(task, []).append(
+                    (row["seconds"] / records, row["seconds"] / items)
+                )
                 if row.get("first", 0):
                     continue  # items past the fixed ones: timed, not scored
                 docs = scores.setdefault(config, {}).setdefault(task, {})
@@ -275,8 +284,9 @@ def frontier(stores) -> dict:
                     docs.setdefault(record["doc_id"], {})[row["seed"]] = score
     full = next((c for c in scores if c[3] == "both"), None)
     if full is None:
-        raise ValueError("no store holds full attention's rows (method exact) on fixed items, which decide the "
-                         "informative tasks")  # fmt: skip
+        raise ValueError(
+            "no store holds full attention's rows (method exact) on fixed items, which decide the informative tasks"
+        )
     reference = origin[next(k for k in origin if k[0] == full)]
     levels = {task: float(np.mean(list(docs.values()))) for task, docs in chance[reference].items()}
     informative = [t for t, on in informative_tasks(scores[full], levels).items() if on]
@@ -299,32 +309,46 @@ def frontier(stores) -> dict:
         split = [np.array([t[0] for t in times[config][task]]) for task in informative]
         whole = [np.array([t[1] for t in times[config][task]]) for task in informative]
         stored = sorted({_relative(origin[key]) for key in origin if key[0] == config and key[1] in informative})
-        entry = {"label": label, "method": method, "budget": budget, "store": ", ".join(stored),
-                 "seeds": sorted(seeds), "items": items, "accuracy": accuracy,
-                 "mean": float(np.mean(list(accuracy.values()))),
-                 "seconds_per_item": float(np.mean([np.median(s) for s in split])),
-                 "seconds_low": float(np.mean([s.min() for s in split])),
-                 "seconds_high": float(np.mean([s.max() for s in split])),
-                 "seconds_per_item_whole": float(np.mean([np.median(s) for s in whole])),
-                 "rows": int(sum(len(s) for s in split))}  # fmt: skip
+        entry = {
+            "label": label,
+            "method": method,
+            "budget": budget,
+            "store": ", ".join(stored),
+            "seeds": sorted(seeds),
+            "items": items,
+            "accuracy": accuracy,
+            "mean": float(np.mean(list(accuracy.values()))),
+            "seconds_per_item": float(np.mean([np.median(s) for s in split])),
+            "seconds_low": float(np.mean([s.min() for s in split])),
+            "seconds_high": float(np.mean([s.max() for s in split])),
+            "seconds_per_item_whole": float(np.mean([np.median(s) for s in whole])),
+            "rows": int(sum(len(s) for s in split)),
+        }
         for p in PROTOCOLS if protocol == "both" else (protocol,):
             configurations.append({**entry, "protocol": p})
     front, front_whole = {}, {}
     for p in PROTOCOLS:
         points = [c for c in configurations if c["protocol"] == p]
         accuracy = [c["mean"] for c in points]
-        for key, names, seconds in (("on_front", front, "seconds_per_item"),
-                                    ("on_front_whole", front_whole, "seconds_per_item_whole")):  # fmt: skip
+        for key, names, seconds in (
+            ("on_front", front, "seconds_per_item"),
+            ("on_front_whole", front_whole, "seconds_per_item_whole"),
+        ):
             for c, on in zip(points, pareto_front([c[seconds] for c in points], accuracy), strict=True):
                 c[key] = bool(on)
             names[p] = [c["label"] for c in sorted(points, key=lambda c: (c[seconds], -c["mean"])) if c[key]]
     configurations.sort(key=lambda c: (PROTOCOLS.index(c["protocol"]), c["seconds_per_item"], c["label"]))
     exact = next(c for c in configurations if c["method"] == "exact")
-    return {"stores": [_relative(s) for s in stores], "informative_tasks": informative,
-            "chance": float(np.mean([levels[t] for t in informative])),
-            "full_attention": {"mean": exact["mean"], "seconds_per_item": exact["seconds_per_item"]},
-            "configurations": configurations, "front": front, "front_whole": front_whole,
-            "incomplete": incomplete}  # fmt: skip
+    return {
+        "stores": [_relative(s) for s in stores],
+        "informative_tasks": informative,
+        "chance": float(np.mean([levels[t] for t in informative])),
+        "full_attention": {"mean": exact["mean"], "seconds_per_item": exact["seconds_per_item"]},
+        "configurations": configurations,
+        "front": front,
+        "front_whole": front_whole,
+        "incomplete": incomplete,
+    }
 
 
 def main(argv=None) -> int:
@@ -341,16 +365,24 @@ def main(argv=None) -> int:
         0.
     """
     stores = default_stores()
-    parser = OneLineErrorParser(prog="python -m analysis.frontier.frontier", description=__doc__.split("\n\n")[0],
-                                epilog="example: python -m analysis.frontier.frontier --stores "
-                                       "analysis/paper_tasks/results/grid analysis/attention_profile/results/design "
-                                       "--out analysis/frontier/results/frontier.json",
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
-    parser.add_argument("--stores", nargs="+", default=[_relative(s) for s in stores],
-                        help="result stores of python -m gpu.harness (folders holding tasks.jsonl); the default "
-                             "is the grid's, and the designed pattern's where it exists")  # fmt: skip
-    parser.add_argument("--out", required=True, type=output_file("--out", suffixes=(".json",)),
-                        help="the JSON to write")  # fmt: skip
+    parser = OneLineErrorParser(
+        prog="python -m analysis.frontier.frontier",
+        description=__doc__.split("\n\n")[0],
+        epilog="example: python -m analysis.frontier.frontier --stores "
+        "analysis/paper_tasks/results/grid analysis/attention_profile/results/design "
+        "--out analysis/frontier/results/frontier.json",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument(
+        "--stores",
+        nargs="+",
+        default=[_relative(s) for s in stores],
+        help="result stores of python -m gpu.harness (folders holding tasks.jsonl); the default "
+        "is the grid's, and the designed pattern's where it exists",
+    )
+    parser.add_argument(
+        "--out", required=True, type=output_file("--out", suffixes=(".json",)), help="the JSON to write"
+    )
     args = parser.parse_args(argv)
     paths = [ROOT / s if not Path(s).exists() and (ROOT / s).exists() else Path(s) for s in args.stores]
     for path in paths:

@@ -63,9 +63,19 @@ class DecoderConfig:
     seed: int = 0
 
     def __post_init__(self):
-        limits = {"n": (8, 4096), "hidden": (8, 4096), "layers": (1, 48), "heads": (1, 64), "intermediate": (8, 16384),
-                  "steps": (1, 10**6), "batch": (1, 4096), "warmup": (0, 10**6), "max_chars": (10_000, 10**9),
-                  "eval_windows": (1, 10**5), "seed": (0, 2**31 - 1)}  # fmt: skip
+        limits = {
+            "n": (8, 4096),
+            "hidden": (8, 4096),
+            "layers": (1, 48),
+            "heads": (1, 64),
+            "intermediate": (8, 16384),
+            "steps": (1, 10**6),
+            "batch": (1, 4096),
+            "warmup": (0, 10**6),
+            "max_chars": (10_000, 10**9),
+            "eval_windows": (1, 10**5),
+            "seed": (0, 2**31 - 1),
+        }
         for name, (low, high) in limits.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
@@ -81,8 +91,9 @@ class DecoderConfig:
 
 
 #: The seconds-long version the tests run.
-QUICK = DecoderConfig(n=64, hidden=64, layers=2, heads=2, intermediate=128, steps=30, batch=8, warmup=5,
-                      max_chars=100_000, eval_windows=4)  # fmt: skip
+QUICK = DecoderConfig(
+    n=64, hidden=64, layers=2, heads=2, intermediate=128, steps=30, batch=8, warmup=5, max_chars=100_000, eval_windows=4
+)
 
 
 def causal_methods() -> list[str]:
@@ -94,10 +105,18 @@ def build_model(config: DecoderConfig):
     """A freshly initialised ``LlamaForCausalLM`` (weights from ``torch.manual_seed(config.seed)``)."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    llama = LlamaConfig(vocab_size=TEXT_VOCAB, hidden_size=config.hidden, intermediate_size=config.intermediate,
-                        num_hidden_layers=config.layers, num_attention_heads=config.heads,
-                        num_key_value_heads=config.heads, max_position_embeddings=config.n, tie_word_embeddings=True,
-                        attn_implementation="sdpa", pad_token_id=None)  # fmt: skip
+    llama = LlamaConfig(
+        vocab_size=TEXT_VOCAB,
+        hidden_size=config.hidden,
+        intermediate_size=config.intermediate,
+        num_hidden_layers=config.layers,
+        num_attention_heads=config.heads,
+        num_key_value_heads=config.heads,
+        max_position_embeddings=config.n,
+        tie_word_embeddings=True,
+        attn_implementation="sdpa",
+        pad_token_id=None,
+    )
     torch.manual_seed(config.seed)
     return LlamaForCausalLM(llama)
 
@@ -160,8 +179,11 @@ def _cost(method: str, config: DecoderConfig, budget: int) -> dict:
         cost = exact_cost(config.n, config.head_dim, heads=config.heads, causal=True)
     else:
         cost = method_cost(method, config.n, config.head_dim, budget, heads=config.heads, causal=True)
-    return {"kv_cache_bytes_per_token": cost.kv_cache_bytes_per_token * config.layers,
-            "flops": cost.flops * config.layers, "peak_bytes": cost.peak_bytes}  # fmt: skip
+    return {
+        "kv_cache_bytes_per_token": cost.kv_cache_bytes_per_token * config.layers,
+        "flops": cost.flops * config.layers,
+        "peak_bytes": cost.peak_bytes,
+    }
 
 
 def budgets_for(method: str, budgets, config: DecoderConfig) -> list[int]:
@@ -195,8 +217,9 @@ def trained(config: DecoderConfig, corpus, cache=None, bar=None, verbose=False) 
     return model, {"seconds": seconds, "loss": log, "cached": False}
 
 
-def study(config: DecoderConfig, methods=None, budgets=(8, 16, 32, 64), seeds: int = 3, progress=None,
-          cache=None) -> dict:  # fmt: skip
+def study(
+    config: DecoderConfig, methods=None, budgets=(8, 16, 32, 64), seeds: int = 3, progress=None, cache=None
+) -> dict:
     """Train (or load from ``cache``, see :func:`trained`), then every method at every budget (randomized:
     ``seeds`` draws); the JSON-ready result."""
 
@@ -222,15 +245,25 @@ def study(config: DecoderConfig, methods=None, budgets=(8, 16, 32, 64), seeds: i
         for method in methods:
             options = METHODS[method].calibration_options(calibration)
             for budget in plan[method]:
-                draws = [perplexity(model, x, y, register(METHODS[method], budget, s, layer_options=options))
-                         for s in range(seeds if METHODS[method].randomized else 1)]  # fmt: skip
+                draws = [
+                    perplexity(model, x, y, register(METHODS[method], budget, s, layer_options=options))
+                    for s in range(seeds if METHODS[method].randomized else 1)
+                ]
                 bar.update(len(draws))
                 ppl = np.array([d["ppl"] for d in draws])
-                rows.append({"method": method, "budget": budget, "ppl": float(ppl.mean()),
-                             "ppl_std": float(ppl.std(ddof=1)) if len(ppl) > 1 else 0.0,
-                             "ppl_min": float(ppl.min()), "ppl_max": float(ppl.max()), "draws": len(ppl),
-                             "ppl_tail": float(np.mean([d["ppl_tail"] for d in draws])),
-                             **_cost(method, config, budget)})  # fmt: skip
+                rows.append(
+                    {
+                        "method": method,
+                        "budget": budget,
+                        "ppl": float(ppl.mean()),
+                        "ppl_std": float(ppl.std(ddof=1)) if len(ppl) > 1 else 0.0,
+                        "ppl_min": float(ppl.min()),
+                        "ppl_max": float(ppl.max()),
+                        "draws": len(ppl),
+                        "ppl_tail": float(np.mean([d["ppl_tail"] for d in draws])),
+                        **_cost(method, config, budget),
+                    }
+                )
     return {
         "config": asdict(config),
         "parameters": {
@@ -256,10 +289,12 @@ def study(config: DecoderConfig, methods=None, budgets=(8, 16, 32, 64), seeds: i
 
 def summary(result: dict) -> str:
     c = result["config"]
-    lines = [f"decoder: {result['model']['parameters']} parameters, n = {c['n']}, {c['layers']} layers x "
-             f"{c['heads']} heads of {c['hidden'] // c['heads']}; trained {c['steps']} steps in "
-             f"{result['training']['seconds']:.0f} s, final loss {result['training']['loss'][-1]['loss']:.3f}",
-             f"{'method':<16}{'m':>5}{'ppl':>9}{'+-':>7}{'tail ppl':>10}{'KV B/token':>12}{'GFLOP':>9}"]  # fmt: skip
+    lines = [
+        f"decoder: {result['model']['parameters']} parameters, n = {c['n']}, {c['layers']} layers x "
+        f"{c['heads']} heads of {c['hidden'] // c['heads']}; trained {c['steps']} steps in "
+        f"{result['training']['seconds']:.0f} s, final loss {result['training']['loss'][-1]['loss']:.3f}",
+        f"{'method':<16}{'m':>5}{'ppl':>9}{'+-':>7}{'tail ppl':>10}{'KV B/token':>12}{'GFLOP':>9}",
+    ]
     for r in result["rows"]:
         lines.append(
             f"{r['method']:<16}{r['budget']:>5}{r['ppl']:>9.3f}{r.get('ppl_std', 0.0):>7.3f}"
@@ -269,16 +304,23 @@ def summary(result: dict) -> str:
 
 
 def main(argv=None) -> int:
-    p = OneLineErrorParser(prog="python -m analysis.numerical_methods.decoder", description=__doc__,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = OneLineErrorParser(
+        prog="python -m analysis.numerical_methods.decoder",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--methods", help="comma-separated causal methods (default: every method with a causal version)")
     p.add_argument("--budgets", default="8,16,32,64", help="keys per query, comma-separated (default 8,16,32,64)")
     p.add_argument("--seeds", type=int, default=3, help="draws of each randomized method (default 3)")
     p.add_argument("--steps", type=int, help=f"training steps (default {DecoderConfig.steps})")
     p.add_argument("--seed", type=int, default=0, help="seed of the initialisation and the batches (default 0)")
     p.add_argument("--quick", action="store_true", help="a seconds-long version (tiny model, 30 steps, n = 64)")
-    p.add_argument("--threads", type=int, default=1,
-                   help="torch threads (default 1: on a shared machine more threads wait on each other)")  # fmt: skip
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads (default 1: on a shared machine more threads wait on each other)",
+    )
     p.add_argument(
         "--cache",
         type=output_file("--cache"),

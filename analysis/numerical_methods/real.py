@@ -174,8 +174,15 @@ def retrieval_set(model: MiniLM, document_tokens: int = 256, count: int | None =
     return documents, queries, [f"{s.topic}: {s.title}" for s in pairs]
 
 
-METRICS = ("document_cosine_mean", "document_cosine_min", "query_cosine_mean", "recall_at_1", "mrr",
-           "spearman_mean", "top1_agreement")  # fmt: skip
+METRICS = (
+    "document_cosine_mean",
+    "document_cosine_min",
+    "query_cosine_mean",
+    "recall_at_1",
+    "mrr",
+    "spearman_mean",
+    "top1_agreement",
+)
 
 
 def _metrics(docs, qs, exact_docs, exact_queries, exact_scores, exact_ranks) -> dict:
@@ -207,8 +214,9 @@ def substitution(
     exact_docs, exact_queries = _embeddings(model, documents, queries, exact)
     exact_scores = (exact_queries @ exact_docs.T).numpy()
     reference = (exact_docs, exact_queries, exact_scores, _ranks(exact_scores))
-    rows = [{"method": "full", "budget": documents.shape[1], **_metrics(exact_docs, exact_queries, *reference),
-             "draws": 1}]  # fmt: skip
+    rows = [
+        {"method": "full", "budget": documents.shape[1], **_metrics(exact_docs, exact_queries, *reference), "draws": 1}
+    ]
     tick()
     for name in methods:
         for budget in budgets_for(name, budgets, documents.shape[1], HEAD_DIM, HEADS):
@@ -223,8 +231,13 @@ def substitution(
                 values = np.array([d[metric] for d in draws])
                 row[metric] = float(values.mean())
                 if len(values) > 1:
-                    row.update({f"{metric}_std": float(values.std(ddof=1)), f"{metric}_min": float(values.min()),
-                                f"{metric}_max": float(values.max())})  # fmt: skip
+                    row.update(
+                        {
+                            f"{metric}_std": float(values.std(ddof=1)),
+                            f"{metric}_min": float(values.min()),
+                            f"{metric}_max": float(values.max()),
+                        }
+                    )
             rows.append(row)
     return rows
 
@@ -278,19 +291,43 @@ def costs(methods, budgets, n: int) -> list[dict]:
     token."""
 
     full = exact_cost(n, HEAD_DIM, heads=HEADS)
-    rows = [{"method": "full", "budget": n, "n": n, "flops": full.flops * LAYERS, "peak_bytes": full.peak_bytes,
-             "kv_cache_bytes_per_token": full.kv_cache_bytes_per_token * LAYERS}]  # fmt: skip
+    rows = [
+        {
+            "method": "full",
+            "budget": n,
+            "n": n,
+            "flops": full.flops * LAYERS,
+            "peak_bytes": full.peak_bytes,
+            "kv_cache_bytes_per_token": full.kv_cache_bytes_per_token * LAYERS,
+        }
+    ]
     for name in methods:
         for budget in budgets_for(name, budgets, n, HEAD_DIM, HEADS):
             cost = method_cost(name, n, HEAD_DIM, budget, heads=HEADS)
-            rows.append({"method": name, "budget": budget, "n": n, "flops": cost.flops * LAYERS,
-                         "peak_bytes": cost.peak_bytes,
-                         "kv_cache_bytes_per_token": cost.kv_cache_bytes_per_token * LAYERS})  # fmt: skip
+            rows.append(
+                {
+                    "method": name,
+                    "budget": budget,
+                    "n": n,
+                    "flops": cost.flops * LAYERS,
+                    "peak_bytes": cost.peak_bytes,
+                    "kv_cache_bytes_per_token": cost.kv_cache_bytes_per_token * LAYERS,
+                }
+            )
     return rows
 
 
-def run(windows_count=8, n=TRAINED_POSITIONS, methods=BIDIRECTIONAL, budgets=(16, 32, 64, 128), seeds=3,
-        document_tokens=TRAINED_POSITIONS, pairs=None, progress=None, substitution_budgets=None) -> dict:  # fmt: skip
+def run(
+    windows_count=8,
+    n=TRAINED_POSITIONS,
+    methods=BIDIRECTIONAL,
+    budgets=(16, 32, 64, 128),
+    seeds=3,
+    document_tokens=TRAINED_POSITIONS,
+    pairs=None,
+    progress=None,
+    substitution_budgets=None,
+) -> dict:
     """All three studies with these parameters; the JSON-ready result. ``progress``: a bar over the
     (method, budget) steps (``None``: only on a terminal). ``substitution_budgets``: the budgets of the substitution
     study (default ``budgets``), the expensive one."""
@@ -298,9 +335,17 @@ def run(windows_count=8, n=TRAINED_POSITIONS, methods=BIDIRECTIONAL, budgets=(16
     model = MiniLM.load()
     ids = windows(model, windows_count, n)
     documents, queries, titles = retrieval_set(model, document_tokens, pairs)
-    parameters = {"windows": windows_count, "n": n, "methods": list(methods), "budgets": list(budgets),
-                  "substitution_budgets": substitution_budgets, "seeds": seeds, "document_tokens": document_tokens,
-                  "pairs": len(titles), "trained_positions": TRAINED_POSITIONS}  # fmt: skip
+    parameters = {
+        "windows": windows_count,
+        "n": n,
+        "methods": list(methods),
+        "budgets": list(budgets),
+        "substitution_budgets": substitution_budgets,
+        "seeds": seeds,
+        "document_tokens": document_tokens,
+        "pairs": len(titles),
+        "trained_positions": TRAINED_POSITIONS,
+    }
     steps = 1 + sum(
         LAYERS * len(budgets_for(m, budgets, n, HEAD_DIM, HEADS))
         + len(budgets_for(m, substitution_budgets, document_tokens, HEAD_DIM, HEADS))
@@ -324,8 +369,9 @@ def run(windows_count=8, n=TRAINED_POSITIONS, methods=BIDIRECTIONAL, budgets=(16
         seconds["structure"] = time.perf_counter() - start
         result["errors"] = errors(model, ids, methods, budgets, seeds, tick=bar.update)
         seconds["errors"] = time.perf_counter() - start - sum(seconds.values())
-        result["substitution"] = substitution(model, documents, queries, methods, substitution_budgets, seeds,
-                                              tick=bar.update)  # fmt: skip
+        result["substitution"] = substitution(
+            model, documents, queries, methods, substitution_budgets, seeds, tick=bar.update
+        )
         seconds["substitution"] = time.perf_counter() - start - sum(seconds.values())
         result["costs"] = costs(methods, sorted({*budgets, *substitution_budgets}), document_tokens)
         result["seconds"] = seconds
@@ -334,14 +380,22 @@ def run(windows_count=8, n=TRAINED_POSITIONS, methods=BIDIRECTIONAL, budgets=(16
 
 
 def main(argv=None) -> int:
-    p = OneLineErrorParser(prog="python -m analysis.numerical_methods.real", description=__doc__,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = OneLineErrorParser(
+        prog="python -m analysis.numerical_methods.real",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--windows", type=int, default=8, help="text windows for the structure and error studies")
-    p.add_argument("--n", type=int, default=TRAINED_POSITIONS,
-                   help=f"positions per window, 3..{MAX_POSITIONS} (default {TRAINED_POSITIONS}, the checkpoint's "
-                   "trained length; its position table has 512)")  # fmt: skip
-    p.add_argument("--methods", default=",".join(BIDIRECTIONAL),
-                   help="comma-separated from " + ", ".join(BIDIRECTIONAL))  # fmt: skip
+    p.add_argument(
+        "--n",
+        type=int,
+        default=TRAINED_POSITIONS,
+        help=f"positions per window, 3..{MAX_POSITIONS} (default {TRAINED_POSITIONS}, the checkpoint's "
+        "trained length; its position table has 512)",
+    )
+    p.add_argument(
+        "--methods", default=",".join(BIDIRECTIONAL), help="comma-separated from " + ", ".join(BIDIRECTIONAL)
+    )
     p.add_argument("--budgets", default="16,32,64,128", help="keys per query, comma-separated")
     p.add_argument("--substitution-budgets", help="budgets of the substitution study (default: --budgets)")
     p.add_argument("--seeds", type=int, default=3, help="seeds of the randomized methods (default 3)")
@@ -353,8 +407,12 @@ def main(argv=None) -> int:
     )
     p.add_argument("--pairs", type=int, help="use only the first PAIRS query-document pairs (default all)")
     p.add_argument("--quick", action="store_true", help="a seconds-long version: 1 window of 128, 12 pairs of 64")
-    p.add_argument("--threads", type=int, default=1,
-                   help="torch threads (default 1: on a shared machine more threads wait on each other)")  # fmt: skip
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads (default 1: on a shared machine more threads wait on each other)",
+    )
     p.add_argument("--json", type=output_file("--json", suffixes=(".json",)), help="write the result to this file")
     args = p.parse_args(argv)
     try:
@@ -382,12 +440,22 @@ def main(argv=None) -> int:
     if max(budgets) > args.n:
         p.error(f"--budgets: expected at most --n = {args.n} keys per query (or ranks), got {max(budgets)}")
     if sub_budgets and max(sub_budgets) > args.document_tokens:
-        p.error(f"--substitution-budgets: expected at most --document-tokens = {args.document_tokens}, got "
-                f"{max(sub_budgets)}")  # fmt: skip
+        p.error(
+            f"--substitution-budgets: expected at most --document-tokens = {args.document_tokens}, got "
+            f"{max(sub_budgets)}"
+        )
     try:
         with torch_threads(args.threads):
-            result = run(args.windows, args.n, methods, budgets, args.seeds, args.document_tokens, args.pairs,
-                         substitution_budgets=sub_budgets)  # fmt: skip
+            result = run(
+                args.windows,
+                args.n,
+                methods,
+                budgets,
+                args.seeds,
+                args.document_tokens,
+                args.pairs,
+                substitution_budgets=sub_budgets,
+            )
     except ModuleNotFoundError as exc:
         p.error(str(exc))
     except ValueError as exc:

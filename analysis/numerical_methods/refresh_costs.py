@@ -137,10 +137,18 @@ def expected_costs(doc) -> tuple[str, list[dict]]:
         if "n" not in row:
             raise ValueError(f"doc: costs row {i} has no n")
         n = int(row["n"])
-        cost = exact_cost(n, HEAD_DIM, heads=HEADS) if method == "full" else method_cost(method, n, HEAD_DIM, budget,
-                                                                                           heads=HEADS)  # fmt: skip
-        out.append({"flops": cost.flops * LAYERS, "peak_bytes": cost.peak_bytes,
-                    "kv_cache_bytes_per_token": cost.kv_cache_bytes_per_token * LAYERS})  # fmt: skip
+        cost = (
+            exact_cost(n, HEAD_DIM, heads=HEADS)
+            if method == "full"
+            else method_cost(method, n, HEAD_DIM, budget, heads=HEADS)
+        )
+        out.append(
+            {
+                "flops": cost.flops * LAYERS,
+                "peak_bytes": cost.peak_bytes,
+                "kv_cache_bytes_per_token": cost.kv_cache_bytes_per_token * LAYERS,
+            }
+        )
     return "costs", out
 
 
@@ -208,8 +216,11 @@ def refresh_file(path, command: str, note: str | None = None, check: bool = Fals
 
 
 def main(argv=None) -> int:
-    p = OneLineErrorParser(prog="python -m analysis.numerical_methods.refresh_costs", description=__doc__,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = OneLineErrorParser(
+        prog="python -m analysis.numerical_methods.refresh_costs",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("files", nargs="+", metavar="FILE", help="result JSON of gpu.approx, .decoder or .real")
     p.add_argument("--note", help="why the costs are refreshed, recorded with the command in the file")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if a file's costs are out of date")
@@ -237,8 +248,10 @@ def main(argv=None) -> int:
                 p.error(str(exc))
         fields = sorted({c[3] for c in changes})
         methods = list(dict.fromkeys(c[1] for c in changes))
-        print(f"{name}: {'would change' if args.check else 'changed'} {len(changes)} values in "
-              f"{len({c[0] for c in changes})} rows ({', '.join(fields)}; {', '.join(methods)})")  # fmt: skip
+        print(
+            f"{name}: {'would change' if args.check else 'changed'} {len(changes)} values in "
+            f"{len({c[0] for c in changes})} rows ({', '.join(fields)}; {', '.join(methods)})"
+        )
         for _, method, budget, field, old, new_value in changes:
             print(f"  {method:<10}{budget:>6}  {field}: {old} -> {new_value}")
     return 1 if args.check and stale else 0

@@ -11,9 +11,18 @@ from figures.style import NUMBER, load_results, shape_check
 from graphs.cli_common import output_file, run_command, save_png_pdf
 from receptive.cli_parser import OneLineErrorParser
 
-COLOURS = {"swa": "tab:blue", "swa+sink": "tab:cyan", "sa": "tab:red", "sa+sink": "tab:pink", "sa+swa": "tab:brown",
-           "sa+swa-union": "tab:orange", "swa+sink+sa": "tab:purple", "sa-ms": "tab:olive", "moba": "tab:green",
-           "top-k": "tab:gray"}  # fmt: skip
+COLOURS = {
+    "swa": "tab:blue",
+    "swa+sink": "tab:cyan",
+    "sa": "tab:red",
+    "sa+sink": "tab:pink",
+    "sa+swa": "tab:brown",
+    "sa+swa-union": "tab:orange",
+    "swa+sink+sa": "tab:purple",
+    "sa-ms": "tab:olive",
+    "moba": "tab:green",
+    "top-k": "tab:gray",
+}
 #: what :func:`plot` reads of a summary (checked before any drawing)
 SUMMARY_SHAPE = {
     "tasks": [{"task": str, "metric": str, "informative": bool, "exact": NUMBER, "chance": NUMBER}, ...],
@@ -49,9 +58,14 @@ def plot(summary: dict, prefix: Path) -> list[str]:
         rows = summary["patterns"] if task else summary["averages"]
         for method, colour in COLOURS.items():
             for decode, style in (("exact", "-"), ("sparse", ":")):
-                points = sorted((r["budget"], r["score"] if task else r["informative_average"]) for r in rows
-                                if r["method"] == method and r["decode"] == decode and (not task or r["task"] == name)
-                                and (task or r["informative_average"] is not None))  # fmt: skip
+                points = sorted(
+                    (r["budget"], r["score"] if task else r["informative_average"])
+                    for r in rows
+                    if r["method"] == method
+                    and r["decode"] == decode
+                    and (not task or r["task"] == name)
+                    and (task or r["informative_average"] is not None)
+                )
                 if points:
                     label = method if decode == "exact" else None
                     ax.plot(*zip(*points, strict=True), style, marker="o", ms=3, color=colour, label=label)
@@ -67,8 +81,14 @@ def plot(summary: dict, prefix: Path) -> list[str]:
         ax.set_xlabel("keys per query m")
     axes[0].set_ylabel("score (dashed: full attention; dash-dot: chance)")
     handles = {label: h for ax in axes for h, label in zip(*ax.get_legend_handles_labels(), strict=True)}
-    fig.legend(handles.values(), handles.keys(), fontsize=8, loc="center right",
-               title="solid: exact decode\ndotted: sparse", title_fontsize=8)  # fmt: skip
+    fig.legend(
+        handles.values(),
+        handles.keys(),
+        fontsize=8,
+        loc="center right",
+        title="solid: exact decode\ndotted: sparse",
+        title_fontsize=8,
+    )
     fig.tight_layout(rect=(0, 0, 0.9, 1))
     written = save_png_pdf(fig, prefix, option="--out")
     plt.close(fig)
@@ -88,14 +108,16 @@ def main(argv=None) -> int:
     int
         0.
     """
-    parser = OneLineErrorParser(prog="python -m analysis.paper_tasks.figure", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
+    parser = OneLineErrorParser(
+        prog="python -m analysis.paper_tasks.figure",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--summary", required=True, help="python -m analysis.paper_tasks.summary's JSON")
     parser.add_argument("--out", required=True, type=output_file("--out"), help="PREFIX of PREFIX.png and PREFIX.pdf")
     args = parser.parse_args(argv)
     try:
-        summary = load_results(args.summary, SOURCE, "--summary", tuple(SUMMARY_SHAPE),
-                               shape_check(SUMMARY_SHAPE))  # fmt: skip
+        summary = load_results(args.summary, SOURCE, "--summary", tuple(SUMMARY_SHAPE), shape_check(SUMMARY_SHAPE))
     except (FileNotFoundError, ValueError) as exc:
         parser.error(str(exc))
     except OSError as exc:

@@ -51,11 +51,17 @@ def _measures(method: str, budget: int, seed: int, n: int, exact_layers: tuple =
     if method == "exact":
         return {"full_layer": 1, "reach_1": 1.0, "reach_2": 1.0, "reach_3": 1.0, "reach_all": 1.0, "mean_hops": 1.0}
     name = "sa+swa-union" if method == "sa+swa" else method
-    r = stack_reach(name, budget, n, layers=LAYERS, heads=HEADS, seed=seed, max_length=MAX_LENGTH,
-                    exact_layers=exact_layers)  # fmt: skip
-    return {"full_layer": r.full_layer or LAYERS + 1, "reach_1": r.reach_share[1], "reach_2": r.reach_share[2],
-            "reach_3": r.reach_share[3], "reach_all": r.reach_share_all,
-            "mean_hops": r.mean_hops if r.mean_hops is not None else float(LAYERS + 1)}  # fmt: skip
+    r = stack_reach(
+        name, budget, n, layers=LAYERS, heads=HEADS, seed=seed, max_length=MAX_LENGTH, exact_layers=exact_layers
+    )
+    return {
+        "full_layer": r.full_layer or LAYERS + 1,
+        "reach_1": r.reach_share[1],
+        "reach_2": r.reach_share[2],
+        "reach_3": r.reach_share[3],
+        "reach_all": r.reach_share_all,
+        "mean_hops": r.mean_hops if r.mean_hops is not None else float(LAYERS + 1),
+    }
 
 
 def lengths(store, sample: int) -> dict[str, dict[int, int]]:
@@ -72,8 +78,10 @@ def lengths(store, sample: int) -> dict[str, dict[int, int]]:
     -------
     dict
     """
-    return {task: {doc: tokens[0] for doc, tokens in sorted(items.items())[:sample]}
-            for task, items in item_lengths(store).items()}  # fmt: skip
+    return {
+        task: {doc: tokens[0] for doc, tokens in sorted(items.items())[:sample]}
+        for task, items in item_lengths(store).items()
+    }
 
 
 def measure_rows(store, sample: int = 25) -> list[dict]:
@@ -101,8 +109,16 @@ def measure_rows(store, sample: int = 25) -> list[dict]:
         for method, budget, seed, layers in sorted(configs):
             values = [_measures(method, budget, seed, n, layers) for n in items.values()]
             means = {m: float(np.mean([v[m] for v in values])) for m in MEASURES}
-            rows.append({"method": method_name(method, layers), "budget": budget, "seed": seed, "task": task,
-                         "items": len(values)} | means)  # fmt: skip
+            rows.append(
+                {
+                    "method": method_name(method, layers),
+                    "budget": budget,
+                    "seed": seed,
+                    "task": task,
+                    "items": len(values),
+                }
+                | means
+            )
     return rows
 
 
@@ -129,8 +145,11 @@ def correlations(store, measures: list[dict]) -> list[dict]:
     out = []
     for decode in ("sparse", "exact"):
         for task in informative:
-            configs = [(m, b) for (m, b, t) in by_config if t == task and (m, b, decode) in table
-                       and task in table[m, b, decode]]  # fmt: skip
+            configs = [
+                (m, b)
+                for (m, b, t) in by_config
+                if t == task and (m, b, decode) in table and task in table[m, b, decode]
+            ]
             configs += [("exact", 0)] if ("exact", 0, "sparse") in table else []
             if len(configs) < 4:
                 continue
@@ -139,8 +158,14 @@ def correlations(store, measures: list[dict]) -> list[dict]:
             resamples = rng.integers(0, len(docs), (BOOTSTRAP, len(docs)))
             for name, sign in MEASURES.items():
                 x = np.array([sign * _pooled(by_config, m, b, task, name) for m, b in configs])
-                row = {"decode": decode, "task": task, "measure": name, "configurations": len(configs),
-                       "items": len(docs), "role": "search" if task in SEARCH_TASKS else "test"}  # fmt: skip
+                row = {
+                    "decode": decode,
+                    "task": task,
+                    "measure": name,
+                    "configurations": len(configs),
+                    "items": len(docs),
+                    "role": "search" if task in SEARCH_TASKS else "test",
+                }
                 if np.ptp(x) == 0:  # the measure does not tell these configurations apart
                     out.append(row | {"rho": None, "rho_low": None, "rho_high": None})
                     continue
@@ -201,8 +226,11 @@ def main(argv=None) -> int:
     int
         0.
     """
-    parser = OneLineErrorParser(prog="python -m analysis.paper_tasks.reach", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
+    parser = OneLineErrorParser(
+        prog="python -m analysis.paper_tasks.reach",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--store", default=str(RESULTS / "grid"), help="the grid's result store")
     parser.add_argument("--sample", type=int, default=25, help="items per task whose lengths the measures use")
     parser.add_argument("--out", required=True, type=output_file("--out"), help="the JSON to write")
@@ -216,14 +244,20 @@ def main(argv=None) -> int:
     measures = measure_rows(args.store, args.sample)
     rows = correlations(args.store, measures)
     chosen = chosen_measure(rows)
-    result = {"command": f"python -m analysis.paper_tasks.reach --sample {args.sample} --out {args.out}",
-              "measures": measures, "correlations": rows, "chosen": chosen}  # fmt: skip
+    result = {
+        "command": f"python -m analysis.paper_tasks.reach --sample {args.sample} --out {args.out}",
+        "measures": measures,
+        "correlations": rows,
+        "chosen": chosen,
+    }
     write_atomic(args.out, json.dumps(result, indent=1) + "\n", option="--out")
     for row in rows:
         if row["measure"] == chosen.get(row["decode"]) and row["rho"] is not None:
             interval = f"[{row['rho_low']:+.2f}, {row['rho_high']:+.2f}]"
-            print(f"{row['decode']:6} {row['task']:10} {row['role']:6} {row['measure']:10} rho {row['rho']:+.2f} "
-                  f"{interval} over {row['configurations']} configurations")  # fmt: skip
+            print(
+                f"{row['decode']:6} {row['task']:10} {row['role']:6} {row['measure']:10} rho {row['rho']:+.2f} "
+                f"{interval} over {row['configurations']} configurations"
+            )
     return 0
 
 

@@ -135,9 +135,9 @@ def _distinct_heads(method: str, heads: int, budget: int, max_length: int) -> in
 def _layer_keys(method: str, q: int, budget: int, heads: int, seed: int, max_length: int) -> np.ndarray:
     """``(q, K)`` int32: the union over heads of the keys of queries ``0..q-1``; an empty slot holds the query
     itself, which the residual already carries, so it changes no distance."""
-    idx, valid = position_keys(method, torch.arange(q), q, budget, _distinct_heads(method, heads, budget, max_length),
-    seed,
-                               max_length)  # fmt: skip
+    idx, valid = position_keys(
+        method, torch.arange(q), q, budget, _distinct_heads(method, heads, budget, max_length), seed, max_length
+    )
     own = torch.arange(q)[None, :, None]
     keys = torch.where(valid, idx, own).permute(1, 0, 2).reshape(q, -1)
     return keys.numpy().astype(np.int32)
@@ -165,9 +165,19 @@ def _distances(stack: list, target: int, inf: int) -> np.ndarray:
     return e
 
 
-def stack_reach(method: str, budget: int, n: int, *, layers: int = 30, heads: int = 9, seed: int = 0,
-                max_length: int = 8192, target: int | None = None, hops: Iterable[int] = (1, 2, 3),
-                exact_layers: Iterable[int] = ()) -> StackReach:  # fmt: skip
+def stack_reach(
+    method: str,
+    budget: int,
+    n: int,
+    *,
+    layers: int = 30,
+    heads: int = 9,
+    seed: int = 0,
+    max_length: int = 8192,
+    target: int | None = None,
+    hops: Iterable[int] = (1, 2, 3),
+    exact_layers: Iterable[int] = (),
+) -> StackReach:
     """Measure how the scored position of a stack of generation-form causal attention layers reaches its context.
 
     Layer ``l`` reads at query ``i`` the union over heads of the keys of
@@ -259,11 +269,13 @@ def stack_reach(method: str, budget: int, n: int, *, layers: int = 30, heads: in
         )
     fixed = _layer_keys(keys_method, q, budget, heads, seed, max_length) if sparse and not randomized else None
     stack = [
-        None if layer not in sparse
-        else fixed if not randomized
+        None
+        if layer not in sparse
+        else fixed
+        if not randomized
         else _layer_keys(keys_method, q, budget, heads, seed * layers + layer, max_length)
         for layer in range(layers)
-    ]  # fmt: skip
+    ]
 
     inf = layers + 1
     e = _distances(stack, target, inf)[:target]

@@ -70,8 +70,16 @@ MORE_ITEMS = 500
 DOUBLED = {"convention"}
 
 
-def tier_arguments(tier: str, out: str, limit: int, tasks: str, workers: int = 1, methods: str | None = None,
-                   budgets: str | None = None, scheduler: str | None = None):  # fmt: skip
+def tier_arguments(
+    tier: str,
+    out: str,
+    limit: int,
+    tasks: str,
+    workers: int = 1,
+    methods: str | None = None,
+    budgets: str | None = None,
+    scheduler: str | None = None,
+):
     """The ``python -m gpu.harness`` arguments of one tier.
 
     Parameters
@@ -116,8 +124,22 @@ def tier_arguments(tier: str, out: str, limit: int, tasks: str, workers: int = 1
     if tier in DOUBLED:
         budgets = ",".join(str(2 * int(m)) for m in budgets.split(","))
     items = ["--limit", str(MORE_ITEMS), "--first", str(limit)] if tier == "more" else ["--limit", str(limit)]
-    arguments = ["--tasks", tasks, *items, "--attention", methods or default, "--budgets", budgets, "--seeds", seeds,
-                 "--decode", "sparse,exact", "--out", out, "--resume"]  # fmt: skip
+    arguments = [
+        "--tasks",
+        tasks,
+        *items,
+        "--attention",
+        methods or default,
+        "--budgets",
+        budgets,
+        "--seeds",
+        seeds,
+        "--decode",
+        "sparse,exact",
+        "--out",
+        out,
+        "--resume",
+    ]
     arguments += ["--exact-layers", layers] if layers else []
     if scheduler:
         return [*arguments, "--threads", "2", "--scheduler", scheduler]
@@ -142,17 +164,24 @@ def main(argv=None) -> int:
     >>> main(["--out", "runs", "--tiers", "nope"])  # doctest: +SKIP
     python -m analysis.paper_tasks.study: error: --tiers: ... (see --help)
     """
-    parser = OneLineErrorParser(prog="python -m analysis.paper_tasks.study", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
+    parser = OneLineErrorParser(
+        prog="python -m analysis.paper_tasks.study",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--out", required=True, type=output_folder("--out"), help="the result store (resumed)")
     parser.add_argument("--tiers", default=",".join(TIERS), help="comma-separated tiers, in order")
     parser.add_argument("--limit", type=int, default=200, help="items per task")
     parser.add_argument("--tasks", default=",".join(DEFAULT_TASKS), help="comma-separated tasks")
     parser.add_argument("--budgets", help="comma-separated keys per query in place of each tier's (to run one first)")
-    parser.add_argument("--workers", type=int, default=1, help="processes of one torch thread (a Dask LocalCluster "
-                        "when above 1)")  # fmt: skip
-    parser.add_argument("--scheduler", help="run on the workers of the Dask scheduler at this address "
-                        "(tcp://host:8786), each task on its worker's threads")  # fmt: skip
+    parser.add_argument(
+        "--workers", type=int, default=1, help="processes of one torch thread (a Dask LocalCluster when above 1)"
+    )
+    parser.add_argument(
+        "--scheduler",
+        help="run on the workers of the Dask scheduler at this address "
+        "(tcp://host:8786), each task on its worker's threads",
+    )
     parser.add_argument("--dry-run", action="store_true", help="print each tier's CPU estimate, run nothing")
     args = parser.parse_args(argv)
     args.out = str(args.out)
@@ -177,8 +206,11 @@ def main(argv=None) -> int:
         if tier != "exact" and not stored:
             if not args.dry_run:
                 parser.error(f"--tiers: {tier} needs the exact tier's results in --out first")
-            print(f"tier {tier}: its tasks (and the winner's method) follow from the exact tier's results; "
-                  "estimate it once they are in --out", file=sys.stderr)  # fmt: skip
+            print(
+                f"tier {tier}: its tasks (and the winner's method) follow from the exact tier's results; "
+                "estimate it once they are in --out",
+                file=sys.stderr,
+            )
             continue
         if tier != "exact":
             split = {row["task"]: row["informative"] for row in task_rows(args.out)}
@@ -199,8 +231,9 @@ def main(argv=None) -> int:
         if not tasks:
             continue
         print(f"tier {tier}: {methods or TIERS[tier][0]} on {','.join(tasks)}", file=sys.stderr)
-        arguments = tier_arguments(tier, args.out, args.limit, ",".join(tasks), args.workers, methods, args.budgets,
-                                   args.scheduler)  # fmt: skip
+        arguments = tier_arguments(
+            tier, args.out, args.limit, ",".join(tasks), args.workers, methods, args.budgets, args.scheduler
+        )
         status = hf_eval(arguments + (["--dry-run"] if args.dry_run else []))
         if status:
             return status

@@ -42,8 +42,16 @@ from receptive.windows import window_offsets
 RESULTS = Path(__file__).parent / "results"
 
 #: OLMES's primary metric per task.
-PRIMARY = {"arc_easy": "acc", "arc_challenge": "acc_per_char", "boolq": "acc", "hellaswag": "acc_per_char",
-           "piqa": "acc_per_char", "winogrande": "acc", "mmlu": "acc_per_char", "lambada": "acc"}  # fmt: skip
+PRIMARY = {
+    "arc_easy": "acc",
+    "arc_challenge": "acc_per_char",
+    "boolq": "acc",
+    "hellaswag": "acc_per_char",
+    "piqa": "acc_per_char",
+    "winogrande": "acc",
+    "mmlu": "acc_per_char",
+    "lambada": "acc",
+}
 
 #: The SA paper's training-free Qwen3-8B numbers (pattern in the prefill, exact decode), as secondary summaries
 #: quote them (the full text is not stored offline): {w: {pattern: {task or "average": score}}}.
@@ -63,9 +71,17 @@ BUDGETS = (16, 32, 64, 128)
 SEARCH_CANDIDATES = ("sa+sink", "swa+sink+sa", "sa+swa-union")
 SEARCH_TASKS = ("arc_easy", "piqa")
 #: what the summary and ``analysis.paper_tasks.reach`` read of a row of the store
-ROW_SHAPE = {"key": str, "task": str, "kind": frozenset({"choice", "target"}), "method": str, "budget": int,
-             "seed": int, "exact_layers": [int], "first?": int,
-             "runs": [{"attention": {"label": str}, "records": [dict]}, ...]}  # fmt: skip
+ROW_SHAPE = {
+    "key": str,
+    "task": str,
+    "kind": frozenset({"choice", "target"}),
+    "method": str,
+    "budget": int,
+    "seed": int,
+    "exact_layers": [int],
+    "first?": int,
+    "runs": [{"attention": {"label": str}, "records": [dict]}, ...],
+}
 #: what they read of a scored item (a record of :func:`gpu.harness.scoring.score_items`)
 _CHOICE = {"ll": NUMBER, "tokens": int, "chars": int, "bytes": int, "greedy": bool}
 RECORD_SHAPE = {"doc_id": int, "label": int, "context_tokens": int, "choices": [_CHOICE, ...]}
@@ -145,14 +161,28 @@ def search_rows(folder) -> dict:
                     continue
                 docs = sorted(set(items) & set(other))
                 mine, theirs, difference, low, high = _paired(items, other, docs)
-                test.append({"budget": budget, "decode": decode, "task": task, "peer": peer, "items": len(docs),
-                             "seeds": min(map(len, items.values())), "winner": mine, "peer_score": theirs,
-                             "difference": difference, "low": low, "high": high})  # fmt: skip
+                test.append(
+                    {
+                        "budget": budget,
+                        "decode": decode,
+                        "task": task,
+                        "peer": peer,
+                        "items": len(docs),
+                        "seeds": min(map(len, items.values())),
+                        "winner": mine,
+                        "peer_score": theirs,
+                        "difference": difference,
+                        "low": low,
+                        "high": high,
+                    }
+                )
     return {"candidates": candidates, "winner": winner, "test": test}
 
 
-LABEL = re.compile(r"^(?P<method>[a-z+-]+?)-(?P<budget>\d+)(?:-s(?P<seed>\d+))?(?P<decode>-exact-decode)?"
-                   r"(?:-exact-(?P<layers>\d+(?:\.\d+)*))?$")  # fmt: skip
+LABEL = re.compile(
+    r"^(?P<method>[a-z+-]+?)-(?P<budget>\d+)(?:-s(?P<seed>\d+))?(?P<decode>-exact-decode)?"
+    r"(?:-exact-(?P<layers>\d+(?:\.\d+)*))?$"
+)
 
 
 def configuration(label: str) -> tuple[str, int, str] | None:
@@ -451,11 +481,21 @@ def task_rows(folder) -> list[dict]:
         scores = _scores(items, docs)
         low, high = bootstrap(scores)
         context, whole = np.array([lengths[task][d] for d in docs]).T
-        rows.append({"task": task, "metric": PRIMARY.get(task, "acc"), "items": len(docs),
-                     "context_median": float(np.median(context)), "whole_median": float(np.median(whole)),
-                     "within": {str(m): int((whole <= m).sum()) for m in BUDGETS}, "chance": chance[task],
-                     "exact": float(scores.mean()), "exact_low": low, "exact_high": high,
-                     "informative": bool(low > chance[task])})  # fmt: skip
+        rows.append(
+            {
+                "task": task,
+                "metric": PRIMARY.get(task, "acc"),
+                "items": len(docs),
+                "context_median": float(np.median(context)),
+                "whole_median": float(np.median(whole)),
+                "within": {str(m): int((whole <= m).sum()) for m in BUDGETS},
+                "chance": chance[task],
+                "exact": float(scores.mean()),
+                "exact_low": low,
+                "exact_high": high,
+                "informative": bool(low > chance[task]),
+            }
+        )
     return rows
 
 
@@ -486,13 +526,19 @@ def pattern_rows(folder, table: dict | None = None) -> list[dict]:
             if not docs:
                 continue
             scores = _scores(items, docs)
-            row = {"method": method, "budget": budget, "decode": decode, "task": task, "items": len(docs),
-                   "seeds": min(len(items[d]) for d in docs), "score": float(scores.mean())}  # fmt: skip
+            row = {
+                "method": method,
+                "budget": budget,
+                "decode": decode,
+                "task": task,
+                "items": len(docs),
+                "seeds": min(len(items[d]) for d in docs),
+                "score": float(scores.mean()),
+            }
             for name, other in (("exact", exact.get(task)), ("swa", swa.get(task))):
                 if other is not None and method != name:
                     _, _, difference, low, high = _paired(items, other, docs)
-                    row |= {f"minus_{name}": difference, f"minus_{name}_low": low,
-                            f"minus_{name}_high": high}  # fmt: skip
+                    row |= {f"minus_{name}": difference, f"minus_{name}_low": low, f"minus_{name}_high": high}
             rows.append(row)
     return rows
 
@@ -523,16 +569,28 @@ def convention_rows(folder) -> list[dict]:
             if task not in informative:
                 continue
             keys = np.array([masked_band_keys(lengths[task][d][0], band) for d in sorted(items)])
-            row = {"band": band, "m": m, "task": task, "seeds": min(map(len, items.values())),
-                   "keys_mean": float(keys[:, 0].mean()), "keys_last": float(keys[:, 1].mean())}  # fmt: skip
+            row = {
+                "band": band,
+                "m": m,
+                "task": task,
+                "seeds": min(map(len, items.values())),
+                "keys_mean": float(keys[:, 0].mean()),
+                "keys_last": float(keys[:, 1].mean()),
+            }
             for peer in ("sa", "swa"):
                 other = table.get((peer, m, decode), {}).get(task)
                 if not other:
                     continue
                 docs = sorted(set(items) & set(other))
                 mine, theirs, difference, low, high = _paired(items, other, docs)
-                row |= {"items": len(docs), "score": mine, f"{peer}_score": theirs, f"minus_{peer}": difference,
-                        f"minus_{peer}_low": low, f"minus_{peer}_high": high}  # fmt: skip
+                row |= {
+                    "items": len(docs),
+                    "score": mine,
+                    f"{peer}_score": theirs,
+                    f"minus_{peer}": difference,
+                    f"minus_{peer}_low": low,
+                    f"minus_{peer}_high": high,
+                }
             rows.append(row)
     return rows
 
@@ -580,11 +638,21 @@ def averages(patterns: list[dict], tasks: list[dict]) -> list[dict]:
     for (method, budget, decode), rows in sorted(groups.items()):
         kept = [r for r in rows if r["task"] in informative]
         complete = bool(kept) and len(kept) == len(informative)
-        mean, reference = (np.mean([r["score"] for r in kept]), np.mean([exact[r["task"]] for r in kept])) if complete \
-            else (None, None)  # fmt: skip
-        out.append({"method": method, "budget": budget, "decode": decode, "tasks": len(kept),
-                    "informative_average": None if mean is None else float(mean),
-                    "exact_average": None if reference is None else float(reference)})  # fmt: skip
+        mean, reference = (
+            (np.mean([r["score"] for r in kept]), np.mean([exact[r["task"]] for r in kept]))
+            if complete
+            else (None, None)
+        )
+        out.append(
+            {
+                "method": method,
+                "budget": budget,
+                "decode": decode,
+                "tasks": len(kept),
+                "informative_average": None if mean is None else float(mean),
+                "exact_average": None if reference is None else float(reference),
+            }
+        )
     return out
 
 
@@ -601,8 +669,11 @@ def main(argv=None) -> int:
     int
         0.
     """
-    parser = OneLineErrorParser(prog="python -m analysis.paper_tasks.summary", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
+    parser = OneLineErrorParser(
+        prog="python -m analysis.paper_tasks.summary",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     parser.add_argument("--store", default=str(RESULTS / "grid"), help="the grid's result store")
     parser.add_argument("--out", required=True, type=output_file("--out"), help="the summary JSON to write")
     args = parser.parse_args(argv)
@@ -612,16 +683,24 @@ def main(argv=None) -> int:
         parser.error(str(exc))
     tasks = task_rows(args.store)
     patterns = pattern_rows(args.store)
-    summary = {"command": "python -m analysis.paper_tasks.summary --out " + str(args.out), "tasks": tasks,
-               "patterns": patterns, "averages": averages(patterns, tasks), "search": search_rows(args.store),
-               "convention": convention_rows(args.store), "more": more_rows(args.store),
-               "paper_qwen3_8b": {str(w): rows for w, rows in PAPER_QWEN3_8B.items()}}  # fmt: skip
+    summary = {
+        "command": "python -m analysis.paper_tasks.summary --out " + str(args.out),
+        "tasks": tasks,
+        "patterns": patterns,
+        "averages": averages(patterns, tasks),
+        "search": search_rows(args.store),
+        "convention": convention_rows(args.store),
+        "more": more_rows(args.store),
+        "paper_qwen3_8b": {str(w): rows for w, rows in PAPER_QWEN3_8B.items()},
+    }
     write_atomic(args.out, json.dumps(summary, indent=1) + "\n", option="--out")
     for row in tasks:
         flag = "informative" if row["informative"] else "NOT above chance"
-        print(f"{row['task']:14} {row['metric']:13} n={row['items']:4d} tokens {row['whole_median']:6.1f} "
-              f"chance {row['chance']:.3f} "
-              f"exact {row['exact']:.3f} [{row['exact_low']:.3f}, {row['exact_high']:.3f}] {flag}")  # fmt: skip
+        print(
+            f"{row['task']:14} {row['metric']:13} n={row['items']:4d} tokens {row['whole_median']:6.1f} "
+            f"chance {row['chance']:.3f} "
+            f"exact {row['exact']:.3f} [{row['exact_low']:.3f}, {row['exact_high']:.3f}] {flag}"
+        )
     return 0
 
 

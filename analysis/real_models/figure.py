@@ -96,11 +96,18 @@ def plot(data: dict, prefix: Path) -> list[Path]:
 
 
 def main(argv=None) -> int:
-    p = OneLineErrorParser(prog="python -m analysis.real_models.figure", description=__doc__.split("\n\n")[0],
-                           formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
+    p = OneLineErrorParser(
+        prog="python -m analysis.real_models.figure",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     p.add_argument("--json", type=Path, required=True, help="a file written by analysis.real_models.study")
-    p.add_argument("--out", type=output_file("--out", suffixes=FIGURE_SUFFIXES), required=True,
-                   help="output prefix (PREFIX.png and PREFIX.pdf)")  # fmt: skip
+    p.add_argument(
+        "--out",
+        type=output_file("--out", suffixes=FIGURE_SUFFIXES),
+        required=True,
+        help="output prefix (PREFIX.png and PREFIX.pdf)",
+    )
     args = p.parse_args(argv)
     if not args.json.is_file():
         p.error(f"--json: no such file {args.json}")

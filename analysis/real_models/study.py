@@ -139,8 +139,9 @@ class StepClock:
         return stamps[0] - start, [b - a for a, b in itertools.pairwise(stamps)]
 
 
-def run_passkey(model, tokenizer, n: int, label: str, method: str, exact: tuple, budget: int, seed: int,
-                depths, trials: int) -> list[dict]:  # fmt: skip
+def run_passkey(
+    model, tokenizer, n: int, label: str, method: str, exact: tuple, budget: int, seed: int, depths, trials: int
+) -> list[dict]:
     rows = []
     for depth in depths:
         for trial in range(trials):
@@ -152,18 +153,34 @@ def run_passkey(model, tokenizer, n: int, label: str, method: str, exact: tuple,
             clock = StepClock()
             start = time.perf_counter()
             with torch.no_grad():
-                out = model.generate(ids, max_new_tokens=8, do_sample=False, pad_token_id=tokenizer.eos_token_id,
-                                     streamer=clock)  # fmt: skip
+                out = model.generate(
+                    ids, max_new_tokens=8, do_sample=False, pad_token_id=tokenizer.eos_token_id, streamer=clock
+                )
             seconds = time.perf_counter() - start
             prefill, steps = clock.split(start)
             answer = tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True)
             digits = "".join(ch for ch in answer if ch.isdigit())
-            rows.append({"task": "passkey", "label": label, "method": method, "exact_layers": list(exact),
-                         "budget": budget, "seed": seed, "n": int(ids.shape[1]), "depth": depth, "trial": trial,
-                         "key": key, "answer": answer.strip(), "correct": digits.startswith(key),
-                         "reach_layer": reach.layer, "seconds": seconds, "prefill_seconds": prefill,
-                         "decode_seconds_per_token": sum(steps) / max(1, len(steps)),
-                         "new_tokens": int(out.shape[1] - ids.shape[1])})  # fmt: skip
+            rows.append(
+                {
+                    "task": "passkey",
+                    "label": label,
+                    "method": method,
+                    "exact_layers": list(exact),
+                    "budget": budget,
+                    "seed": seed,
+                    "n": int(ids.shape[1]),
+                    "depth": depth,
+                    "trial": trial,
+                    "key": key,
+                    "answer": answer.strip(),
+                    "correct": digits.startswith(key),
+                    "reach_layer": reach.layer,
+                    "seconds": seconds,
+                    "prefill_seconds": prefill,
+                    "decode_seconds_per_token": sum(steps) / max(1, len(steps)),
+                    "new_tokens": int(out.shape[1] - ids.shape[1]),
+                }
+            )
     return rows
 
 
@@ -178,9 +195,16 @@ def cost_row(label, method, exact, budget, n, config) -> dict:
     layers = config.num_hidden_layers
     mean_keys = (keys * (layers - len(exact)) + (n + 1) / 2 * len(exact)) / layers
     cached = min(n, budget) if method in ("swa", "swa+sink") and not exact else n
-    return {"label": label, "method": method, "budget": budget, "n": n, "keys_per_query": mean_keys,
-            "kv_cache_keys": cached, "kv_cache_bytes_per_token": 2 * kv_heads * head_dim * layers * 4 * cached / n,
-            "kv_cache_holds": GENERATION_METHODS[method].kv_cache if not exact else "every key"}  # fmt: skip
+    return {
+        "label": label,
+        "method": method,
+        "budget": budget,
+        "n": n,
+        "keys_per_query": mean_keys,
+        "kv_cache_keys": cached,
+        "kv_cache_bytes_per_token": 2 * kv_heads * head_dim * layers * 4 * cached / n,
+        "kv_cache_holds": GENERATION_METHODS[method].kv_cache if not exact else "every key",
+    }
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -212,8 +236,11 @@ def main(argv=None) -> int:
         parser.error(f"--scored: expected an integer >= 1, got {args.scored}")
     if args.n < 2 * args.scored:
         parser.error(f"--n: must be at least 2 * --scored = {2 * args.scored}, got {args.n}")
-    for flag, value, low in (("--budget", args.budget, 1), ("--windows", args.windows, 1),
-                             ("--passkey-trials", args.passkey_trials, 0)):  # fmt: skip
+    for flag, value, low in (
+        ("--budget", args.budget, 1),
+        ("--windows", args.windows, 1),
+        ("--passkey-trials", args.passkey_trials, 0),
+    ):
         if value < low:
             parser.error(f"{flag}: expected an integer >= {low}, got {value}")
     labels = list(CONFIGS) if not args.configs else args.configs.split(",")
@@ -226,11 +253,17 @@ def main(argv=None) -> int:
         for seed in (args.seeds if GENERATION_METHODS[CONFIGS[label][0]].randomized else [0])
     ]
     try:  # every attention form registered (its budget and seed checked) before the model is loaded
-        names = {(label, seed, protocol): register(method, args.budget if method != "exact" else 1, seed,
-                                                   decode="exact" if protocol == "sparse-prefill" else "sparse",
-                                                   exact_layers=exact)
-                 for label, method, exact, seed in jobs
-                 for protocol in (("sparse", "sparse-prefill") if method != "exact" else ("sparse",))}  # fmt: skip
+        names = {
+            (label, seed, protocol): register(
+                method,
+                args.budget if method != "exact" else 1,
+                seed,
+                decode="exact" if protocol == "sparse-prefill" else "sparse",
+                exact_layers=exact,
+            )
+            for label, method, exact, seed in jobs
+            for protocol in (("sparse", "sparse-prefill") if method != "exact" else ("sparse",))
+        }
     except ValueError as exc:
         parser.error(str(exc))
     path = args.model or smollm2_gguf()
@@ -251,14 +284,28 @@ def main(argv=None) -> int:
             name = names[label, seed, protocol]
             for w, window in enumerate(windows):
                 ppl, seconds = perplexity(model, window, args.scored, name, protocol)
-                rows.append({"task": "perplexity", "label": label, "method": method, "exact_layers": list(exact),
-                             "budget": args.budget, "seed": seed, "protocol": protocol, "window": w, "n": args.n,
-                             "scored": args.scored, "perplexity": ppl, "seconds": seconds})  # fmt: skip
+                rows.append(
+                    {
+                        "task": "perplexity",
+                        "label": label,
+                        "method": method,
+                        "exact_layers": list(exact),
+                        "budget": args.budget,
+                        "seed": seed,
+                        "protocol": protocol,
+                        "window": w,
+                        "n": args.n,
+                        "scored": args.scored,
+                        "perplexity": ppl,
+                        "seconds": seconds,
+                    }
+                )
     if args.passkey_trials:
         passkey_jobs = [("exact", "exact", (), 0)] + [(x, CONFIGS[x][0], CONFIGS[x][1], 0) for x in labels]
         for label, method, exact, seed in tqdm(passkey_jobs, desc="passkey"):
-            rows += run_passkey(model, tokenizer, args.n, label, method, exact, args.budget, seed, (0.1, 0.5, 0.9),
-                                args.passkey_trials)  # fmt: skip
+            rows += run_passkey(
+                model, tokenizer, args.n, label, method, exact, args.budget, seed, (0.1, 0.5, 0.9), args.passkey_trials
+            )
     costs = [cost_row(label, CONFIGS[label][0], CONFIGS[label][1], args.budget, args.n, config) for label in labels]
     result = {
         "command": "python -m analysis.real_models.study " + " ".join(argv if argv is not None else sys.argv[1:]),

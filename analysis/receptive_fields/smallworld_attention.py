@@ -34,8 +34,9 @@ def measure(n: int, w: int, sources: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = OneLineErrorParser(prog="python -m analysis.receptive_fields.smallworld_attention", description=__doc__,
-                                options={"n": "--n"})  # fmt: skip
+    parser = OneLineErrorParser(
+        prog="python -m analysis.receptive_fields.smallworld_attention", description=__doc__, options={"n": "--n"}
+    )
     parser.add_argument("--n", type=int, default=32768, help="sequence length (default 32768)")
     parser.add_argument("--w", type=int, default=64, help="window (default 64)")
     parser.add_argument("--sources", type=int, default=512, help="sampled path-length sources (default 512)")

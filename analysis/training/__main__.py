@@ -57,38 +57,58 @@ def _table(summary: dict) -> str:
         lines = [f"{'kind':7s} {'params':>7s} {'val ppl':>8s} {'far loss':>9s} {'near loss':>9s} {'coverage':>8s}"]
         for r in rows:
             far, near = r["probe"]["far"]["loss"], r["probe"]["near"]["loss"]
-            lines.append(f"{r['kind']:7s} {r['parameters']['total']:7d} {r['val_perplexity']:8.3f} "
-                         f"{far if far is not None else float('nan'):9.3f} "
-                         f"{near if near is not None else float('nan'):9.3f} {r['coverage_mean']:8.3f}")  # fmt: skip
+            lines.append(
+                f"{r['kind']:7s} {r['parameters']['total']:7d} {r['val_perplexity']:8.3f} "
+                f"{far if far is not None else float('nan'):9.3f} "
+                f"{near if near is not None else float('nan'):9.3f} {r['coverage_mean']:8.3f}"
+            )
         paper = summary["paper"]
         lines.append(f"ours: {' < '.join(paper['our_order'])}; paper (WikiText): {' < '.join(paper['paper_order'])}")
         return "\n".join(lines)
-    lines = [f"{'kind':16s} {'n':>5s} {'w':>3s} {'L':>2s} {'s':>2s} {'acc':>6s} {'reach':>6s} {'pred':>6s} "
-             f"{'cov':>6s} {'L*':>4s}"]  # fmt: skip
+    lines = [
+        f"{'kind':16s} {'n':>5s} {'w':>3s} {'L':>2s} {'s':>2s} {'acc':>6s} {'reach':>6s} {'pred':>6s} "
+        f"{'cov':>6s} {'L*':>4s}"
+    ]
     for r in rows:
         lstar = r.get("lstar_readout", r["lstar"])
-        lines.append(f"{r['kind']:16s} {r['n']:5d} {r['w']:3d} {r['layers']:2d} {r.get('seed', 0):2d} "
-                     f"{r['accuracy']:6.3f} {r['reachable']:6.3f} {r['predicted_accuracy']:6.3f} "
-                     f"{r.get('readout_coverage', r['coverage_mean']):6.3f} {lstar if lstar else '-':>4}")  # fmt: skip
+        lines.append(
+            f"{r['kind']:16s} {r['n']:5d} {r['w']:3d} {r['layers']:2d} {r.get('seed', 0):2d} "
+            f"{r['accuracy']:6.3f} {r['reachable']:6.3f} {r['predicted_accuracy']:6.3f} "
+            f"{r.get('readout_coverage', r['coverage_mean']):6.3f} {lstar if lstar else '-':>4}"
+        )
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
-    p = OneLineErrorParser(prog="python -m analysis.training", description=__doc__,
-                           formatter_class=argparse.RawDescriptionHelpFormatter,
-                           options={"out": "--out", "extend_to": "--extend-to", "jobs": "--jobs",
-                                    "threads": "--threads"})  # fmt: skip
-    p.add_argument("experiment", choices=[*ALL_EXPERIMENTS, "all"],
-                   help="which experiment (all: retrieval, counting and lm in turn)")  # fmt: skip
+    p = OneLineErrorParser(
+        prog="python -m analysis.training",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        options={"out": "--out", "extend_to": "--extend-to", "jobs": "--jobs", "threads": "--threads"},
+    )
+    p.add_argument(
+        "experiment",
+        choices=[*ALL_EXPERIMENTS, "all"],
+        help="which experiment (all: retrieval, counting and lm in turn)",
+    )
     p.add_argument("--quick", action="store_true", help="the one-minute configuration the tests run")
-    p.add_argument("--out", type=output_folder("--out"), default=None,
-                   help=f"output folder (default {DEFAULT_OUT}; --quick: {DEFAULT_QUICK_OUT})")  # fmt: skip
+    p.add_argument(
+        "--out",
+        type=output_folder("--out"),
+        default=None,
+        help=f"output folder (default {DEFAULT_OUT}; --quick: {DEFAULT_QUICK_OUT})",
+    )
     p.add_argument("--resume", action="store_true", help="skip finished runs, continue others from checkpoints")
     p.add_argument("--json", action="store_true", help="print the summaries as JSON instead of tables")
     p.add_argument("--threads", type=int, default=None, help="torch threads (default 1: tiny models on shared cores)")
     p.add_argument("--jobs", type=int, default=1, help="runs trained at a time, in worker processes (default 1)")
-    p.add_argument("--extend-to", type=int, default=None, metavar="STEPS",
-                   help="train the runs in --out on to STEPS steps (same schedule; implies --resume)")  # fmt: skip
+    p.add_argument(
+        "--extend-to",
+        type=int,
+        default=None,
+        metavar="STEPS",
+        help="train the runs in --out on to STEPS steps (same schedule; implies --resume)",
+    )
     args = p.parse_args(argv)
     if args.threads is not None and args.threads < 1:
         p.error(f"--threads: expected a positive integer, got {args.threads}")
@@ -106,8 +126,14 @@ def main(argv=None) -> int:
     for name in names:
         start = time.perf_counter()
         try:
-            summary = run_experiment(getattr(configs, name), out, resume=args.resume, threads=args.threads,
-                                     jobs=args.jobs, extend_to=args.extend_to)  # fmt: skip
+            summary = run_experiment(
+                getattr(configs, name),
+                out,
+                resume=args.resume,
+                threads=args.threads,
+                jobs=args.jobs,
+                extend_to=args.extend_to,
+            )
         except FileExistsError as exc:
             p.error(str(exc))
         except ValueError as exc:  # e.g. --extend-to below the recorded steps, or a folder of another configuration

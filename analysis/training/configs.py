@@ -188,8 +188,10 @@ def extended(config, steps: int):
     ``config.horizon``, so the learning rate at every step before ``config.steps`` is unchanged and a finished run
     continued from its final checkpoint is exactly the run trained to ``steps`` in one go."""
     if isinstance(steps, bool) or not isinstance(steps, int) or not config.steps <= steps <= 10**6:
-        raise ValueError(f"extend_to: expected an integer in [{config.steps}, {10**6}] (the steps trained so far or "
-                         f"more), got {steps!r}")  # fmt: skip
+        raise ValueError(
+            f"extend_to: expected an integer in [{config.steps}, {10**6}] (the steps trained so far or "
+            f"more), got {steps!r}"
+        )
     return dataclasses.replace(config, steps=steps, decay_steps=config.horizon)
 
 
@@ -211,6 +213,7 @@ class Preset:
     long_n: SyntheticConfig | None = None  # SA, SA+SWA and sa-ms(-eq, +swa-eq) at n = 1024 (not run)
 
 
+# fmt: off
 QUICK = Preset(
     retrieval=SyntheticConfig(
         task="retrieval", ns=(32,), ws=(4,), layers=(1, 2), steps=150, batch=32, eval_samples=256,
@@ -230,8 +233,10 @@ QUICK = Preset(
         task="retrieval", ns=(64,), ws=(4,), layers=(2,), kinds=LONG_N_KINDS, seeds=(0, 1), steps=8, warmup=2,
         decay_steps=8, batch=8, eval_samples=32, checkpoint_every=4, name="long_n",
     ),
-)  # fmt: skip
+)
+# fmt: on
 
+# fmt: off
 FULL = Preset(
     retrieval=SyntheticConfig(
         task="retrieval", ns=(64, 128), ws=(8,), layers=(1, 2, 4), steps=500, batch=32, eval_samples=1024,
@@ -255,7 +260,8 @@ FULL = Preset(
         task="retrieval", ns=(1024,), ws=(8,), layers=(4,), kinds=LONG_N_KINDS, seeds=(0, 1, 2), steps=3000,
         warmup=30, decay_steps=3000, batch=32, eval_samples=4096, checkpoint_every=100, name="long_n",
     ),
-)  # fmt: skip
+)
+# fmt: on
 
 #: what ``all`` runs, in turn
 EXPERIMENTS = ("retrieval", "counting", "lm")

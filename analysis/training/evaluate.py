@@ -63,5 +63,11 @@ def _evaluate_lm(model, config: LMConfig, spec: dict, corpus: tasks.Corpus) -> d
         for name, m in (("far", masks["far"]), ("near", masks["near"]), ("other", other))
     }
     cov = coverage_summary(model.kind, config.n, config.w, config.layers, True, spec["seed"], None)
-    return {"val_loss": loss, "val_perplexity": math.exp(loss), "val_bits_per_char": loss / math.log(2),
-            "probe": probe, "swa_field": config.field, **cov}  # fmt: skip
+    return {
+        "val_loss": loss,
+        "val_perplexity": math.exp(loss),
+        "val_bits_per_char": loss / math.log(2),
+        "probe": probe,
+        "swa_field": config.field,
+        **cov,
+    }

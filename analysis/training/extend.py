@@ -28,8 +28,18 @@ from .summary import loss_curve
 #: what a resume or an extension reads of a folder's header, ``NAME.config.json``
 HEADER_SHAPE = {"name": str, "steps": int, "decay_steps?": (int, None)}
 #: what they read of every line of ``NAME.jsonl`` (a finished run), and of the lines of each kind of experiment
-ROW_SHAPE = {"run": str, "kind": str, "n": int, "w": int, "layers": int, "steps?": int, "train_seconds": NUMBER,
-             "loss_curve": [NUMBER], "lstar": (int, None), "coverage_mean": NUMBER}  # fmt: skip
+ROW_SHAPE = {
+    "run": str,
+    "kind": str,
+    "n": int,
+    "w": int,
+    "layers": int,
+    "steps?": int,
+    "train_seconds": NUMBER,
+    "loss_curve": [NUMBER],
+    "lstar": (int, None),
+    "coverage_mean": NUMBER,
+}
 SYNTHETIC_SHAPE = {"accuracy": NUMBER, "predicted_accuracy": NUMBER, "chance": NUMBER}
 LM_SHAPE = {"val_perplexity": NUMBER, "val_loss": NUMBER}
 _WRITER = "python -m analysis.training"
@@ -71,8 +81,10 @@ def _check_checkpoint(state: dict, config, spec: dict, checkpoint: Path) -> None
     if recorded != expected:
         keys = sorted(k for k in recorded.keys() | expected.keys() if recorded.get(k) != expected.get(k))
         shown = ", ".join(f"{k} {recorded.get(k)!r} there, {expected.get(k)!r} here" for k in keys[:3])
-        raise ValueError(f"checkpoint: {checkpoint} was trained with a different configuration ({shown}); "
-                         "delete it or choose another --out")  # fmt: skip
+        raise ValueError(
+            f"checkpoint: {checkpoint} was trained with a different configuration ({shown}); "
+            "delete it or choose another --out"
+        )
 
 
 def _check_folder(config, out: Path, resume: bool, extending: int | None) -> None:
@@ -84,9 +96,11 @@ def _check_folder(config, out: Path, resume: bool, extending: int | None) -> Non
         raise FileExistsError(f"out: {lines} already holds results; pass --resume to continue or choose another --out")
     kept = sorted((out / "checkpoints" / config.name).glob("*.pt"))
     if kept and not resume:
-        raise FileExistsError(f"out: {kept[0].parent} holds {len(kept)} checkpoints of an earlier training of "
-                              f"{config.name}; pass --resume to continue it (each checkpoint's configuration is "
-                              "checked), delete that folder to start over, or choose another --out")  # fmt: skip
+        raise FileExistsError(
+            f"out: {kept[0].parent} holds {len(kept)} checkpoints of an earlier training of "
+            f"{config.name}; pass --resume to continue it (each checkpoint's configuration is "
+            "checked), delete that folder to start over, or choose another --out"
+        )
     if header.exists() and resume and extending is None and _header(header) != config.to_dict():
         raise ValueError(f"resume: {header} was written with a different configuration; choose another --out")
 
@@ -100,8 +114,9 @@ def _check_extension(config, target, out: Path) -> None:
     if _schedule_free(written) != _schedule_free(config.to_dict()):
         raise ValueError(f"extend_to: {header} was written with a different configuration or schedule")
     if written["steps"] > target.steps:
-        raise ValueError(f"extend_to: expected at least the {written['steps']} steps {header} records, "
-                         f"got {target.steps}")  # fmt: skip
+        raise ValueError(
+            f"extend_to: expected at least the {written['steps']} steps {header} records, got {target.steps}"
+        )
 
 
 def _checkpoint_step(checkpoint: Path, config, spec: dict) -> int:
@@ -119,12 +134,24 @@ def _continued(row: dict, before: dict, resumed_at: int, checkpoint: Path) -> di
     checkpoint training started from (``before["steps"]``: the final one; below it: none was kept, so the run was
     replayed from step 0, and ``replay_curve_max_abs_diff`` is the largest difference between the recorded loss
     curve and the replayed one over the steps recorded before)."""
-    keep = ("accuracy", "accuracy_reachable", "reachable", "eval_loss", "val_perplexity", "val_loss",
-            "train_loss_last", "train_seconds")  # fmt: skip
+    keep = (
+        "accuracy",
+        "accuracy_reachable",
+        "reachable",
+        "eval_loss",
+        "val_perplexity",
+        "val_loss",
+        "train_loss_last",
+        "train_seconds",
+    )
     replay = resumed_at < before["steps"]
-    note = {"from_steps": before["steps"], "to_steps": row["steps"], "resumed_at_step": resumed_at,
-            "how": "replayed from step 0 (no final checkpoint)" if replay else "continued from the final checkpoint",
-            "before": {k: before[k] for k in keep if k in before}}  # fmt: skip
+    note = {
+        "from_steps": before["steps"],
+        "to_steps": row["steps"],
+        "resumed_at_step": resumed_at,
+        "how": "replayed from step 0 (no final checkpoint)" if replay else "continued from the final checkpoint",
+        "before": {k: before[k] for k in keep if k in before},
+    }
     if replay:
         replayed = loss_curve(torch.load(checkpoint, weights_only=False)["losses"][: before["steps"]])
         recorded = before["loss_curve"]
@@ -153,8 +180,9 @@ def _read_lines(path: Path, config, extending: int | None) -> tuple[dict[str, di
                     check_shape(row, shape, "the run")
                 except ValueError as exc:
                     problem = "not JSON" if isinstance(exc, json.JSONDecodeError) else str(exc)
-                    raise ValueError(f"out: {path} line {number}: {problem}; expected a finished run of {_WRITER} "
-                                     f"{config.name}") from None  # fmt: skip
+                    raise ValueError(
+                        f"out: {path} line {number}: {problem}; expected a finished run of {_WRITER} {config.name}"
+                    ) from None
                 done[row["run"]] = row
     recorded = config.steps if extending is None else extending  # the steps of a row that does not say
     before = {rid: row for rid, row in done.items() if row.get("steps", recorded) < config.steps}

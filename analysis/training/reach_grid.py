@@ -103,14 +103,31 @@ def reach_grid(kinds=GRID_KINDS, ns=DEFAULT_NS, ws=DEFAULT_WS, layers=DEFAULT_LA
                     through = coverage_by_layer(pattern, max_layers=max(MAX_LSTAR_LAYERS, *layers), progress=False)
                     for layer in layers:
                         mean = through.layers[layer - 1].mean if layer <= len(through.layers) else 1.0
-                        rows.append({"kind": kind, "n": n, "w": w, "layers": layer, "seed": seed,
-                                     "reachable": readout_reachable(pattern, layer), "coverage_mean": mean,
-                                     "keys_per_query": keys, "readout_keys": readout_keys(pattern, layer)})  # fmt: skip
+                        rows.append(
+                            {
+                                "kind": kind,
+                                "n": n,
+                                "w": w,
+                                "layers": layer,
+                                "seed": seed,
+                                "reachable": readout_reachable(pattern, layer),
+                                "coverage_mean": mean,
+                                "keys_per_query": keys,
+                                "readout_keys": readout_keys(pattern, layer),
+                            }
+                        )
                     full = np.flatnonzero(through.sizes[:, n - 1] == n)
-                    readout_lstar.append({"kind": kind, "n": n, "w": w, "seed": seed,
-                                          "lstar_readout": int(full[0]) + 1 if full.size else None,
-                                          "lstar": through.full_coverage_layer,
-                                          "coverage_method": through.method})  # fmt: skip
+                    readout_lstar.append(
+                        {
+                            "kind": kind,
+                            "n": n,
+                            "w": w,
+                            "seed": seed,
+                            "lstar_readout": int(full[0]) + 1 if full.size else None,
+                            "lstar": through.full_coverage_layer,
+                            "coverage_method": through.method,
+                        }
+                    )
     return {"aggregate": _aggregate(rows), "readout_lstar": readout_lstar, **_separation(rows), "rows": rows}
 
 
@@ -121,12 +138,21 @@ def _aggregate(rows: list[dict]) -> list[dict]:
     out = []
     for (kind, n, w, layer), members in groups.items():
         reach = np.array([m["reachable"] for m in members])
-        out.append({"kind": kind, "n": n, "w": w, "layers": layer, "seeds": [m["seed"] for m in members],
-                    "reachable_mean": float(reach.mean()), "reachable_min": float(reach.min()),
-                    "reachable_max": float(reach.max()),
-                    "coverage_mean": float(np.mean([m["coverage_mean"] for m in members])),
-                    "readout_keys_mean": float(np.mean([m["readout_keys"] for m in members])),
-                    "keys_per_query_mean": float(np.mean([m["keys_per_query"] for m in members]))})  # fmt: skip
+        out.append(
+            {
+                "kind": kind,
+                "n": n,
+                "w": w,
+                "layers": layer,
+                "seeds": [m["seed"] for m in members],
+                "reachable_mean": float(reach.mean()),
+                "reachable_min": float(reach.min()),
+                "reachable_max": float(reach.max()),
+                "coverage_mean": float(np.mean([m["coverage_mean"] for m in members])),
+                "readout_keys_mean": float(np.mean([m["readout_keys"] for m in members])),
+                "keys_per_query_mean": float(np.mean([m["keys_per_query"] for m in members])),
+            }
+        )
     return out
 
 
@@ -140,9 +166,18 @@ def _separation(rows: list[dict]) -> dict:
             continue
         v, b = (np.array([r["reachable"] for r in kinds[k]]) for k in (VARIANT, BASELINE))
         cv, cb = (np.mean([r["coverage_mean"] for r in kinds[k]]) for k in (VARIANT, BASELINE))
-        table.append({"n": n, "w": w, "layers": layer, VARIANT: float(v.mean()), BASELINE: float(b.mean()),
-                      "gap_mean": float(v.mean() - b.mean()), "gap_worst_vs_best": float(v.min() - b.max()),
-                      "coverage_gap_mean": float(cv - cb)})  # fmt: skip
+        table.append(
+            {
+                "n": n,
+                "w": w,
+                "layers": layer,
+                VARIANT: float(v.mean()),
+                BASELINE: float(b.mean()),
+                "gap_mean": float(v.mean() - b.mean()),
+                "gap_worst_vs_best": float(v.min() - b.max()),
+                "coverage_gap_mean": float(cv - cb),
+            }
+        )
     if not table:
         return {"separation": [], "choice": None}
     best = max(table, key=lambda t: (round(t["gap_mean"], 12), -t["layers"], -t["n"]))
@@ -150,10 +185,17 @@ def _separation(rows: list[dict]) -> dict:
 
 
 def main(argv=None) -> int:
-    p = OneLineErrorParser(prog="python -m analysis.training.reach_grid", description=__doc__,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    p.add_argument("--out", type=output_file("--out", parents=True, suffixes=(".json",)), default=DEFAULT_OUT,
-                   help=f"JSON file to write (default {DEFAULT_OUT})")  # fmt: skip
+    p = OneLineErrorParser(
+        prog="python -m analysis.training.reach_grid",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--out",
+        type=output_file("--out", parents=True, suffixes=(".json",)),
+        default=DEFAULT_OUT,
+        help=f"JSON file to write (default {DEFAULT_OUT})",
+    )
     p.add_argument("--ns", type=int, nargs="+", default=list(DEFAULT_NS))
     p.add_argument("--ws", type=int, nargs="+", default=list(DEFAULT_WS))
     p.add_argument("--layers", type=int, nargs="+", default=list(DEFAULT_LAYERS))
@@ -165,18 +207,25 @@ def main(argv=None) -> int:
         result = reach_grid(args.kinds, args.ns, args.ws, args.layers, args.seeds)
     except ValueError as exc:
         p.error(f"--{exc}")
-    doc = {"command": "python -m analysis.training.reach_grid " + " ".join(argv if argv is not None else sys.argv[1:]),
-           "task": "causal retrieval, readout n - 1, answer position uniform on 1..n-2",
-           "seconds": round(time.perf_counter() - start, 1), **result}  # fmt: skip
+    doc = {
+        "command": "python -m analysis.training.reach_grid " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "task": "causal retrieval, readout n - 1, answer position uniform on 1..n-2",
+        "seconds": round(time.perf_counter() - start, 1),
+        **result,
+    }
     path = write_atomic(args.out, json.dumps(doc, indent=1) + "\n", option="--out", mkdir=True)
     c = result["choice"]
     print(f"{'kind':17s} {'n':>5s} {'w':>3s} {'L':>2s} {'reach mean [min, max]':>24s} {'keys/q':>7s}")
     for e in result["aggregate"]:
-        print(f"{e['kind']:17s} {e['n']:5d} {e['w']:3d} {e['layers']:2d} {e['reachable_mean']:8.3f} "
-              f"[{e['reachable_min']:.3f}, {e['reachable_max']:.3f}] {e['keys_per_query_mean']:7.2f}")  # fmt: skip
+        print(
+            f"{e['kind']:17s} {e['n']:5d} {e['w']:3d} {e['layers']:2d} {e['reachable_mean']:8.3f} "
+            f"[{e['reachable_min']:.3f}, {e['reachable_max']:.3f}] {e['keys_per_query_mean']:7.2f}"
+        )
     if c is not None:
-        print(f"largest gap {VARIANT} - {BASELINE}: n = {c['n']}, w = {c['w']}, L = {c['layers']}: "
-              f"{c[VARIANT]:.3f} vs {c[BASELINE]:.3f} ({c['gap_mean']:+.3f}); written to {path}")  # fmt: skip
+        print(
+            f"largest gap {VARIANT} - {BASELINE}: n = {c['n']}, w = {c['w']}, L = {c['layers']}: "
+            f"{c[VARIANT]:.3f} vs {c[BASELINE]:.3f} ({c['gap_mean']:+.3f}); written to {path}"
+        )
     return 0
 
 

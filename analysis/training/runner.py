@@ -158,13 +158,28 @@ def train(config, spec: dict, checkpoint: Path, corpus=None, bar=None, budget: l
 
 
 def _state(model, optimizer, step, losses, seconds, data, record) -> dict:
-    return {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step, "losses": losses,
-            "seconds": seconds, "torch_rng": torch.get_rng_state(), "data_rng": data.generator.get_state(),
-            "config": record}  # fmt: skip
+    return {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "step": step,
+        "losses": losses,
+        "seconds": seconds,
+        "torch_rng": torch.get_rng_state(),
+        "data_rng": data.generator.get_state(),
+        "config": record,
+    }
 
 
-def run_experiment(config, out, resume: bool = False, progress: bool | None = None, stop_after: int | None = None,
-                   threads: int | None = None, jobs: int = 1, extend_to: int | None = None) -> dict:  # fmt: skip
+def run_experiment(
+    config,
+    out,
+    resume: bool = False,
+    progress: bool | None = None,
+    stop_after: int | None = None,
+    threads: int | None = None,
+    jobs: int = 1,
+    extend_to: int | None = None,
+) -> dict:
     """Train every run of ``config`` into ``out`` and return (and write) the summary ``NAME.json``.
 
     ``resume``: continue the runs recorded in ``out`` (finished ones are skipped, a checkpointed one continues);
@@ -189,8 +204,16 @@ def run_experiment(config, out, resume: bool = False, progress: bool | None = No
     with training_threads(threads if threads is not None else 1):
         if target is not None:
             _check_extension(config, target, Path(out))  # before any folder is created
-            return _run(target, out, True, progress, stop_after, jobs, threads if threads is not None else 1,
-                        extending=config.horizon)  # fmt: skip
+            return _run(
+                target,
+                out,
+                True,
+                progress,
+                stop_after,
+                jobs,
+                threads if threads is not None else 1,
+                extending=config.horizon,
+            )
         return _run(config, out, resume, progress, stop_after, jobs, threads if threads is not None else 1)
 
 
@@ -231,8 +254,9 @@ def _train_in_worker(config, spec: dict, checkpoint: Path) -> dict:
 def _train_parallel(config, todo, paths, resumed, lines, done, jobs, threads, bar, finish) -> None:
     """Train ``todo`` in ``jobs`` spawned processes; the parent records each run as it finishes."""
     context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_init,
-                                                initargs=(threads,)) as pool:  # fmt: skip
+    with concurrent.futures.ProcessPoolExecutor(
+        jobs, mp_context=context, initializer=_worker_init, initargs=(threads,)
+    ) as pool:
         futures = {}
         for spec in todo:
             futures[pool.submit(_train_in_worker, config, spec, paths[run_id(config, spec)])] = spec

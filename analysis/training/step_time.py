@@ -60,8 +60,11 @@ def step_seconds(config, spec: dict, steps: int, warmup: int) -> dict:
 
 
 def main(argv=None) -> int:
-    p = OneLineErrorParser(prog="python -m analysis.training.step_time", description=__doc__,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = OneLineErrorParser(
+        prog="python -m analysis.training.step_time",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--n", type=int, default=1024)
     p.add_argument("--w", type=int, default=8)
     p.add_argument("--layers", type=int, default=4)
@@ -89,8 +92,15 @@ def main(argv=None) -> int:
     if not set(args.estimate_kinds) <= set(args.kinds):
         p.error(f"--estimate-kinds: expected kinds among --kinds, got {args.estimate_kinds}")
     try:
-        config = dataclasses.replace(FULL.variants, kinds=tuple(args.kinds), ns=(args.n,), ws=(args.w,),
-                                     layers=(args.layers,), seeds=(0,), name="step_time")  # fmt: skip
+        config = dataclasses.replace(
+            FULL.variants,
+            kinds=tuple(args.kinds),
+            ns=(args.n,),
+            ws=(args.w,),
+            layers=(args.layers,),
+            seeds=(0,),
+            name="step_time",
+        )
     except ValueError as exc:
         p.error(f"--{exc}")
     rows = []
@@ -106,10 +116,15 @@ def main(argv=None) -> int:
             print(f"{kind:17s} wall {row['wall_median']:7.3f} s/step  cpu {row['cpu_median']:7.3f} s/step", flush=True)
     per_step = float(np.mean([r["cpu_median"] for r in rows if r["kind"] in args.estimate_kinds]))
     estimate = [
-        {"kinds": args.estimate_kinds, "runs": args.estimate_runs, "steps": s, "cpu_seconds_per_step": per_step,
-         "cpu_minutes": round(per_step * args.estimate_runs * s / 60, 1)}
+        {
+            "kinds": args.estimate_kinds,
+            "runs": args.estimate_runs,
+            "steps": s,
+            "cpu_seconds_per_step": per_step,
+            "cpu_minutes": round(per_step * args.estimate_runs * s / 60, 1),
+        }
         for s in args.estimate_steps
-    ]  # fmt: skip
+    ]
     doc = {
         "command": "python -m analysis.training.step_time " + " ".join(argv if argv is not None else sys.argv[1:]),
         "config": {**config.to_dict(), "threads": args.threads},

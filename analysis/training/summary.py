@@ -20,8 +20,16 @@ import numpy as np
 PAPER_PERPLEXITY = {"full": 51.3, "sa+swa": 52.0, "swa": 57.1, "sa": 75.8}
 
 #: metrics summarised for the synthetic tasks (accuracy_reachable: accuracy on answers inside the readout's field)
-SYNTHETIC_METRICS = ("accuracy", "accuracy_reachable", "reachable", "predicted_accuracy", "keys_per_query",
-                     "eval_loss", "train_loss_last", "train_seconds")  # fmt: skip
+SYNTHETIC_METRICS = (
+    "accuracy",
+    "accuracy_reachable",
+    "reachable",
+    "predicted_accuracy",
+    "keys_per_query",
+    "eval_loss",
+    "train_loss_last",
+    "train_seconds",
+)
 LM_METRICS = ("val_perplexity", "val_loss", "keys_per_query", "train_loss_last", "train_seconds")
 
 
@@ -69,12 +77,16 @@ def aggregate_table(entries: list[dict]) -> str:
             return f"{'-':>19s}"
         return f"{s['mean']:5.3f} [{s['min']:5.3f},{s['max']:5.3f}]"
 
-    lines = [f"{'kind':17s} {'n':>4s} {'w':>3s} {'L':>2s} {'s':>2s} {'accuracy':>19s} {'acc where reach':>19s} "
-             f"{'reachable':>19s} {'keys/q':>6s}"]  # fmt: skip
+    lines = [
+        f"{'kind':17s} {'n':>4s} {'w':>3s} {'L':>2s} {'s':>2s} {'accuracy':>19s} {'acc where reach':>19s} "
+        f"{'reachable':>19s} {'keys/q':>6s}"
+    ]
     for e in entries:
-        lines.append(f"{e['kind']:17s} {e['n']:4d} {e['w']:3d} {e['layers']:2d} {len(e['seeds']):2d} "
-                     f"{cell(e['accuracy'])} {cell(e['accuracy_reachable'])} {cell(e['reachable'])} "
-                     f"{e['keys_per_query']['mean']:6.2f}")  # fmt: skip
+        lines.append(
+            f"{e['kind']:17s} {e['n']:4d} {e['w']:3d} {e['layers']:2d} {len(e['seeds']):2d} "
+            f"{cell(e['accuracy'])} {cell(e['accuracy_reachable'])} {cell(e['reachable'])} "
+            f"{e['keys_per_query']['mean']:6.2f}"
+        )
     return "\n".join(lines)
 
 

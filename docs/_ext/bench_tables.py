@@ -146,16 +146,30 @@ class BenchmarkTables:
             f"without a cache; decode: median step, {d.get('decode_cache', 'one filled cache')}.\n\n"
         )
         forward = [
-            [f"{r['n']:,}" + (" (last logits)" if r.get("logits") == "last" else ""), r["attention"],
-             f"{r['keys_per_query']:,.0f}", secs(r["seconds"]), secs(r["floor_seconds"]),
-             f"{r['over_floor']:.2f}x", f"{r['over_sdpa']:.2f}x"]
+            [
+                f"{r['n']:,}" + (" (last logits)" if r.get("logits") == "last" else ""),
+                r["attention"],
+                f"{r['keys_per_query']:,.0f}",
+                secs(r["seconds"]),
+                secs(r["floor_seconds"]),
+                f"{r['over_floor']:.2f}x",
+                f"{r['over_sdpa']:.2f}x",
+            ]
             for r in d["forward"]
-        ]  # fmt: skip
+        ]
         decode = [
-            [f"{r['context']:,}", r["attention"], f"{r['keys_per_query']:,.0f}", ms(r["seconds"]),
-             ms(r["floor_seconds"]), f"{r['over_floor']:.2f}x", f"{r['over_sdpa']:.2f}x", f"{r['growth']:.2f}"]
+            [
+                f"{r['context']:,}",
+                r["attention"],
+                f"{r['keys_per_query']:,.0f}",
+                ms(r["seconds"]),
+                ms(r["floor_seconds"]),
+                f"{r['over_floor']:.2f}x",
+                f"{r['over_sdpa']:.2f}x",
+                f"{r['growth']:.2f}",
+            ]
             for r in d["decode"]
-        ]  # fmt: skip
+        ]
         text = self.header(rel, data=[d]) + intro
         if forward:
             head = ["n", "attention", "keys / query", "forward", "floor", "over floor", "over SDPA"]

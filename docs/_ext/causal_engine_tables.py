@@ -106,15 +106,21 @@ class CausalEngineTables:
         rows = [
             ["failing targets (all seeds)", f"{s['failing_targets']} ({s['traced']} traced)"],
             ["failing targets per seed", ", ".join(str(seed["failing_targets"]) for seed in d["seeds"])],
-            ["missed keys per failing target: mean, median, max", f"{fmt(s['missed_keys_per_failing_target_mean'])}, "
-             f"{fmt(_median(keys))}, {s['missed_keys_per_failing_target_max']}"],
+            [
+                "missed keys per failing target: mean, median, max",
+                f"{fmt(s['missed_keys_per_failing_target_mean'])}, "
+                f"{fmt(_median(keys))}, {s['missed_keys_per_failing_target_max']}",
+            ],
             ["span of a target's missed offsets: median, max", f"{fmt(s['span_median'])}, {s['span_max']}"],
             ["targets whose missed offsets are contiguous", str(contiguous)],
             ["nearest missed offset: min, median, max", f"{nearest[0]:,}, {fmt(_median(nearest))}, {nearest[-1]:,}"],
             [f"nearest missed offset beyond the first cut ({first:,})", str(sum(1 for x in nearest if x > first))],
-            [f"nearest missed offset beyond the interval model's cut ({point['cut']:,}; wanted "
-             f"{point['cut_wanted']:,})", str(sum(1 for x in nearest if x > point["cut"]))],
-        ]  # fmt: skip
+            [
+                f"nearest missed offset beyond the interval model's cut ({point['cut']:,}; wanted "
+                f"{point['cut_wanted']:,})",
+                str(sum(1 for x in nearest if x > point["cut"])),
+            ],
+        ]
         intro = (
             f"n = {pow2(d['n'])}, w = {d['w']}, after layer {d['layer']}, {len(d['seeds'])} seeds x "
             f"{d['targets']:,} targets. The first cut is `6 L_s (w - 1) + w` with the interval model's "

@@ -37,18 +37,36 @@ class FrontierTables(Tables):
             return ""
         rows = []
         for protocol in ("sparse", "exact"):
-            points = [c for c in d["configurations"]
-                      if c["protocol"] == protocol and (c["on_front"] or c["on_front_whole"])]  # fmt: skip
+            points = [
+                c for c in d["configurations"] if c["protocol"] == protocol and (c["on_front"] or c["on_front_whole"])
+            ]
             for c in sorted(points, key=lambda c: c["seconds_per_item"]):
-                rows.append([protocol, _label(c), f"{c['mean']:.3f}", f"{c['seconds_per_item']:.3f}",
-                             f"{c['seconds_per_item_whole']:.3f}", "yes" if c["on_front"] else "",
-                             "yes" if c["on_front_whole"] else ""])  # fmt: skip
+                rows.append(
+                    [
+                        protocol,
+                        _label(c),
+                        f"{c['mean']:.3f}",
+                        f"{c['seconds_per_item']:.3f}",
+                        f"{c['seconds_per_item_whole']:.3f}",
+                        "yes" if c["on_front"] else "",
+                        "yes" if c["on_front_whole"] else "",
+                    ]
+                )
         full = d["full_attention"]
-        note = (f"The configurations on the Pareto front of each protocol under either seconds convention. Full "
-                f"attention: {full['mean']:.3f} at {full['seconds_per_item']:.3f} s per item; chance "
-                f"{d['chance']:.3f}. Stores: {', '.join(f'`{s}`' for s in d['stores'])}.")  # fmt: skip
-        head = ["decode", "configuration", "mean accuracy", "s per item and protocol", "s per item, whole row",
-                "on the front (split)", "on the front (whole row)"]  # fmt: skip
+        note = (
+            f"The configurations on the Pareto front of each protocol under either seconds convention. Full "
+            f"attention: {full['mean']:.3f} at {full['seconds_per_item']:.3f} s per item; chance "
+            f"{d['chance']:.3f}. Stores: {', '.join(f'`{s}`' for s in d['stores'])}."
+        )
+        head = [
+            "decode",
+            "configuration",
+            "mean accuracy",
+            "s per item and protocol",
+            "s per item, whole row",
+            "on the front (split)",
+            "on the front (whole row)",
+        ]
         return self.header(FRONTIER, data=[d]) + note + "\n\n" + md_table(head, rows)
 
     def frontier_all(self) -> str:
@@ -58,19 +76,48 @@ class FrontierTables(Tables):
         tasks = d["informative_tasks"]
         rows = []
         for c in d["configurations"]:
-            front = "both" if c["on_front"] and c["on_front_whole"] else "split" if c["on_front"] else \
-                "whole row" if c["on_front_whole"] else ""  # fmt: skip
-            rows.append([c["protocol"], _label(c), str(len(c["seeds"])), *(f"{c['accuracy'][t]:.3f}" for t in tasks),
-                         f"{c['mean']:.3f}", f"{c['seconds_per_item']:.3f}",
-                         f"{c['seconds_low']:.3f} - {c['seconds_high']:.3f}", f"{c['seconds_per_item_whole']:.3f}",
-                         str(c["rows"]), front])  # fmt: skip
-        note = ("Every configuration, by protocol and seconds per item and protocol (the median over each task's "
-                "rows, averaged over the tasks; the range: each task's fastest and slowest row, averaged). Accuracy: "
-                "OLMES's primary metric on the 200 fixed items, a randomized pattern's per-item score averaged over "
-                "its seeds." + (f" Left out for lacking an informative task: {', '.join(d['incomplete'])}."
-                                if d["incomplete"] else ""))  # fmt: skip
-        head = ["decode", "configuration", "seeds", *(TASK_NAMES.get(t, t) for t in tasks), "mean",
-                "s per item and protocol", "fastest - slowest", "s per item, whole row", "rows", "front"]  # fmt: skip
+            front = (
+                "both"
+                if c["on_front"] and c["on_front_whole"]
+                else "split"
+                if c["on_front"]
+                else "whole row"
+                if c["on_front_whole"]
+                else ""
+            )
+            rows.append(
+                [
+                    c["protocol"],
+                    _label(c),
+                    str(len(c["seeds"])),
+                    *(f"{c['accuracy'][t]:.3f}" for t in tasks),
+                    f"{c['mean']:.3f}",
+                    f"{c['seconds_per_item']:.3f}",
+                    f"{c['seconds_low']:.3f} - {c['seconds_high']:.3f}",
+                    f"{c['seconds_per_item_whole']:.3f}",
+                    str(c["rows"]),
+                    front,
+                ]
+            )
+        note = (
+            "Every configuration, by protocol and seconds per item and protocol (the median over each task's "
+            "rows, averaged over the tasks; the range: each task's fastest and slowest row, averaged). Accuracy: "
+            "OLMES's primary metric on the 200 fixed items, a randomized pattern's per-item score averaged over "
+            "its seeds."
+            + (f" Left out for lacking an informative task: {', '.join(d['incomplete'])}." if d["incomplete"] else "")
+        )
+        head = [
+            "decode",
+            "configuration",
+            "seeds",
+            *(TASK_NAMES.get(t, t) for t in tasks),
+            "mean",
+            "s per item and protocol",
+            "fastest - slowest",
+            "s per item, whole row",
+            "rows",
+            "front",
+        ]
         return self.header(FRONTIER, data=[d]) + note + "\n\n" + md_table(head, rows)
 
 

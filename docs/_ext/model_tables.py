@@ -186,15 +186,17 @@ class ModelTables:
             trials = keys.get(label, [])
             reach = sorted({r["reach_layer"] for r in trials}, key=lambda x: (x is None, x))
             c = costs.get(label, {})
-            rows.append([
-                label,
-                cell(by_protocol.get("sparse", {})),
-                cell(by_protocol.get("sparse-prefill", {})),
-                f"{sum(r['correct'] for r in trials)}/{len(trials)}" if trials else "",
-                ", ".join("never" if x is None else str(x) for x in reach),
-                fmt(c["keys_per_query"]) if c else "all",
-                fmt(c["kv_cache_keys"]) if c else "all",
-            ])  # fmt: skip
+            rows.append(
+                [
+                    label,
+                    cell(by_protocol.get("sparse", {})),
+                    cell(by_protocol.get("sparse-prefill", {})),
+                    f"{sum(r['correct'] for r in trials)}/{len(trials)}" if trials else "",
+                    ", ".join("never" if x is None else str(x) for x in reach),
+                    fmt(c["keys_per_query"]) if c else "all",
+                    fmt(c["kv_cache_keys"]) if c else "all",
+                ]
+            )
         first = d["rows"][0]
         budget = next(r["budget"] for r in d["rows"] if r["label"] != "exact")
         windows = len({r["window"] for r in d["rows"] if r["task"] == "perplexity"})
@@ -211,8 +213,15 @@ class ModelTables:
             f"{d['threads']} CPU threads (the rows' `seconds`; timed against SDPA: the "
             "[benchmark](../benchmarks.md#a-real-models-forward-and-decode)).\n\n"
         )
-        head = ["pattern", "perplexity, sparse", "perplexity, sparse prefill", "passkey", "needle reaches the "
-                "answer after layer", "keys / query", "KV-cache keys"]  # fmt: skip
+        head = [
+            "pattern",
+            "perplexity, sparse",
+            "perplexity, sparse prefill",
+            "passkey",
+            "needle reaches the answer after layer",
+            "keys / query",
+            "KV-cache keys",
+        ]
         return self.header(rel, data=[d]) + intro + md_table(head, rows)
 
     def real_models_passkey(self) -> str:

@@ -37,15 +37,31 @@ class ProfileTables:
             for measure, family in measures:
                 subset = "all" if family == "profile" else "reach"
                 cells = [_rho(by.get((decode, task, measure, subset))) for task in TASK_ORDER]
-                n = next((r["configurations"] for k, r in by.items() if k[0] == decode and k[2] == measure
-                          and k[3] == subset), 0)  # fmt: skip
+                n = next(
+                    (
+                        r["configurations"]
+                        for k, r in by.items()
+                        if k[0] == decode and k[2] == measure and k[3] == subset
+                    ),
+                    0,
+                )
                 chosen = " (chosen)" if d["chosen"]["any"].get(decode) == measure else ""
                 rows.append([decode, f"{measure}{chosen}", family, str(n), *cells])
-        head = ["decode", "measure", "family", "configurations", "ARC-Easy (search)", "PIQA (search)",
-                "HellaSwag (held out)", "LAMBADA (held out)"]  # fmt: skip
-        note = ("Spearman's rho across configurations between the measure (signed: larger is closer to exact "
-                "attention) and the configuration's accuracy, with 95% bootstrap intervals over configurations and "
-                "items. The reach family has no MoBA and top-k rows.")  # fmt: skip
+        head = [
+            "decode",
+            "measure",
+            "family",
+            "configurations",
+            "ARC-Easy (search)",
+            "PIQA (search)",
+            "HellaSwag (held out)",
+            "LAMBADA (held out)",
+        ]
+        note = (
+            "Spearman's rho across configurations between the measure (signed: larger is closer to exact "
+            "attention) and the configuration's accuracy, with 95% bootstrap intervals over configurations and "
+            "items. The reach family has no MoBA and top-k rows."
+        )
         return self.header(PREDICT, data=[d]) + note + "\n\n" + md_table(head, rows)
 
     def attention_profile_same_rows(self) -> str:
@@ -65,9 +81,11 @@ class ProfileTables:
         if d is None:
             return ""
         s = d["seconds"]
-        rows = [["every exact-forward measure of every configuration", f"{s['exact_forward_measures_per_text']:.1f}"],
-                ["the KL of every configuration", f"{s['kl_per_text']:.1f}"],
-                ["the KL of one configuration", f"{s['kl_per_text_and_configuration']:.2f}"]]  # fmt: skip
+        rows = [
+            ["every exact-forward measure of every configuration", f"{s['exact_forward_measures_per_text']:.1f}"],
+            ["the KL of every configuration", f"{s['kl_per_text']:.1f}"],
+            ["the KL of one configuration", f"{s['kl_per_text_and_configuration']:.2f}"],
+        ]
         note = f"Seconds per text, {s['configurations']} configurations, one torch thread."
         return self.header(PREDICT, data=[d]) + note + "\n\n" + md_table(["what", "seconds per text"], rows)
 
@@ -77,11 +95,21 @@ class ProfileTables:
         if d is None:
             return ""
         steps = ("forward", "profile_scored", "profile", "profile_kl")
-        rows = [[r["task"], str(r["items"]), f"{r['tokens_mean']:.0f}", f"{r['harness_seconds']:.1f}",
-                 *(f"{r[f'{step}_over_harness']:.2f}" for step in steps)] for r in d["rows"]]  # fmt: skip
+        rows = [
+            [
+                r["task"],
+                str(r["items"]),
+                f"{r['tokens_mean']:.0f}",
+                f"{r['harness_seconds']:.1f}",
+                *(f"{r[f'{step}_over_harness']:.2f}" for step in steps),
+            ]
+            for r in d["rows"]
+        ]
         head = ["task", "items", "tokens", "harness s", "forward", "scored positions", "every position", "with KL"]
-        note = (f"Time over the harness's (scoring {d['rows'][0]['harness_pattern']} under both protocols), "
-                f"patterns {', '.join(d['rows'][0]['patterns'])}; {d['threads']} threads.")  # fmt: skip
+        note = (
+            f"Time over the harness's (scoring {d['rows'][0]['harness_pattern']} under both protocols), "
+            f"patterns {', '.join(d['rows'][0]['patterns'])}; {d['threads']} threads."
+        )
         return self.header(rel, data=[d]) + note + "\n\n" + md_table(head, rows)
 
     def attention_profile_heads(self) -> str:
@@ -93,11 +121,13 @@ class ProfileTables:
             far = d["recall_far_heads"].get(label)
             rows.append([label, f"{value:.3f}", "-" if far is None else f"{far:.3f}"])
         mean = d["mean"]
-        note = (f"Mass averaged over layers, heads, positions and the four tasks: sink {mean['sink']:.3f}, within "
-                f"distance {d['budget']} {mean['window']:.3f}, beyond {mean['far']:.3f}. Far heads (at least "
-                f"{d['far_head_threshold']:.2f} of their mass beyond {d['budget']}, the sink excluded): "
-                f"{len(d['far_heads'])} of {d['heads']}; heads with at least half their mass on the sink: "
-                f"{d['sink_heads']}.")  # fmt: skip
+        note = (
+            f"Mass averaged over layers, heads, positions and the four tasks: sink {mean['sink']:.3f}, within "
+            f"distance {d['budget']} {mean['window']:.3f}, beyond {mean['far']:.3f}. Far heads (at least "
+            f"{d['far_head_threshold']:.2f} of their mass beyond {d['budget']}, the sink excluded): "
+            f"{len(d['far_heads'])} of {d['heads']}; heads with at least half their mass on the sink: "
+            f"{d['sink_heads']}."
+        )
         head = ["pattern", "recall (every head)", "recall (far heads)"]
         return self.header(HEADS, data=[d]) + note + "\n\n" + md_table(head, rows)
 
@@ -114,8 +144,14 @@ class ProfileTables:
             cells = [f"{sum(h[k] for h in heads) / len(heads):.2f}" for k in ("sink", "window", "far", *recall_keys)]
             far = sum(h["far"] >= d["far_head_threshold"] for h in heads)
             rows.append([str(layer), *cells, str(far)])
-        head = ["layer", "sink", f"within {d['budget']}", "beyond", *[k.removeprefix("recall ") for k in recall_keys],
-                "far heads"]  # fmt: skip
+        head = [
+            "layer",
+            "sink",
+            f"within {d['budget']}",
+            "beyond",
+            *[k.removeprefix("recall ") for k in recall_keys],
+            "far heads",
+        ]
         note = "Per layer, the mass (heads averaged) and each pattern's recall at m = 64."
         return self.header(HEADS, data=[d]) + note + "\n\n" + md_table(head, rows)
 
@@ -125,19 +161,47 @@ class ProfileTables:
             return ""
 
         def diff(r, other):
-            return (f"{100 * r[f'minus_{other}']:+.1f} [{100 * r[f'minus_{other}_low']:+.1f}, "
-                    f"{100 * r[f'minus_{other}_high']:+.1f}]")  # fmt: skip
+            return (
+                f"{100 * r[f'minus_{other}']:+.1f} [{100 * r[f'minus_{other}_low']:+.1f}, "
+                f"{100 * r[f'minus_{other}_high']:+.1f}]"
+            )
 
-        rows = [[r["decode"], r["task"], f"{100 * r['plan']:.1f}", f"{100 * r['reference']:.1f}",
-                 f"{100 * r['exact']:.1f}", diff(r, "reference"), diff(r, "exact")] for r in d["rows"]]  # fmt: skip
+        rows = [
+            [
+                r["decode"],
+                r["task"],
+                f"{100 * r['plan']:.1f}",
+                f"{100 * r['reference']:.1f}",
+                f"{100 * r['exact']:.1f}",
+                diff(r, "reference"),
+                diff(r, "exact"),
+            ]
+            for r in d["rows"]
+        ]
         keys = ", ".join(f"{t} {k['plan']:.1f} ({k['reference']:.1f})" for t, k in d["keys"].items())
         choices = ", ".join(f"{label}: {count}" for label, count in d["choices"].items())
-        note = (f"Plan `{d['plan']}`. Heads per candidate: {choices}. Keys per query, the plan's (SWA + sink at "
-                f"m = {d['budget']}'s): {keys}.")  # fmt: skip
-        head = ["protocol", "task", "plan", f"swa+sink m={d['budget']}", "full", "plan - swa+sink [95%]",
-                "plan - full [95%]"]  # fmt: skip
-        sa = [[r["candidate"], r["window"], f"{r['heads_above']} of {r['heads']}", f"{r['recall']:.3f}",
-               f"{r['window_recall']:.3f}"] for r in d["sa_against_window"]]  # fmt: skip
+        note = (
+            f"Plan `{d['plan']}`. Heads per candidate: {choices}. Keys per query, the plan's (SWA + sink at "
+            f"m = {d['budget']}'s): {keys}."
+        )
+        head = [
+            "protocol",
+            "task",
+            "plan",
+            f"swa+sink m={d['budget']}",
+            "full",
+            "plan - swa+sink [95%]",
+            "plan - full [95%]",
+        ]
+        sa = [
+            [
+                r["candidate"],
+                r["window"],
+                f"{r['heads_above']} of {r['heads']}",
+                f"{r['recall']:.3f}",
+                f"{r['window_recall']:.3f}",
+            ]
+            for r in d["sa_against_window"]
+        ]
         sa_head = ["SA candidate", "window at the same m", "heads where SA holds more", "SA recall", "window recall"]
-        return (self.header(DESIGN, data=[d]) + note + "\n\n" + md_table(head, rows) + "\n\n"
-                + md_table(sa_head, sa))  # fmt: skip
+        return self.header(DESIGN, data=[d]) + note + "\n\n" + md_table(head, rows) + "\n\n" + md_table(sa_head, sa)

@@ -18,5 +18,4 @@ the pretrained all-MiniLM-L6-v2 (:mod:`gpu.approx.minilm`, the extra ``.[minilm]
 from gpu.approx.costs import Cost
 from gpu.approx.methods import METHODS, Method, approximate, exact_attention, exact_cost, method_cost, relative_error
 
-__all__ = ["METHODS", "Cost", "Method", "approximate", "exact_attention", "exact_cost", "method_cost",
-           "relative_error"]  # fmt: skip
+__all__ = ["METHODS", "Cost", "Method", "approximate", "exact_attention", "exact_cost", "method_cost", "relative_error"]

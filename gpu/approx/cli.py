@@ -188,20 +188,28 @@ def study(kinds, n, d, budgets, seeds, methods=tuple(METHODS), causal=False) -> 
             for budget in budgets_for(name, budgets, n, d):
                 errors = [
                     relative_error(
-                        approximate(name, q, k, v, budget, seed=s, causal=causal,
-                                    **_options(name, kind, n, d, s, causal)),
+                        approximate(
+                            name, q, k, v, budget, seed=s, causal=causal, **_options(name, kind, n, d, s, causal)
+                        ),
                         ref,
                     )
                     for s, ((q, k, v), ref) in enumerate(zip(data, exact, strict=True))
-                ]  # fmt: skip
+                ]
                 mean = sum(errors) / len(errors)
                 std = math.sqrt(sum((e - mean) ** 2 for e in errors) / max(1, len(errors) - 1))
                 cost = method_cost(name, n, d, budget, heads=HEADS, causal=causal)
-                rows.append({
-                    "kind": kind, "method": name, "budget": budget, "mean": mean, "std": std, **cost.to_dict(),
-                    "flops_share": cost.flops / reference.flops,
-                    "flops_vs_swa": cost.flops / swa[budget] if budget in swa else None,
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "kind": kind,
+                        "method": name,
+                        "budget": budget,
+                        "mean": mean,
+                        "std": std,
+                        **cost.to_dict(),
+                        "flops_share": cost.flops / reference.flops,
+                        "flops_vs_swa": cost.flops / swa[budget] if budget in swa else None,
+                    }
+                )
     return rows
 
 
@@ -266,13 +274,16 @@ def cost_rows(n, d, budgets, heads, causal, methods=tuple(METHODS), measure: boo
 def _print_costs(rows, n, d, heads, causal):
     print(f"cost of one forward, n = {n}, d = {d}, heads = {heads}{', causal' if causal else ''}, 4-byte numbers")
     measured = "measured_flops" in rows[0]
-    print(f"{'method':<15}{'budget':>7}{'GFLOP':>10}{'x exact':>9}{'peak MiB':>10}{'KV B/token':>12}"
-          + (f"{'lab GFLOP':>11}{'lab MiB':>9}" if measured else ""))  # fmt: skip
+    print(
+        f"{'method':<15}{'budget':>7}{'GFLOP':>10}{'x exact':>9}{'peak MiB':>10}{'KV B/token':>12}"
+        + (f"{'lab GFLOP':>11}{'lab MiB':>9}" if measured else "")
+    )
     for r in rows:
-        print(f"{r['method']:<15}{r['budget']:>7}{r['flops'] / 1e9:>10.4f}{r['flops_share']:>9.3f}"
-              f"{r['peak_bytes'] / 2**20:>10.2f}{r['kv_cache_bytes_per_token']:>12.1f}"
-              + (f"{r['measured_flops'] / 1e9:>11.4f}{r['measured_peak_bytes'] / 2**20:>9.2f}" if measured
-                 else ""))  # fmt: skip
+        print(
+            f"{r['method']:<15}{r['budget']:>7}{r['flops'] / 1e9:>10.4f}{r['flops_share']:>9.3f}"
+            f"{r['peak_bytes'] / 2**20:>10.2f}{r['kv_cache_bytes_per_token']:>12.1f}"
+            + (f"{r['measured_flops'] / 1e9:>11.4f}{r['measured_peak_bytes'] / 2**20:>9.2f}" if measured else "")
+        )
 
 
 def equal_compute(rows, budget, tolerance: float = 0.25) -> list[str]:
@@ -299,8 +310,13 @@ def equal_compute(rows, budget, tolerance: float = 0.25) -> list[str]:
     >>> equal_compute(rows, 4)
     ['swa']
     """
-    return sorted({r["method"] for r in rows if r["budget"] == budget and r["flops_vs_swa"] is not None
-                   and abs(r["flops_vs_swa"] - 1) <= tolerance})  # fmt: skip
+    return sorted(
+        {
+            r["method"]
+            for r in rows
+            if r["budget"] == budget and r["flops_vs_swa"] is not None and abs(r["flops_vs_swa"] - 1) <= tolerance
+        }
+    )
 
 
 def _study_bytes(n: int, d: int) -> int:
@@ -312,8 +328,10 @@ def _study_bytes(n: int, d: int) -> int:
 
 def _print_study(rows, kinds, seeds, n, d, causal):
     for kind in kinds:
-        print(f"\n{kind}: relative error (mean +- std over {seeds} seeds), n = {n}, d = {d}"
-              f"{', causal' if causal else ''}; FLOPs as a share of exact attention in brackets")  # fmt: skip
+        print(
+            f"\n{kind}: relative error (mean +- std over {seeds} seeds), n = {n}, d = {d}"
+            f"{', causal' if causal else ''}; FLOPs as a share of exact attention in brackets"
+        )
         for name in dict.fromkeys(r["method"] for r in rows):
             cells = [r for r in rows if r["kind"] == kind and r["method"] == name]
             text = "".join(
@@ -338,8 +356,9 @@ def build_parser() -> argparse.ArgumentParser:
     >>> args.costs, args.budgets, args.n, args.json
     (True, '8,16', 512, None)
     """
-    p = OneLineErrorParser(prog="python -m gpu.approx", description=__doc__,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = OneLineErrorParser(
+        prog="python -m gpu.approx", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated from {', '.join(KINDS)}")
     p.add_argument("--methods", default=",".join(METHODS), help="comma-separated from " + ", ".join(METHODS))
     add_n_option(p, 512)
@@ -349,8 +368,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=3, help="seeds of the error study, 0 .. SEEDS-1 (default 3)")
     p.add_argument("--causal", action="store_true", help="causal methods against exact causal attention")
     p.add_argument("--costs", action="store_true", help="print the cost table only (no errors are computed)")
-    p.add_argument("--measure", action="store_true",
-                   help="with --costs: also the FLOPs and peak bytes torch measures in one run of each")  # fmt: skip
+    p.add_argument(
+        "--measure",
+        action="store_true",
+        help="with --costs: also the FLOPs and peak bytes torch measures in one run of each",
+    )
     add_json_option(p)
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1; small tensors, shared cores)")
     return p
@@ -392,8 +414,12 @@ def main(argv=None) -> int:
         budgets = comma_ints("--budgets", args.budgets)
     except ValueError as exc:
         p.error(str(exc))
-    for option, value, low in (("--d", args.d, 1), ("--seeds", args.seeds, 1),
-                               ("--heads", args.heads, 1), ("--threads", args.threads, 1)):  # fmt: skip
+    for option, value, low in (
+        ("--d", args.d, 1),
+        ("--seeds", args.seeds, 1),
+        ("--heads", args.heads, 1),
+        ("--threads", args.threads, 1),
+    ):
         if value < low:
             p.error(f"{option}: expected an integer >= {low}, got {value}")
     if max(budgets) > args.n:

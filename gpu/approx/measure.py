@@ -37,8 +37,9 @@ def _check_method(method):
     check_choice("method", method, ("exact", *METHODS))
 
 
-def measured_peak_bytes(method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False, seed: int = 0,
-                        **options) -> int:  # fmt: skip
+def measured_peak_bytes(
+    method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False, seed: int = 0, **options
+) -> int:
     """The most bytes the lab's ``method`` holds at once beyond its inputs in one call.
 
     The running sum of the CPU allocations and frees ``torch.profiler`` records (``profile_memory=True``) on
@@ -101,8 +102,9 @@ def measured_peak_bytes(method: str, n: int, d: int, budget: int, heads: int = 1
     return int(peak)
 
 
-def measured_flops(method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False, seed: int = 0,
-                   **options) -> int:  # fmt: skip
+def measured_flops(
+    method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False, seed: int = 0, **options
+) -> int:
     """The matrix-product FLOPs torch counts in one call of the lab's ``method``.
 
     ``torch.utils.flop_counter.FlopCounterMode`` on random ``(1, heads, n, d)`` float32 inputs; decompositions

@@ -107,8 +107,9 @@ class Method:
         """
         return self.causal if causal else self.bidirectional
 
-    def approximate(self, q, k, v, budget: int, seed: int = 0, causal: bool = False, check_finite: bool = True,
-                    **options) -> torch.Tensor:  # fmt: skip
+    def approximate(
+        self, q, k, v, budget: int, seed: int = 0, causal: bool = False, check_finite: bool = True, **options
+    ) -> torch.Tensor:
         """This method's approximation of ``softmax(q k^T / sqrt d) v``: :func:`approximate`'s arguments after the
         name.
 
@@ -168,6 +169,7 @@ def _m(name, family, meaning, run, cost, **kw) -> Method:
 
 _LATENT = {"budget_kind": "rank", "options": ("calibration",), "max_budget": lambda n, d, h: 2 * h * d}
 
+# fmt: off
 METHODS: dict[str, Method] = {
     m.name: m
     for m in (
@@ -234,7 +236,8 @@ METHODS: dict[str, Method] = {
         _m("svd", "oracle", "rank m of the attention matrix", oracles.truncated_svd, oracles.truncated_svd_cost,
            randomized=False, budget_kind="rank"),
     )
-}  # fmt: skip
+}
+# fmt: on
 check_names(METHODS, "gpu.approx.METHODS")
 
 
@@ -249,12 +252,15 @@ def _check_version(method: Method, causal: bool, options: dict) -> None:
         causal_ones = ", ".join(n for n, m in METHODS.items() if m.causal)
         raise ValueError(f"causal: {method.name} has no causal version (causal methods: {causal_ones})")
     if not causal and not method.bidirectional:
-        raise ValueError(f"causal: {method.name} is causal only (the paper's causal SA); bidirectional it is "
-                         f"{method.name.replace('sa-band', 'sa')}")  # fmt: skip
+        raise ValueError(
+            f"causal: {method.name} is causal only (the paper's causal SA); bidirectional it is "
+            f"{method.name.replace('sa-band', 'sa')}"
+        )
     unknown = set(options) - set(method.options)
     if unknown:
-        raise ValueError(f"options: {method.name} takes {', '.join(method.options) or 'no options'}, "
-                         f"got {sorted(unknown)}")  # fmt: skip
+        raise ValueError(
+            f"options: {method.name} takes {', '.join(method.options) or 'no options'}, got {sorted(unknown)}"
+        )
 
 
 def _check_method(method) -> Method:
@@ -262,8 +268,9 @@ def _check_method(method) -> Method:
     return METHODS[check_choice("method", method, METHODS)]
 
 
-def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool = False, check_finite: bool = True,
-                **options) -> torch.Tensor:  # fmt: skip
+def approximate(
+    method: str, q, k, v, budget: int, seed: int = 0, causal: bool = False, check_finite: bool = True, **options
+) -> torch.Tensor:
     """An approximation of ``softmax(q k^T / sqrt d) v`` by ``method`` at ``budget``.
 
     float16 and bfloat16 inputs run in float32 (as SDPA accumulates them) and the output is cast back, so a finite
@@ -322,8 +329,9 @@ def approximate(method: str, q, k, v, budget: int, seed: int = 0, causal: bool =
     return _check_method(method).approximate(q, k, v, budget, seed, causal, check_finite, **options)
 
 
-def method_cost(method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False,
-                element_bytes: int = 4, **options) -> Cost:  # fmt: skip
+def method_cost(
+    method: str, n: int, d: int, budget: int, heads: int = 1, causal: bool = False, element_bytes: int = 4, **options
+) -> Cost:
     """FLOPs and peak bytes of one forward of length ``n``, and KV-cache bytes per token, of ``method`` at ``budget``.
 
     The conventions are those of ``gpu.approx.costs``. Options that change the cost (Reformer's ``rounds``,
@@ -424,5 +432,4 @@ def _check_sizes(n, d, heads, element_bytes):
         check_int(name, value, 1)
 
 
-__all__ = ["METHODS", "Cost", "Method", "approximate", "exact_attention", "exact_cost", "method_cost",
-           "relative_error"]  # fmt: skip
+__all__ = ["METHODS", "Cost", "Method", "approximate", "exact_attention", "exact_cost", "method_cost", "relative_error"]

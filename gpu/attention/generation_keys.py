@@ -32,8 +32,9 @@ def _sigma_rank(max_length: int, seed: int, block: int) -> torch.Tensor:
 def _sigma_tables(max_length: int, seed: int, block: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The layer's permutation over ``max_length`` both ways: ``rank[j]`` (token ``j``'s permuted position) and
     ``order[r]`` (the token at permuted position ``r``), drawn once per ``(max_length, seed, block)``."""
-    perm = layer_permutation(max_length, seed, 1) if block == max_length else block_permutation(
-        max_length, block, seed, 1)  # fmt: skip
+    perm = (
+        layer_permutation(max_length, seed, 1) if block == max_length else block_permutation(max_length, block, seed, 1)
+    )
     order = torch.from_numpy(perm).long()
     return inverse_permutation(order), order
 
@@ -44,8 +45,9 @@ def _sa_band_cached(positions: torch.Tensor, n_keys: int, w: int, max_length: in
     return sa_band(positions, n_keys, w, rank, order=order)
 
 
-def sa_band(positions: torch.Tensor, n_keys: int, w: int, sigma_rank: torch.Tensor, *,
-            order: torch.Tensor | None = None):  # fmt: skip
+def sa_band(
+    positions: torch.Tensor, n_keys: int, w: int, sigma_rank: torch.Tensor, *, order: torch.Tensor | None = None
+):
     """SA's band in generation form: the ``w`` slots around each query in the permuted order of the keys before it.
 
     Query ``i`` (an entry of ``positions``) ranks the keys ``0..i`` by ``sigma_rank`` and takes those whose rank lies
@@ -100,8 +102,11 @@ def sa_band(positions: torch.Tensor, n_keys: int, w: int, sigma_rank: torch.Tens
 def _is_permutation_rank(sigma_rank: torch.Tensor, order: torch.Tensor) -> bool:
     """Whether ``sigma_rank`` (``order`` its argsort) holds ``0..n-1``: its least value 0 and its largest ``n - 1``
     (``n`` distinct integers), so it is its own order's inverse."""
-    return len(order) == len(sigma_rank) > 0 and int(sigma_rank[order[0]]) == 0 and int(sigma_rank[order[-1]]) == len(
-        order) - 1  # fmt: skip
+    return (
+        len(order) == len(sigma_rank) > 0
+        and int(sigma_rank[order[0]]) == 0
+        and int(sigma_rank[order[-1]]) == len(order) - 1
+    )
 
 
 @njit(parallel=True, cache=True)
@@ -247,8 +252,9 @@ def sa_ms_blocks(max_length: int, w: int) -> list[int]:
     return default_blocks(max_length, w) if w >= 2 else [max_length]
 
 
-def position_keys(method: str, positions: torch.Tensor, n_keys: int, budget: int, heads: int, seed: int,
-                  max_length: int):  # fmt: skip
+def position_keys(
+    method: str, positions: torch.Tensor, n_keys: int, budget: int, heads: int, seed: int, max_length: int
+):
     """The keys of each query of a position-only method (every one but MoBA and top-k), per head.
 
     Parameters
@@ -298,8 +304,9 @@ def position_keys(method: str, positions: torch.Tensor, n_keys: int, budget: int
         parts = with_sink(*_sa_band_cached(positions, n_keys, max(1, budget - 1), max_length, seed, max_length))
     elif method == "sa+swa-union":
         half = max(1, budget // 2)
-        parts = union_with_window(_sa_band_cached(positions, n_keys, half, max_length, seed, max_length), positions,
-                                  half)  # fmt: skip
+        parts = union_with_window(
+            _sa_band_cached(positions, n_keys, half, max_length, seed, max_length), positions, half
+        )
     elif method == "swa+sink+sa":
         shortcuts = max(1, budget // 4)
         band = _sa_band_cached(positions, n_keys, shortcuts, max_length, seed, max_length)

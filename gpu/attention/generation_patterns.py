@@ -178,8 +178,9 @@ def _top_k_keep(q, k, positions, budget):
     return causal & (scores >= threshold)
 
 
-def generation_attention(method: str, q, k, v, budget: int, seed: int = 0, max_length: int | None = None,
-                         trace=None) -> torch.Tensor:  # fmt: skip
+def generation_attention(
+    method: str, q, k, v, budget: int, seed: int = 0, max_length: int | None = None, trace=None
+) -> torch.Tensor:
     """Causal attention of ``method`` for the last ``q.shape[2]`` positions of the ``k.shape[2]`` keys.
 
     A prefill passes every position (as many queries as keys), a decode step the new ones; a row reads the same keys
@@ -243,8 +244,10 @@ def generation_attention(method: str, q, k, v, budget: int, seed: int = 0, max_l
     if n_q > n:
         raise ValueError(f"q: {n_q} queries but only {n} keys (queries are the last positions of the keys)")
     if k.shape[1] < 1 or h % k.shape[1] or v.shape[1] != k.shape[1]:
-        raise ValueError(f"k, v: {k.shape[1]} and {v.shape[1]} key heads; expected one number dividing the {h} query "
-                         "heads (grouped-query attention)")  # fmt: skip
+        raise ValueError(
+            f"k, v: {k.shape[1]} and {v.shape[1]} key heads; expected one number dividing the {h} query "
+            "heads (grouped-query attention)"
+        )
     max_length = n if max_length is None else check_int("max_length", max_length, 1)
     if n > max_length:
         raise ValueError(f"max_length: the sequence has {n} tokens, more than max_length = {max_length}")
@@ -270,8 +273,10 @@ def generation_attention(method: str, q, k, v, budget: int, seed: int = 0, max_l
         half = max(1, budget // 2)
         parts = [position_keys(name, positions, n, half, h, seed, max_length) for name in ("sa", "swa")]
         if trace is not None:
-            trace(positions, _keep_of(torch.cat([parts[0][0], parts[1][0]], -1),
-                                      torch.cat([parts[0][1], parts[1][1]], -1), n))  # fmt: skip
+            trace(
+                positions,
+                _keep_of(torch.cat([parts[0][0], parts[1][0]], -1), torch.cat([parts[0][1], parts[1][1]], -1), n),
+            )
         return 0.5 * sum(_indexed(q, k, v, idx, valid) for idx, valid in parts)
     idx, valid = position_keys(method, positions, n, budget, h, seed, max_length)
     if trace is not None:

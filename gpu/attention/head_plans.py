@@ -152,8 +152,9 @@ def _layer_keys(row, positions, n_keys, seed, max_length):
     return table
 
 
-def head_plan_attention(plan: HeadPlan, layer: int, q, k, v, seed: int = 0, max_length: int | None = None,
-                        trace=None) -> torch.Tensor:  # fmt: skip
+def head_plan_attention(
+    plan: HeadPlan, layer: int, q, k, v, seed: int = 0, max_length: int | None = None, trace=None
+) -> torch.Tensor:
     """Causal attention of ``plan``'s layer ``layer`` for the last ``q.shape[2]`` positions of the ``k.shape[2]`` keys.
 
     Parameters
@@ -229,7 +230,8 @@ def head_plan_attention(plan: HeadPlan, layer: int, q, k, v, seed: int = 0, max_
     for kv in sorted({head // group for head in exact}):
         heads = [head for head in exact if head // group == kv]
         out[:, heads] = torch.nn.functional.scaled_dot_product_attention(
-            q[:, heads], k[:, kv : kv + 1], v[:, kv : kv + 1], enable_gqa=True, **mask)  # fmt: skip
+            q[:, heads], k[:, kv : kv + 1], v[:, kv : kv + 1], enable_gqa=True, **mask
+        )
     return out
 
 
@@ -275,8 +277,9 @@ def plan_mean_keys(plan: HeadPlan, lengths, seed: int = 0, max_length: int | Non
                 if method == "exact":
                     per_row = np.arange(1, longest + 1)
                 else:
-                    valid = position_keys(method, torch.arange(longest), longest, budget, 1,
-                                          seed * plan.layers + layer, max_length)[1]  # fmt: skip
+                    valid = position_keys(
+                        method, torch.arange(longest), longest, budget, 1, seed * plan.layers + layer, max_length
+                    )[1]
                     per_row = valid[0].sum(-1).numpy()
                 counted[method, budget] = int(np.cumsum(per_row)[ends].sum())
             pairs += counted[method, budget]

@@ -65,8 +65,18 @@ class _VariantPath:
     def sa_path(self, q, k, v, n):
         """``(y, state)`` of :func:`gpu.attention.variants.variant_attention`; records ``last_perm`` / ``last_keys``."""
         fixed = None if self.training else self.seed
-        y, state = variant_attention(q, k, v, self.variant_window(n), self.variant, causal=self.causal, seed=fixed,
-                                     layer=self.layer, blocks=self.blocks, return_state=True)  # fmt: skip
+        y, state = variant_attention(
+            q,
+            k,
+            v,
+            self.variant_window(n),
+            self.variant,
+            causal=self.causal,
+            seed=fixed,
+            layer=self.layer,
+            blocks=self.blocks,
+            return_state=True,
+        )
         self.last_perm = state if self.variant in PERMUTED else None
         self.last_keys = state if self.variant == "kleinberg" else None
         return y, state
@@ -141,9 +151,19 @@ class StochasticAttentionLayer(_VariantPath, AttentionProjections):
     """
 
     def __init__(
-        self, d_model, heads, w, *, kv_heads=None, causal=False, rope=True, seed=0, layer=1, variant="sa",
+        self,
+        d_model,
+        heads,
+        w,
+        *,
+        kv_heads=None,
+        causal=False,
+        rope=True,
+        seed=0,
+        layer=1,
+        variant="sa",
         blocks=None,
-    ):  # fmt: skip
+    ):
         super().__init__(d_model, heads, kv_heads, w, causal, rope)
         self._init_variant(seed, layer, variant, blocks)
 

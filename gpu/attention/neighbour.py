@@ -165,8 +165,10 @@ def _check_qkv(q, k, v) -> None:
         if t.dim() != 4:
             raise ValueError(f"{name}: expected a (batch, heads, seq, head_dim) tensor, got shape {tuple(t.shape)}")
     if k.shape[:3] != v.shape[:3] or k.shape[0] != q.shape[0] or k.shape[3] != q.shape[3]:
-        raise ValueError(f"k, v: expected (batch, kv_heads, n, d) and (batch, kv_heads, n, d_v) matching q "
-                         f"{tuple(q.shape)}, got {tuple(k.shape)} and {tuple(v.shape)}")  # fmt: skip
+        raise ValueError(
+            f"k, v: expected (batch, kv_heads, n, d) and (batch, kv_heads, n, d_v) matching q "
+            f"{tuple(q.shape)}, got {tuple(k.shape)} and {tuple(v.shape)}"
+        )
     if k.shape[1] < 1 or q.shape[1] % k.shape[1]:
         raise ValueError(f"k: kv_heads = {k.shape[1]} must divide the query heads {q.shape[1]} (GQA)")
     if not (q.dtype == k.dtype == v.dtype) or not q.dtype.is_floating_point:
@@ -178,16 +180,20 @@ def _check_qkv(q, k, v) -> None:
 def _check_keys(keys, batch: int, heads: int, m: int, device) -> torch.Tensor:
     """``keys`` as a ``(batch or 1, heads or 1, m, K)`` view."""
     if not isinstance(keys, torch.Tensor):
-        raise TypeError(f"keys: expected an int64 tensor of shape (m, K), (heads, m, K) or (batch, heads, m, K), got "
-                        f"{type(keys).__name__}")  # fmt: skip
+        raise TypeError(
+            f"keys: expected an int64 tensor of shape (m, K), (heads, m, K) or (batch, heads, m, K), got "
+            f"{type(keys).__name__}"
+        )
     if keys.dtype != torch.int64:
         raise TypeError(f"keys: expected dtype int64, got {keys.dtype}")
     lead = keys.shape[:-2]
     ok = 2 <= keys.dim() <= 4 and keys.shape[-2] == m
     ok = ok and (keys.dim() < 3 or lead[-1] in (1, heads)) and (keys.dim() < 4 or lead[0] in (1, batch))
     if not ok:
-        raise ValueError(f"keys: expected shape ({m}, K), ({heads}, {m}, K) or ({batch} or 1, {heads} or 1, {m}, K), "
-                         f"got {tuple(keys.shape)}")  # fmt: skip
+        raise ValueError(
+            f"keys: expected shape ({m}, K), ({heads}, {m}, K) or ({batch} or 1, {heads} or 1, {m}, K), "
+            f"got {tuple(keys.shape)}"
+        )
     if keys.device != device:
         raise ValueError(f"keys: expected a tensor on {device}, got one on {keys.device}")
     return keys.view((1,) * (4 - keys.dim()) + tuple(keys.shape))
@@ -210,12 +216,25 @@ def _check_bias(bias, keys: torch.Tensor, device) -> torch.Tensor | None:
 def _kernel_runs(q, k, v, bias) -> bool:
     """Whether the numba kernel can run: CPU tensors of float32 or float64 with no gradient to record."""
     tensors = (q, k, v) if bias is None else (q, k, v, bias)
-    return (q.device.type == "cpu" and q.dtype in (torch.float32, torch.float64)
-            and not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors)))  # fmt: skip
+    return (
+        q.device.type == "cpu"
+        and q.dtype in (torch.float32, torch.float64)
+        and not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors))
+    )
 
 
-def neighbour_attention(q, k, v, keys: torch.Tensor, *, scale: float | None = None, bias: torch.Tensor | None = None,
-                        validate: bool = True, method: str = "auto", chunk: int | None = None):  # fmt: skip
+def neighbour_attention(
+    q,
+    k,
+    v,
+    keys: torch.Tensor,
+    *,
+    scale: float | None = None,
+    bias: torch.Tensor | None = None,
+    validate: bool = True,
+    method: str = "auto",
+    chunk: int | None = None,
+):
     """``softmax(q_i . k_j scale + bias)`` over ``j`` in ``keys[..., i, :]`` (``-1`` = padding), applied to ``v``.
 
     GQA: query head ``h`` reads kv head ``h // (heads / kv_heads)``. The ``m`` queries may be fewer than the ``n``
@@ -301,8 +320,10 @@ def neighbour_attention(q, k, v, keys: torch.Tensor, *, scale: float | None = No
     kernel = _kernel_runs(q, k, v, bias)
     if method == "kernel" and not kernel:
         recording = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
-        raise ValueError(f"method: 'kernel' runs on CPU float32 or float64 tensors with no gradient to record, got "
-                         f"{q.dtype} on {q.device}{', recording gradients' if recording else ''}")  # fmt: skip
+        raise ValueError(
+            f"method: 'kernel' runs on CPU float32 or float64 tensors with no gradient to record, got "
+            f"{q.dtype} on {q.device}{', recording gradients' if recording else ''}"
+        )
     path = resolved_method(n, keys4.shape[-1], method, kernel)
     if (validate or path == "kernel") and keys4.numel() and not bool(((keys4 >= -1) & (keys4 < n)).all()):
         raise ValueError(f"keys: expected key indices in [0, {n - 1}] or -1 (padding)")
@@ -317,9 +338,20 @@ def neighbour_attention(q, k, v, keys: torch.Tensor, *, scale: float | None = No
         return _gather(q, k, v, keys4, bias, scale)
     k, v = k.contiguous(), v.contiguous()  # once, not per block (the blocks view k and v as (batch, heads n, d))
     # blocks of queries (not single tokens): the gathered keys and values stay within the budget
-    return torch.cat([_gather(q[:, :, s : s + chunk], k, v, keys4[..., s : s + chunk, :],
-                              None if bias is None else bias[..., s : s + chunk, :], scale)
-                      for s in range(0, m, chunk)], dim=2)  # fmt: skip
+    return torch.cat(
+        [
+            _gather(
+                q[:, :, s : s + chunk],
+                k,
+                v,
+                keys4[..., s : s + chunk, :],
+                None if bias is None else bias[..., s : s + chunk, :],
+                scale,
+            )
+            for s in range(0, m, chunk)
+        ],
+        dim=2,
+    )
 
 
 @njit(parallel=True, cache=True, fastmath={"reassoc", "contract", "nsz"})

@@ -380,6 +380,8 @@ def check_backends(
                     found.append(_check(case, n, pass_dtype, _forward_error, call, qkv, ref))
             checks += found
             failed = [c.case for c in found if not c.ok]
-            log(f"checked n={n:>5} {pass_dtype:<8} {name + suffix:<27} worst {max(c.max_error for c in found):.2e}"
-                + (f"  FAILED: {', '.join(failed)}" if failed else ""))  # fmt: skip
+            log(
+                f"checked n={n:>5} {pass_dtype:<8} {name + suffix:<27} worst {max(c.max_error for c in found):.2e}"
+                + (f"  FAILED: {', '.join(failed)}" if failed else "")
+            )
     return checks, skipped

@@ -26,15 +26,36 @@ from receptive.windows import check_window, window_offsets
 
 @triton.jit
 def _sa_forward(
-    Q, K, V, Out, Lse, Perm,
-    stride_qb, stride_qh, stride_qn,
-    stride_kb, stride_kh, stride_kn,
-    stride_ob, stride_oh, stride_on,
+    Q,
+    K,
+    V,
+    Out,
+    Lse,
+    Perm,
+    stride_qb,
+    stride_qh,
+    stride_qn,
+    stride_kb,
+    stride_kh,
+    stride_kn,
+    stride_ob,
+    stride_oh,
+    stride_on,
     stride_ph,
-    n_ctx, heads, groups, left, right, scale,
-    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-    HAS_PERM: tl.constexpr, CAUSAL: tl.constexpr, DOT_PRECISION: tl.constexpr,
-):  # fmt: skip
+    n_ctx,
+    heads,
+    groups,
+    left,
+    right,
+    scale,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    HAS_PERM: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    DOT_PRECISION: tl.constexpr,
+):
     start_m = tl.program_id(0) * BLOCK_M
     bh = tl.program_id(1)
     b = bh // heads
@@ -93,14 +114,36 @@ def _sa_forward(
 
 @triton.jit
 def _sa_backward_dkdv(
-    Q, K, V, DO, Lse, Delta, DK, DV, Perm,
-    stride_qb, stride_qh, stride_qn,
-    stride_kb, stride_kh, stride_kn,
+    Q,
+    K,
+    V,
+    DO,
+    Lse,
+    Delta,
+    DK,
+    DV,
+    Perm,
+    stride_qb,
+    stride_qh,
+    stride_qn,
+    stride_kb,
+    stride_kh,
+    stride_kn,
     stride_ph,
-    n_ctx, heads, groups, left, right, scale,
-    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-    HAS_PERM: tl.constexpr, CAUSAL: tl.constexpr, DOT_PRECISION: tl.constexpr,
-):  # fmt: skip
+    n_ctx,
+    heads,
+    groups,
+    left,
+    right,
+    scale,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    HAS_PERM: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    DOT_PRECISION: tl.constexpr,
+):
     """dK, dV of one block of permuted key positions (per query head; GQA groups are summed afterwards)."""
     start_n = tl.program_id(0) * BLOCK_N
     bh = tl.program_id(1)
@@ -151,14 +194,35 @@ def _sa_backward_dkdv(
 
 @triton.jit
 def _sa_backward_dq(
-    Q, K, V, DO, Lse, Delta, DQ, Perm,
-    stride_qb, stride_qh, stride_qn,
-    stride_kb, stride_kh, stride_kn,
+    Q,
+    K,
+    V,
+    DO,
+    Lse,
+    Delta,
+    DQ,
+    Perm,
+    stride_qb,
+    stride_qh,
+    stride_qn,
+    stride_kb,
+    stride_kh,
+    stride_kn,
     stride_ph,
-    n_ctx, heads, groups, left, right, scale,
-    HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-    HAS_PERM: tl.constexpr, CAUSAL: tl.constexpr, DOT_PRECISION: tl.constexpr,
-):  # fmt: skip
+    n_ctx,
+    heads,
+    groups,
+    left,
+    right,
+    scale,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    HAS_PERM: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    DOT_PRECISION: tl.constexpr,
+):
     """dQ of one block of permuted query positions."""
     start_m = tl.program_id(0) * BLOCK_M
     bh = tl.program_id(1)
@@ -314,10 +378,24 @@ class _FusedSA(torch.autograd.Function):
         out = torch.empty_like(q)
         lse = torch.empty(b * h * n, dtype=torch.float32, device=q.device)
         args = (
-            q, k, v, out, lse, perm_arg,
-            q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2),
-            out.stride(0), out.stride(1), out.stride(2), stride_ph, *scalars,
-        )  # fmt: skip
+            q,
+            k,
+            v,
+            out,
+            lse,
+            perm_arg,
+            q.stride(0),
+            q.stride(1),
+            q.stride(2),
+            k.stride(0),
+            k.stride(1),
+            k.stride(2),
+            out.stride(0),
+            out.stride(1),
+            out.stride(2),
+            stride_ph,
+            *scalars,
+        )
         _launch("forward", "BLOCK_M", args, flags, config, n, b * h, do_bench)
         ctx.save_for_backward(q, k, v, out, lse, perm_arg)
         ctx.meta = (stride_ph, scalars, flags, config, do_bench)
@@ -340,8 +418,16 @@ class _FusedSA(torch.autograd.Function):
         strides = (q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2), stride_ph)
         dkdv_args = (q, k, v, grad_out, lse, delta, dk, dv, perm_arg, *strides, *scalars)
         _launch("dkdv", "BLOCK_N", dkdv_args, flags, config, n, b * h, do_bench)
-        _launch("dq", "BLOCK_M", (q, k, v, grad_out, lse, delta, dq, perm_arg, *strides, *scalars), flags, config,
-                n, b * h, do_bench)  # fmt: skip
+        _launch(
+            "dq",
+            "BLOCK_M",
+            (q, k, v, grad_out, lse, delta, dq, perm_arg, *strides, *scalars),
+            flags,
+            config,
+            n,
+            b * h,
+            do_bench,
+        )
         groups = h // k.shape[1]
         dk = dk.view(b, k.shape[1], groups, n, d).sum(2)
         dv = dv.view(b, k.shape[1], groups, n, d).sum(2)

@@ -572,11 +572,23 @@ def variant_attention(
     else:
         w = check_int("w", w, 1, n)
     if variant == "sa":
-        out, state = sa_attention(q, k, v, w, causal=causal, generator=generator, seed=seed, layer=layer,
-                                  backend=backend, return_perm=True, check_finite=False)  # fmt: skip
+        out, state = sa_attention(
+            q,
+            k,
+            v,
+            w,
+            causal=causal,
+            generator=generator,
+            seed=seed,
+            layer=layer,
+            backend=backend,
+            return_perm=True,
+            check_finite=False,
+        )
     elif variant == "sa-ms":
-        state = multiscale_permutations(n, heads, w, blocks=blocks, seed=seed, layer=layer, generator=generator,
-                                        device=q.device)  # fmt: skip
+        state = multiscale_permutations(
+            n, heads, w, blocks=blocks, seed=seed, layer=layer, generator=generator, device=q.device
+        )
         out = sa_attention(q, k, v, w, perm=state, causal=causal, backend=backend, validate=False, check_finite=False)
     elif variant == "kleinberg":
         state = kleinberg_keys(n, w, causal, seed=seed, layer=layer, generator=generator, device=q.device)

@@ -97,8 +97,9 @@ def run(args) -> dict:
                 t.requires_grad_()
         timings = {}
         paths = _paths(q, k, v, args.w, gate, perm, backends, ms_perm, variants)
-        steps = {name: (lambda fn=fn: fn().sum().backward()) if args.backward else fn
-                 for name, (_, _, fn) in paths.items()}  # fmt: skip
+        steps = {
+            name: (lambda fn=fn: fn().sum().backward()) if args.backward else fn for name, (_, _, fn) in paths.items()
+        }
         with torch.no_grad() if not args.backward else torch.enable_grad():
             runs = _times(steps, args.repeats, cuda)
             peaks = {name: peak_memory(step) for name, step in steps.items()} if cuda else {}
@@ -113,11 +114,18 @@ def run(args) -> dict:
                 * (3.5 if args.backward else 1)
             )
             timings[name] = seconds
-            rows.append({
-                "n": n, "path": name, "kind": kind, "backend": backend, "seconds": seconds,
-                "tflops": flops / seconds / 1e12,
-                "peak_memory_bytes": peak, "repeat_seconds": runs[name],
-            })  # fmt: skip
+            rows.append(
+                {
+                    "n": n,
+                    "path": name,
+                    "kind": kind,
+                    "backend": backend,
+                    "seconds": seconds,
+                    "tflops": flops / seconds / 1e12,
+                    "peak_memory_bytes": peak,
+                    "repeat_seconds": runs[name],
+                }
+            )
             print(f"n={n:>6} {name:<13} {seconds * 1e3:>10.2f} ms  {flops / seconds / 1e12:>7.3f} TFLOP/s", flush=True)
         for row in rows:
             if row["n"] != n:
@@ -158,8 +166,16 @@ def run(args) -> dict:
             stars[n, kind] = 1 if pattern is None else coverage_by_layer(pattern, max_layers=cap).full_coverage_layer
         star = stars[n, kind]
         total = None if star is None else star * row["seconds"]
-        cost.append({"n": n, "path": row["path"], "kind": kind, "backend": row["backend"], "full_coverage_layer": star,
-                     "seconds_to_full_coverage": total})  # fmt: skip
+        cost.append(
+            {
+                "n": n,
+                "path": row["path"],
+                "kind": kind,
+                "backend": row["backend"],
+                "full_coverage_layer": star,
+                "seconds_to_full_coverage": total,
+            }
+        )
         shown = "-" if total is None else f"{total * 1e3:.1f} ms"
         print(f"cost to full coverage n={n:>6} {row['path']:<13} L* = {star}  {shown}", flush=True)
     return {
@@ -209,8 +225,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_json_option(p)
     p.add_argument("--replot", default=None, metavar="JSON", help="only redraw --plot from a result JSON (no timing)")
-    p.add_argument("--plot", default=None, metavar="PATH", type=output_file("--plot", suffixes=FIGURE_SUFFIXES),
-                   help="draw the cost figure to PATH (.png or .pdf) as PNG and PDF")  # fmt: skip
+    p.add_argument(
+        "--plot",
+        default=None,
+        metavar="PATH",
+        type=output_file("--plot", suffixes=FIGURE_SUFFIXES),
+        help="draw the cost figure to PATH (.png or .pdf) as PNG and PDF",
+    )
     return p
 
 

@@ -12,8 +12,15 @@ from gpu.attention.variants import variant_attention
 KINDS = ("full", "swa", "sa", "sa+swa")
 TIMED_BACKENDS = ("torch", "flex", "triton")
 #: the name a backend carries in a row's label (``sa fused``); the torch path keeps the bare kind (``sa``)
-SUFFIX = {"torch": "", "sdpa": "", "flex": " flex", "triton": " fused", "gather": " gather", "dense": " dense",
-          "kernel": " kernel"}  # fmt: skip
+SUFFIX = {
+    "torch": "",
+    "sdpa": "",
+    "flex": " flex",
+    "triton": " fused",
+    "gather": " gather",
+    "dense": " dense",
+    "kernel": " kernel",
+}
 #: the causal variant without a band, timed through its gathered key table (``gpu.attention.neighbour``)
 GATHERED = ("kleinberg",)
 

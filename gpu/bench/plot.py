@@ -9,14 +9,42 @@ from receptive.plotting import save_png_pdf
 #: SA's speedup over full attention per n as published (Jin & Sui 2026, arXiv 2604.00754, on an A100)
 PAPER_SPEEDUP = {2048: 1.5, 8192: 6.6, 32768: 28.0}
 #: colours per kind, shared with ``figures.style.COLORS`` (a test keeps them equal); line style per backend
-KIND_COLORS = {"full": "#444444", "swa": "#1f77b4", "sa": "#d62728", "sa+swa": "#2ca02c", "sa-ms": "#8c564b",
-               "kleinberg": "#e377c2", "dilated": "#17becf"}  # fmt: skip
-KIND_LABELS = {"full": "full", "swa": "SWA", "sa": "SA", "sa+swa": "SA+SWA", "sa-ms": "multi-scale SA",
-               "kleinberg": "Kleinberg keys", "dilated": "dilated heads"}  # fmt: skip
-BACKEND_LINES = {"torch": "-", "sdpa": "-", "flex": "--", "triton": ":", "gather": "-.", "dense": (0, (5, 1, 1, 1)),
-                 "kernel": (0, (1, 1))}  # fmt: skip
-BACKEND_NAMES = {"torch": "", "sdpa": "", "flex": " (Flex)", "triton": " (fused)", "gather": " (gathered lists)",
-                 "dense": " (lists as a dense mask)", "kernel": " (numba kernel)"}  # fmt: skip
+KIND_COLORS = {
+    "full": "#444444",
+    "swa": "#1f77b4",
+    "sa": "#d62728",
+    "sa+swa": "#2ca02c",
+    "sa-ms": "#8c564b",
+    "kleinberg": "#e377c2",
+    "dilated": "#17becf",
+}
+KIND_LABELS = {
+    "full": "full",
+    "swa": "SWA",
+    "sa": "SA",
+    "sa+swa": "SA+SWA",
+    "sa-ms": "multi-scale SA",
+    "kleinberg": "Kleinberg keys",
+    "dilated": "dilated heads",
+}
+BACKEND_LINES = {
+    "torch": "-",
+    "sdpa": "-",
+    "flex": "--",
+    "triton": ":",
+    "gather": "-.",
+    "dense": (0, (5, 1, 1, 1)),
+    "kernel": (0, (1, 1)),
+}
+BACKEND_NAMES = {
+    "torch": "",
+    "sdpa": "",
+    "flex": " (Flex)",
+    "triton": " (fused)",
+    "gather": " (gathered lists)",
+    "dense": " (lists as a dense mask)",
+    "kernel": " (numba kernel)",
+}
 
 
 def kind_and_backend(row: dict) -> tuple[str, str]:
@@ -140,8 +168,15 @@ def _curves(records, value, skip_full: bool = False):
 def _draw(ax, curves, colors, labels, scale=1.0):
     for (kind, backend), points in curves.items():
         n, y = zip(*points, strict=True)
-        ax.plot(n, [t * scale for t in y], marker="o", ms=3, color=colors[kind], ls=BACKEND_LINES[backend],
-                label=labels[kind] + BACKEND_NAMES[backend])  # fmt: skip
+        ax.plot(
+            n,
+            [t * scale for t in y],
+            marker="o",
+            ms=3,
+            color=colors[kind],
+            ls=BACKEND_LINES[backend],
+            label=labels[kind] + BACKEND_NAMES[backend],
+        )
     ax.set(xscale="log", yscale="log", xlabel="sequence length n")
     ax.legend(fontsize=7)
 

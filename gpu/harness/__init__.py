@@ -17,6 +17,21 @@ from gpu.harness.scoring import (
 )
 from gpu.harness.tasks import EVAL_TASKS, EvalItem, EvalRequest, load_mmlu, load_requests, load_task, olmes_folder
 
-__all__ = ["EVAL_TASKS", "PREFILL_METHODS", "EvalAttention", "EvalItem", "EvalRequest", "check_fits", "encode_pair",
-           "item_scores", "load_mmlu", "load_requests", "load_task", "olmes_folder", "prefill_method", "score_items",
-           "shared_prefixes", "task_scores"]  # fmt: skip
+__all__ = [
+    "EVAL_TASKS",
+    "PREFILL_METHODS",
+    "EvalAttention",
+    "EvalItem",
+    "EvalRequest",
+    "check_fits",
+    "encode_pair",
+    "item_scores",
+    "load_mmlu",
+    "load_requests",
+    "load_task",
+    "olmes_folder",
+    "prefill_method",
+    "score_items",
+    "shared_prefixes",
+    "task_scores",
+]

@@ -130,8 +130,9 @@ class EvalTask:
         return f"{Path(self.model).name}|{label}|{decodes}|{self.task}|{items}|{self.shard}/{self.shards}"
 
 
-def grid(model: str, attentions: list[tuple], decodes, tasks, limit, per_subject: int, shards: int,
-         first: int = 0) -> list[EvalTask]:  # fmt: skip
+def grid(
+    model: str, attentions: list[tuple], decodes, tasks, limit, per_subject: int, shards: int, first: int = 0
+) -> list[EvalTask]:
     """The grid's tasks, attention-major in the given order (the first attentions finish first).
 
     Parameters
@@ -167,8 +168,22 @@ def grid(model: str, attentions: list[tuple], decodes, tasks, limit, per_subject
         protocols = ("sparse",) if method == "exact" else ("exact",) if method in PREFILL_METHODS else tuple(decodes)
         for task in tasks:
             for shard in range(shards):
-                out.append(EvalTask(model, method, budget, seed, tuple(layers), protocols, task, limit, per_subject,
-                                    shard, shards, first))  # fmt: skip
+                out.append(
+                    EvalTask(
+                        model,
+                        method,
+                        budget,
+                        seed,
+                        tuple(layers),
+                        protocols,
+                        task,
+                        limit,
+                        per_subject,
+                        shard,
+                        shards,
+                        first,
+                    )
+                )
     return out
 
 
@@ -446,8 +461,10 @@ def summary(rows: list[dict]) -> list[dict]:
             key = (run["attention"]["label"], row["task"])
             pooled.setdefault(key, []).extend(run["records"])
             kinds[key] = row["kind"]
-    return [{"attention": label, "task": task} | task_scores(records, kinds[label, task])
-            for (label, task), records in sorted(pooled.items())]  # fmt: skip
+    return [
+        {"attention": label, "task": task} | task_scores(records, kinds[label, task])
+        for (label, task), records in sorted(pooled.items())
+    ]
 
 
 def _attention_list(text: str, budgets, seeds, layers) -> list[tuple]:
@@ -482,9 +499,17 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__.split("\n\n")[0],
         epilog=__doc__.split("Examples::")[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        options={"budget": "--budgets", "limit": "--limit", "per_subject": "--per-subject", "task": "--tasks",
-                 "items": "--tasks", "path": "--model", "seed": "--seeds", "exact_layers": "--exact-layers"},
-    )  # fmt: skip
+        options={
+            "budget": "--budgets",
+            "limit": "--limit",
+            "per_subject": "--per-subject",
+            "task": "--tasks",
+            "items": "--tasks",
+            "path": "--model",
+            "seed": "--seeds",
+            "exact_layers": "--exact-layers",
+        },
+    )
     add = parser.add_argument
     add(
         "--model",
@@ -493,12 +518,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add("--tasks", default=",".join(DEFAULT_TASKS), help="comma-separated task specs (default %(default)s)")
     add("--limit", type=int, default=200, help="items per task, the first in doc-id order (default 200)")
-    add("--first", type=int, default=0, help="leave out the items before this one, to extend a store beyond an "
-        "earlier --limit; not for mmlu (default 0)")  # fmt: skip
+    add(
+        "--first",
+        type=int,
+        default=0,
+        help="leave out the items before this one, to extend a store beyond an "
+        "earlier --limit; not for mmlu (default 0)",
+    )
     add("--per-subject", type=int, default=4, help="MMLU items per subject (default 4)")
-    add("--attention", default="exact", help=f"comma-separated methods of {', '.join(GENERATION_METHODS)}, or the "
+    add(
+        "--attention",
+        default="exact",
+        help=f"comma-separated methods of {', '.join(GENERATION_METHODS)}, or the "
         f"approximation lab's prefill-only methods, scored with the exact decode only ({', '.join(PREFILL_METHODS)}; "
-        "sa-band is the paper's causal SA) (default exact)")  # fmt: skip
+        "sa-band is the paper's causal SA) (default exact)",
+    )
     add_budget_option(parser, "64")
     add("--seeds", default="0", help="comma-separated seeds of the randomized methods (default 0)")
     add("--decode", default="sparse", help="comma-separated protocols: sparse, exact (default sparse)")
@@ -511,8 +545,11 @@ def build_parser() -> argparse.ArgumentParser:
     add("--dask", action="store_true", help="run the grid on a Dask LocalCluster")
     add("--scheduler", help="run the grid on the Dask scheduler at this address (tcp://host:8786)")
     add("--workers", type=int, help="workers of the local Dask cluster")
-    add("--threads", type=int, help="torch threads of this process; a Dask worker scores on its own --nthreads "
-        "(default: torch's)")  # fmt: skip
+    add(
+        "--threads",
+        type=int,
+        help="torch threads of this process; a Dask worker scores on its own --nthreads (default: torch's)",
+    )
     add_progress_option(parser, "--quiet")
     return parser
 
@@ -549,9 +586,13 @@ def _check_flags(args) -> tuple[list[tuple], list[str], list[str]]:
     layers = comma_ints("--exact-layers", args.exact_layers, 0) if args.exact_layers else []
     decodes = comma_names("--decode", args.decode, DECODES)
     tasks = list(dict.fromkeys(t for t in args.tasks.split(",") if t))
-    for name, value, low in (("--limit", args.limit, 1), ("--per-subject", args.per_subject, 1),
-                             ("--shards", args.shards, 1), ("--workers", args.workers, 1),
-                             ("--threads", args.threads, 1)):  # fmt: skip
+    for name, value, low in (
+        ("--limit", args.limit, 1),
+        ("--per-subject", args.per_subject, 1),
+        ("--shards", args.shards, 1),
+        ("--workers", args.workers, 1),
+        ("--threads", args.threads, 1),
+    ):
         if value is not None and value < low:
             raise ValueError(f"{name}: expected an integer >= {low}, got {value}")
     most = 4 * (os.cpu_count() or 1)  # each a torch thread or a process holding the model
@@ -573,8 +614,9 @@ def _check_flags(args) -> tuple[list[tuple], list[str], list[str]]:
     attentions = _attention_list(args.attention, budgets, seeds, layers)
     for spec in attentions:
         if spec[0] in PREFILL_METHODS and "exact" not in decodes:
-            raise ValueError(f"--decode: {spec[0]} runs prefill only and is scored with the exact decode; add "
-                             "exact to --decode")  # fmt: skip
+            raise ValueError(
+                f"--decode: {spec[0]} runs prefill only and is scored with the exact decode; add exact to --decode"
+            )
         EvalAttention(spec[0], spec[1], spec[2], "exact" if spec[0] in PREFILL_METHODS else "sparse", spec[3])
     if not tasks:
         raise ValueError("--tasks: expected at least one task")
@@ -662,8 +704,11 @@ def _run(parser, args, argv) -> int:
         left = {task: task_items[args.first :] for task, task_items in items.items()}
         return _dry_run(args, left, [u for u in units if u.key not in done])
     if torn is not None:
-        print(f"note: {out / 'tasks.jsonl'}:{torn}: dropped a last row torn by an interrupted write; its task is "
-              "scored again", file=sys.stderr)  # fmt: skip
+        print(
+            f"note: {out / 'tasks.jsonl'}:{torn}: dropped a last row torn by an interrupted write; its task is "
+            "scored again",
+            file=sys.stderr,
+        )
     _write_header(out, identity)
     progress = False if args.no_progress else None
     try:
@@ -672,8 +717,14 @@ def _run(parser, args, argv) -> int:
             # would travel by value (their module's lock and caches with them)
             from gpu.harness.cli import run_eval_task as by_name
 
-            failed = run_dask(units, store, scheduler=args.scheduler or "local", workers=args.workers,
-                              progress=progress, work=partial(by_name, threads=args.threads))  # fmt: skip
+            failed = run_dask(
+                units,
+                store,
+                scheduler=args.scheduler or "local",
+                workers=args.workers,
+                progress=progress,
+                work=partial(by_name, threads=args.threads),
+            )
         else:
             failed = run_local(units, store, progress=progress, work=partial(run_eval_task, threads=args.threads))
     except KeyboardInterrupt:
@@ -728,9 +779,11 @@ def _dry_run(args, items: dict, units: list[EvalTask]) -> int:
         print(
             f"{task:22} {len(task_items):5d} {groups:6d} {per_item:7.3f} {per_prefix:8.3f} {passes:6g} {seconds:9.0f}"
         )
-    print(f"{configs:g} task configurations to run: about {total / 3600:.2f} CPU hours at exact attention's speed "
-          "(the protocols of one pattern share its pass over the contexts; a prefill-only form runs each context "
-          "whole)")  # fmt: skip
+    print(
+        f"{configs:g} task configurations to run: about {total / 3600:.2f} CPU hours at exact attention's speed "
+        "(the protocols of one pattern share its pass over the contexts; a prefill-only form runs each context "
+        "whole)"
+    )
     return 0
 
 

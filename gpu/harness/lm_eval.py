@@ -85,19 +85,29 @@ def build_parser() -> argparse.ArgumentParser:
     >>> args.attention, args.budget, args.seed, args.decode
     ('sa', 32, 0, 'sparse')
     """
-    parser = OneLineErrorParser(prog="python -m gpu.harness.lm_eval", description=__doc__.split("\n\n")[0],
-                                epilog="Everything after -- goes to lm-eval (lm-eval run --help).",
-                                options={"budget": "--budget", "seed": "--seed", "method": "--attention",
-                                         "exact_layers": "--exact-layers", "decode": "--decode"})  # fmt: skip
-    parser.add_argument("--attention", required=True,
-                        help=f"a generation form ({', '.join(GENERATION_METHODS)}), or a prefill-only method of the "
-                        f"approximation lab ({', '.join(PREFILL_METHODS)}; lm-eval's log-likelihoods need no cache, "
-                        "generation tasks do)")  # fmt: skip
+    parser = OneLineErrorParser(
+        prog="python -m gpu.harness.lm_eval",
+        description=__doc__.split("\n\n")[0],
+        epilog="Everything after -- goes to lm-eval (lm-eval run --help).",
+        options={
+            "budget": "--budget",
+            "seed": "--seed",
+            "method": "--attention",
+            "exact_layers": "--exact-layers",
+            "decode": "--decode",
+        },
+    )
+    parser.add_argument(
+        "--attention",
+        required=True,
+        help=f"a generation form ({', '.join(GENERATION_METHODS)}), or a prefill-only method of the "
+        f"approximation lab ({', '.join(PREFILL_METHODS)}; lm-eval's log-likelihoods need no cache, "
+        "generation tasks do)",
+    )
     add_budget_option(parser, 64, many=False)
     add_seed_option(parser)
     parser.add_argument("--decode", default="sparse", help=f"one of {', '.join(DECODES)} (default %(default)s)")
-    parser.add_argument("--exact-layers", default="",
-                        help="comma-separated layers that read every key (default: none)")  # fmt: skip
+    parser.add_argument("--exact-layers", default="", help="comma-separated layers that read every key (default: none)")
     return parser
 
 

@@ -64,17 +64,27 @@ from gpu.hf.implementations import register
 from graphs.reachability import _quiet
 from graphs.validation import check_choice, check_int
 
-__all__ = ["PREFILL_METHODS", "EvalAttention", "check_fits", "encode_pair", "item_scores", "prefill_method",
-           "score_items", "shared_prefixes", "task_scores"]  # fmt: skip
+__all__ = [
+    "PREFILL_METHODS",
+    "EvalAttention",
+    "check_fits",
+    "encode_pair",
+    "item_scores",
+    "prefill_method",
+    "score_items",
+    "shared_prefixes",
+    "task_scores",
+]
 
 
 #: The prefill-only names the harness scores (``decode="exact"``): the approximation lab's causal methods that need no
 #: calibration and whose keys no generation form reads (the lab's causal ``swa``, ``swa+sink``, ``moba`` and
 #: ``top-k`` read the generation forms' keys, and run as those).
 PREFILL_METHODS = tuple(
-    name for name, m in LAB_METHODS.items()
+    name
+    for name, m in LAB_METHODS.items()
     if m.causal and "calibration" not in m.options and name not in GENERATION_METHODS
-)  # fmt: skip
+)
 
 
 def prefill_method(name: str):
@@ -173,14 +183,18 @@ class EvalAttention:
         check_choice("method", self.method, (*GENERATION_METHODS, *PREFILL_METHODS))
         check_choice("decode", self.decode, DECODES)
         if self.method in PREFILL_METHODS and self.decode != "exact":
-            raise ValueError(f"decode: {self.method} runs prefill only (the approximation lab's form): score it "
-                             "with decode='exact' (the pattern over the context, exact attention after)")  # fmt: skip
+            raise ValueError(
+                f"decode: {self.method} runs prefill only (the approximation lab's form): score it "
+                "with decode='exact' (the pattern over the context, exact attention after)"
+            )
         seed = check_int("seed", self.seed, 0)
         layers = _sorted_layers(self.exact_layers)
         budget = 0 if self.method == "exact" else check_int("budget", self.budget, 1, MAX_BUDGET)
         if layers and self.method in PREFILL_METHODS:
-            raise ValueError(f"exact_layers: {self.method} runs prefill only; exact layers apply to the generation "
-                             f"forms ({', '.join(GENERATION_METHODS)})")  # fmt: skip
+            raise ValueError(
+                f"exact_layers: {self.method} runs prefill only; exact layers apply to the generation "
+                f"forms ({', '.join(GENERATION_METHODS)})"
+            )
         randomized = _randomized(self.method)
         object.__setattr__(self, "budget", budget)
         object.__setattr__(self, "seed", seed if randomized else 0)
@@ -258,8 +272,7 @@ class EvalAttention:
         if self.plan is not None:
             context = register(self.plan, None, self.seed, max_length=max_length, exact_layers=self.exact_layers)
             return context, ("sdpa" if self.decode == "exact" else context)
-        context = register(self.method, self.budget, self.seed, max_length=max_length,
-                                      exact_layers=self.exact_layers)  # fmt: skip
+        context = register(self.method, self.budget, self.seed, max_length=max_length, exact_layers=self.exact_layers)
         return context, ("sdpa" if self.decode == "exact" else context)
 
 
@@ -329,8 +342,10 @@ def _check_fits(model, encoded: list[_Encoded]) -> None:
     for enc in encoded:
         longest = max(len(c) + len(x) for c, x in zip(enc.contexts, enc.continuations, strict=True))
         if limit is not None and longest > limit:
-            raise ValueError(f"items: {enc.item.task} item {enc.item.doc_id} has {longest} tokens, more than the "
-                             f"model's max_position_embeddings {limit}")  # fmt: skip
+            raise ValueError(
+                f"items: {enc.item.task} item {enc.item.doc_id} has {longest} tokens, more than the "
+                f"model's max_position_embeddings {limit}"
+            )
 
 
 def check_fits(model, tokenizer, items: Sequence[EvalItem], add_bos_token: bool = False) -> None:
@@ -414,8 +429,9 @@ def shared_prefixes(tokenizer, items: Sequence[EvalItem], add_bos_token: bool = 
 
 def _forward(model, implementation: str, ids, cache, mask, positions, keep: int = 0):
     model.set_attn_implementation(implementation)
-    out = model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True,
-                logits_to_keep=keep)  # fmt: skip
+    out = model(
+        input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True, logits_to_keep=keep
+    )
     logits = out.logits
     return logits.to(torch.promote_types(logits.dtype, torch.float32)).log_softmax(-1)  # float32 at least
 
@@ -446,8 +462,13 @@ def _moved_cache(cache, lengths: torch.Tensor, rows: torch.Tensor, real: torch.T
     gap before the continuation), and the attention mask over that cache and the continuation's tokens."""
     span = int(lengths.max())
     source = torch.arange(span)[None, :] - (span - lengths)[:, None]  # slot s of row j holds key s - shift_j
-    kv = [tuple(x[rows].gather(2, source.clamp(min=0)[:, None, :, None].expand(-1, x.shape[1], -1, x.shape[3]))
-                for x in layer) for layer in _kv(cache)]  # fmt: skip
+    kv = [
+        tuple(
+            x[rows].gather(2, source.clamp(min=0)[:, None, :, None].expand(-1, x.shape[1], -1, x.shape[3]))
+            for x in layer
+        )
+        for layer in _kv(cache)
+    ]
     return _cache(kv), torch.cat([source >= 0, real], 1).long()
 
 
@@ -507,12 +528,24 @@ def _score_chunk(model, encs: list[_Encoded], prefix_kv, prefix: int, context_na
             cont, request = encs[e].continuations[i], encs[e].item.requests[i]
             logp = torch.cat([last[r][None], tails[name][e, i][: len(cont) - 1]]) if len(cont) > 1 else last[r][None]
             target = torch.tensor(cont)
-            per_item[e][i] = {"ll": float(logp.gather(1, target[:, None]).sum()), "tokens": len(cont),
-                              "chars": len(request.continuation), "bytes": len(request.continuation.encode("utf-8")),
-                              "greedy": bool((logp.argmax(-1) == target).all())}  # fmt: skip
-        records.append([{"doc_id": enc.item.doc_id, "label": enc.item.label,
-                         "context_tokens": max(map(len, enc.contexts)), "choices": per_item[e]}
-                        for e, enc in enumerate(encs)])  # fmt: skip
+            per_item[e][i] = {
+                "ll": float(logp.gather(1, target[:, None]).sum()),
+                "tokens": len(cont),
+                "chars": len(request.continuation),
+                "bytes": len(request.continuation.encode("utf-8")),
+                "greedy": bool((logp.argmax(-1) == target).all()),
+            }
+        records.append(
+            [
+                {
+                    "doc_id": enc.item.doc_id,
+                    "label": enc.item.label,
+                    "context_tokens": max(map(len, enc.contexts)),
+                    "choices": per_item[e],
+                }
+                for e, enc in enumerate(encs)
+            ]
+        )
     return records
 
 
@@ -552,8 +585,17 @@ def _chunks(encoded: list[_Encoded], prefixes: dict[str, int], batch_size: int) 
     return chunks
 
 
-def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, prefixes: dict[str, int] | None = None,
-                add_bos_token: bool = False, batch_size: int = 4, progress: bool | None = None):  # fmt: skip
+def score_items(
+    model,
+    tokenizer,
+    items: Sequence[EvalItem],
+    attention=None,
+    *,
+    prefixes: dict[str, int] | None = None,
+    add_bos_token: bool = False,
+    batch_size: int = 4,
+    progress: bool | None = None,
+):
     """Score every request of ``items`` under ``attention``: one record per item, in order.
 
     Parameters
@@ -629,8 +671,10 @@ def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, 
     for enc in encoded:
         size = prefixes.get(enc.item.group, 0)
         if size >= min(map(len, enc.contexts)):
-            raise ValueError(f"prefixes: {size} shared tokens for group {enc.item.group!r} leave item "
-                             f"{enc.item.doc_id} no context token of its own")  # fmt: skip
+            raise ValueError(
+                f"prefixes: {size} shared tokens for group {enc.item.group!r} leave item "
+                f"{enc.item.doc_id} no context token of its own"
+            )
     chunks = _chunks(encoded, prefixes, batch_size)  # records keep the input order
     previous = model.config._attn_implementation
     records: dict[str, list] = {name: [None] * len(encoded) for name in continuation_names}
@@ -648,8 +692,9 @@ def score_items(model, tokenizer, items: Sequence[EvalItem], attention=None, *, 
                         ids = torch.tensor([encoded[chunk[0]].contexts[0][:size]])
                         _forward(model, context_name, ids, cache, None, None, keep=1)
                     prefix_kv[group] = _kv(cache) if size else []
-                scored = _score_chunk(model, [encoded[j] for j in chunk], prefix_kv[group], size, context_name,
-                                      continuation_names)  # fmt: skip
+                scored = _score_chunk(
+                    model, [encoded[j] for j in chunk], prefix_kv[group], size, context_name, continuation_names
+                )
                 for name, chunk_records in zip(continuation_names, scored, strict=True):
                     for j, record in zip(chunk, chunk_records, strict=True):
                         records[name][j] = record

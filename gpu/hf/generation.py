@@ -182,8 +182,16 @@ def _causal_prefix(attention_mask: torch.Tensor, shape: tuple[int, int, int]) ->
     return answer
 
 
-def generation_forward(method: str | HeadPlan, budget: int | None, seed: int = 0, *, max_length: int | None = None,
-                       decode: str = "sparse", exact_layers: Iterable[int] = (), trace=None) -> Callable:  # fmt: skip
+def generation_forward(
+    method: str | HeadPlan,
+    budget: int | None,
+    seed: int = 0,
+    *,
+    max_length: int | None = None,
+    decode: str = "sparse",
+    exact_layers: Iterable[int] = (),
+    trace=None,
+) -> Callable:
     """A transformers attention function running ``method`` in generation form, KV cache included.
 
     Parameters
@@ -245,8 +253,9 @@ def generation_forward(method: str | HeadPlan, budget: int | None, seed: int = 0
     exact = frozenset(check_int("exact_layers", layer, 0) for layer in exact_layers)
     name = implementation_name(method if plan is None else plan_label(plan), budget, seed, decode, exact)
 
-    def forward(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, is_causal=None,
-                **kwargs):  # fmt: skip
+    def forward(
+        module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, is_causal=None, **kwargs
+    ):
         if dropout:
             raise ValueError(f"dropout: the attention {name} is training-free; call model.eval() (got {dropout})")
         if not bool(is_causal if is_causal is not None else getattr(module, "is_causal", True)):

@@ -42,9 +42,17 @@ from gpu.hf.prefill import PrefillMethod, _check_prefill_method, method_attend
 from gpu.validation import check_choice, check_int
 
 
-def register(method: str | HeadPlan | PrefillMethod, budget: int | None, seed: int = 0, *, decode: str = "sparse",
-             exact_layers: Iterable[int] = (), max_length: int | None = None, layer_options=None,
-             trace=None) -> str:  # fmt: skip
+def register(
+    method: str | HeadPlan | PrefillMethod,
+    budget: int | None,
+    seed: int = 0,
+    *,
+    decode: str = "sparse",
+    exact_layers: Iterable[int] = (),
+    max_length: int | None = None,
+    layer_options=None,
+    trace=None,
+) -> str:
     """Register ``method`` at ``budget`` keys per query with transformers' attention and mask interfaces.
 
     Parameters
@@ -113,8 +121,9 @@ def register(method: str | HeadPlan | PrefillMethod, budget: int | None, seed: i
     from transformers.masking_utils import AttentionMaskInterface
 
     if not isinstance(method, str | HeadPlan):
-        return _register_prefill(_check_prefill_method(method), budget, seed, decode, exact_layers, max_length,
-                                 layer_options, trace)  # fmt: skip
+        return _register_prefill(
+            _check_prefill_method(method), budget, seed, decode, exact_layers, max_length, layer_options, trace
+        )
     if isinstance(method, str) and method not in GENERATION_METHODS:
         raise ValueError(
             f"method: expected one of {', '.join(GENERATION_METHODS)} (generation forms), got {method!r}; "
@@ -122,18 +131,22 @@ def register(method: str | HeadPlan | PrefillMethod, budget: int | None, seed: i
         )
     if layer_options is not None:
         label = "a head plan" if isinstance(method, HeadPlan) else method
-        raise ValueError(f"layer_options: {label} runs generation forms, which take no calibration; the calibrated "
-                         f"methods are the lab's loki, mla and transmla (gpu.approx.METHODS)")  # fmt: skip
-    generate = generation_forward(method, budget, seed, max_length=max_length, decode=decode,
-                                  exact_layers=exact_layers, trace=trace)  # fmt: skip
+        raise ValueError(
+            f"layer_options: {label} runs generation forms, which take no calibration; the calibrated "
+            f"methods are the lab's loki, mla and transmla (gpu.approx.METHODS)"
+        )
+    generate = generation_forward(
+        method, budget, seed, max_length=max_length, decode=decode, exact_layers=exact_layers, trace=trace
+    )
     name = generate.__name__.removeprefix("attention_")  # exact_layers may be an iterator, read once
     AttentionInterface.register(name, generate)
     AttentionMaskInterface.register(name, _materialised_mask)
     return name
 
 
-def _register_prefill(method: PrefillMethod, budget, seed, decode, exact_layers, max_length, layer_options,
-                      trace) -> str:  # fmt: skip
+def _register_prefill(
+    method: PrefillMethod, budget, seed, decode, exact_layers, max_length, layer_options, trace
+) -> str:
     """Register a method object's prefill form as ``receptive-prefill-<name>-<budget>[-s<seed>]``."""
     from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
@@ -141,12 +154,18 @@ def _register_prefill(method: PrefillMethod, budget, seed, decode, exact_layers,
     budget = check_int("budget", budget, 1, MAX_BUDGET)
     seed = check_int("seed", seed, 0)
     check_choice("decode", decode, DECODES)
-    options = {"decode": decode != "sparse", "exact_layers": bool(tuple(exact_layers)),
-               "max_length": max_length is not None, "trace": trace is not None}  # fmt: skip
+    options = {
+        "decode": decode != "sparse",
+        "exact_layers": bool(tuple(exact_layers)),
+        "max_length": max_length is not None,
+        "trace": trace is not None,
+    }
     given = [flag for flag, value in options.items() if value]
     if given:
-        raise ValueError(f"{given[0]}: {method.name} runs prefill only (a method object's form); the generation "
-                         f"options apply to {', '.join(GENERATION_METHODS)}")  # fmt: skip
+        raise ValueError(
+            f"{given[0]}: {method.name} runs prefill only (a method object's form); the generation "
+            f"options apply to {', '.join(GENERATION_METHODS)}"
+        )
     name = implementation_name(f"prefill-{method.name}", budget, seed)
     forward = hf_attention(method_attend(method, budget, seed, layer_options), name)
     AttentionInterface.register(name, forward)

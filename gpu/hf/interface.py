@@ -224,8 +224,9 @@ def hf_attention(attend: Attend, name: str = "receptive") -> Callable:
       demonstrations).
     """
 
-    def forward(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, is_causal=None,
-                **kwargs):  # fmt: skip
+    def forward(
+        module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, is_causal=None, **kwargs
+    ):
         if dropout:
             raise ValueError(f"dropout: the attention {name} is training-free; call model.eval() (got {dropout})")
         if query.shape[2] != key.shape[2]:

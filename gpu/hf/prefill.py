@@ -118,8 +118,10 @@ def method_attend(method: PrefillMethod, budget: int, seed: int = 0, layer_optio
 def _check_prefill_method(method) -> PrefillMethod:
     """``method`` if it has a string ``name`` and an ``approximate``; else a one-line ``TypeError``."""
     if not isinstance(method, PrefillMethod) or not isinstance(method.name, str):
-        raise TypeError(f"method: expected a method with a name and approximate() (gpu.approx.METHODS[name]), got "
-                        f"{type(method).__name__}")  # fmt: skip
+        raise TypeError(
+            f"method: expected a method with a name and approximate() (gpu.approx.METHODS[name]), got "
+            f"{type(method).__name__}"
+        )
     return method
 
 

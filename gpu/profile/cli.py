@@ -103,9 +103,15 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__.split("\n\n")[0],
         epilog="examples:\n" + __doc__.split("Examples::")[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        options={"budget": "--budgets", "seed": "--seeds", "exact_layers": "--exact-layers", "sink": "--sink",
-                 "max_memory": "--max-memory", "path": "--model"},
-    )  # fmt: skip
+        options={
+            "budget": "--budgets",
+            "seed": "--seeds",
+            "exact_layers": "--exact-layers",
+            "sink": "--sink",
+            "max_memory": "--max-memory",
+            "path": "--model",
+        },
+    )
     add = parser.add_argument
     add(
         "--model",
@@ -116,17 +122,28 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--tasks", help="comma-separated task specs of gpu.harness.tasks (default arc_easy)")
     source.add_argument("--texts", help="a UTF-8 file of texts, one per line")
     add("--items", type=int, default=20, help="items per task, the first in doc-id order (default 20)")
-    add("--patterns", default=DEFAULT_PATTERNS, help=f"comma-separated methods of {', '.join(GENERATION_METHODS)} "
-        f"[{DEFAULT_PATTERNS}]")  # fmt: skip
+    add(
+        "--patterns",
+        default=DEFAULT_PATTERNS,
+        help=f"comma-separated methods of {', '.join(GENERATION_METHODS)} [{DEFAULT_PATTERNS}]",
+    )
     add_budget_option(parser, "64")
     add("--seeds", default="0", help="comma-separated seeds of the randomized methods (default 0)")
     add("--exact-layers", default="", help="comma-separated layers every pattern reads whole (default: none)")
     add("--sink", type=int, default=1, help="sink tokens of the mass regions (default 1)")
-    add("--positions", default="all", choices=("all", "scored"), help="the query positions of the per-position "
-        "measures: every one (with the rollout) or the scored one alone (default all)")  # fmt: skip
+    add(
+        "--positions",
+        default="all",
+        choices=("all", "scored"),
+        help="the query positions of the per-position "
+        "measures: every one (with the rollout) or the scored one alone (default all)",
+    )
     add("--no-kl", action="store_true", help="skip the patterns' forwards (the end-to-end KL)")
-    add("--rank-by", choices=list(MEASURES),
-        help="the measure of the predicted rank (default kl; recall_scored with --no-kl)")  # fmt: skip
+    add(
+        "--rank-by",
+        choices=list(MEASURES),
+        help="the measure of the predicted rank (default kl; recall_scored with --no-kl)",
+    )
     add("--max-memory", type=float, default=8.0, help="GiB one text may take (default 8)")
     add("--threads", type=int, help="torch threads (default: torch's)")
     add_json_option(parser)  # the profile summary
@@ -261,24 +278,37 @@ def main(argv=None) -> int:
         model, tokenizer = load_causal_lm(path)
     except ValueError as error:
         parser.error(f"--model: {str(error).removeprefix('path: ')}")
-    inputs = {"texts": [tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]} if texts else {
-        task: task_contexts(tokenizer, items) for task, items in sources.items()}  # fmt: skip
+    inputs = (
+        {"texts": [tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]}
+        if texts
+        else {task: task_contexts(tokenizer, items) for task, items in sources.items()}
+    )
     profiles = {}
     for source, ids in inputs.items():
         try:
-            profiles[source] = attention_profile(model, ids, patterns, positions=args.positions, sink=args.sink,
-                                                 kl=not args.no_kl,
-                                                 max_memory=int(args.max_memory * 2**30),
-                                                 progress=False if args.no_progress else None)  # fmt: skip
+            profiles[source] = attention_profile(
+                model,
+                ids,
+                patterns,
+                positions=args.positions,
+                sink=args.sink,
+                kl=not args.no_kl,
+                max_memory=int(args.max_memory * 2**30),
+                progress=False if args.no_progress else None,
+            )
         except ValueError as error:
             parser.error(str(error))
     rows = _rows(profiles, args.rank_by)
     if not printing:
         _print(rows, args.rank_by)
     if args.json:
-        result = {"command": "python -m gpu.profile " + " ".join(sys.argv[1:] if argv is None else argv),
-                  "model": str(args.model), "rank_by": args.rank_by, "rows": rows,
-                  "profiles": {source: p.to_dict() for source, p in profiles.items()}}  # fmt: skip
+        result = {
+            "command": "python -m gpu.profile " + " ".join(sys.argv[1:] if argv is None else argv),
+            "model": str(args.model),
+            "rank_by": args.rank_by,
+            "rows": rows,
+            "profiles": {source: p.to_dict() for source, p in profiles.items()},
+        }
         write_output(args.json, json.dumps(result, indent=1) + "\n", "--json")
     write_output(args.csv, _csv_text(rows), "--csv")
     return 0

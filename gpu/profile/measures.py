@@ -157,8 +157,10 @@ class TextProfile:
 
     def __repr__(self) -> str:
         layers, heads = self.regions.shape[:2]
-        return (f"TextProfile(tokens={self.tokens}, scored={self.scored.tolist()}, layers={layers}, heads={heads}, "
-                f"patterns={self.recall.shape[0]})")  # fmt: skip
+        return (
+            f"TextProfile(tokens={self.tokens}, scored={self.scored.tolist()}, layers={layers}, heads={heads}, "
+            f"patterns={self.recall.shape[0]})"
+        )
 
 
 @dataclass(frozen=True, repr=False)
@@ -211,10 +213,14 @@ class AttentionProfile:
                 error = t.layer_error[p] if not np.isnan(t.layer_error[p]).all() else t.head_error[p].mean(1)
                 every = t.measured is None  # the means over all positions need every position
                 scored = t.scored if every else np.searchsorted(t.measured, t.scored)
-                values = {"recall": t.recall[p].mean() if every else np.nan,
-                          "recall_scored": t.recall[p][:, :, scored].mean(),
-                          "error": error.mean() if every else np.nan, "error_scored": error[:, scored].mean(),
-                          "overlap": t.overlap[p].mean(), "kl": t.kl[p].mean()}  # fmt: skip
+                values = {
+                    "recall": t.recall[p].mean() if every else np.nan,
+                    "recall_scored": t.recall[p][:, :, scored].mean(),
+                    "error": error.mean() if every else np.nan,
+                    "error_scored": error[:, scored].mean(),
+                    "overlap": t.overlap[p].mean(),
+                    "kl": t.kl[p].mean(),
+                }
                 for m in MEASURES:
                     rows[m].append(float(values[m]))
             out[pattern.label] = rows
@@ -229,9 +235,17 @@ class AttentionProfile:
             ``label``, ``method``, ``budget``, ``seed``, ``exact_layers``, and the measures.
         """
         per_text = self.per_text()
-        return [{"label": p.label, "method": p.method, "budget": p.budget, "seed": p.seed,
-                 "exact_layers": list(p.exact_layers)} | {m: float(np.mean(v)) for m, v in per_text[p.label].items()}
-                for p in self.patterns]  # fmt: skip
+        return [
+            {
+                "label": p.label,
+                "method": p.method,
+                "budget": p.budget,
+                "seed": p.seed,
+                "exact_layers": list(p.exact_layers),
+            }
+            | {m: float(np.mean(v)) for m, v in per_text[p.label].items()}
+            for p in self.patterns
+        ]
 
     def predicted_rank(self, measure: str = "kl") -> dict[str, int]:
         """Each pattern's rank by ``measure`` (1: closest to exact attention).
@@ -283,11 +297,18 @@ class AttentionProfile:
         -------
         dict
         """
-        return {"parameters": self.parameters, "regions": list(self.regions), "texts": len(self.texts),
-                "tokens": [t.tokens for t in self.texts], "seconds": self.seconds, "summary": self.summary(),
-                "layer_head_regions": self.layer_head_regions().round(6).tolist(),
-                "layer_head_recall": {p.label: x.round(6).tolist() for p, x in
-                                      zip(self.patterns, self.layer_head("recall"), strict=True)}}  # fmt: skip
+        return {
+            "parameters": self.parameters,
+            "regions": list(self.regions),
+            "texts": len(self.texts),
+            "tokens": [t.tokens for t in self.texts],
+            "seconds": self.seconds,
+            "summary": self.summary(),
+            "layer_head_regions": self.layer_head_regions().round(6).tolist(),
+            "layer_head_recall": {
+                p.label: x.round(6).tolist() for p, x in zip(self.patterns, self.layer_head("recall"), strict=True)
+            },
+        }
 
     def __repr__(self) -> str:
         labels = ", ".join(p.label for p in self.patterns)
@@ -300,8 +321,9 @@ def _recorder(store: dict, prefix: dict):
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
     def forward(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None, **kwargs):
-        out = sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
-                                     is_causal=is_causal, **kwargs)  # fmt: skip
+        out = sdpa_attention_forward(
+            module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, is_causal=is_causal, **kwargs
+        )
         dtype = torch.promote_types(query.dtype, torch.float32)
         scale = scaling if scaling is not None else query.shape[-1] ** -0.5
         layer = layer_of(module)[0]
@@ -410,8 +432,11 @@ def _profile_layers(store, patterns, scored, sink, bands, max_length, block_byte
         carry = 0.5 * carry + 0.5 * exact_step
         carries = [0.5 * c + 0.5 * s for c, s in zip(carries, steps, strict=True)]
     rollout = carry.numpy().astype(np.float32)
-    pattern_rollout = np.stack([c.numpy() for c in carries]).astype(np.float32) if patterns else np.zeros(
-        (0, len(scored), n), np.float32)  # fmt: skip
+    pattern_rollout = (
+        np.stack([c.numpy() for c in carries]).astype(np.float32)
+        if patterns
+        else np.zeros((0, len(scored), n), np.float32)
+    )
     overlap = np.minimum(pattern_rollout, rollout[None]).sum(-1)
     if not every:
         rollout, pattern_rollout, overlap = (np.full_like(x, np.nan) for x in (rollout, pattern_rollout, overlap))
@@ -422,8 +447,9 @@ def _project(projection, out: torch.Tensor) -> torch.Tensor:
     """The output projection of per-head outputs ``(heads, rows, d)``, in their dtype: ``(rows, hidden)``."""
     heads, rows, d = out.shape
     bias = None if projection.bias is None else projection.bias.to(out.dtype)
-    return torch.nn.functional.linear(out.transpose(0, 1).reshape(rows, heads * d), projection.weight.to(out.dtype),
-                                      bias)  # fmt: skip
+    return torch.nn.functional.linear(
+        out.transpose(0, 1).reshape(rows, heads * d), projection.weight.to(out.dtype), bias
+    )
 
 
 def _next_token_logp(model, implementation: str, ids: list, scored: np.ndarray, prefix_kv: list) -> torch.Tensor:
@@ -452,10 +478,23 @@ def _memory(model, n: int, patterns: int, regions: int, block_bytes: int) -> int
     return recorded + results + 2 * block_bytes
 
 
-def attention_profile(model, texts, patterns: Sequence[ProfilePattern] = (), *, tokenizer=None, scored=None,
-                      positions: str = "all", sink: int = 1, bands: Sequence[int] = DEFAULT_BANDS, kl: bool = True,
-                      max_length: int | None = None, share_prefix: bool = True, block_bytes: int = 1 << 26,
-                      max_memory: int = 8 << 30, progress: bool | None = None) -> AttentionProfile:  # fmt: skip
+def attention_profile(
+    model,
+    texts,
+    patterns: Sequence[ProfilePattern] = (),
+    *,
+    tokenizer=None,
+    scored=None,
+    positions: str = "all",
+    sink: int = 1,
+    bands: Sequence[int] = DEFAULT_BANDS,
+    kl: bool = True,
+    max_length: int | None = None,
+    share_prefix: bool = True,
+    block_bytes: int = 1 << 26,
+    max_memory: int = 8 << 30,
+    progress: bool | None = None,
+) -> AttentionProfile:
     """The attention profile of ``model`` on ``texts``: one exact forward per text, then every layer's measures.
 
     Parameters
@@ -568,22 +607,30 @@ def attention_profile(model, texts, patterns: Sequence[ProfilePattern] = (), *, 
         scored = [[len(t) - 1] for t in ids]
     if len(scored) != len(ids):
         raise ValueError(f"scored: expected one list of positions per text ({len(ids)}), got {len(scored)}")
-    scored = [np.asarray(sorted({check_int("scored", s, 0, len(t) - 1) for s in rows}), np.int64)
-              for rows, t in zip(scored, ids, strict=True)]  # fmt: skip
+    scored = [
+        np.asarray(sorted({check_int("scored", s, 0, len(t) - 1) for s in rows}), np.int64)
+        for rows, t in zip(scored, ids, strict=True)
+    ]
     if any(len(s) == 0 for s in scored):
         raise ValueError("scored: every text needs at least one scored position")
     need = _memory(model, max(map(len, ids)), len(patterns), len(bands) + 2, block_bytes)
     if need > max_memory:
-        raise ValueError(f"max_memory: the longest text needs about {need / 2**30:.2f} GiB, more than "
-                         f"max_memory = {max_memory / 2**30:.2f} GiB (profile shorter texts or raise it)")  # fmt: skip
+        raise ValueError(
+            f"max_memory: the longest text needs about {need / 2**30:.2f} GiB, more than "
+            f"max_memory = {max_memory / 2**30:.2f} GiB (profile shorter texts or raise it)"
+        )
     for layer in {x for p in patterns for x in p.exact_layers}:
         check_int("exact_layers", layer, 0, model.config.num_hidden_layers - 1)
     store: dict = {}
     prefix_queries: dict = {}
     AttentionInterface.register(_RECORDER, _recorder(store, prefix_queries))
     AttentionMaskInterface.register(_RECORDER, sdpa_mask)
-    names = [None if p.method == "exact" else register(p.method, p.budget, p.seed, max_length=max_length,
-                                                       exact_layers=p.exact_layers) for p in patterns]  # fmt: skip
+    names = [
+        None
+        if p.method == "exact"
+        else register(p.method, p.budget, p.seed, max_length=max_length, exact_layers=p.exact_layers)
+        for p in patterns
+    ]
     previous = model.config._attn_implementation
     seconds = {"forward": 0.0, "kl": 0.0}
     profiles = []
@@ -601,8 +648,9 @@ def attention_profile(model, texts, patterns: Sequence[ProfilePattern] = (), *, 
                 start = time.perf_counter()
                 store.clear()
                 exact = _next_token_logp(model, _RECORDER, tokens, at, caches.get(_RECORDER))
-                measured = _profile_layers(store, patterns, at, sink, bands, max_length or len(tokens), block_bytes,
-                                           every)  # fmt: skip
+                measured = _profile_layers(
+                    store, patterns, at, sink, bands, max_length or len(tokens), block_bytes, every
+                )
                 store.clear()
                 seconds["forward"] += time.perf_counter() - start
                 start = time.perf_counter()
@@ -620,7 +668,13 @@ def attention_profile(model, texts, patterns: Sequence[ProfilePattern] = (), *, 
         bar.close()
         model.set_attn_implementation(previous)
     config = model.config
-    parameters = {"positions": positions, "sink": sink, "bands": list(bands), "max_length": max_length,
-                  "layers": config.num_hidden_layers, "heads": config.num_attention_heads,
-                  "kv_heads": getattr(config, "num_key_value_heads", None) or config.num_attention_heads}  # fmt: skip
+    parameters = {
+        "positions": positions,
+        "sink": sink,
+        "bands": list(bands),
+        "max_length": max_length,
+        "layers": config.num_hidden_layers,
+        "heads": config.num_attention_heads,
+        "kv_heads": getattr(config, "num_key_value_heads", None) or config.num_attention_heads,
+    }
     return AttentionProfile(patterns, tuple(region_names(sink, bands)), tuple(profiles), parameters, seconds)

@@ -164,8 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="causal attention: no, yes or both (default both)",
     )
     p.add_argument("--circular", action="store_true", help="windows wrap around (the paper's theory)")
-    p.add_argument("--seeds", type=int, default=5,
-                   help="seeds per grid point, SEED .. SEED+SEEDS-1 (>= 5 recommended; default 5)")  # fmt: skip
+    p.add_argument(
+        "--seeds", type=int, default=5, help="seeds per grid point, SEED .. SEED+SEEDS-1 (>= 5 recommended; default 5)"
+    )
     add_seed_option(p)
     p.add_argument("--max-layers", type=int, default=64, help="layer cap per run (default 64)")
     p.add_argument(
@@ -365,8 +366,13 @@ def _identity(params: dict, slab_size: int | None) -> dict:
     rows = {k: params[k] for k in ("circular", "max_layers", "exact_limit_words", "targets", "max_memory")}
     grid = {k: params[k] for k in ("n", "w", "patterns", "causal", "seeds")}
     summary = {"model": params["model"], "interval_file": params.get("interval_file")}
-    return {"command": "python -m receptive.bound", "version": __version__, "rows": rows | {"slab_size": slab_size},
-            "grid": grid, "summary": summary}  # fmt: skip
+    return {
+        "command": "python -m receptive.bound",
+        "version": __version__,
+        "rows": rows | {"slab_size": slab_size},
+        "grid": grid,
+        "summary": summary,
+    }
 
 
 def _stored_identity(out: Path) -> dict:
@@ -645,8 +651,10 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, MemoryError, FileExistsError) as exc:
         parser.error(str(exc))
     if torn is not None:
-        print(f"note: {out / 'tasks.jsonl'}:{torn}: dropped a last row torn by an interrupted write; its task runs "
-              "again", file=sys.stderr)  # fmt: skip
+        print(
+            f"note: {out / 'tasks.jsonl'}:{torn}: dropped a last row torn by an interrupted write; its task runs again",
+            file=sys.stderr,
+        )
     _write_header(out, identity)
     progress = False if args.no_progress else None
     with warnings.catch_warnings():

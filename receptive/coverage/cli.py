@@ -154,8 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_json_option(p)
     add_csv_option(p)  # one row per (pattern, layer)
-    p.add_argument("--plot", type=output_file("--plot", suffixes=FIGURE_SUFFIXES), metavar="PATH",
-                   help="also plot coverage vs layer to PATH (.png or .pdf: both are written)")  # fmt: skip
+    p.add_argument(
+        "--plot",
+        type=output_file("--plot", suffixes=FIGURE_SUFFIXES),
+        metavar="PATH",
+        help="also plot coverage vs layer to PATH (.png or .pdf: both are written)",
+    )
     add_progress_option(p)
     return p
 

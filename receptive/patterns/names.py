@@ -107,8 +107,9 @@ def check_names(names: Iterable[str], table: str) -> None:
     """
     unknown = [name for name in names if name not in NAMES]
     if unknown:
-        raise ValueError(f"{table}: the name {unknown[0]!r} is not in receptive.patterns.names.NAMES (one vocabulary; "
-                         "add it there)")  # fmt: skip
+        raise ValueError(
+            f"{table}: the name {unknown[0]!r} is not in receptive.patterns.names.NAMES (one vocabulary; add it there)"
+        )
 
 
 __all__ = ["NAMES", "check_names"]

@@ -42,8 +42,9 @@ def test_quick_study_writes_json_with_exact_rows_at_full_budget(tmp_path, capsys
 def test_training_is_reproducible_from_the_seed():
     from analysis.training.tasks import load_corpus
 
-    config = decoder.DecoderConfig(n=16, hidden=16, layers=1, heads=1, intermediate=16, steps=3, batch=2, warmup=1,
-                                   max_chars=20_000)  # fmt: skip
+    config = decoder.DecoderConfig(
+        n=16, hidden=16, layers=1, heads=1, intermediate=16, steps=3, batch=2, warmup=1, max_chars=20_000
+    )
     corpus = load_corpus(config.max_chars)
     a, log_a = decoder.train(config, corpus)
     b, log_b = decoder.train(config, corpus)
@@ -53,9 +54,14 @@ def test_training_is_reproducible_from_the_seed():
 
 @pytest.mark.parametrize(
     ("argv", "match"),
-    [(["--budgets", "0"], "--budgets"), (["--methods", "svd"], "--methods"), (["--seeds", "0"], "--seeds"),
-     (["--steps", "0"], "--steps"), (["--threads", "0"], "--threads")],
-)  # fmt: skip
+    [
+        (["--budgets", "0"], "--budgets"),
+        (["--methods", "svd"], "--methods"),
+        (["--seeds", "0"], "--seeds"),
+        (["--steps", "0"], "--steps"),
+        (["--threads", "0"], "--threads"),
+    ],
+)
 def test_bad_arguments_are_one_line_errors(argv, match, capsys):
     with pytest.raises(SystemExit) as exc:
         decoder.main(["--quick", *argv])

@@ -145,8 +145,10 @@ def test_substitution_rows(model):
 
 def test_cli_quick_writes_json(model, tmp_path, capsys):
     out = tmp_path / "minilm.json"
-    assert real.main(["--quick", "--methods", "sa,swa+sink,top-k", "--budgets", "8", "--pairs", "4",
-                      "--json", str(out)]) == 0  # fmt: skip
+    assert (
+        real.main(["--quick", "--methods", "sa,swa+sink,top-k", "--budgets", "8", "--pairs", "4", "--json", str(out)])
+        == 0
+    )
     result = json.loads(out.read_text())
     assert result["parameters"]["pairs"] == 4
     assert {r["method"] for r in result["substitution"]} == {"full", "sa", "swa+sink", "top-k"}
@@ -157,9 +159,14 @@ def test_cli_quick_writes_json(model, tmp_path, capsys):
 
 @pytest.mark.parametrize(
     ("argv", "match"),
-    [(["--methods", "magic"], "--methods"), (["--budgets", "0"], "--budgets"), (["--budgets", "a"], "--budgets"),
-     (["--pairs", "1"], "--pairs"), (["--n", "1000", "--pairs", "3"], "--n")],
-)  # fmt: skip
+    [
+        (["--methods", "magic"], "--methods"),
+        (["--budgets", "0"], "--budgets"),
+        (["--budgets", "a"], "--budgets"),
+        (["--pairs", "1"], "--pairs"),
+        (["--n", "1000", "--pairs", "3"], "--n"),
+    ],
+)
 def test_cli_bad_arguments(argv, match, capsys):
     with pytest.raises(SystemExit):
         real.main(argv)

@@ -73,8 +73,22 @@ def _check_refresh_of(tmp_path, fresh, section, extra_fields=()):
 
 def test_synthetic_study_file(tmp_path):
     out = tmp_path / "study.json"
-    argv = ["--n", "48", "--d", "8", "--budgets", "8,16", "--seeds", "1", "--kinds", "random,spiky",
-            "--methods", "swa,sa,sa+sink,performer,nystromformer,tpa", "--json", str(out)]  # fmt: skip
+    argv = [
+        "--n",
+        "48",
+        "--d",
+        "8",
+        "--budgets",
+        "8,16",
+        "--seeds",
+        "1",
+        "--kinds",
+        "random,spiky",
+        "--methods",
+        "swa,sa,sa+sink,performer,nystromformer,tpa",
+        "--json",
+        str(out),
+    ]
     assert study_cli.main(argv) == 0
     fresh = json.loads(out.read_text())
     assert rc.refresh(fresh, "cmd") == (fresh, [])  # the study writes exactly what the refresh computes
@@ -84,8 +98,21 @@ def test_synthetic_study_file(tmp_path):
 
 def test_causal_cost_table_keeps_the_measurements(tmp_path):
     out = tmp_path / "costs.json"
-    argv = ["--costs", "--measure", "--causal", "--n", "32", "--d", "8", "--budgets", "8", "--methods",
-            "swa,sa-band+sink", "--json", str(out)]  # fmt: skip
+    argv = [
+        "--costs",
+        "--measure",
+        "--causal",
+        "--n",
+        "32",
+        "--d",
+        "8",
+        "--budgets",
+        "8",
+        "--methods",
+        "swa,sa-band+sink",
+        "--json",
+        str(out),
+    ]
     assert study_cli.main(argv) == 0
     fresh = json.loads(out.read_text())
     assert rc.layout(fresh) == "cost-table"
@@ -97,10 +124,17 @@ def test_causal_cost_table_keeps_the_measurements(tmp_path):
 def _decoder_doc():
     config = DecoderConfig(n=32, hidden=16, layers=2, heads=2, steps=5, warmup=1, eval_windows=2)
     rows = [{"method": "full", "budget": 32, "ppl": 4.5, "ppl_tail": 4.4, **_cost("full", config, 32)}]
-    rows += [{"method": m, "budget": b, "ppl": 5.0 + b, "draws": 1, **_cost(m, config, b)}
-             for m in ("swa", "sa-band", "mla", "performer") for b in (4, 8)]  # fmt: skip
-    fresh = {"config": asdict(config), "parameters": {"methods": ["swa"], "budgets": [4, 8]},
-             "training": {"seconds": 12.5, "loss": [{"step": 1, "loss": 3.0}]}, "rows": rows}  # fmt: skip
+    rows += [
+        {"method": m, "budget": b, "ppl": 5.0 + b, "draws": 1, **_cost(m, config, b)}
+        for m in ("swa", "sa-band", "mla", "performer")
+        for b in (4, 8)
+    ]
+    fresh = {
+        "config": asdict(config),
+        "parameters": {"methods": ["swa"], "budgets": [4, 8]},
+        "training": {"seconds": 12.5, "loss": [{"step": 1, "loss": 3.0}]},
+        "rows": rows,
+    }
     return fresh
 
 
@@ -111,10 +145,12 @@ def test_decoder_file(tmp_path):
 
 
 def test_minilm_file(tmp_path):
-    fresh = {"parameters": {"n": 64, "budgets": [8, 16], "substitution_budgets": [16]},
-             "errors": [{"layer": 1, "head": 0, "method": "swa", "budget": 8, "mean": 0.5, "std": 0.1}],
-             "costs": minilm_costs(["swa", "sa+swa", "mla", "linformer"], [8, 16], 64),
-             "seconds": {"structure": 1.5, "errors": 2.5}}  # fmt: skip
+    fresh = {
+        "parameters": {"n": 64, "budgets": [8, 16], "substitution_budgets": [16]},
+        "errors": [{"layer": 1, "head": 0, "method": "swa", "budget": 8, "mean": 0.5, "std": 0.1}],
+        "costs": minilm_costs(["swa", "sa+swa", "mla", "linformer"], [8, 16], 64),
+        "seconds": {"structure": 1.5, "errors": 2.5},
+    }
     assert rc.layout(fresh) == "minilm" and rc.refresh(fresh, "cmd")[1] == []
     _check_refresh_of(tmp_path, fresh, "costs")
 
@@ -155,9 +191,13 @@ def test_bad_arguments(tmp_path, capsys):
     bad.write_text("{not json")
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"rows": []}))
-    for argv, match in [([str(tmp_path / "missing.json")], "FILE: no such file"), ([str(bad)], "is not JSON"),
-                        ([str(other)], "expected the JSON of"), ([str(other), "--note", ""], "--note: expected"),
-                        ([], "required")]:  # fmt: skip
+    for argv, match in [
+        ([str(tmp_path / "missing.json")], "FILE: no such file"),
+        ([str(bad)], "is not JSON"),
+        ([str(other)], "expected the JSON of"),
+        ([str(other), "--note", ""], "--note: expected"),
+        ([], "required"),
+    ]:
         with pytest.raises(SystemExit) as info:
             rc.main(argv)
         assert info.value.code == 2

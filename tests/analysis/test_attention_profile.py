@@ -56,8 +56,10 @@ def test_bad_input_is_one_line_and_leaves_nothing(tmp_path, capsys, monkeypatch,
     (tmp_path / "empty.json").write_text("{}")
     (tmp_path / "store").mkdir()
     (tmp_path / "store" / "tasks.jsonl").write_text('{"key": "a"}\n')
-    argv = [a.format(bad=tmp_path / "bad.json", empty=tmp_path / "empty.json", folder=tmp_path,
-                     store=tmp_path / "store") for a in argv]  # fmt: skip
+    argv = [
+        a.format(bad=tmp_path / "bad.json", empty=tmp_path / "empty.json", folder=tmp_path, store=tmp_path / "store")
+        for a in argv
+    ]
     before = sorted(tmp_path.iterdir())
     main = importlib.import_module(f"analysis.attention_profile.{module}").main
     with pytest.raises(SystemExit) as exit:

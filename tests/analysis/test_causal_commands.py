@@ -37,8 +37,22 @@ def _python_m(*argv):
 def sweep(tmp_path_factory):
     """A tiny causal SA+SWA sweep of ``python -m receptive.bound`` (n = 256, w = 8, 16, 3 seeds)."""
     out = tmp_path_factory.mktemp("causal") / "runs"
-    _run("receptive.bound.cli", "--n", "256", "--w", "8,16", "--patterns", "sa+swa", "--causal", "yes",
-         "--seeds", "3", "--out", str(out), "--no-progress")  # fmt: skip
+    _run(
+        "receptive.bound.cli",
+        "--n",
+        "256",
+        "--w",
+        "8,16",
+        "--patterns",
+        "sa+swa",
+        "--causal",
+        "yes",
+        "--seeds",
+        "3",
+        "--out",
+        str(out),
+        "--no-progress",
+    )
     return out
 
 
@@ -86,25 +100,73 @@ def test_model_attempts_on_a_sweep(sweep, tmp_path):
 
 def test_clumps_far_offsets_and_interval_check(tmp_path):
     clumps = tmp_path / "clumps.json"
-    _run("analysis.causal.causal_clumps", "--point", "64:4:2-3", "--seeds", "2", "--sampled-point", "256:8:2",
-         "--targets", "16", "--sampled-seeds", "1", "--out", str(clumps))  # fmt: skip
+    _run(
+        "analysis.causal.causal_clumps",
+        "--point",
+        "64:4:2-3",
+        "--seeds",
+        "2",
+        "--sampled-point",
+        "256:8:2",
+        "--targets",
+        "16",
+        "--sampled-seeds",
+        "1",
+        "--out",
+        str(clumps),
+    )
     doc = json.loads(clumps.read_text())
     assert len(doc["rows"]) == 2 and len(doc["sampled_rows"]) == 1
     far = tmp_path / "far.json"
-    _run("analysis.causal.causal_far_offsets", "--n", "256", "--w", "8", "--layer", "2", "--targets", "16",
-         "--seeds", "1", "--out", str(far))  # fmt: skip
+    _run(
+        "analysis.causal.causal_far_offsets",
+        "--n",
+        "256",
+        "--w",
+        "8",
+        "--layer",
+        "2",
+        "--targets",
+        "16",
+        "--seeds",
+        "1",
+        "--out",
+        str(far),
+    )
     assert json.loads(far.read_text())["summary"]
     check = tmp_path / "check.json"
-    _run("analysis.causal.causal_interval_check", "--events", "5", "--sources", str(clumps), "--gap-points",
-         "256:8:3", "--out", str(check))  # fmt: skip
+    _run(
+        "analysis.causal.causal_interval_check",
+        "--events",
+        "5",
+        "--sources",
+        str(clumps),
+        "--gap-points",
+        "256:8:3",
+        "--out",
+        str(check),
+    )
     doc = json.loads(check.read_text())
     assert len(doc["rows"]) == 3 and len(doc["gaps"]) == 1 and doc["sources"] == [str(clumps)]
 
 
 def test_variants_then_refresh_keys(tmp_path):
     out = tmp_path / "variants"
-    _python_m("analysis.causal.variants", "--patterns", "sa+swa,dilated+swa-eq", "--n", "64", "--w", "4", "--seeds",
-              "2", "--causal", "yes", "--out", str(out))  # fmt: skip
+    _python_m(
+        "analysis.causal.variants",
+        "--patterns",
+        "sa+swa,dilated+swa-eq",
+        "--n",
+        "64",
+        "--w",
+        "4",
+        "--seeds",
+        "2",
+        "--causal",
+        "yes",
+        "--out",
+        str(out),
+    )
     before = (out / "variants.jsonl").read_bytes()
     result = _python_m("analysis.causal.refresh_keys", "--out", str(out), "--json")
     assert json.loads(result.stdout)["rows_changed"] == 0 and (out / "variants.jsonl").read_bytes() == before

@@ -9,8 +9,25 @@ from analysis.causal.variants import main
 
 def test_variants_cli_measures_and_rejects_bad_input(tmp_path, capsys):
     out = tmp_path / "v"
-    assert main(["--patterns", "sa+swa,sa-ms+swa-eq", "--n", "256", "--w", "8", "--seeds", "2", "--causal", "yes",
-                 "--out", str(out)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "--patterns",
+                "sa+swa,sa-ms+swa-eq",
+                "--n",
+                "256",
+                "--w",
+                "8",
+                "--seeds",
+                "2",
+                "--causal",
+                "yes",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     doc = json.loads((out / "variants.json").read_text())
     points = {p["pattern"]: p for p in doc["points"]}
     assert points["sa+swa"]["full_layers"] == [4, 4] and points["sa+swa"]["method"] == "exact"

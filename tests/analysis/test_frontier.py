@@ -19,14 +19,22 @@ RESULTS = ROOT / "analysis" / "frontier" / "results"
 def oracle(seconds, accuracy) -> list[bool]:
     """Brute force: a point is on the front when no other is at least as good in both and better in one."""
     n = len(seconds)
-    return [not any(seconds[j] <= seconds[i] and accuracy[j] >= accuracy[i]
-                    and (seconds[j] < seconds[i] or accuracy[j] > accuracy[i]) for j in range(n))
-            for i in range(n)]  # fmt: skip
+    return [
+        not any(
+            seconds[j] <= seconds[i]
+            and accuracy[j] >= accuracy[i]
+            and (seconds[j] < seconds[i] or accuracy[j] > accuracy[i])
+            for j in range(n)
+        )
+        for i in range(n)
+    ]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=25),
-       st.lists(st.tuples(st.floats(0.01, 10), st.floats(0, 1)), max_size=25))  # fmt: skip
+@given(
+    st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=25),
+    st.lists(st.tuples(st.floats(0.01, 10), st.floats(0, 1)), max_size=25),
+)
 def test_the_front_is_the_brute_force_oracles(ties, spread):
     for points in (ties, spread):  # small integers make ties in either coordinate
         seconds, accuracy = [p[0] for p in points], [p[1] for p in points]
@@ -39,8 +47,10 @@ def test_the_front_keeps_equal_points_and_drops_a_slower_equal():
 
 
 def record(doc, right):
-    choices = [{"ll": -1.0 if right else -3.0, "tokens": 1, "chars": 1, "bytes": 1, "greedy": False},
-               {"ll": -2.0, "tokens": 1, "chars": 1, "bytes": 1, "greedy": False}]  # fmt: skip
+    choices = [
+        {"ll": -1.0 if right else -3.0, "tokens": 1, "chars": 1, "bytes": 1, "greedy": False},
+        {"ll": -2.0, "tokens": 1, "chars": 1, "bytes": 1, "greedy": False},
+    ]
     return {"doc_id": doc, "label": 0, "context_tokens": 40, "choices": choices}
 
 
@@ -48,12 +58,29 @@ def row(method, budget, seed, task, right, seconds, first=0, decodes=("sparse", 
     """A harness row: ``right[d]`` says whether item ``first + d`` is answered right, under every protocol."""
     runs = []
     for decode in ("sparse",) if method == "exact" else decodes:
-        attention = {"method": method, "budget": budget, "seed": seed, "decode": decode, "exact_layers": list(layers),
-                     "label": f"{method}-{budget}-s{seed}-{decode}"}  # fmt: skip
+        attention = {
+            "method": method,
+            "budget": budget,
+            "seed": seed,
+            "decode": decode,
+            "exact_layers": list(layers),
+            "label": f"{method}-{budget}-s{seed}-{decode}",
+        }
         runs.append({"attention": attention, "records": [record(first + d, r) for d, r in enumerate(right)]})
-    return {"key": f"{method}|{budget}|{seed}|{task}|{first}|{layers}", "method": method, "budget": budget,
-            "seed": seed, "exact_layers": list(layers), "decodes": [r["attention"]["decode"] for r in runs],
-            "task": task, "limit": 200, "kind": "choice", "first": first, "runs": runs, "seconds": seconds}  # fmt: skip
+    return {
+        "key": f"{method}|{budget}|{seed}|{task}|{first}|{layers}",
+        "method": method,
+        "budget": budget,
+        "seed": seed,
+        "exact_layers": list(layers),
+        "decodes": [r["attention"]["decode"] for r in runs],
+        "task": task,
+        "limit": 200,
+        "kind": "choice",
+        "first": first,
+        "runs": runs,
+        "seconds": seconds,
+    }
 
 
 def write_store(folder: Path, rows) -> Path:
@@ -98,8 +125,11 @@ def test_accuracy_and_seconds_follow_the_stated_conventions(store):
     assert result["informative_tasks"] == ["arc_easy", "piqa"] and result["chance"] == 0.5
     sparse, exact = by_label(result, "sparse"), by_label(result, "exact")
     full = sparse["full attention"]
-    assert full == exact["full attention"] | {"protocol": "sparse", "on_front": full["on_front"],
-                                              "on_front_whole": full["on_front_whole"]}  # fmt: skip
+    assert full == exact["full attention"] | {
+        "protocol": "sparse",
+        "on_front": full["on_front"],
+        "on_front_whole": full["on_front_whole"],
+    }
     assert full["accuracy"] == {"arc_easy": 0.9, "piqa": 0.95} and full["items"] == {"arc_easy": N, "piqa": N}
     assert full["seconds_per_item"] == pytest.approx((np.median([1.0, 0.5]) + 2.0) / 2)  # one protocol: no split
     assert full["seconds_per_item_whole"] == full["seconds_per_item"] and full["rows"] == 3
@@ -211,8 +241,11 @@ def test_the_committed_accuracy_is_the_paper_task_summarys(committed):
     assert committed["informative_tasks"] == sorted(t["task"] for t in informative)
     grid = [c for c in committed["configurations"] if c["store"] == "analysis/paper_tasks/results/grid"]
     for c in grid:
-        expected = np.mean([t["exact"] for t in informative]) if c["method"] == "exact" else \
-            averages[c["method"], c["budget"], c["protocol"]]  # fmt: skip
+        expected = (
+            np.mean([t["exact"] for t in informative])
+            if c["method"] == "exact"
+            else averages[c["method"], c["budget"], c["protocol"]]
+        )
         assert c["mean"] == pytest.approx(expected, abs=1e-12), c["label"]
     assert len(grid) == len(averages) + 2  # full attention under each protocol
 
@@ -229,14 +262,21 @@ def test_what_the_findings_page_says(committed):
         points = [c for c in configurations if c["protocol"] == protocol]
         front = [c for c in points if c["on_front"]]
         labels = {c["label"] for c in front}
-        expected = {"swa+sink-16", "swa+sink-32, layers 0,6,12,18,24 exact", "swa+sink-64, layers 0,6,12,18,24 exact",
-                    "swa+sink-128"} | ({"swa-128"} if protocol == "exact" else set())  # fmt: skip
+        expected = {
+            "swa+sink-16",
+            "swa+sink-32, layers 0,6,12,18,24 exact",
+            "swa+sink-64, layers 0,6,12,18,24 exact",
+            "swa+sink-128",
+        } | ({"swa-128"} if protocol == "exact" else set())
         assert labels == expected
         assert not any({"sa", "sa-band"} & set(c["method"].partition(",")[0].split("+")) for c in front)
         for c in points:  # every configuration off the front is beaten by a window, with the sink or without
             if not c["on_front"]:
-                assert any(o["mean"] >= c["mean"] and o["seconds_per_item"] <= c["seconds_per_item"]
-                           for o in points if _window(o) and o is not c), c["label"]  # fmt: skip
+                assert any(
+                    o["mean"] >= c["mean"] and o["seconds_per_item"] <= c["seconds_per_item"]
+                    for o in points
+                    if _window(o) and o is not c
+                ), c["label"]
         top = max(front, key=lambda c: c["mean"])
         assert top["label"] == "swa+sink-128" and top["mean"] >= committed["full_attention"]["mean"]
         assert "full attention" in committed["front_whole"][protocol]
@@ -257,7 +297,8 @@ def test_the_designed_plan_is_off_both_fronts_and_below_the_shortest_window_with
     plans = [c for c in committed["configurations"] if c["method"].startswith("plan-")]
     assert {c["protocol"] for c in plans} == set(frontier.PROTOCOLS)
     for c in plans:
-        shortest = next(g for g in committed["configurations"]
-                        if g["label"] == "swa+sink-16" and g["protocol"] == c["protocol"])  # fmt: skip
+        shortest = next(
+            g for g in committed["configurations"] if g["label"] == "swa+sink-16" and g["protocol"] == c["protocol"]
+        )
         assert not c["on_front"] and not c["on_front_whole"] and c["mean"] < shortest["mean"]
         assert round(c["mean"], 3) == {"sparse": 0.405, "exact": 0.399}[c["protocol"]]

@@ -14,13 +14,44 @@ from refusals import assert_refused
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "analysis"
 #: a row of receptive.bound's tasks.jsonl, and one of another shape (its task is a string, as in a paper-task store)
-BOUND_ROW = {"key": "sa|n64", "task": {"pattern": "sa", "causal": True, "circular": False, "n": 64, "w": 4, "seed": 0,
-             "method": "exact", "max_layers": 16, "targets": 0, "start": 0, "stop": 64}, "full_layer": 3}  # fmt: skip
-PAPER_ROW = {"key": "smollm2|exact|arc_easy", "task": "arc_easy", "kind": "choice", "method": "exact", "budget": 0,
-             "seed": 0, "exact_layers": [],
-             "runs": [{"attention": {"label": "exact"}, "records": [{"doc_id": 0}]}]}  # fmt: skip
-VARIANTS_ROW = {"pattern": "sa+swa", "causal": True, "n": 64, "w": 4, "seed": 0, "method": "exact", "full_layer": 3,
-                "keys_per_query": 7.5, "seconds": 0.1}  # fmt: skip
+BOUND_ROW = {
+    "key": "sa|n64",
+    "task": {
+        "pattern": "sa",
+        "causal": True,
+        "circular": False,
+        "n": 64,
+        "w": 4,
+        "seed": 0,
+        "method": "exact",
+        "max_layers": 16,
+        "targets": 0,
+        "start": 0,
+        "stop": 64,
+    },
+    "full_layer": 3,
+}
+PAPER_ROW = {
+    "key": "smollm2|exact|arc_easy",
+    "task": "arc_easy",
+    "kind": "choice",
+    "method": "exact",
+    "budget": 0,
+    "seed": 0,
+    "exact_layers": [],
+    "runs": [{"attention": {"label": "exact"}, "records": [{"doc_id": 0}]}],
+}
+VARIANTS_ROW = {
+    "pattern": "sa+swa",
+    "causal": True,
+    "n": 64,
+    "w": 4,
+    "seed": 0,
+    "method": "exact",
+    "full_layer": 3,
+    "keys_per_query": 7.5,
+    "seconds": 0.1,
+}
 
 
 def _jsonl(rows) -> str:
@@ -41,8 +72,19 @@ def _store(t: Path, row: dict) -> str:
 
 def _training(t: Path) -> list[str]:
     # a finished run of another experiment's shape (no accuracy) in the quick retrieval's log
-    row = {"run": "sa-n64", "kind": "sa", "n": 64, "w": 4, "layers": 2, "train_seconds": 1.0, "loss_curve": [1.0],
-           "lstar": 2, "coverage_mean": 1.0, "val_perplexity": 3.0, "val_loss": 1.1}  # fmt: skip
+    row = {
+        "run": "sa-n64",
+        "kind": "sa",
+        "n": 64,
+        "w": 4,
+        "layers": 2,
+        "train_seconds": 1.0,
+        "loss_curve": [1.0],
+        "lstar": 2,
+        "coverage_mean": 1.0,
+        "val_perplexity": 3.0,
+        "val_loss": 1.1,
+    }
     _write(t / "train", "retrieval.jsonl", _jsonl([row]))
     return ["retrieval", "--quick", "--resume", "--out", str(t / "train")]
 
@@ -60,9 +102,12 @@ def _figure(name: str, flag: str, doc, *others: str):
     return argv
 
 
-CAUSAL_FILES = {"--bound-json": "bound/results/bound.json", "--bound-22-json": "causal/results/n2p22/bound.json",
-                "--variants-json": "causal/results/variants/variants.json",
-                "--pooled-json": "causal/results/pooled.json"}  # fmt: skip
+CAUSAL_FILES = {
+    "--bound-json": "bound/results/bound.json",
+    "--bound-22-json": "causal/results/n2p22/bound.json",
+    "--variants-json": "causal/results/variants/variants.json",
+    "--pooled-json": "causal/results/pooled.json",
+}
 
 
 def _causal(flag: str, doc):
@@ -75,6 +120,7 @@ def _causal(flag: str, doc):
 
 POINT = {"pattern": "sa", "causal": True, "w": 4, "n": 64}
 #: command lines: (id, package needed, module, flag, argv from the case folder)
+# fmt: off
 COMMANDS = [
     ("paper-tasks-figure", "matplotlib", "analysis.paper_tasks.figure", "--summary",
      lambda t: ["--summary", str(_write(t, "s.json", {"tasks": [{"task": "arc_easy", "informative": True}],
@@ -116,7 +162,8 @@ COMMANDS = [
                 "--out", str(t / "figures")]),
     *[(f"figures-{flag[2:]}", "matplotlib", "figures.cli", flag, _causal(flag, {"points": [POINT]}))
       for flag in CAUSAL_FILES],
-]  # fmt: skip
+]
+# fmt: on
 
 
 @pytest.mark.parametrize(("needs", "module", "flag", "argv"), [c[1:] for c in COMMANDS], ids=[c[0] for c in COMMANDS])

@@ -21,14 +21,25 @@ def row(method, budget, seed, task, scores, decodes=("sparse", "exact"), kind="c
     label = "exact" if method == "exact" else f"{method}-{budget}" + (f"-s{seed}" if seed else "")
     runs = []
     for decode in ("sparse",) if method == "exact" else decodes:
-        records = [{"doc_id": d, "label": 0, "context_tokens": 40, "choices": [choice(-1.0 if s else -3.0),
-                    choice(-2.0)]} for d, s in enumerate(scores, first)]  # fmt: skip
+        records = [
+            {"doc_id": d, "label": 0, "context_tokens": 40, "choices": [choice(-1.0 if s else -3.0), choice(-2.0)]}
+            for d, s in enumerate(scores, first)
+        ]
         runs.append(
             {"attention": {"label": label + ("-exact-decode" if decode == "exact" else "")}, "records": records}
         )
     key = f"m|{label}|{task}|{first}"
-    return {"key": key, "task": task, "kind": kind, "method": method, "budget": budget, "seed": seed,
-            "exact_layers": [], "runs": runs, "first": first}  # fmt: skip
+    return {
+        "key": key,
+        "task": task,
+        "kind": kind,
+        "method": method,
+        "budget": budget,
+        "seed": seed,
+        "exact_layers": [],
+        "runs": runs,
+        "first": first,
+    }
 
 
 @pytest.fixture()
@@ -37,8 +48,14 @@ def store(tmp_path):
     rows = []
     for task, p_exact in (("arc_easy", 0.9), ("piqa", 0.85), ("hellaswag", 0.8), ("boolq", 0.5)):
         rows.append(row("exact", 0, 0, task, rng.random(60) < p_exact))
-        for method, p in (("swa", 0.6), ("swa+sink", 0.7), ("sa", 0.55), ("sa+sink", 0.6), ("swa+sink+sa", 0.75),
-                          ("sa+swa-union", 0.65)):  # fmt: skip
+        for method, p in (
+            ("swa", 0.6),
+            ("swa+sink", 0.7),
+            ("sa", 0.55),
+            ("sa+sink", 0.6),
+            ("swa+sink+sa", 0.75),
+            ("sa+swa-union", 0.65),
+        ):
             for budget in (64, 32):
                 rows.append(row(method, budget, 0, task, rng.random(60) < p))
     (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -106,8 +123,14 @@ def test_items_beyond_the_fixed_ones_enter_the_more_table_only(store):
 
 
 def test_the_more_tier_adds_items_past_the_limit_on_the_informative_tasks():
-    assert study.tier_arguments("more", "runs", 200, "piqa")[:6] == ["--tasks", "piqa", "--limit", "500", "--first",
-                                                                     "200"]  # fmt: skip
+    assert study.tier_arguments("more", "runs", 200, "piqa")[:6] == [
+        "--tasks",
+        "piqa",
+        "--limit",
+        "500",
+        "--first",
+        "200",
+    ]
     assert "exact" in study.TIERS["more"][0].split(",") and study.MORE_ITEMS == 500
 
 
@@ -129,8 +152,9 @@ def test_the_masked_bands_keys_are_the_causal_sa_patterns_degrees(n, band):
     """The expectation over permutations against receptive's causal SA graph, averaged over 400 seeds."""
     from receptive import StochasticAttention
 
-    degrees = np.array([np.asarray(StochasticAttention(n, band, causal=True, seed=s).adjacency(1).sum(1)).ravel()
-                        for s in range(400)])  # fmt: skip
+    degrees = np.array(
+        [np.asarray(StochasticAttention(n, band, causal=True, seed=s).adjacency(1).sum(1)).ravel() for s in range(400)]
+    )
     mean, last = summary.masked_band_keys(n, band)
     sem = degrees.std(0).max() / 20 + 1e-12
     assert abs(degrees.mean() - mean) < 4 * sem and abs(degrees[:, -1].mean() - last) < 4 * sem + 1e-9

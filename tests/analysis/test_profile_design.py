@@ -152,11 +152,17 @@ def test_the_summary_of_a_plan_that_is_the_reference_differs_by_nothing(tmp_path
     store = ResultStore(tmp_path / "design")
     for row in grid_read_once(GRID):  # the grid's fixed items (first 0), as the summary reads them
         if (row["method"], row["budget"], row["seed"], row["exact_layers"], row.get("first", 0)) == (
-            "swa+sink", 64, 0, [], 0) and row["task"] in ("arc_easy", "lambada"):  # fmt: skip
+            "swa+sink",
+            64,
+            0,
+            [],
+            0,
+        ) and row["task"] in ("arc_easy", "lambada"):
             store.add(row | {"key": "plan|" + row["key"], "method": "plan-x"})
     result = summary(tmp_path / "design", 64, tasks=("arc_easy", "lambada"))
     assert {(r["decode"], r["task"]) for r in result["rows"]} == {
-        (d, t) for d in ("sparse", "exact") for t in ("arc_easy", "lambada", "average")}  # fmt: skip
+        (d, t) for d in ("sparse", "exact") for t in ("arc_easy", "lambada", "average")
+    }
     for row in result["rows"]:
         assert row["plan"] == row["reference"] and row["minus_reference"] == 0.0
         assert row["minus_reference_low"] == row["minus_reference_high"] == 0.0
@@ -196,9 +202,16 @@ def test_the_exploratory_plan_scores_the_findings_page_gives():
     data = json.loads((store / "plan_64_min32.json").read_text())
     assert data["min_keys"] == 32 and data["choices"]["swa+sink+sa-32"] == 112 and data["choices"]["exact"] == 39
     table = plan_table(store)
-    scores = {(d, t): round(100 * float(np.mean([np.mean(v) for v in items.values()])), 1)
-              for d, tasks in table.items() for t, items in tasks.items()}  # fmt: skip
-    assert scores == {("sparse", "lambada"): 13.0, ("exact", "lambada"): 13.5, ("sparse", "arc_easy"): 51.5,
-                      ("exact", "arc_easy"): 52.5}  # fmt: skip
+    scores = {
+        (d, t): round(100 * float(np.mean([np.mean(v) for v in items.values()])), 1)
+        for d, tasks in table.items()
+        for t, items in tasks.items()
+    }
+    assert scores == {
+        ("sparse", "lambada"): 13.0,
+        ("exact", "lambada"): 13.5,
+        ("sparse", "arc_easy"): 51.5,
+        ("exact", "arc_easy"): 52.5,
+    }
     page = (Path(__file__).resolve().parents[2] / "docs" / "findings" / "attention_profile.md").read_text()
     assert "13.0 (sparse decode) and 13.5 (exact)" in page and "ARC-Easy 51.5 and 52.5" in page

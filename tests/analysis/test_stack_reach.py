@@ -71,8 +71,18 @@ def test_every_measure_equals_shortest_paths_on_the_layered_graph(method, n, m, 
     target = data.draw(st.integers(1, n - 1), label="target")
     exact_layers = data.draw(st.sets(st.integers(0, layers - 1), max_size=2), label="exact_layers")
     hops = (1, 2, 3, layers)
-    got = stack_reach(method, m, n, layers=layers, heads=heads, seed=seed, max_length=max_length,
-                      target=target, hops=hops, exact_layers=exact_layers)  # fmt: skip
+    got = stack_reach(
+        method,
+        m,
+        n,
+        layers=layers,
+        heads=heads,
+        seed=seed,
+        max_length=max_length,
+        target=target,
+        hops=hops,
+        exact_layers=exact_layers,
+    )
     want = oracle(method, n, m, layers, heads, seed, max_length, target, hops, exact_layers)
     assert {name: getattr(got, name) for name in want} == want  # shares of the same counts: exact floats
 

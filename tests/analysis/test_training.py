@@ -23,8 +23,16 @@ from analysis.training.reach import pattern_for, reachable  # noqa: E402
 from receptive.patterns.causal_variants import keys_per_query  # noqa: E402
 
 #: the smallest runs the resume and extension tests compare bit for bit (what they check holds at any batch)
-TINY = dataclasses.replace(QUICK.retrieval, kinds=("swa", "sa"), layers=(2,), steps=30, batch=8, checkpoint_every=10,
-                           eval_samples=64, name="tiny")  # fmt: skip
+TINY = dataclasses.replace(
+    QUICK.retrieval,
+    kinds=("swa", "sa"),
+    layers=(2,),
+    steps=30,
+    batch=8,
+    checkpoint_every=10,
+    eval_samples=64,
+    name="tiny",
+)
 
 
 def _comparable(summary):
@@ -222,8 +230,15 @@ def test_cli_help_and_errors(tmp_path, capsys):
 
 # --- the causal variants, seeds and parallel runs ---------------------------------------------------------
 
-VARIANTS_TINY = dataclasses.replace(QUICK.variants, kinds=("sa", "sa-ms+swa", "kleinberg-eq", "dilated"),
-                                    seeds=(0, 3), steps=6, warmup=1, checkpoint_every=3, name="vtiny")  # fmt: skip
+VARIANTS_TINY = dataclasses.replace(
+    QUICK.variants,
+    kinds=("sa", "sa-ms+swa", "kleinberg-eq", "dilated"),
+    seeds=(0, 3),
+    steps=6,
+    warmup=1,
+    checkpoint_every=3,
+    name="vtiny",
+)
 
 
 def test_variant_models_reach_exactly_their_pattern():
@@ -326,8 +341,9 @@ def test_cli_variants_quick_with_jobs(tmp_path, capsys):
 
 # --- continuing finished runs to more steps ---------------------------------------------------------------
 
-EXTEND = dataclasses.replace(TINY, kinds=("swa", "sa", "sa-ms+swa-eq"), steps=12, decay_steps=20, warmup=3,
-                             checkpoint_every=5, name="ext")  # fmt: skip
+EXTEND = dataclasses.replace(
+    TINY, kinds=("swa", "sa", "sa-ms+swa-eq"), steps=12, decay_steps=20, warmup=3, checkpoint_every=5, name="ext"
+)
 
 
 def _without_notes(summary):
@@ -583,8 +599,27 @@ def test_step_time_cli(tmp_path, capsys):
     from analysis.training.step_time import step_seconds
 
     out = tmp_path / "t.json"
-    argv = ["--n", "32", "--w", "4", "--layers", "1", "--kinds", "sa", "sa+swa", "--estimate-kinds", "sa",
-            "--estimate-runs", "3", "--estimate-steps", "100", "--steps", "2", "--out", str(out)]  # fmt: skip
+    argv = [
+        "--n",
+        "32",
+        "--w",
+        "4",
+        "--layers",
+        "1",
+        "--kinds",
+        "sa",
+        "sa+swa",
+        "--estimate-kinds",
+        "sa",
+        "--estimate-runs",
+        "3",
+        "--estimate-steps",
+        "100",
+        "--steps",
+        "2",
+        "--out",
+        str(out),
+    ]
     assert time_main(argv) == 0
     doc = json.loads(out.read_text())
     assert [r["kind"] for r in doc["rows"]] == ["sa", "sa+swa"] and doc["config"]["threads"] == 1

@@ -280,8 +280,27 @@ def test_a_bad_interval_file_is_refused_before_the_sweep(kind, tmp_path, capsys)
     path.write_bytes(INTERVAL_FILES[kind])
     start = time.perf_counter()
     with pytest.raises(SystemExit) as exc:
-        main(["--n", "256", "--w", "8", "--patterns", "sa+swa", "--causal", "yes", "--seeds", "1", "--model",
-              "interval", "--interval-file", str(path), "--out", str(tmp_path / "out"), "--no-progress"])  # fmt: skip
+        main(
+            [
+                "--n",
+                "256",
+                "--w",
+                "8",
+                "--patterns",
+                "sa+swa",
+                "--causal",
+                "yes",
+                "--seeds",
+                "1",
+                "--model",
+                "interval",
+                "--interval-file",
+                str(path),
+                "--out",
+                str(tmp_path / "out"),
+                "--no-progress",
+            ]
+        )
     err = capsys.readouterr().err.strip()
     assert exc.value.code == 2 and len(err.splitlines()) == 1, err
     assert "error: --interval-file: expected an interval-model result file" in err, err
@@ -290,9 +309,13 @@ def test_a_bad_interval_file_is_refused_before_the_sweep(kind, tmp_path, capsys)
 
 @pytest.mark.parametrize(
     ("argv", "name"),
-    [(["--seeds", "10000000"], "--seeds"), (["--seeds", "5000", "--n", "2^8,2^10,2^12,2^14"], "--seeds"),
-     (["--max-layers", "100000000"], "--max-layers"), (["--dask", "--workers", "1000000"], "--workers")],
-)  # fmt: skip
+    [
+        (["--seeds", "10000000"], "--seeds"),
+        (["--seeds", "5000", "--n", "2^8,2^10,2^12,2^14"], "--seeds"),
+        (["--max-layers", "100000000"], "--max-layers"),
+        (["--dask", "--workers", "1000000"], "--workers"),
+    ],
+)
 def test_work_beyond_the_bounds_is_refused_at_once(argv, name, tmp_path, capsys):
     """A seed count or layer cap that would plan or predict for minutes is refused in well under a second's work."""
     start = time.perf_counter()

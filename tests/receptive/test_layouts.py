@@ -206,8 +206,11 @@ def test_a_layout_longer_than_n_is_left_out_and_named(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[-1].endswith("longnet (fits from --n 2048)")
     for extra, flag in ((["--only", "longnet"], "--only"), ([], "--n")):
         with pytest.raises(SystemExit) as exc:
-            layouts_main(["--n", "4", "--configs", str(configs), "--no-progress"] if flag == "--n"
-                         else ["--n", "1024", *argv, *extra])  # fmt: skip
+            layouts_main(
+                ["--n", "4", "--configs", str(configs), "--no-progress"]
+                if flag == "--n"
+                else ["--n", "1024", *argv, *extra]
+            )
         err = capsys.readouterr().err.strip()
         assert exc.value.code == 2 and len(err.splitlines()) == 1 and f"error: {flag}: " in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["configs", "out.json"]

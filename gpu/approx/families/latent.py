@@ -64,8 +64,9 @@ def check_rank(r, h: int, d: int, what: str) -> int:
     ValueError: budget: the MLA latent width r must be an integer in [1, 2 heads d = 8], got 9
     """
     if isinstance(r, bool) or not isinstance(r, int) or not 1 <= r <= 2 * h * d:
-        raise ValueError(f"budget: the {what} latent width r must be an integer in [1, 2 heads d = {2 * h * d}], "
-                         f"got {r!r}")  # fmt: skip
+        raise ValueError(
+            f"budget: the {what} latent width r must be an integer in [1, 2 heads d = {2 * h * d}], got {r!r}"
+        )
     return int(r)
 
 
@@ -127,8 +128,10 @@ def _calibration(k, v, calibration, causal, name):
         raise ValueError("calibration: expected a pair (k, v) of (batch, heads, N, d) tensors")
     ck, cv = calibration
     if ck.dim() != 4 or ck.shape[1:2] + ck.shape[3:] != k.shape[1:2] + k.shape[3:] or cv.shape != ck.shape:
-        raise ValueError(f"calibration: expected k, v of shape (batch, {k.shape[1]}, N, {k.shape[3]}), got "
-                         f"{tuple(ck.shape)} and {tuple(cv.shape)}")  # fmt: skip
+        raise ValueError(
+            f"calibration: expected k, v of shape (batch, {k.shape[1]}, N, {k.shape[3]}), got "
+            f"{tuple(ck.shape)} and {tuple(cv.shape)}"
+        )
     return ck.to(k.dtype), cv.to(k.dtype)
 
 
@@ -420,9 +423,11 @@ def latent_errors(k, v, ranks, balance: bool = True) -> list[dict]:
     for r in ranks:
         r = check_rank(r, h, d, "TransMLA" if balance else "MLA")
         k_hat, v_hat = compress(k, v, latent_basis(k, v, r, alpha), alpha)
-        rows.append({
-            "rank": r,
-            "key_error": float(torch.linalg.norm((k - k_hat).double()) / torch.linalg.norm(k.double())),
-            "value_error": float(torch.linalg.norm((v - v_hat).double()) / torch.linalg.norm(v.double())),
-        })  # fmt: skip
+        rows.append(
+            {
+                "rank": r,
+                "key_error": float(torch.linalg.norm((k - k_hat).double()) / torch.linalg.norm(k.double())),
+                "value_error": float(torch.linalg.norm((v - v_hat).double()) / torch.linalg.norm(v.double())),
+            }
+        )
     return rows

@@ -59,16 +59,25 @@ def test_metadata():
 
 @pytest.mark.parametrize(
     ("method", "budget", "kwargs", "match"),
-    [("magic", 4, {}, "^method"), ("sa", 0, {}, "^budget"),
-     ("tpa", 4, {}, "^budget: the TPA rank"), ("mla", 97, {}, "^budget: the MLA latent width"),
-     ("transmla", 97, {}, "^budget"), ("polysketch", 16, {"degree": 3}, "^degree"),
-     ("polysketch", 16, {"degree": 0}, "^degree"), ("loki", 8, {"rank": 17}, "^rank"),
-     ("loki", 8, {"rank": 0}, "^rank"),
-     ("reformer", 8, {"rounds": 0}, "^rounds"), ("moba", 8, {"blocks_per_query": 0}, "^blocks_per_query"),
-     ("svd", 8, {"causal": True}, "^causal: svd has no causal version"), ("mla", 8, {"causal": True}, "^calibration"),
-     ("loki", 8, {"causal": True}, "^calibration"), ("sa", 8, {"window": 3}, "^options"),
-     ("mla", 8, {"calibration": 3}, "^calibration")],
-)  # fmt: skip
+    [
+        ("magic", 4, {}, "^method"),
+        ("sa", 0, {}, "^budget"),
+        ("tpa", 4, {}, "^budget: the TPA rank"),
+        ("mla", 97, {}, "^budget: the MLA latent width"),
+        ("transmla", 97, {}, "^budget"),
+        ("polysketch", 16, {"degree": 3}, "^degree"),
+        ("polysketch", 16, {"degree": 0}, "^degree"),
+        ("loki", 8, {"rank": 17}, "^rank"),
+        ("loki", 8, {"rank": 0}, "^rank"),
+        ("reformer", 8, {"rounds": 0}, "^rounds"),
+        ("moba", 8, {"blocks_per_query": 0}, "^blocks_per_query"),
+        ("svd", 8, {"causal": True}, "^causal: svd has no causal version"),
+        ("mla", 8, {"causal": True}, "^calibration"),
+        ("loki", 8, {"causal": True}, "^calibration"),
+        ("sa", 8, {"window": 3}, "^options"),
+        ("mla", 8, {"calibration": 3}, "^calibration"),
+    ],
+)
 def test_bad_input_is_one_line_naming_the_argument(method, budget, kwargs, match):
     q, k, v = inputs(n=8)
     with pytest.raises(ValueError, match=match) as info:
@@ -78,9 +87,14 @@ def test_bad_input_is_one_line_naming_the_argument(method, budget, kwargs, match
 
 @pytest.mark.parametrize(
     ("method", "budget", "kwargs", "match"),
-    [(3, 4, {}, "^method"), ("sa", 2.5, {}, "^budget"), ("sa", True, {}, "^budget"), ("sa", 4, {"seed": 1.0}, "^seed"),
-     ("sa", 4, {"causal": "yes"}, "^causal")],
-)  # fmt: skip
+    [
+        (3, 4, {}, "^method"),
+        ("sa", 2.5, {}, "^budget"),
+        ("sa", True, {}, "^budget"),
+        ("sa", 4, {"seed": 1.0}, "^seed"),
+        ("sa", 4, {"causal": "yes"}, "^causal"),
+    ],
+)
 def test_wrong_types_are_type_errors_naming_the_argument(method, budget, kwargs, match):
     q, k, v = inputs(n=8)
     with pytest.raises(TypeError, match=match) as info:
@@ -134,7 +148,10 @@ def test_costs():
     full = exact_cost(n, d, h)
     assert isinstance(full, Cost) and full.flops == h * (4 * n * n * d + 5 * n * n)
     assert full.kv_cache_bytes_per_token == 2 * h * d * 4 and set(full.to_dict()) == {
-        "flops", "peak_bytes", "kv_cache_bytes_per_token"}  # fmt: skip
+        "flops",
+        "peak_bytes",
+        "kv_cache_bytes_per_token",
+    }
     assert exact_cost(n, d, h, causal=True).flops == full.flops / 2
     for name, spec in METHODS.items():
         b = budgets_for(name, [64], n, d, h)[0]
@@ -164,8 +181,23 @@ def test_costs():
         method_cost("sa-band", n, d, 8)
 
 
-@pytest.mark.parametrize("name", ["exact", "routing", "hyperattention", "kdeformer", "linformer", "linformer-jl",
-                                  "nystromformer", "cholesky", "loki", "performer", "polysketch", "tpa"])  # fmt: skip
+@pytest.mark.parametrize(
+    "name",
+    [
+        "exact",
+        "routing",
+        "hyperattention",
+        "kdeformer",
+        "linformer",
+        "linformer-jl",
+        "nystromformer",
+        "cholesky",
+        "loki",
+        "performer",
+        "polysketch",
+        "tpa",
+    ],
+)
 def test_cost_formulas_match_the_products_torch_counts(name):
     """Where the lab's code is the algorithm, the FLOPs formula agrees with ``torch.utils.flop_counter`` (products
     only; the formula adds softmax and exponentials, torch skips decompositions: LevAttention's ``pinv`` of
@@ -194,8 +226,11 @@ def test_causal_cost_formulas_match_the_products_torch_counts():
 
     for name in ("exact", "performer", "loki", "tpa"):
         m = 2 if name == "tpa" else 32
-        formula = exact_cost(256, 32, 2, causal=True).flops if name == "exact" else method_cost(
-            name, 256, 32, m, heads=2, causal=True).flops  # fmt: skip
+        formula = (
+            exact_cost(256, 32, 2, causal=True).flops
+            if name == "exact"
+            else method_cost(name, 256, 32, m, heads=2, causal=True).flops
+        )
         measured = measured_flops(name, 256, 32, m, heads=2, causal=True)
         assert 0.4 < formula / measured < 1.2, name  # the lab's causal masks still multiply the whole square
 

@@ -37,8 +37,10 @@ def reference_forward(weights, ids, attention):
         )
         y = attention(q, k, v, layer).transpose(1, 2).reshape(b, n, HEADS * HEAD_DIM)
         x = norm(x + linear(y, f"{p}.attention.output.dense"), f"{p}.attention.output.LayerNorm")
-        x = norm(x + linear(torch.nn.functional.gelu(linear(x, f"{p}.intermediate.dense")), f"{p}.output.dense"),
-                 f"{p}.output.LayerNorm")  # fmt: skip
+        x = norm(
+            x + linear(torch.nn.functional.gelu(linear(x, f"{p}.intermediate.dense")), f"{p}.output.dense"),
+            f"{p}.output.LayerNorm",
+        )
     return x
 
 
@@ -119,9 +121,14 @@ def test_padding_gives_each_sequence_its_unpadded_result(minilm):
 
 def _tiny_llama():
     config = transformers.LlamaConfig(
-        vocab_size=64, hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, max_position_embeddings=64,
-    )  # fmt: skip
+        vocab_size=64,
+        hidden_size=64,
+        intermediate_size=96,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
     torch.manual_seed(0)
     return transformers.LlamaForCausalLM(config).eval()
 
@@ -162,10 +169,15 @@ def test_causal_methods_never_read_a_future_key(method):
 
 @pytest.mark.parametrize(
     ("args", "error", "match"),
-    [(("sa", 0), ValueError, r"^budget"), (("sa", 2.5), TypeError, r"^budget"), (("sa", True), TypeError, r"^budget"),
-     (("magic", 8), ValueError, r"^method: expected one of"), ((3, 8), TypeError, r"^method"),
-     (("sa", 8, -1), ValueError, r"^seed")],
-)  # fmt: skip
+    [
+        (("sa", 0), ValueError, r"^budget"),
+        (("sa", 2.5), TypeError, r"^budget"),
+        (("sa", True), TypeError, r"^budget"),
+        (("magic", 8), ValueError, r"^method: expected one of"),
+        ((3, 8), TypeError, r"^method"),
+        (("sa", 8, -1), ValueError, r"^seed"),
+    ],
+)
 def test_bad_registrations_are_one_line_errors(args, error, match):
     with pytest.raises(error, match=match) as info:
         hf.register(*args)

@@ -38,10 +38,27 @@ def pattern_mask(name, n, w, seed=0, causal=False, sink=False):
 
 
 N, D, H = 96, 16, 3
-FULL = {"swa": 2 * N - 1, "sa": 2 * N - 1, "sa+swa": 4 * N, "swa+sink": 2 * N, "sa+sink": 2 * N, "top-k": N,
-        "svd": N, "moba": 4 * N, "reformer": 4 * N, "routing": N, "hyperattention": 2 * N, "linformer": N,
-        "loki": N, "levattention": N, "cholesky": 2 * N, "skyformer": 2 * N, "mla": 2 * H * D,
-        "transmla": 2 * H * D, "tpa": H}  # fmt: skip
+FULL = {
+    "swa": 2 * N - 1,
+    "sa": 2 * N - 1,
+    "sa+swa": 4 * N,
+    "swa+sink": 2 * N,
+    "sa+sink": 2 * N,
+    "top-k": N,
+    "svd": N,
+    "moba": 4 * N,
+    "reformer": 4 * N,
+    "routing": N,
+    "hyperattention": 2 * N,
+    "linformer": N,
+    "loki": N,
+    "levattention": N,
+    "cholesky": 2 * N,
+    "skyformer": 2 * N,
+    "mla": 2 * H * D,
+    "transmla": 2 * H * D,
+    "tpa": H,
+}
 TOL = {"svd": 1e-9, "skyformer": 1e-6}
 
 
@@ -87,8 +104,10 @@ def test_windows_equal_dense_masks_from_receptive(m, causal):
         got = approximate(lab(name + "+sink", causal), q, k, v, m, seed=3, causal=causal)
         assert torch.allclose(got, dense_mask_attention(q, k, v, sink), atol=1e-12)
     half = max(1, m // 2)
-    both = 0.5 * (dense_mask_attention(q, k, v, pattern_mask("sa", 64, half, 3, causal))
-                  + dense_mask_attention(q, k, v, pattern_mask("swa", 64, half, 3, causal)))  # fmt: skip
+    both = 0.5 * (
+        dense_mask_attention(q, k, v, pattern_mask("sa", 64, half, 3, causal))
+        + dense_mask_attention(q, k, v, pattern_mask("swa", 64, half, 3, causal))
+    )
     assert torch.allclose(approximate(lab("sa+swa", causal), q, k, v, m, seed=3, causal=causal), both)
 
 
@@ -323,9 +342,29 @@ def test_causal_methods_never_use_a_future_key(name):
     assert not torch.allclose(a[:, :, t + 1 :], b[:, :, t + 1 :])  # the future itself did change
 
 
-@pytest.mark.parametrize("method", ["performer", "polysketch", "kdeformer", "skyformer", "cholesky", "nystromformer",
-                                    "mla", "transmla", "linformer", "loki", "levattention", "routing", "sa", "top-k",
-                                    "hyperattention", "reformer", "moba", "svd"])  # fmt: skip
+@pytest.mark.parametrize(
+    "method",
+    [
+        "performer",
+        "polysketch",
+        "kdeformer",
+        "skyformer",
+        "cholesky",
+        "nystromformer",
+        "mla",
+        "transmla",
+        "linformer",
+        "loki",
+        "levattention",
+        "routing",
+        "sa",
+        "top-k",
+        "hyperattention",
+        "reformer",
+        "moba",
+        "svd",
+    ],
+)
 def test_error_falls_with_budget(method):
     q, k, v = inputs(n=128, scale=0.5, seed=1)
     ref = exact_attention(q, k, v)

@@ -44,8 +44,18 @@ def chunk_sizes(rows, n, left, right, rng):
     some rows, a unit alone, and a random one."""
     bq = _block_size(n, left, right)
     nb, unit = -(-n // bq), bq * (bq + left + right)
-    return sorted({ONE_SHOT, rows * unit, 2 * rows * unit, 3 * rows * unit - 1, unit, 2 * unit, 1,
-                   int(rng.integers(1, rows * nb * unit + 2))})  # fmt: skip
+    return sorted(
+        {
+            ONE_SHOT,
+            rows * unit,
+            2 * rows * unit,
+            3 * rows * unit - 1,
+            unit,
+            2 * unit,
+            1,
+            int(rng.integers(1, rows * nb * unit + 2)),
+        }
+    )
 
 
 @pytest.mark.parametrize("seed", range(40))

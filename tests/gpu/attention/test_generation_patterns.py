@@ -78,8 +78,9 @@ def test_the_sink_added_to_a_key_set_equals_the_sorted_dedupe(n, w, seed, band):
     assert bool(valid[:, 0].all()) and torch.equal(idx[:, 0], torch.zeros(n, dtype=idx.dtype))
 
 
-@given(n=st.integers(1, 30), w=st.integers(1, 12), band_w=st.integers(1, 12), seed=st.integers(0, 50),
-       sink=st.booleans())  # fmt: skip
+@given(
+    n=st.integers(1, 30), w=st.integers(1, 12), band_w=st.integers(1, 12), seed=st.integers(0, 50), sink=st.booleans()
+)
 def test_the_union_with_a_window_is_the_set_union_counted_once(n, w, band_w, seed, sink):
     from gpu.attention.generation_keys import union_with_window
 
@@ -111,11 +112,16 @@ def test_sa_reads_about_its_whole_band():
 
 @pytest.mark.parametrize(
     ("args", "error", "match"),
-    [((3, 8, 2), TypeError, r"^method:"), (("moba", 8, 2), ValueError, r"^method:"),
-     (("swa", 8, "2"), TypeError, r"^budget:"), (("swa", 0, 2), ValueError, r"^n:"),
-     (("swa", 8, 2, 0), ValueError, r"^heads:"),
-     (("sa", 8, 2, 1, -1), ValueError, r"^seed:"), (("sa", 8, 2, 1, 0, 4), ValueError, r"^max_length:")],
-)  # fmt: skip
+    [
+        ((3, 8, 2), TypeError, r"^method:"),
+        (("moba", 8, 2), ValueError, r"^method:"),
+        (("swa", 8, "2"), TypeError, r"^budget:"),
+        (("swa", 0, 2), ValueError, r"^n:"),
+        (("swa", 8, 2, 0), ValueError, r"^heads:"),
+        (("sa", 8, 2, 1, -1), ValueError, r"^seed:"),
+        (("sa", 8, 2, 1, 0, 4), ValueError, r"^max_length:"),
+    ],
+)
 def test_mean_keys_read_bad_arguments_are_one_line_errors(args, error, match):
     with pytest.raises(error, match=match) as info:
         mean_keys_read(*args)
@@ -197,8 +203,13 @@ def test_the_band_of_the_last_queries_alone_equals_their_oracle_rows(n, w, queri
     assert np.array_equal(dense(idx, valid, n), band_oracle(n, w, rank.numpy())[positions.numpy()])
 
 
-@given(n=st.integers(1, 40), w=st.integers(1, 12), queries=st.integers(1, 5), extra=st.integers(0, 30),
-       seed=st.integers(0, 10**6))  # fmt: skip
+@given(
+    n=st.integers(1, 40),
+    w=st.integers(1, 12),
+    queries=st.integers(1, 5),
+    extra=st.integers(0, 30),
+    seed=st.integers(0, 10**6),
+)
 def test_the_band_walked_in_the_whole_order_equals_the_sorted_present_keys(n, w, queries, extra, seed):
     """A decode step walks the permutation's whole cached order (over ``max_length``), skipping later tokens,
     instead of sorting the keys present: the same keys in the same slots."""

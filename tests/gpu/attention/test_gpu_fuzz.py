@@ -92,15 +92,19 @@ def test_bench_cli_arguments(pairs):
     assert set(args.backends) <= {"torch", "flex", "triton"}
 
 
-@pytest.mark.parametrize("shape", [(1, 2, 8, 0), (0, 2, 8, 4), (1, 0, 8, 4), (1, 2, 0, 4)],
-                         ids=["head_dim-0", "batch-0", "heads-0", "seq-0"])  # fmt: skip
+@pytest.mark.parametrize(
+    "shape", [(1, 2, 8, 0), (0, 2, 8, 4), (1, 0, 8, 4), (1, 2, 0, 4)], ids=["head_dim-0", "batch-0", "heads-0", "seq-0"]
+)
 @pytest.mark.parametrize("which", ["swa", "sa", "full"])
 def test_degenerate_shapes_are_refused_naming_the_tensor(shape, which):
     """An empty axis is a ValueError naming q, k or v (never a division by zero or an empty result)."""
     from refusals import assert_refused
 
     q = torch.zeros(shape)
-    call = {"swa": lambda: swa_attention(q, q, q, 4), "sa": lambda: sa_attention(q, q, q, 4, seed=0),
-            "full": lambda: full_attention(q, q, q)}[which]  # fmt: skip
+    call = {
+        "swa": lambda: swa_attention(q, q, q, 4),
+        "sa": lambda: sa_attention(q, q, q, 4, seed=0),
+        "full": lambda: full_attention(q, q, q),
+    }[which]
     name = "k" if shape[1] == 0 else "q"
     assert_refused(call, ValueError, name)

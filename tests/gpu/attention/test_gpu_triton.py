@@ -230,8 +230,19 @@ def test_bench_rows_for_the_fused_kernel(tmp_path):
 
     from gpu.bench.cli import run
 
-    args = argparse.Namespace(n=[32], w=8, heads=2, dim=16, batch=1, dtype="float32", backward=True, repeats=1,
-                              backends=["torch", "triton"], json=str(tmp_path / "b.json"), plot=None)  # fmt: skip
+    args = argparse.Namespace(
+        n=[32],
+        w=8,
+        heads=2,
+        dim=16,
+        batch=1,
+        dtype="float32",
+        backward=True,
+        repeats=1,
+        backends=["torch", "triton"],
+        json=str(tmp_path / "b.json"),
+        plot=None,
+    )
     doc = run(args)
     rows = {r["path"]: r for r in doc["rows"]}
     assert set(rows) == {"full", "swa", "sa", "sa+swa", "swa fused", "sa fused", "sa+swa fused"}

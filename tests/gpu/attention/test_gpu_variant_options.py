@@ -89,8 +89,9 @@ def test_attended_keys_are_the_patterns_edges_and_values_match_the_dense_oracle(
         # arbitrary values (and float32) against the dense float64 reference with the pattern's mask
         v = torch.randn(1, kv_heads, n, n, generator=g, dtype=torch.float64)
         for dtype, tol in ((torch.float64, 1e-10), (torch.float32, 2e-5)):
-            got = variant_attention(q.to(dtype), k.to(dtype), v.to(dtype), w, variant, causal=causal, seed=seed,
-                                    layer=layer)  # fmt: skip
+            got = variant_attention(
+                q.to(dtype), k.to(dtype), v.to(dtype), w, variant, causal=causal, seed=seed, layer=layer
+            )
             torch.testing.assert_close(got.double(), dense_oracle(q, k, v, masks), rtol=tol, atol=tol)
 
 
@@ -104,8 +105,10 @@ def test_dilated_heads_with_explicit_dilations_against_the_pattern(causal):
         heads = len(dilations) * int(rng.integers(1, 3))
         q, k, v = (torch.randn(2, heads, n, 6, dtype=torch.float64) for _ in range(3))
         got = dilated_attention(q, k, v, w, causal, dilations=dilations)
-        masks = [DilatedHeads(n, w, causal, dilations=[dilations[h % len(dilations)]]).adjacency(1).toarray()
-                 for h in range(heads)]  # fmt: skip
+        masks = [
+            DilatedHeads(n, w, causal, dilations=[dilations[h % len(dilations)]]).adjacency(1).toarray()
+            for h in range(heads)
+        ]
         torch.testing.assert_close(got, dense_oracle(q, k, v, np.stack(masks)), rtol=1e-10, atol=1e-10)
 
 
@@ -114,9 +117,11 @@ def test_dilated_flex_backend_matches_torch():
     q, k, v = (torch.randn(1, 3, 27, 8) for _ in range(3))
     for causal in (True, False):
         torch.testing.assert_close(
-            dilated_attention(q, k, v, 4, causal, backend="flex"), dilated_attention(q, k, v, 4, causal), rtol=1e-5,
+            dilated_attention(q, k, v, 4, causal, backend="flex"),
+            dilated_attention(q, k, v, 4, causal),
+            rtol=1e-5,
             atol=1e-5,
-        )  # fmt: skip
+        )
 
 
 @pytest.mark.parametrize("causal", [True, False])

@@ -33,8 +33,13 @@ def plan_oracle(plan, layer, q, k, v, seed, max_length):
     return dense_oracle(q, k, v, keep)
 
 
-@given(heads=st.lists(HEAD, min_size=1, max_size=4), n=st.integers(1, 20), queries=st.integers(1, 20),
-       seed=st.integers(0, 50), grouping=st.integers(0, 3))  # fmt: skip
+@given(
+    heads=st.lists(HEAD, min_size=1, max_size=4),
+    n=st.integers(1, 20),
+    queries=st.integers(1, 20),
+    seed=st.integers(0, 50),
+    grouping=st.integers(0, 3),
+)
 def test_each_head_reads_its_own_keys_as_the_dense_oracle(heads, n, queries, seed, grouping):
     plan = HeadPlan("t", (tuple(heads),))
     n_q = min(n, queries)
@@ -54,8 +59,9 @@ def test_each_head_reads_its_own_keys_as_the_dense_oracle(heads, n, queries, see
 def test_a_plan_of_one_method_is_that_method(method):
     q, k, v = torch.randn(3, 1, 3, 17, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(2)).unbind(0)
     plan = HeadPlan("one", ((((method, 5),) * 3),))
-    assert torch.allclose(head_plan_attention(plan, 0, q, k, v, 4, 32),
-                          generation_attention(method, q, k, v, 5, 4, 32), atol=1e-12)  # fmt: skip
+    assert torch.allclose(
+        head_plan_attention(plan, 0, q, k, v, 4, 32), generation_attention(method, q, k, v, 5, 4, 32), atol=1e-12
+    )
     assert plan_mean_keys(plan, [17], 4, 32) == pytest.approx(mean_keys_read(method, 17, 5, 1, 4, 32))
 
 
@@ -79,14 +85,26 @@ def test_mean_keys_counts_the_pairs_attended():
 
 @pytest.fixture(scope="module")
 def model():
-    config = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)  # fmt: skip
+    config = LlamaConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
     torch.manual_seed(0)
     return LlamaForCausalLM(config).double().eval()
 
 
-PLAN = HeadPlan("mixed", ((("swa+sink", 4), ("exact", 0), ("sa", 5), ("swa+sink+sa", 6)),
-                          (("sa+swa-union", 4), ("swa", 3), ("sa+sink", 4), ("swa+sink", 8))))  # fmt: skip
+PLAN = HeadPlan(
+    "mixed",
+    (
+        (("swa+sink", 4), ("exact", 0), ("sa", 5), ("swa+sink+sa", 6)),
+        (("sa+swa-union", 4), ("swa", 3), ("sa+sink", 4), ("swa+sink", 8)),
+    ),
+)
 
 
 def test_token_by_token_decoding_equals_the_full_forward(model):
@@ -96,8 +114,7 @@ def test_token_by_token_decoding_equals_the_full_forward(model):
         full = model(input_ids=ids).logits
         cache = DynamicCache(config=model.config)
         prefix = model(input_ids=ids[:, :6], cache=cache, use_cache=True).logits
-        steps = [model(input_ids=ids[:, t : t + 1], cache=cache, use_cache=True).logits
-                 for t in range(6, 20)]  # fmt: skip
+        steps = [model(input_ids=ids[:, t : t + 1], cache=cache, use_cache=True).logits for t in range(6, 20)]
     assert torch.allclose(torch.cat([prefix, *steps], 1), full, atol=1e-10)
 
 

@@ -32,9 +32,14 @@ FORMS = ("shared", "per-head", "one-head", "per-row", "per-row-and-head", "one-r
 
 
 def table_shape(form, batch, heads, m, width):
-    return {"shared": (m, width), "per-head": (heads, m, width), "one-head": (1, m, width),
-            "per-row": (batch, 1, m, width), "per-row-and-head": (batch, heads, m, width),
-            "one-row-per-head": (1, heads, m, width)}[form]  # fmt: skip
+    return {
+        "shared": (m, width),
+        "per-head": (heads, m, width),
+        "one-head": (1, m, width),
+        "per-row": (batch, 1, m, width),
+        "per-row-and-head": (batch, heads, m, width),
+        "one-row-per-head": (1, heads, m, width),
+    }[form]
 
 
 def list_oracle(q, k, v, keys, bias=None, scale=None):
@@ -126,8 +131,9 @@ def test_other_patterns_and_per_head_lists(kind, causal):
     pattern = make_pattern(kind, n, w, causal=causal, seed=3)
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(3, 2, n, 4, generator=g, dtype=torch.float64) for _ in range(3))
-    torch.testing.assert_close(neighbour_attention(q, k, v, pattern_keys(pattern, 2)),
-                               dense_oracle(q, k, v, pattern.adjacency(2).toarray()))  # fmt: skip
+    torch.testing.assert_close(
+        neighbour_attention(q, k, v, pattern_keys(pattern, 2)), dense_oracle(q, k, v, pattern.adjacency(2).toarray())
+    )
     # per-head lists: head 0 on layer 1, head 1 on layer 2 (padded to one width)
     a, b = pattern_keys(pattern, 1), pattern_keys(pattern, 2)
     width = max(a.shape[1], b.shape[1])

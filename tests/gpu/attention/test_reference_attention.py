@@ -35,11 +35,19 @@ def by_hand(q, k, v, mask, causal, scale, bias):
 
 
 @settings(max_examples=60, deadline=None)
-@given(n=st.integers(1, 7), queries=st.integers(1, 7), groups=st.sampled_from([1, 2]), causal=st.booleans(),
-       density=st.floats(0.0, 1.0), scaled=st.booleans(), biased=st.booleans(),
-       seed=st.integers(0, 10_000))  # fmt: skip
-def test_masked_attention_is_attention_written_query_by_query(n, queries, groups, causal, density, scaled, biased,
-                                                              seed):  # fmt: skip
+@given(
+    n=st.integers(1, 7),
+    queries=st.integers(1, 7),
+    groups=st.sampled_from([1, 2]),
+    causal=st.booleans(),
+    density=st.floats(0.0, 1.0),
+    scaled=st.booleans(),
+    biased=st.booleans(),
+    seed=st.integers(0, 10_000),
+)
+def test_masked_attention_is_attention_written_query_by_query(
+    n, queries, groups, causal, density, scaled, biased, seed
+):
     m = min(queries, n)
     g = torch.Generator().manual_seed(seed)
     q = torch.randn(1, 2 * groups, m, 3, generator=g, dtype=torch.float64)
@@ -51,8 +59,11 @@ def test_masked_attention_is_attention_written_query_by_query(n, queries, groups
     got = masked_attention(q, k, v, mask, causal=causal, scale=scale if scaled else None, bias=bias if biased else None)
     assert torch.allclose(got, want, atol=1e-12)
     if not causal:
-        assert torch.allclose(dense_oracle(q.float(), k.float(), v.float(), mask, scale if scaled else None,
-                                           bias if biased else None), want, atol=1e-5)  # fmt: skip
+        assert torch.allclose(
+            dense_oracle(q.float(), k.float(), v.float(), mask, scale if scaled else None, bias if biased else None),
+            want,
+            atol=1e-5,
+        )
 
 
 @settings(max_examples=30, deadline=None)

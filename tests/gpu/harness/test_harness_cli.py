@@ -12,8 +12,9 @@ from hf_eval_models import FIXTURES, tiny_llama, tiny_tokenizer
 
 from gpu.harness.cli import main
 
-TASKS = ",".join(str(FIXTURES / f"{name}.jsonl") for name in ("arc_easy_rc_5shot", "winogrande_rc_5shot",
-                                                               "lambada_bpb_0shot"))  # fmt: skip
+TASKS = ",".join(
+    str(FIXTURES / f"{name}.jsonl") for name in ("arc_easy_rc_5shot", "winogrande_rc_5shot", "lambada_bpb_0shot")
+)
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +31,24 @@ def same_scores(rows, other) -> bool:
 
 
 def run(model_folder, out, *extra):
-    argv = ["--model", str(model_folder), "--tasks", TASKS, "--attention", "exact,sa,swa", "--budgets", "4",
-            "--decode", "sparse,exact", "--out", str(out), "--quiet", "--threads", "1", *extra]  # fmt: skip
+    argv = [
+        "--model",
+        str(model_folder),
+        "--tasks",
+        TASKS,
+        "--attention",
+        "exact,sa,swa",
+        "--budgets",
+        "4",
+        "--decode",
+        "sparse,exact",
+        "--out",
+        str(out),
+        "--quiet",
+        "--threads",
+        "1",
+        *extra,
+    ]
     return main(argv)
 
 
@@ -89,8 +106,21 @@ def test_a_prefill_only_form_runs_the_exact_decode_alone(model_folder, tmp_path)
 
 
 def test_dry_run_prints_the_estimate_and_writes_nothing(model_folder, tmp_path, capsys):
-    argv = ["--model", str(model_folder), "--tasks", TASKS, "--attention", "exact,sa", "--budgets", "4,8",
-            "--decode", "sparse,exact", "--dry-run", "--threads", "1"]  # fmt: skip
+    argv = [
+        "--model",
+        str(model_folder),
+        "--tasks",
+        TASKS,
+        "--attention",
+        "exact,sa",
+        "--budgets",
+        "4,8",
+        "--decode",
+        "sparse,exact",
+        "--dry-run",
+        "--threads",
+        "1",
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "\n15 task configurations to run" in out and "CPU hours" in out
@@ -154,8 +184,10 @@ def test_bad_input_is_one_line_naming_the_flag_and_leaves_nothing(model_folder, 
 def test_an_empty_task_file_or_a_folder_without_a_model_is_refused_before_loading(model_folder, tmp_path, capsys):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    for argv, flag in ((["--model", str(model_folder), "--tasks", str(empty)], "--tasks"),
-                       (["--model", str(tmp_path), "--tasks", TASKS], "--model")):  # fmt: skip
+    for argv, flag in (
+        (["--model", str(model_folder), "--tasks", str(empty)], "--tasks"),
+        (["--model", str(tmp_path), "--tasks", TASKS], "--model"),
+    ):
         with pytest.raises(SystemExit) as exit:
             main([*argv, "--out", str(tmp_path / "out")])
         err = capsys.readouterr().err.strip()

@@ -23,8 +23,9 @@ from hf_eval_models import FIXTURES, tiny_llama, tiny_tokenizer  # noqa: E402
 
 from gpu.harness.cli import main  # noqa: E402
 
-TASKS = ",".join(str(FIXTURES / f"{name}.jsonl") for name in ("arc_easy_rc_5shot", "winogrande_rc_5shot",
-                                                               "lambada_bpb_0shot"))  # fmt: skip
+TASKS = ",".join(
+    str(FIXTURES / f"{name}.jsonl") for name in ("arc_easy_rc_5shot", "winogrande_rc_5shot", "lambada_bpb_0shot")
+)
 START_TIMEOUT = 120.0  # seconds for the scheduler and the workers to come up on a busy machine
 
 
@@ -37,9 +38,28 @@ def model_folder(tmp_path_factory):
 
 
 def run(model_folder, out, *extra):
-    argv = ["--model", str(model_folder), "--tasks", TASKS, "--attention", "exact,sa,swa", "--budgets", "4",
-            "--decode", "sparse,exact", "--limit", "6", "--shards", "2", "--out", str(out), "--quiet",
-            "--threads", "1", *extra]  # fmt: skip
+    argv = [
+        "--model",
+        str(model_folder),
+        "--tasks",
+        TASKS,
+        "--attention",
+        "exact,sa,swa",
+        "--budgets",
+        "4",
+        "--decode",
+        "sparse,exact",
+        "--limit",
+        "6",
+        "--shards",
+        "2",
+        "--out",
+        str(out),
+        "--quiet",
+        "--threads",
+        "1",
+        *extra,
+    ]
     return main(argv)
 
 
@@ -137,8 +157,12 @@ def _worker_state() -> dict:
 
     from gpu.harness import cli as eval_cli
 
-    return {"loads": eval_cli._model.cache_info().misses, "torch": torch.get_num_threads(),
-            "numba": numba.get_num_threads(), "worker_threads": eval_cli._worker_threads()}  # fmt: skip
+    return {
+        "loads": eval_cli._model.cache_info().misses,
+        "torch": torch.get_num_threads(),
+        "numba": numba.get_num_threads(),
+        "worker_threads": eval_cli._worker_threads(),
+    }
 
 
 def run_killing_a_busy_worker(cluster: Cluster, model_folder, out) -> tuple[int, list[int]]:
@@ -257,17 +281,20 @@ def test_one_thread_stays_one_thread_after_numba_starts_its_pool():
     """numba's OpenMP pool, launched in a fresh process, must not undo torch's one thread (it shares the OpenMP
     runtime and sets the launching thread's count to its own pool size)."""
     env = {**os.environ, "NUMBA_NUM_THREADS": "2", "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    done = subprocess.run([sys.executable, "-c", THREADS_AFTER_NUMBA], capture_output=True, text=True, env=env,
-                          timeout=300, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", THREADS_AFTER_NUMBA], capture_output=True, text=True, env=env, timeout=300, check=True
+    )
     assert done.stdout.split() == ["1", "1"]
 
 
 @pytest.mark.parametrize(
     ("extra", "flag"),
-    [(["--scheduler", "tcp://127.0.0.1:1"], "--scheduler"),
-     (["--scheduler", "notanaddress"], "--scheduler"),
-     (["--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], "--workers")],
-)  # fmt: skip
+    [
+        (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler"),
+        (["--scheduler", "notanaddress"], "--scheduler"),
+        (["--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], "--workers"),
+    ],
+)
 def test_the_study_refuses_a_scheduler_nobody_runs_and_workers_beside_one(tmp_path, capsys, extra, flag):
     from analysis.paper_tasks import study
 

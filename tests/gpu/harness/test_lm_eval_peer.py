@@ -23,14 +23,18 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::U
 
 def hflm_loglikelihoods(model, tokenizer, items):
     lm = HFLM(pretrained=model, tokenizer=tokenizer, device="cpu", batch_size=4)
-    requests = [Instance("loglikelihood", {}, (r.context, r.continuation), i) for item in items
-                for i, r in enumerate(item.requests)]  # fmt: skip
+    requests = [
+        Instance("loglikelihood", {}, (r.context, r.continuation), i)
+        for item in items
+        for i, r in enumerate(item.requests)
+    ]
     return [ll for ll, _ in lm.loglikelihood(requests, disable_tqdm=True)]
 
 
 def ours(model, tokenizer, items, attention=None):
-    return [c["ll"] for record in score_items(model, tokenizer, items, attention, progress=False)
-            for c in record["choices"]]  # fmt: skip
+    return [
+        c["ll"] for record in score_items(model, tokenizer, items, attention, progress=False) for c in record["choices"]
+    ]
 
 
 @pytest.mark.parametrize("name", ["arc_easy_rc_5shot", "winogrande_rc_5shot", "lambada_bpb_0shot"])
@@ -75,10 +79,31 @@ def test_lm_eval_runs_a_local_task_with_a_registered_attention(tmp_path, monkeyp
         "metric_list:\n  - metric: acc\n"
     )
     model_args = f"pretrained={tmp_path / 'model'},dtype=float32"
-    status = lm_eval_attention(["--attention", "sa", "--budget", "4", "--seed", "1", "--", "run", "--model", "hf",
-                                "--model_args", model_args, "--tasks", "receptive_arc_mini",
-                                "--include_path", str(tmp_path / "tasks"), "--device", "cpu",
-                                "--output_path", str(tmp_path / "out"), "--log_samples"])  # fmt: skip
+    status = lm_eval_attention(
+        [
+            "--attention",
+            "sa",
+            "--budget",
+            "4",
+            "--seed",
+            "1",
+            "--",
+            "run",
+            "--model",
+            "hf",
+            "--model_args",
+            model_args,
+            "--tasks",
+            "receptive_arc_mini",
+            "--include_path",
+            str(tmp_path / "tasks"),
+            "--device",
+            "cpu",
+            "--output_path",
+            str(tmp_path / "out"),
+            "--log_samples",
+        ]
+    )
     assert status == 0
     [samples] = (tmp_path / "out").rglob("samples_receptive_arc_mini_*.jsonl")
     rows = [json.loads(line) for line in samples.read_text().splitlines()]
@@ -86,9 +111,16 @@ def test_lm_eval_runs_a_local_task_with_a_registered_attention(tmp_path, monkeyp
     contexts = [row["arguments"] for row in sorted(rows, key=lambda r: r["doc_id"])]
     from gpu.harness.tasks import EvalItem, EvalRequest
 
-    items = [EvalItem("t", i, 0, tuple(EvalRequest(c, a["arg_0"], a["arg_1"]) for c, a in
-                                       enumerate(args[k] for k in sorted(args))), "t")
-             for i, args in enumerate(contexts)]  # fmt: skip
+    items = [
+        EvalItem(
+            "t",
+            i,
+            0,
+            tuple(EvalRequest(c, a["arg_0"], a["arg_1"]) for c, a in enumerate(args[k] for k in sorted(args))),
+            "t",
+        )
+        for i, args in enumerate(contexts)
+    ]
     attention = EvalAttention("sa", 4, seed=1)
     assert ours(model, tokenizer, items, attention) == pytest.approx(lm_eval_lls, abs=1e-4)
     assert ours(model, tokenizer, items) != pytest.approx(lm_eval_lls, abs=1e-4)  # the pattern took effect

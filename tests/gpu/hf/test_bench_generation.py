@@ -17,9 +17,31 @@ def test_rows_for_every_attention_length_and_context_with_their_floors(tmp_path,
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(json.dumps({"plan": plan.to_dict()}))
     out = tmp_path / "generation.json"
-    argv = ["--tiny", "--n", "48", "--long", "64", "--contexts", "40,56", "--methods", "sa,swa", "--plan",
-            str(plan_file), "--budget", "8", "--new", "2", "--repeats", "2", "--decode-rounds", "1",
-            "--profile-rows", "3", "--json", str(out)]  # fmt: skip
+    argv = [
+        "--tiny",
+        "--n",
+        "48",
+        "--long",
+        "64",
+        "--contexts",
+        "40,56",
+        "--methods",
+        "sa,swa",
+        "--plan",
+        str(plan_file),
+        "--budget",
+        "8",
+        "--new",
+        "2",
+        "--repeats",
+        "2",
+        "--decode-rounds",
+        "1",
+        "--profile-rows",
+        "3",
+        "--json",
+        str(out),
+    ]
     assert bench.main(argv) == 0
     doc = json.loads(out.read_text())
     assert doc["command"].endswith(" ".join(argv)) and doc["plan"]["name"] == "toy"
@@ -48,8 +70,27 @@ def test_rows_for_every_attention_length_and_context_with_their_floors(tmp_path,
 
 def test_a_dynamic_cache_decodes_every_row_from_one_filled_cache(tmp_path):
     out = tmp_path / "dynamic.json"
-    argv = ["--tiny", "--n", "none", "--contexts", "30", "--cache", "dynamic", "--methods", "sa", "--budget", "4",
-            "--new", "3", "--decode-rounds", "2", "--profile-rows", "0", "--json", str(out)]  # fmt: skip
+    argv = [
+        "--tiny",
+        "--n",
+        "none",
+        "--contexts",
+        "30",
+        "--cache",
+        "dynamic",
+        "--methods",
+        "sa",
+        "--budget",
+        "4",
+        "--new",
+        "3",
+        "--decode-rounds",
+        "2",
+        "--profile-rows",
+        "0",
+        "--json",
+        str(out),
+    ]
     assert bench.main(argv) == 0
     doc = json.loads(out.read_text())
     assert doc["forward"] == [] and doc["profile"] == {} and doc["decode_cache"].startswith("one DynamicCache")

@@ -15,8 +15,15 @@ METHODS = sorted(GENERATION_METHODS)
 
 @pytest.fixture(scope="module")
 def model():
-    config = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=3,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)  # fmt: skip
+    config = LlamaConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
     torch.manual_seed(0)
     return LlamaForCausalLM(config).double().eval()
 
@@ -35,8 +42,7 @@ def test_token_by_token_decoding_equals_the_full_forward(model, method):
     cache = DynamicCache(config=model.config)
     with torch.no_grad():
         prefix = model(input_ids=ids[:, :7], cache=cache, use_cache=True).logits
-        steps = [model(input_ids=ids[:, t : t + 1], cache=cache, use_cache=True).logits
-                 for t in range(7, 24)]  # fmt: skip
+        steps = [model(input_ids=ids[:, t : t + 1], cache=cache, use_cache=True).logits for t in range(7, 24)]
     assert torch.allclose(torch.cat([prefix, *steps], 1), full, atol=1e-10)
 
 
@@ -47,8 +53,9 @@ def test_chunked_decoding_and_a_static_cache_equal_the_full_forward(model, metho
     full = logits(model, name, ids)
     cache = StaticCache(config=model.config, max_cache_len=32)
     with torch.no_grad():
-        parts = [model(input_ids=ids[:, a:b], cache=cache, use_cache=True).logits
-                 for a, b in ((0, 9), (9, 13), (13, 20))]  # fmt: skip
+        parts = [
+            model(input_ids=ids[:, a:b], cache=cache, use_cache=True).logits for a, b in ((0, 9), (9, 13), (13, 20))
+        ]
     assert torch.allclose(torch.cat(parts, 1), full, atol=1e-10)
 
 
@@ -103,8 +110,7 @@ def test_exact_decode_runs_the_pattern_in_the_prefill_only(model):
 def test_exact_layers_and_full_budget_give_exact_attention(model):
     ids = torch.randint(0, 64, (1, 16), generator=torch.Generator().manual_seed(8))
     reference = logits(model, "sdpa", ids)
-    assert torch.allclose(logits(model, register("sa", 2, exact_layers=(0, 1, 2)), ids), reference,
-                          atol=1e-10)  # fmt: skip
+    assert torch.allclose(logits(model, register("sa", 2, exact_layers=(0, 1, 2)), ids), reference, atol=1e-10)
     assert torch.allclose(logits(model, register("swa", 16), ids), reference, atol=1e-10)
     assert torch.allclose(logits(model, register("sa", 31), ids), reference, atol=1e-10)
     assert not torch.allclose(logits(model, register("sa", 2, exact_layers=(0,)), ids), reference)

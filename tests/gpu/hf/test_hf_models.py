@@ -24,8 +24,14 @@ def test_an_empty_folder_a_fake_gguf_and_a_folder_without_a_tokenizer_are_one_li
         load_causal_lm(fake)
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(vocab_size=16, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=1)  # fmt: skip
+    config = LlamaConfig(
+        vocab_size=16,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+    )
     LlamaForCausalLM(config).save_pretrained(tmp_path / "model")
     with pytest.raises(ValueError, match=r"^path: transformers cannot load") as info:
         load_causal_lm(tmp_path / "model")
@@ -62,8 +68,14 @@ def test_a_saved_tiny_llama_loads_from_its_folder(tmp_path):
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    config = LlamaConfig(vocab_size=16, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1)  # fmt: skip
+    config = LlamaConfig(
+        vocab_size=16,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+    )
     torch.manual_seed(0)
     LlamaForCausalLM(config).save_pretrained(tmp_path)
     vocab = {c: i for i, c in enumerate("abcdefghijklmnop")}

@@ -13,9 +13,14 @@ from gpu.hf import register  # noqa: E402
 
 def tiny_llama():
     config = transformers.LlamaConfig(
-        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, max_position_embeddings=64,
-    )  # fmt: skip
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+    )
     torch.manual_seed(0)
     return transformers.LlamaForCausalLM(config).double().eval()
 
@@ -59,8 +64,10 @@ def test_lab_methods_run_the_labs_causal_form_and_refuse_a_cache():
     # the lab's form equals approximate("sa-band", causal=True) in every layer: a hand-registered function agrees
     from gpu.hf import register_function
 
-    name = register_function("test-lab-sa", lambda q, k, v, causal, layer, layers: approximate(
-        "sa-band", q, k, v, 6, seed=layer, causal=causal))  # fmt: skip
+    name = register_function(
+        "test-lab-sa",
+        lambda q, k, v, causal, layer, layers: approximate("sa-band", q, k, v, 6, seed=layer, causal=causal),
+    )
     assert torch.allclose(capture(name), seen["lab"], atol=1e-12)
     model.set_attn_implementation(register(METHODS["sa-band"], 6))
     with pytest.raises(ValueError, match=r"^cache: .*prefill only.*use_cache=False.*gpu\.hf\.register: swa, ") as info:
@@ -70,13 +77,15 @@ def test_lab_methods_run_the_labs_causal_form_and_refuse_a_cache():
 
 @pytest.mark.parametrize(
     ("method", "kwargs", "match"),
-    [(METHODS["performer"], {"decode": "exact"}, r"^decode: performer runs prefill only"),
-     (METHODS["sa-band"], {"exact_layers": (0,)}, r"^exact_layers: sa-band runs prefill only"),
-     (METHODS["mla"], {"max_length": 64}, r"^max_length: mla runs prefill only"),
-     ("sa", {"layer_options": [{}]}, r"^layer_options: sa runs generation forms"),
-     ("nope", {}, r"^method: expected one of"),
-     ("sa", {"decode": "lazy"}, r"^decode: expected one of")],
-)  # fmt: skip
+    [
+        (METHODS["performer"], {"decode": "exact"}, r"^decode: performer runs prefill only"),
+        (METHODS["sa-band"], {"exact_layers": (0,)}, r"^exact_layers: sa-band runs prefill only"),
+        (METHODS["mla"], {"max_length": 64}, r"^max_length: mla runs prefill only"),
+        ("sa", {"layer_options": [{}]}, r"^layer_options: sa runs generation forms"),
+        ("nope", {}, r"^method: expected one of"),
+        ("sa", {"decode": "lazy"}, r"^decode: expected one of"),
+    ],
+)
 def test_options_that_do_not_apply_are_one_line_errors(method, kwargs, match):
     with pytest.raises(ValueError, match=match) as info:
         register(method, 8, **kwargs)
@@ -90,8 +99,14 @@ def test_the_name_says_the_options_even_from_an_iterator():
 
 @torch.no_grad()
 def test_a_generation_form_in_a_bidirectional_model_names_the_prefill_form():
-    config = transformers.BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                     intermediate_size=32, max_position_embeddings=32)  # fmt: skip
+    config = transformers.BertConfig(
+        vocab_size=64,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=32,
+    )
     model = transformers.BertModel(config, add_pooling_layer=False).eval()
     model.set_attn_implementation(register("sa", 4))
     with pytest.raises(ValueError, match=r"^is_causal: .*register\(gpu\.approx\.METHODS\['sa'\], budget\)") as info:

@@ -12,8 +12,19 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::U
 
 def test_tiny_run_writes_the_ratios(tmp_path, capsys):
     bench = load_benchmark("bench_profile")
-    argv = ["--tiny", "--items", "3", "--repeats", "1", "--threads", "1", "--budget", "8", "--json",
-            str(tmp_path / "p.json")]  # fmt: skip
+    argv = [
+        "--tiny",
+        "--items",
+        "3",
+        "--repeats",
+        "1",
+        "--threads",
+        "1",
+        "--budget",
+        "8",
+        "--json",
+        str(tmp_path / "p.json"),
+    ]
     assert bench.main(argv) == 0
     data = json.loads((tmp_path / "p.json").read_text())
     [row] = data["rows"]
@@ -24,8 +35,12 @@ def test_tiny_run_writes_the_ratios(tmp_path, capsys):
     assert "profile_scored/harness" in capsys.readouterr().out
 
 
-BAD = [(["--items", "0"], "--items"), (["--json", "/no/such/dir/x.json"], "--json"), (["--patterns", "exact"],
-       "--patterns"), (["--json", "x.csv"], "--json")]  # fmt: skip
+BAD = [
+    (["--items", "0"], "--items"),
+    (["--json", "/no/such/dir/x.json"], "--json"),
+    (["--patterns", "exact"], "--patterns"),
+    (["--json", "x.csv"], "--json"),
+]
 
 
 @pytest.mark.parametrize(("argv", "flag"), BAD)

@@ -23,9 +23,16 @@ POSITION_METHODS = ["swa", "swa+sink", "sa", "sa+sink", "sa+swa", "sa+swa-union"
 def tiny_llama(layers=2, heads=4, kv_heads=2, d=4, seed=0, max_positions=64):
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(vocab_size=40, hidden_size=heads * d, intermediate_size=16, num_hidden_layers=layers,
-                         num_attention_heads=heads, num_key_value_heads=kv_heads, max_position_embeddings=max_positions,
-                         attn_implementation="sdpa")  # fmt: skip
+    config = LlamaConfig(
+        vocab_size=40,
+        hidden_size=heads * d,
+        intermediate_size=16,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        max_position_embeddings=max_positions,
+        attn_implementation="sdpa",
+    )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config).to(torch.float64).eval()
     for p in model.parameters():  # larger weights: peaked, position-dependent attention
@@ -43,10 +50,16 @@ def captured(model, ids):
 
     def record(module, query, key, value, mask, dropout=0.0, scaling=None, is_causal=None, **kwargs):
         groups = module.num_key_value_groups
-        store[module.layer_idx] = (query[0], key[0].repeat_interleave(groups, 0), value[0].repeat_interleave(groups, 0),
-                                   scaling, module)  # fmt: skip
-        return sdpa_attention_forward(module, query, key, value, mask, dropout=dropout, scaling=scaling,
-                                      is_causal=is_causal, **kwargs)  # fmt: skip
+        store[module.layer_idx] = (
+            query[0],
+            key[0].repeat_interleave(groups, 0),
+            value[0].repeat_interleave(groups, 0),
+            scaling,
+            module,
+        )
+        return sdpa_attention_forward(
+            module, query, key, value, mask, dropout=dropout, scaling=scaling, is_causal=is_causal, **kwargs
+        )
 
     AttentionInterface.register("test-record", record)
     AttentionMaskInterface.register("test-record", sdpa_mask)
@@ -120,8 +133,9 @@ def oracle(model, ids, pattern, sink, bands, max_length):
         recall.append((w * union).sum(-1))
         restricted = sum(weight * (w * keep) / (w * keep).sum(-1, keepdim=True) for weight, keep in parts)
         pattern_mean.append(restricted.mean(0))
-        harness = generation_attention(pattern.method, q[None], k[None], v[None], max(pattern.budget, 1),
-                                       pattern.seed * layers + layer, max_length)[0]  # fmt: skip
+        harness = generation_attention(
+            pattern.method, q[None], k[None], v[None], max(pattern.budget, 1), pattern.seed * layers + layer, max_length
+        )[0]
         assert torch.allclose(restricted @ v, harness, atol=1e-10)  # the same keys as the harness reads
         error.append((harness - out).norm(dim=-1) / out.norm(dim=-1))
     eye = torch.eye(n, dtype=torch.float64)
@@ -151,8 +165,9 @@ def test_profile_equals_the_dense_oracle(method, n, budget, seed, heads_kv, sink
     ids = [int(x) for x in np.random.default_rng(seed).integers(0, 40, n)]
     pattern = ProfilePattern(method, budget, seed=seed, exact_layers=exact_layer)
     bands = (1, 2, 4)
-    profile = attention_profile(model, [ids], [pattern], sink=sink, bands=bands, block_bytes=block_bytes,
-                                progress=False)  # fmt: skip
+    profile = attention_profile(
+        model, [ids], [pattern], sink=sink, bands=bands, block_bytes=block_bytes, progress=False
+    )
     t = profile.texts[0]
     regions, recall, error, rollout = oracle(model, ids, pattern, sink, bands, 64)
     assert np.allclose(t.regions, regions.numpy(), atol=1e-6)
@@ -165,8 +180,11 @@ def test_profile_equals_the_dense_oracle(method, n, budget, seed, heads_kv, sink
 
 
 @settings(max_examples=10)
-@given(method=st.sampled_from(["sa", "swa+sink", "sa+swa", "moba", "top-k"]), seed=st.integers(0, 3),
-       block_bytes=st.sampled_from([1024, 1 << 20]))  # fmt: skip
+@given(
+    method=st.sampled_from(["sa", "swa+sink", "sa+swa", "moba", "top-k"]),
+    seed=st.integers(0, 3),
+    block_bytes=st.sampled_from([1024, 1 << 20]),
+)
 def test_the_scored_positions_alone_are_the_same_numbers_there(method, seed, block_bytes):
     model = tiny_llama(heads=4, kv_heads=2, seed=seed)
     rng = np.random.default_rng(seed)
@@ -174,8 +192,9 @@ def test_the_scored_positions_alone_are_the_same_numbers_there(method, seed, blo
     scored = [sorted({int(x) for x in rng.integers(0, len(t), 4)}) for t in ids]
     pattern = [ProfilePattern(method, 4, seed=seed, exact_layers=(1,) if seed % 2 else ())]
     every = attention_profile(model, ids, pattern, scored=scored, kl=False, block_bytes=block_bytes, progress=False)
-    fast = attention_profile(model, ids, pattern, scored=scored, kl=False, positions="scored",
-                             block_bytes=block_bytes, progress=False)  # fmt: skip
+    fast = attention_profile(
+        model, ids, pattern, scored=scored, kl=False, positions="scored", block_bytes=block_bytes, progress=False
+    )
     for a, b, at in zip(every.texts, fast.texts, scored, strict=True):
         assert b.measured.tolist() == at and a.measured is None
         assert np.array_equal(a.regions[:, :, at], b.regions)
@@ -222,8 +241,7 @@ def test_a_pattern_has_the_same_numbers_alone_and_with_others():
     ids = [list(range(3, 40)), list(range(20))]
     sa = ProfilePattern("sa", 6, seed=1)
     alone = attention_profile(model, ids, [sa], progress=False)
-    together = attention_profile(model, ids, [ProfilePattern("swa", 6), sa, ProfilePattern("top-k", 3)],
-                                 progress=False)  # fmt: skip
+    together = attention_profile(model, ids, [ProfilePattern("swa", 6), sa, ProfilePattern("top-k", 3)], progress=False)
     for a, b in zip(alone.texts, together.texts, strict=True):
         for name in ("recall", "head_error", "layer_error", "pattern_rollout", "overlap", "kl"):
             assert np.array_equal(getattr(a, name)[0], getattr(b, name)[1]), name
@@ -232,8 +250,9 @@ def test_a_pattern_has_the_same_numbers_alone_and_with_others():
 
 def test_exact_pattern_and_summary_rows():
     model = tiny_llama()
-    profile = attention_profile(model, [list(range(12))], [ProfilePattern("exact"), ProfilePattern("swa", 2)],
-                                progress=False)  # fmt: skip
+    profile = attention_profile(
+        model, [list(range(12))], [ProfilePattern("exact"), ProfilePattern("swa", 2)], progress=False
+    )
     exact, swa = profile.summary()
     assert exact["recall"] == 1.0 and exact["error"] == 0.0 and exact["kl"] == 0.0
     assert exact["overlap"] == pytest.approx(1.0)
@@ -308,14 +327,29 @@ def test_the_command_writes_what_the_api_gives(saved_tiny_model, tmp_path, capsy
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(lines) + "\n")
     out = tmp_path / "p.json"
-    argv = ["--model", str(saved_tiny_model), "--texts", str(texts), "--patterns", "swa,sa", "--budgets", "4",
-            "--positions", "scored", "--no-kl", "--json", str(out), "--quiet"]  # fmt: skip
+    argv = [
+        "--model",
+        str(saved_tiny_model),
+        "--texts",
+        str(texts),
+        "--patterns",
+        "swa,sa",
+        "--budgets",
+        "4",
+        "--positions",
+        "scored",
+        "--no-kl",
+        "--json",
+        str(out),
+        "--quiet",
+    ]
     assert main(argv) == 0
     assert "rank by recall_scored" in capsys.readouterr().out
     model, tokenizer = load_causal_lm(saved_tiny_model)
     ids = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in lines]
-    api = attention_profile(model, ids, [ProfilePattern("swa", 4), ProfilePattern("sa", 4)], positions="scored",
-                            kl=False, progress=False)  # fmt: skip
+    api = attention_profile(
+        model, ids, [ProfilePattern("swa", 4), ProfilePattern("sa", 4)], positions="scored", kl=False, progress=False
+    )
     rows = json.loads(out.read_text())["rows"]
     expected = api.summary()
     ranks = api.predicted_rank("recall_scored")
@@ -340,7 +374,6 @@ def test_the_command_refuses_a_measure_it_does_not_compute(extra, capsys):
 
 
 def test_a_rank_by_a_measure_not_taken_is_refused():
-    profile = attention_profile(tiny_llama(), [list(range(12))], [ProfilePattern("swa", 2)], kl=False,
-                                progress=False)  # fmt: skip
+    profile = attention_profile(tiny_llama(), [list(range(12))], [ProfilePattern("swa", 2)], kl=False, progress=False)
     with pytest.raises(ValueError, match=r"^measure: kl was not measured"):
         profile.predicted_rank("kl")
