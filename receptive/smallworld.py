@@ -31,6 +31,7 @@ from graphs.smallworld.cli import main as _smallworld_main
 from graphs.smallworld.connectome import FLYWIRE
 
 from .attention_graphs import check_union_memory
+from .cli_parser import add_w_option
 
 PROG = "python -m receptive.smallworld"
 NOTE = (
@@ -46,7 +47,7 @@ ATTENTION = ("swa", "sa", "sa+swa")
 
 def _add_options(parser: argparse.ArgumentParser) -> None:
     """The attention models' options ``--w``, ``--layers``, ``--causal``."""
-    parser.add_argument("--w", type=int, help=f"attention window, keys per query incl. self (default {DEFAULT_W})")
+    add_w_option(parser, None, shown=DEFAULT_W)
     parser.add_argument(
         "--layers", type=int, help=f"attention layers whose union is the graph (default {DEFAULT_LAYERS})"
     )
@@ -54,10 +55,10 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _check(args: argparse.Namespace) -> None:
-    """``ValueError`` naming the flag for ``--w`` or ``--layers`` below 1, for an option the model does not read
+    """``ValueError`` naming the flag for ``--layers`` below 1, for an option the model does not read
     (naming both), for ``--sources`` above the graph's n, and for a union whose edges would not fit in memory."""
-    model = "--edges" if args.edges else f"--model {args.model}"
-    attention = not args.edges and args.model in ATTENTION
+    model = "--edges" if args.edges else f"--graph {args.graph}"
+    attention = not args.edges and args.graph in ATTENTION
     given = {
         "--w": args.w is not None,
         "--layers": args.layers is not None,
@@ -70,24 +71,23 @@ def _check(args: argparse.Namespace) -> None:
             raise ValueError(f"{flag}: does not apply with {model} (only the attention graphs {', '.join(ATTENTION)})")
     if given["--k"] and attention:
         raise ValueError(f"--k: does not apply with {model} (an attention graph's degree is set by --w)")
-    if given["--calibrate"] and (args.edges or args.model != "connectome"):
+    if given["--calibrate"] and (args.edges or args.graph != "connectome"):
         raise ValueError(f"--calibrate: does not apply with {model} (it refits the connectome model)")
     if args.w is None:
         args.w = DEFAULT_W
     if args.layers is None:
         args.layers = DEFAULT_LAYERS
-    for name, value in (("--w", args.w), ("--layers", args.layers)):
-        if value < 1:
-            raise ValueError(f"{name}: expected an integer >= 1, got {value}")
-    n = args.n or (FLYWIRE["n"] if args.model == "connectome" else 4096)
+    if args.layers < 1:
+        raise ValueError(f"--layers: expected an integer >= 1, got {args.layers}")
+    n = args.n or (FLYWIRE["n"] if args.graph == "connectome" else 4096)
     if args.sources is not None and not args.edges and args.sources > n:
         raise ValueError(f"--sources: expected at most --n = {n} sources, got {args.sources}")
     try:
         if attention:
-            check_union_memory(args.model, n, args.w, 1 if args.model == "swa" else args.layers)
+            check_union_memory(args.graph, n, args.w, 1 if args.graph == "swa" else args.layers)
         elif not args.edges:  # a graph model: its edge arrays (both ends, both directions) and per-node arrays
             degree = args.k or FLYWIRE["mean_degree"]
-            check_memory("n", n * (degree * 32 + 64), f"n = {n} nodes of {args.model} at mean degree {degree:g}")
+            check_memory("n", n * (degree * 32 + 64), f"n = {n} nodes of {args.graph} at mean degree {degree:g}")
     except MemoryError as exc:
         raise ValueError(str(exc)) from None
 
@@ -121,10 +121,10 @@ ATTENTION_MODELS = ModelFamily(
         "swa / sa / sa+swa (the attention graph of one layer, or the union of --layers layers, window --w, "
         "--causal: one SA layer alone is a relabelled SWA lattice, with the same C and L)"
     ),
-    examples=("--model sa+swa --n 4096 --w 16 --layers 1 --json", "--model sa --n 32768 --w 64 --sources 512"),
+    examples=("--graph sa+swa --n 4096 --w 16 --layers 1 --json", "--graph sa --n 32768 --w 64 --sources 512"),
     add_options=_add_options,
     check=_check,
-    options={"w": "--w", "layers": "--layers", "name": "--model"},
+    options={"w": "--w", "layers": "--layers", "name": "--graph"},
 )
 
 FAMILIES = (GRAPH_MODELS, ATTENTION_MODELS)
@@ -141,8 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     Examples
     --------
-    >>> args = build_parser().parse_args(["--model", "sa+swa", "--w", "8"])
-    >>> args.model, args.w, args.layers
+    >>> args = build_parser().parse_args(["--graph", "sa+swa", "--w", "8"])
+    >>> args.graph, args.w, args.layers
     ('sa+swa', 8, None)
     """
     return _smallworld_parser(FAMILIES, PROG)
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     >>> import contextlib, io, json
     >>> out = io.StringIO()
     >>> with contextlib.redirect_stdout(out):
-    ...     status = main(["--model", "sa+swa", "--n", "256", "--w", "8", "--json", "--no-progress"])
+    ...     status = main(["--graph", "sa+swa", "--n", "256", "--w", "8", "--json", "--no-progress"])
     >>> status, json.loads(out.getvalue())["n"]
     (0, 256)
     """

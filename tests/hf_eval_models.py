@@ -65,7 +65,8 @@ def smollm2_folder(tmp_path_factory):
     from filelock import FileLock
     from safetensors.torch import save_model
 
-    from gpu.hf.models import load_causal_lm, smollm2_gguf
+    from gpu.hf.checkpoints import smollm2_gguf
+    from gpu.hf.models import load_causal_lm
 
     path = smollm2_gguf()
     if path is None:

@@ -250,7 +250,7 @@ def test_graphs_smallworld_json_is_small_world_of_the_model(capsys):
     from graphs.smallworld.cli import main
 
     assert (
-        main(["--model", "ws", "--n", "300", "--k", "6", "--beta", "0.2", "--seed", "2", "--json", "--no-progress"])
+        main(["--graph", "ws", "--n", "300", "--k", "6", "--beta", "0.2", "--seed", "2", "--json", "--no-progress"])
         == 0
     )
     doc = json.loads(capsys.readouterr().out)
@@ -263,7 +263,7 @@ def test_receptive_smallworld_json_is_small_world_of_the_attention_graph(capsys)
     from receptive.attention_graphs import union_graph
     from receptive.smallworld import NOTE, main
 
-    argv = ["--model", "sa+swa", "--n", "256", "--w", "8", "--layers", "2", "--seed", "1", "--json", "--no-progress"]
+    argv = ["--graph", "sa+swa", "--n", "256", "--w", "8", "--layers", "2", "--seed", "1", "--json", "--no-progress"]
     assert main(argv) == 0
     doc = json.loads(capsys.readouterr().out)
     api = small_world(union_graph("sa+swa", 256, 8, 2, seed=1), seed=1, progress=False)
@@ -409,7 +409,7 @@ def test_eval_cli_json_is_task_scores_of_score_items(tmp_path):
         "exact,sa",
         "--budgets",
         "4",
-        "--seeds",
+        "--seed",
         "1",
         "--decode",
         "sparse,exact",

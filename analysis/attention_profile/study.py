@@ -86,7 +86,8 @@ def run(store, items: int, kl_items: int, tasks=TASKS, progress: bool | None = N
     import torch
 
     from gpu.harness.tasks import load_task
-    from gpu.hf.models import load_causal_lm, smollm2_gguf
+    from gpu.hf.checkpoints import smollm2_gguf
+    from gpu.hf.models import load_causal_lm
     from gpu.profile.cli import task_contexts
     from gpu.profile.measures import attention_profile
 

@@ -1,6 +1,6 @@
 """``python -m analysis.causal.interval_model``: the interval Monte Carlo model of causal SA+SWA
 (:func:`receptive.theory.interval_point_model`) at every committed causal SA+SWA point, written to
-a result file that the pooled evaluation (``python -m analysis.causal.pooled --model interval``) reads.
+a result file that the pooled evaluation (``python -m analysis.causal.pooled --sharp-model interval``) reads.
 
 The Monte Carlo costs seconds to two minutes per point, so its probabilities are computed once, with a fixed seed,
 and committed; the file records the command, the seed, the number of events and each point's cut (``cut``, and

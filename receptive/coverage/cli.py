@@ -21,6 +21,7 @@ from ..cli_parser import (
     add_n_option,
     add_progress_option,
     add_seed_option,
+    add_w_option,
     given_options,
     output_file,
     refuse_together,
@@ -114,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         options=OPTIONS,
     )
     add_n_option(p, 32768)
-    p.add_argument("--w", type=int, default=64, help="window: keys per query, itself included (default 64)")
+    add_w_option(p, 64)
     which = p.add_mutually_exclusive_group()
     which.add_argument(
         "--patterns",

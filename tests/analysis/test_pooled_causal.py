@@ -131,12 +131,12 @@ def test_bad_arguments(tmp_path):
 
 
 def test_cli(hand_made, capsys):
-    assert pooled.main([str(hand_made / "a"), "--csv", "--model", "analytic"]) == 0
+    assert pooled.main([str(hand_made / "a"), "--csv", "--sharp-model", "analytic"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("pattern,causal,circular,n,w,method,targets,seeds,full_layers,typical,predicted")
     assert lines[1].startswith("sa+swa,True,False,1024,8,exact,,0;1;4,7;8;-,8,")
     out = hand_made / "pooled.json"
-    assert pooled.main([str(hand_made / "a"), "--json", "--model", "analytic", "--out", str(out)]) == 0
+    assert pooled.main([str(hand_made / "a"), "--json", "--sharp-model", "analytic", "--out", str(out)]) == 0
     assert json.loads(capsys.readouterr().out) == json.loads(out.read_text())
     assert out.with_suffix(".csv").read_text().splitlines() == lines
     with pytest.raises(SystemExit):
@@ -150,7 +150,7 @@ def test_module_entry_point_runs_the_cli(hand_made):
     # python -m analysis.causal.pooled from the checkout root
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     run = subprocess.run(
-        [sys.executable, "-m", "analysis.causal.pooled", str(hand_made / "a"), "--csv", "--model", "analytic"],
+        [sys.executable, "-m", "analysis.causal.pooled", str(hand_made / "a"), "--csv", "--sharp-model", "analytic"],
         capture_output=True,
         text=True,
         env=env,
@@ -393,7 +393,7 @@ def calibrated(s: dict, z: float = 2.5) -> bool:
 def test_committed_analytic_summary(committed):
     """The analytic model against every committed seed: within one layer everywhere but, with 40 seeds where it
     was unsure, not calibrated (exact count and log-likelihood well below a calibrated model's; docs/theory.md
-    Sec. 5). The committed pooled_analytic.json (python -m analysis.causal.pooled --model analytic --out
+    Sec. 5). The committed pooled_analytic.json (python -m analysis.causal.pooled --sharp-model analytic --out
     analysis/causal/results/pooled_analytic.json) holds this evaluation."""
     s = committed.summary["sa+swa causal"]
     assert s["within_one"] == s["modelled_points"] == s["points"]

@@ -54,7 +54,7 @@ def test_reach_grid_smallest(tmp_path, monkeypatch):
         "--layers",
         "1",
         "--seeds",
-        "0",
+        "1",
         "--kinds",
         "swa",
         monkeypatch=monkeypatch,

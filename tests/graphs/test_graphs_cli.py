@@ -29,12 +29,12 @@ for module in pkgutil.walk_packages(graphs.__path__, "graphs."):
     if not module.name.endswith("__main__"):  # every module of graphs, also those the CLI does not load
         importlib.import_module(module.name)
 csv = sys.argv[1]
-main(["--model", "er", "--n", "60", "--k", "4", "--json", "--no-progress"])
-main(["--model", "ws", "--n", "60", "--k", "4", "--no-progress"])
-main(["--model", "connectome", "--n", "600", "--sources", "16", "--no-progress"])
+main(["--graph", "er", "--n", "60", "--k", "4", "--json", "--no-progress"])
+main(["--graph", "ws", "--n", "60", "--k", "4", "--no-progress"])
+main(["--graph", "connectome", "--n", "600", "--sources", "16", "--no-progress"])
 main(["--edges", csv, "--weight", "syn_count", "--threshold", "5", "--json", "--no-progress"])
 try:
-    main(["--model", "sa+swa", "--n", "60", "--w", "4", "--no-progress"])
+    main(["--graph", "sa+swa", "--n", "60", "--w", "4", "--no-progress"])
 except SystemExit as stop:
     assert stop.code == 2, stop.code
 else:
@@ -97,13 +97,13 @@ def test_no_module_under_graphs_imports_receptive(tmp_path):
 
 
 def test_attention_models_name_their_command(capsys):
-    """graphs.smallworld offers no attention graph: --model swa/sa/sa+swa is one line naming receptive.smallworld."""
+    """graphs.smallworld offers no attention graph: --graph swa/sa/sa+swa is one line naming receptive.smallworld."""
     for model in ("swa", "sa", "sa+swa"):
         with pytest.raises(SystemExit) as stop:
-            main(["--model", model, "--n", "100", "--no-progress"])
+            main(["--graph", model, "--n", "100", "--no-progress"])
         err = capsys.readouterr().err
         assert stop.value.code == 2 and err.count("\n") == 1, err
-        assert "--model" in err and "python -m receptive.smallworld" in err, err
+        assert "--graph" in err and "python -m receptive.smallworld" in err, err
     assert "python -m receptive.smallworld" in build_parser().format_help()
 
 
@@ -118,16 +118,16 @@ def test_receptive_reexports_the_shared_helpers():
 def test_er_below_mean_degree_one_is_a_defined_result(capsys):
     """<k> <= 1: the ER reference has no giant component, L_r is infinite, sigma and omega undefined (not a
     ZeroDivisionError)."""
-    assert main(["--model", "er", "--n", "100", "--k", "0.5", "--json", "--no-progress"]) == 0
+    assert main(["--graph", "er", "--n", "100", "--k", "0.5", "--json", "--no-progress"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["L_r"] is None and doc["sigma"] is None and doc["omega"] is None and doc["C_r"] > 0
-    assert main(["--model", "er", "--n", "100", "--k", "0.5", "--no-progress"]) == 0
+    assert main(["--graph", "er", "--n", "100", "--k", "0.5", "--no-progress"]) == 0
     report = capsys.readouterr().out
     assert "L_r                    undefined (infinite" in report and "sigma                  undefined" in report
 
 
 OPTIONS = {
-    "--model": st.sampled_from(["connectome", "er", "ws", "swa", "sa", "sa+swa", "nope"]),
+    "--graph": st.sampled_from(["connectome", "er", "ws", "swa", "sa", "sa+swa", "nope"]),
     "--n": st.one_of(st.integers(-5, 260).map(str), st.sampled_from(["1e3", "x", ""])),
     "--k": st.one_of(st.floats(-2, 40).map(repr), st.sampled_from(["nan", "inf", "-inf", "four", "0.5"])),
     "--beta": st.sampled_from(["0", "0.3", "1", "1.5", "-0.1", "nan"]),
@@ -171,7 +171,7 @@ def test_cli_fuzz(options, flags, capsys):
 def test_edge_file_options_need_an_edge_list(tmp_path, capsys, flag, edges):
     """The columns, weight and threshold of an edge list are refused, naming the flag, where no edge list is read
     (a generated model, or GraphML, whose weights are its own), instead of being ignored."""
-    argv = ["--model", "er", "--n", "120", flag, "5"]
+    argv = ["--graph", "er", "--n", "120", flag, "5"]
     if edges:
         (tmp_path / edges).write_text("<graphml/>")
         argv = [flag, "5", "--edges", str(tmp_path / edges)]
@@ -295,10 +295,10 @@ def test_a_row_cut_short_is_refused(tmp_path, engine):
 @pytest.mark.parametrize(
     ("argv", "flag", "other"),
     [
-        (["--model", "er", "--beta", "0.2"], "--beta", "--model er"),
-        (["--model", "ws", "--calibrate"], "--calibrate", "--model ws"),
-        (["--model", "er", "--n", "100", "--sources", "200"], "--sources", "--n = 100"),
-        (["--model", "er", "--n", str(10**11)], "--n", "TiB"),
+        (["--graph", "er", "--beta", "0.2"], "--beta", "--graph er"),
+        (["--graph", "ws", "--calibrate"], "--calibrate", "--graph ws"),
+        (["--graph", "er", "--n", "100", "--sources", "200"], "--sources", "--n = 100"),
+        (["--graph", "er", "--n", str(10**11)], "--n", "TiB"),
         (["--edges", "{edges}", "--k", "3"], "--k", "--edges"),
         (["--edges", "{edges}", "--sources", "9"], "--sources", "3 nodes"),
     ],

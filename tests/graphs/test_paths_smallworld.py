@@ -112,12 +112,12 @@ def test_giant_component_of_disconnected_graph():
 
 
 def test_cli_json_and_report(capsys, tmp_path):
-    assert main(["--model", "ws", "--n", "500", "--k", "8", "--json", "--no-progress"]) == 0
+    assert main(["--graph", "ws", "--n", "500", "--k", "8", "--json", "--no-progress"]) == 0
     doc = json.loads(capsys.readouterr().out)
     for key in ("n", "edges", "mean_degree", "C", "transitivity", "L", "L_method", "C_r", "L_r", "sigma", "omega"):
         assert key in doc, key
     assert doc["L_method"] == "exact" and doc["sigma"] > 1
-    assert main(["--model", "connectome", "--n", "3000", "--sources", "64", "--no-progress"]) == 0
+    assert main(["--graph", "connectome", "--n", "3000", "--sources", "64", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "FlyWire" in out and "sigma" in out
     csv = tmp_path / "edges.csv"
@@ -132,17 +132,17 @@ def test_cli_json_and_report(capsys, tmp_path):
     ("cli", "argv", "name"),
     [
         (main, ["--n", "3"], "--n"),
-        (main, ["--model", "sa", "--w", "16"], "python -m receptive.smallworld"),
+        (main, ["--graph", "sa", "--w", "16"], "python -m receptive.smallworld"),
         (
             main,
             ["--w", "16"],
             "unrecognized arguments: --w 16; --w: options of the attention graphs (python -m receptive",
         ),
-        (main, ["--wei", "syn", "--model", "er"], "unrecognized arguments: --wei"),
+        (main, ["--wei", "syn", "--graph", "er"], "unrecognized arguments: --wei"),
         (main, ["--sources", "0"], "--sources"),
         (main, ["--k", "-1"], "--k"),
-        (main, ["--beta", "2", "--model", "ws"], "--beta"),
-        (main, ["--model", "nope"], "--model"),
+        (main, ["--beta", "2", "--graph", "ws"], "--beta"),
+        (main, ["--graph", "nope"], "--graph"),
         (main, ["--edges", "/nonexistent.csv"], "nonexistent"),
         (main, ["--exact", "--sources", "5"], "--sources"),
     ],

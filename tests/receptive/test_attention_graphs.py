@@ -141,10 +141,10 @@ def test_hops_through_depth_equal_first_arrival_layers():
 @pytest.mark.parametrize(
     ("argv", "name"),
     [
-        (["--w", "0", "--model", "sa"], "--w"),
-        (["--layers", "0", "--model", "sa"], "--layers"),
-        (["--model", "sa", "--n", "20", "--w", "100"], "--w"),
-        (["--model", "nope"], "--model"),
+        (["--w", "0", "--graph", "sa"], "--w"),
+        (["--layers", "0", "--graph", "sa"], "--layers"),
+        (["--graph", "sa", "--n", "20", "--w", "100"], "--w"),
+        (["--graph", "nope"], "--graph"),
     ],
 )
 def test_attention_cli_bad_input(argv, name, capsys):

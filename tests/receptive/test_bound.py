@@ -207,11 +207,11 @@ def test_dask_local_cluster_equals_local_run(tmp_path):
         (["--n", "64", "--w", "1024"], "--w"),
         (["--n", "2^40"], "--max-memory"),
         (["--interval-file", "x.json"], "--interval-file"),
-        (["--model", "interval", "--interval-file", "missing.json"], "--interval-file"),
+        (["--sharp-model", "interval", "--interval-file", "missing.json"], "--interval-file"),
         (["--dask", "--scheduler", "tcp://x:1"], "--scheduler"),
         (["--scheduler", "notanaddress"], "--scheduler"),
         (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler"),
-        (["--model", "fitted"], "--model"),
+        (["--sharp-model", "fitted"], "--sharp-model"),
     ],
 )
 def test_bad_input(argv, name, tmp_path, capsys):
@@ -292,7 +292,7 @@ def test_a_bad_interval_file_is_refused_before_the_sweep(kind, tmp_path, capsys)
                 "yes",
                 "--seeds",
                 "1",
-                "--model",
+                "--sharp-model",
                 "interval",
                 "--interval-file",
                 str(path),
@@ -431,12 +431,12 @@ def test_analyse_point_uses_the_shared_rules():
 
 
 def test_interval_model_option(tmp_path, capsys):
-    """--model interval: causal SA+SWA is predicted by the interval model, computed live (no file is read unless
+    """--sharp-model interval: causal SA+SWA is predicted by the interval model, computed live (no file is read unless
     --interval-file names one), every other point by the analytic model; the choice is recorded in the
     parameters."""
     row = interval_point_model(256, 8, 64)
     argv = ["--n", "256", "--w", "8", "--patterns", "sa+swa", "--seeds", "2", "--json", "--no-progress"]
-    assert main([*argv, "--model", "interval", "--out", str(tmp_path / "i")]) == 0
+    assert main([*argv, "--sharp-model", "interval", "--out", str(tmp_path / "i")]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["parameters"]["model"] == "interval" and "interval_file" not in doc["parameters"]
     points = {p["causal"]: p for p in doc["points"]}
@@ -455,7 +455,7 @@ def test_interval_file_option(tmp_path, capsys):
     path = tmp_path / "interval.json"
     path.write_text(json.dumps(doc))
     argv = ["--n", "256", "--w", "8,16", "--patterns", "sa+swa", "--causal", "yes", "--seeds", "2", "--json"]
-    argv += ["--no-progress", "--model", "interval", "--interval-file", str(path), "--out", str(tmp_path / "i")]
+    argv += ["--no-progress", "--sharp-model", "interval", "--interval-file", str(path), "--out", str(tmp_path / "i")]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["parameters"]["interval_file"] == str(path)

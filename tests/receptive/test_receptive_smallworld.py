@@ -31,7 +31,7 @@ def test_attention_models_measure_the_union_graph(case, capsys):
     model = ["swa", "sa", "sa+swa"][case % 3]
     n, w, layers = int(rng.integers(40, 300)), int(rng.integers(2, 12)), int(rng.integers(1, 4))
     causal, undirected, seed = bool(rng.integers(2)), bool(rng.integers(2)), int(rng.integers(0, 5))
-    argv = ["--model", model, "--n", str(n), "--w", str(w), "--layers", str(layers), "--seed", str(seed)]
+    argv = ["--graph", model, "--n", str(n), "--w", str(w), "--layers", str(layers), "--seed", str(seed)]
     argv += ["--causal"] * causal + ["--undirected"] * undirected
     doc = run_json(main, argv, capsys)
     graph = union_graph(model, n, w, layers, causal=causal, seed=seed, directed=not undirected)
@@ -49,9 +49,9 @@ def test_attention_models_measure_the_union_graph(case, capsys):
 @pytest.mark.parametrize(
     "argv",
     [
-        ["--model", "er", "--n", "200", "--k", "6", "--seed", "3"],
-        ["--model", "ws", "--n", "300", "--k", "8", "--beta", "0.2"],
-        ["--model", "connectome", "--n", "800", "--sources", "32"],
+        ["--graph", "er", "--n", "200", "--k", "6", "--seed", "3"],
+        ["--graph", "ws", "--n", "300", "--k", "8", "--beta", "0.2"],
+        ["--graph", "connectome", "--n", "800", "--sources", "32"],
     ],
 )
 def test_graph_models_are_the_same_in_both_commands(argv, capsys):
@@ -65,13 +65,13 @@ def test_same_options_plus_the_attention_ones():
     ours, base = options(build_parser(FAMILIES, PROG)), options(build_parser())
     assert base < ours and ours - base == {"--w", "--layers", "--causal"}
     text = build_parser(FAMILIES, PROG).format_help()
-    assert "{connectome,er,ws,swa,sa,sa+swa}" in text and f"{PROG} --model sa+swa" in text
+    assert "{connectome,er,ws,swa,sa,sa+swa}" in text and f"{PROG} --graph sa+swa" in text
     assert "python -m graphs.smallworld" not in text  # it names no other command: it has every model
 
 
 def test_module_runs_as_a_command():
     out = subprocess.run(
-        [sys.executable, "-m", "receptive.smallworld", "--model", "sa+swa", "--n", "256", "--w", "8", "--json"],
+        [sys.executable, "-m", "receptive.smallworld", "--graph", "sa+swa", "--n", "256", "--w", "8", "--json"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -88,10 +88,10 @@ def test_model_families_are_a_hook_without_global_state(capsys):
         return ring_lattice(args.n or 100, int(args.k or 4)), {"note": "ring"}
 
     extra = ModelFamily(builders={"ring": ring}, description="ring (a ring lattice)")
-    doc = run_json(lambda argv: graphs_main(argv, families=(GRAPH_MODELS, extra)), ["--model", "ring"], capsys)
+    doc = run_json(lambda argv: graphs_main(argv, families=(GRAPH_MODELS, extra)), ["--graph", "ring"], capsys)
     assert doc["n"] == 100 and doc["edges"] == 200 and doc["note"] == "ring" and doc["C"] == pytest.approx(0.5)
     with pytest.raises(SystemExit):
-        graphs_main(["--model", "ring", "--no-progress"])
+        graphs_main(["--graph", "ring", "--no-progress"])
     assert "ring" not in capsys.readouterr().out
     for bad, name, error in (
         (lambda: ModelFamily(builders={}), "builders", ValueError),
@@ -106,7 +106,7 @@ def test_model_families_are_a_hook_without_global_state(capsys):
 
 
 OPTIONS = {
-    "--model": st.sampled_from(["connectome", "er", "ws", "swa", "sa", "sa+swa", "nope"]),
+    "--graph": st.sampled_from(["connectome", "er", "ws", "swa", "sa", "sa+swa", "nope"]),
     "--n": st.one_of(st.integers(-5, 260).map(str), st.sampled_from(["1e3", "x", ""])),
     "--k": st.one_of(st.floats(-2, 40).map(repr), st.sampled_from(["nan", "inf", "0.5"])),
     "--w": st.one_of(st.integers(-1, 20).map(str), st.sampled_from(["600", "w"])),

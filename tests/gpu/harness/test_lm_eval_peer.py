@@ -16,7 +16,7 @@ from lm_eval.models.huggingface import HFLM  # noqa: E402
 from gpu.harness.lm_eval import main as lm_eval_attention  # noqa: E402
 from gpu.harness.scoring import EvalAttention, score_items  # noqa: E402
 from gpu.harness.tasks import load_requests  # noqa: E402
-from gpu.hf.models import smollm2_gguf  # noqa: E402
+from gpu.hf.checkpoints import smollm2_gguf  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning", "ignore::FutureWarning")
 
