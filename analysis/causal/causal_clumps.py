@@ -33,6 +33,7 @@ import numpy as np
 from scipy import ndimage
 
 from graphs.cli_common import OneLineErrorParser, output_file, run_command, write_atomic
+from graphs.cli_options import add_seeds_option
 from graphs.ops import apply_layer
 from receptive import coverage_by_layer, make_pattern, theory
 
@@ -147,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sampled-point", action="append", default=[], help="n:w:L0-L1, sampled targets (repeatable)")
     parser.add_argument("--targets", type=int, default=8192, help="targets per seed of a sampled point (default 8192)")
     parser.add_argument("--sampled-seeds", type=int, default=3, help="seeds of a sampled point (default 3)")
-    parser.add_argument("--seeds", type=int, default=15, help="seeds 0 .. SEEDS-1 (default 15)")
+    add_seeds_option(parser, 15)
     parser.add_argument(
         "--out", type=output_file("--out", parents=True, suffixes=(".json",)), required=True, help="JSON file to write"
     )
@@ -168,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--point: expected at least one --point or --sampled-point")
     if any(args.targets > n for n, _, _ in sampled):
         parser.error(f"--targets: expected at most the smallest sampled n, got {args.targets}")
-    seeds = list(range(args.seeds))
+    seeds = list(range(args.seed, args.seed + args.seeds))
     rows = []
     for n, w, layers in points:
         start = time.perf_counter()

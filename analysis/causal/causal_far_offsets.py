@@ -23,7 +23,7 @@ import numpy as np
 
 from graphs.cli_common import output_file, run_command, write_atomic
 from receptive import coverage_by_layer, make_pattern
-from receptive.cli_parser import OneLineErrorParser
+from receptive.cli_parser import OneLineErrorParser, add_seeds_option
 
 #: failing targets whose backward sets are computed per seed, at most (each costs one pass over the sequence per layer)
 MAX_FAILING = 50
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--w", type=int, default=256, help="window (default 256)")
     parser.add_argument("--layer", type=int, default=3, help="layers (default 3)")
     parser.add_argument("--targets", type=int, default=8192, help="stratified targets per seed (default 8192)")
-    parser.add_argument("--seeds", type=int, default=10, help="seeds 0 .. SEEDS-1 (default 10)")
+    add_seeds_option(parser, 10)
     parser.add_argument("--out", type=output_file("--out", suffixes=(".json",)), help="write the JSON here")
     args = parser.parse_args(argv)
     if not 2 <= args.n <= 2**22:
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         if not low <= getattr(args, name) <= high:
             parser.error(f"--{name}: expected an integer in [{low}, {high}], got {getattr(args, name)}")
     per_seed = []
-    for seed in range(args.seeds):
+    for seed in range(args.seed, args.seed + args.seeds):
         start = time.perf_counter()
         per_seed.append(seed_rows(args.n, args.w, args.layer, args.targets, seed))
         spans = [(t["offsets"][0], t["offsets"][-1], len(t["offsets"])) for t in per_seed[-1]["traced"]]

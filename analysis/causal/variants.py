@@ -41,7 +41,7 @@ from receptive import __version__
 from receptive.bound.analysis import typical_layer
 from receptive.bound.cli import parse_sizes
 from receptive.bound.keys import mean_distinct_keys
-from receptive.cli_parser import OneLineErrorParser, comma_names
+from receptive.cli_parser import OneLineErrorParser, add_seeds_option, comma_names
 from receptive.coverage.compute import target_positions
 from receptive.patterns import PATTERNS, make_pattern
 from receptive.patterns.causal_variants import DilatedHeads
@@ -248,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n", default="2^10,2^12,2^14", help="sequence lengths (default 2^10,2^12,2^14)")
     p.add_argument("--w", default="8,32,128", help="windows (default 8,32,128)")
     p.add_argument("--causal", choices=["no", "yes", "both"], default="both", help="default both")
-    p.add_argument("--seeds", type=int, default=5, help="seeds 0..SEEDS-1 (default 5)")
+    add_seeds_option(p, 5)
     p.add_argument("--max-layers", type=int, default=64, help="layer cap (default 64)")
     p.add_argument("--exact-max", default="2^14", help="exact while n <= this (default 2^14), else sampled")
     p.add_argument("--targets", type=int, default=1024, help="sampled targets (default 1024)")
@@ -316,7 +316,6 @@ def main(argv: list[str] | None = None) -> int:
         ns, ws = parse_sizes(args.n, "--n"), parse_sizes(args.w, "--w")
         exact_max = parse_sizes(args.exact_max, "--exact-max")[0]
         for option, value, low in (
-            ("--seeds", args.seeds, 1),
             ("--max-layers", args.max_layers, 1),
             ("--targets", args.targets, 1),
         ):
@@ -354,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     with log.open("a") as fh:
         for causal in modes:
             for name in names:
-                seeds = [0] if deterministic(name, ws[0], causal) else list(range(args.seeds))
+                seeds = [0] if deterministic(name, ws[0], causal) else list(range(args.seed, args.seed + args.seeds))
                 for w in ws:
                     for n in ns:
                         if w >= n:
