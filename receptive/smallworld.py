@@ -57,7 +57,7 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
 def _check(args: argparse.Namespace) -> None:
     """``ValueError`` naming the flag for ``--layers`` below 1, for an option the model does not read
     (naming both), for ``--sources`` above the graph's n, and for a union whose edges would not fit in memory."""
-    model = "--edges" if args.edges else f"--graph {args.graph}"
+    where = "--edges" if args.edges else f"--graph {args.graph}"
     attention = not args.edges and args.graph in ATTENTION
     given = {
         "--w": args.w is not None,
@@ -68,11 +68,11 @@ def _check(args: argparse.Namespace) -> None:
     }
     for flag in ("--w", "--layers", "--causal"):
         if given[flag] and not attention:
-            raise ValueError(f"{flag}: does not apply with {model} (only the attention graphs {', '.join(ATTENTION)})")
+            raise ValueError(f"{flag}: does not apply with {where} (only the attention graphs {', '.join(ATTENTION)})")
     if given["--k"] and attention:
-        raise ValueError(f"--k: does not apply with {model} (an attention graph's degree is set by --w)")
+        raise ValueError(f"--k: does not apply with {where} (an attention graph's degree is set by --w)")
     if given["--calibrate"] and (args.edges or args.graph != "connectome"):
-        raise ValueError(f"--calibrate: does not apply with {model} (it refits the connectome model)")
+        raise ValueError(f"--calibrate: does not apply with {where} (it refits the connectome model)")
     if args.w is None:
         args.w = DEFAULT_W
     if args.layers is None:
