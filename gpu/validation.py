@@ -319,7 +319,7 @@ def writable_folder(name: str, folder) -> Path:
     """Create ``folder`` if missing and check that this process can write there.
 
     For commands whose output is a folder of their own (a training run); a command writing one file into an
-    existing folder checks that folder with :func:`graphs._atomic.check_writable` instead, which refuses a missing
+    existing folder checks that folder with :func:`graphs.cli_common.output_file` instead, which refuses a missing
     one. A failed check removes the folders it created, so it leaves nothing behind.
 
     Parameters

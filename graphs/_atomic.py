@@ -1,20 +1,16 @@
 """Output files that appear whole or not at all, and one-line errors for paths that cannot be written.
 
-Used by the CLIs of ``graphs``, ``receptive`` and ``gpu`` (it sits below all three): a file is written to a
-temporary file in the same directory and moved over the target with ``os.replace`` (atomic on POSIX and Windows), so
-an interrupted or failed run never leaves a partial output file; an unwritable path is a ``ValueError`` naming the
-option. The finished file gets the permissions a plain ``open(path, "w")`` would give it: an existing file keeps
-its mode, a new one gets ``0o666`` less the caller's umask.
-
-Beside them, what a resumable result store needs to stay whole: :func:`read_json_object` reads the header that
-records what its rows depend on, :func:`first_difference` names the first entry a resume would change, and
-:func:`torn_last_line` finds the last row a killed write left unfinished.
+Behind :func:`graphs.cli_common.write_atomic` and :func:`graphs.cli_common.atomic_write`, which every command of
+``graphs``, ``receptive`` and ``gpu`` writes through: a file is written to a temporary file in the same directory and
+moved over the target with ``os.replace`` (atomic on POSIX and Windows), so an interrupted or failed run never leaves a
+partial output file; an unwritable path is a ``ValueError`` naming the option. The finished file gets the permissions a
+plain ``open(path, "w")`` would give it: an existing file keeps its mode, a new one gets ``0o666`` less the caller's
+umask.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import stat
 import tempfile
@@ -202,153 +198,3 @@ def write_text_atomic(path: str | os.PathLike, text: str, name: str, make_parent
     with atomic_write(path, name, make_parents=make_parents) as fh:
         fh.write(text)
     return Path(path)
-
-
-def read_json_object(path: str | os.PathLike, name: str) -> dict | None:
-    """The JSON object in ``path``, or ``None`` when there is no such file.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file, e.g. the header a result store keeps beside its rows.
-    name : str
-        The option or argument that named the file's folder (the first word of an error message).
-
-    Returns
-    -------
-    dict or None
-        The object.
-
-    Raises
-    ------
-    ValueError
-        If the file is not valid UTF-8 JSON or holds something other than an object.
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     path = pathlib.Path(folder) / "store.json"
-    ...     missing = read_json_object(path, "--out")
-    ...     _ = path.write_text('{"version": "1"}')
-    ...     missing, read_json_object(path, "--out")
-    (None, {'version': '1'})
-    """
-    path = Path(path)
-    if not path.exists():
-        return None
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{name}: {path} is not a JSON object ({exc})") from None
-    if not isinstance(doc, dict):
-        raise ValueError(f"{name}: {path} is not a JSON object (got a {type(doc).__name__})")
-    return doc
-
-
-def first_difference(stored: dict, given: dict, names: dict[str, str] | None = None, where: str = "the store") -> str:
-    """One line naming the first entry whose value differs between two records of what results depend on.
-
-    Entries are compared in the order of ``given``; nested objects are compared entry by entry (their names joined
-    with ``.``); an entry that only one side holds is not a difference (a record may grow new entries).
-
-    Parameters
-    ----------
-    stored : dict
-        What the results were computed with.
-    given : dict
-        What the command was asked to compute with now.
-    names : dict of str to str, optional
-        Entry name (dotted) -> the flag that sets it, e.g. ``{"max_layers": "--max-layers"}``.
-    where : str, default "the store"
-        What holds the results, in the message.
-
-    Returns
-    -------
-    str
-        ``"FLAG: WHERE was written with STORED, given GIVEN"``, or ``""`` when nothing differs.
-
-    Examples
-    --------
-    >>> first_difference({"n": 64, "seeds": [0, 1]}, {"n": 64, "seeds": [0, 1]})
-    ''
-    >>> flags = {"rows.max_layers": "--max-layers"}
-    >>> first_difference({"rows": {"max_layers": 64}}, {"rows": {"max_layers": 32}}, flags)
-    '--max-layers: the store was written with 64, given 32'
-    """
-    names = names or {}
-
-    def walk(old: dict, new: dict, prefix: str) -> str:
-        for key, value in new.items():
-            if key not in old:
-                continue
-            dotted = f"{prefix}{key}"
-            if isinstance(value, dict) and isinstance(old[key], dict):
-                found = walk(old[key], value, dotted + ".")
-                if found:
-                    return found
-            elif old[key] != value:
-                shown = f"{where} was written with {_shown(old[key])}, given {_shown(value)}"
-                return f"{names.get(dotted, dotted)}: {shown}"
-        return ""
-
-    return walk(stored, given, "")
-
-
-def _shown(value) -> str:
-    """A recorded value in a message: JSON, shortened to 80 characters."""
-    text = json.dumps(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def torn_last_line(path: str | os.PathLike) -> int | None:
-    """The number of the last line of a JSON-lines file when a killed write left it torn, else ``None``.
-
-    A line is torn when the file does not end with a newline and its last line is not a whole JSON object. Only
-    the end of the file is read to decide; the lines are counted only when one is torn.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file (missing or empty: ``None``).
-
-    Returns
-    -------
-    int or None
-        The 1-based number of the torn line.
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     path = pathlib.Path(folder) / "tasks.jsonl"
-    ...     _ = path.write_text('{"key": "a"}\\n{"key": "b"}\\n{"key": "c", "ro')
-    ...     torn = torn_last_line(path)
-    ...     _ = path.write_text('{"key": "a"}\\n{"key": "b"}')
-    ...     torn, torn_last_line(path)
-    (3, None)
-    """
-    path = Path(path)
-    if not path.is_file():
-        return None
-    with path.open("rb") as fh:
-        end = fh.seek(0, os.SEEK_END)
-        if end == 0:
-            return None
-        fh.seek(end - 1)
-        if fh.read(1) == b"\n":
-            return None
-        tail, position = b"", end
-        while position > 0 and b"\n" not in tail:
-            step = min(1 << 20, position)
-            position -= step
-            fh.seek(position)
-            tail = fh.read(step) + tail
-    last = tail.rpartition(b"\n")[2]
-    try:
-        if isinstance(json.loads(last), dict):
-            return None
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        pass
-    with path.open("rb") as fh:
-        return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b"")) + 1

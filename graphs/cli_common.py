@@ -29,6 +29,7 @@ __all__ = [
     "FIGURE_SUFFIXES",
     "NUMBER",
     "OneLineErrorParser",
+    "atomic_write",
     "check_shape",
     "given_options",
     "output_file",

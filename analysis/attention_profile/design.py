@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from graphs.cli_common import output_file, run_command, write_atomic
-from receptive.cli_parser import OneLineErrorParser, add_seeds_option
+from receptive.cli_parser import OneLineErrorParser, add_progress_option, add_seeds_option
 
 GRID = Path(__file__).parent.parent / "paper_tasks" / "results" / "grid"
 TASKS = ("arc_easy", "hellaswag", "piqa", "lambada")
@@ -380,7 +380,7 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=int, default=200, help="items per task to score")
     add_seeds_option(parser, 3)  # where a head draws
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_progress_option(parser, "--quiet")
     args = parser.parse_args(argv)
     if not 1 <= args.budget <= 4096:
         parser.error(f"--budget: expected an integer in [1, 4096], got {args.budget}")
@@ -417,7 +417,7 @@ def main(argv=None) -> int:
     from gpu.attention.threads import set_threads
 
     set_threads(args.threads)
-    progress = False if args.quiet else None
+    progress = False if args.no_progress else None
     if "design" in steps:
         result = design(args.budget, args.subjects, min_keys=args.min_keys, recall_from=recall_from)
         command = (

@@ -25,7 +25,7 @@ import numpy as np
 
 from gpu.profile.measures import MEASURES
 from graphs.cli_common import output_file, run_command, write_atomic
-from receptive.cli_parser import OneLineErrorParser
+from receptive.cli_parser import OneLineErrorParser, add_progress_option
 
 GRID = Path(__file__).parent.parent / "paper_tasks" / "results" / "grid"
 TASKS = ("arc_easy", "hellaswag", "piqa", "lambada")
@@ -161,7 +161,7 @@ def main(argv=None) -> int:
     parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated tasks")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (one is faster on a shared machine)")
     parser.add_argument("--out", required=True, type=output_file("--out", suffixes=(".json",)), help="the JSON")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_progress_option(parser, "--quiet")
     args = parser.parse_args(argv)
     if not 1 <= args.items <= 200:
         parser.error(f"--items: expected an integer in [1, 200], got {args.items}")
@@ -187,7 +187,9 @@ def main(argv=None) -> int:
         text = json.dumps(result | {"command": command}, indent=None, separators=(",", ":")) + "\n"
         write_atomic(args.out, text, option="--out")
 
-    result = run(args.store, args.items, args.kl_items, tasks, progress=False if args.quiet else None, checkpoint=write)
+    result = run(
+        args.store, args.items, args.kl_items, tasks, progress=False if args.no_progress else None, checkpoint=write
+    )
     for task, data in result["tasks"].items():
         seconds = data["seconds"]
         print(

@@ -45,7 +45,6 @@ from gpu.harness.scoring import PREFILL_METHODS, EvalAttention, check_fits, scor
 from gpu.harness.tasks import load_task
 from gpu.hf.checkpoints import add_model_option, model_path
 from gpu.hf.generation import DECODES
-from graphs._atomic import first_difference, read_json_object, torn_last_line
 from graphs.cli_common import run_command, write_atomic
 from receptive import __version__
 from receptive.cli_parser import (
@@ -59,7 +58,15 @@ from receptive.cli_parser import (
     comma_names,
     write_output,
 )
-from receptive.sweep import ResultStore, check_scheduler, run_dask, run_local
+from receptive.sweep import (
+    ResultStore,
+    check_scheduler,
+    first_difference,
+    read_json_object,
+    run_dask,
+    run_local,
+    torn_last_line,
+)
 
 __all__ = ["EvalTask", "build_parser", "grid", "main", "model_fingerprint", "run_eval_task", "summary"]
 

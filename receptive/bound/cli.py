@@ -14,8 +14,7 @@ from functools import partial
 from numbers import Integral, Real
 from pathlib import Path
 
-from graphs._atomic import atomic_write, first_difference, read_json_object, torn_last_line, write_text_atomic
-from graphs.cli_common import run_command
+from graphs.cli_common import atomic_write, run_command, write_atomic
 from graphs.memory import parse_bytes, slab_bytes
 
 from .. import __version__, theory
@@ -28,7 +27,16 @@ from ..cli_parser import (
     comma_names,
     write_output,
 )
-from ..sweep import ResultStore, check_scheduler, run_dask, run_local, tasks_for
+from ..sweep import (
+    ResultStore,
+    check_scheduler,
+    first_difference,
+    read_json_object,
+    run_dask,
+    run_local,
+    tasks_for,
+    torn_last_line,
+)
 from ..theory import load_interval_model
 from .analysis import analyse_point, deviations, fit_log_law, group_results
 
@@ -409,7 +417,7 @@ def _write_header(out: Path, identity: dict) -> None:
         if isinstance(values, list) and key in grid:
             with contextlib.suppress(TypeError):  # values a header of another shape holds: this run's alone
                 grid[key] = sorted(set(values) | set(grid[key]))
-    write_text_atomic(out / HEADER, json.dumps(identity | {"grid": grid}, indent=1) + "\n", "--out")
+    write_atomic(out / HEADER, json.dumps(identity | {"grid": grid}, indent=1) + "\n", option="--out")
 
 
 def _bytes(count: int) -> str:
@@ -667,7 +675,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             failed = run_local(tasks, store, retries=args.retries, progress=progress)
     doc = _summarise(store, params, skipped, failed, {t.key for t in tasks})
-    write_text_atomic(out / "bound.json", json.dumps(doc, indent=1) + "\n", "--out")
+    write_atomic(out / "bound.json", json.dumps(doc, indent=1) + "\n", option="--out")
     _write_csv(doc, out / "bound.csv")
     if args.json != "-":
         print(format_table(doc))
