@@ -1,6 +1,6 @@
 """Time :func:`gpu.attention.banded.banded_attention` in cache-sized chunks against one shot and against one-head calls.
 
-    nice -n 10 python benchmarks/bench_banded.py [--n 4096,16384,32768] [--w 64] [--heads 4] [--dim 64]
+    nice -n 10 python benchmarks/bench_banded.py [--n 4096,16384,32768] [--w 64] [--heads 4] [--d 64]
         [--repeats 5] [--chunk-exponents 16,17,18,19,20,21] [--json PATH]
 
 The tables are printed; ``--json PATH`` also writes the rows there (the committed ones are
@@ -127,11 +127,11 @@ def _step(fn, q, k, v, g, backward: bool):
     return both
 
 
-def measure(n: int, w: int, heads: int, dim: int, repeats: int, exponents: list[int], seed: int = 0) -> list[dict]:
+def measure(n: int, w: int, heads: int, d: int, repeats: int, exponents: list[int], seed: int = 0) -> list[dict]:
     """Median seconds of every path, forward and forward + backward, at one ``n`` (rounds interleaved)."""
     left, right = window_offsets(w, False)
     gen = torch.Generator().manual_seed(seed)
-    q, k, v, g = (torch.randn(1, heads, n, dim, generator=gen) for _ in range(4))
+    q, k, v, g = (torch.randn(1, heads, n, d, generator=gen) for _ in range(4))
     for t in (q, k, v):
         t.requires_grad_(True)
     paths = _paths(left, right, heads, exponents)
@@ -147,7 +147,7 @@ def measure(n: int, w: int, heads: int, dim: int, repeats: int, exponents: list[
                     "n": n,
                     "w": w,
                     "heads": heads,
-                    "dim": dim,
+                    "d": d,
                     "path": name,
                     "pass": "forward+backward" if backward else "forward",
                     "seconds": statistics.median(times),
@@ -182,12 +182,12 @@ def main(argv: list[str] | None = None) -> int:
         prog="python benchmarks/bench_banded.py",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        options={k: f"--{k}" for k in ("w", "heads", "dim", "repeats", "threads")},
+        options={k: f"--{k}" for k in ("w", "heads", "d", "repeats", "threads")},
     )
     p.add_argument("--n", default="4096,16384,32768", help="comma-separated sequence lengths")
     p.add_argument("--w", type=int, default=64)
     p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--dim", type=int, default=64)
+    p.add_argument("--d", type=int, default=64)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--chunk-exponents", default="", help="comma-separated exponents e: also time chunk_scores = 2^e")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         exponents = comma_ints("--chunk-exponents", args.chunk_exponents) if args.chunk_exponents else []
         if max(exponents, default=1) > 62:
             raise ValueError(f"--chunk-exponents: expected exponents in 1..62, got {args.chunk_exponents!r}")
-        w, heads, dim = check_int("w", args.w, 1), check_int("heads", args.heads, 1), check_int("dim", args.dim, 1)
+        w, heads, d = check_int("w", args.w, 1), check_int("heads", args.heads, 1), check_int("d", args.d, 1)
         repeats, threads = check_int("repeats", args.repeats, 1), check_int("threads", args.threads, 1)
     except ValueError as err:
         p.error(str(err))
@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with torch_threads(threads):
         for n in ns:
-            rows += measure(n, min(w, 2 * n - 1), heads, dim, repeats, exponents)
+            rows += measure(n, min(w, 2 * n - 1), heads, d, repeats, exponents)
             print(_table([r for r in rows if r["n"] == n]), flush=True)
     doc = {
         "command": "python benchmarks/bench_banded.py " + " ".join(sys.argv[1:] if argv is None else argv),
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             "n": ns,
             "w": w,
             "heads": heads,
-            "dim": dim,
+            "d": d,
             "batch": 1,
             "dtype": "float32",
             "repeats": repeats,

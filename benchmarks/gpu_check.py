@@ -51,10 +51,10 @@ class Sizes:
     grad_n: list[int]
     time_n: list[int]
     check_heads: tuple[int, int]  # (query heads, kv heads): GQA in every correctness case
-    check_dim: int
+    check_d: int
     check_w: int
     heads: int
-    dim: int
+    d: int
     w: int
     dtype: str
     check_budget_s: float  # correctness checks not started by then are listed as skipped
@@ -98,7 +98,7 @@ def correctness(s: Sizes, device: str, log, deadline: float = float("inf")):
     from gpu.attention.oracle import check_backends
 
     h, hkv = s.check_heads
-    return check_backends(s.check_n, s.grad_n, h, hkv, s.check_dim, s.check_w, s.dtype, device, log, deadline)
+    return check_backends(s.check_n, s.grad_n, h, hkv, s.check_d, s.check_w, s.dtype, device, log, deadline)
 
 
 def sync_free(s: Sizes, device: str) -> dict:
@@ -111,7 +111,7 @@ def sync_free(s: Sizes, device: str) -> dict:
     if device != "cuda":
         return {"note": "checked on CUDA only (tests/test_gpu_attention.py checks the same on the meta device)"}
     n = max(s.check_n)
-    q = torch.randn(1, s.heads, n, s.dim, device=device, dtype=getattr(torch, s.dtype))
+    q = torch.randn(1, s.heads, n, s.d, device=device, dtype=getattr(torch, s.dtype))
     result = {}
     for backend in BACKENDS:
         for how, kwargs in (("drawn", {}), ("seeded", {"seed": 1})):
@@ -141,14 +141,14 @@ def _timer(fn, cuda: bool, grads=None) -> float:
     return time.perf_counter() - start
 
 
-def estimated_bytes(kind: str, backend: str, n: int, w: int, heads: int, dim: int, elem: int, backward: bool) -> int:
+def estimated_bytes(kind: str, backend: str, n: int, w: int, heads: int, d: int, elem: int, backward: bool) -> int:
     """A generous estimate of what one call allocates beyond its inputs (batch 1), to skip what cannot fit: the
     torch path holds four ``(heads, n, bq + w - 1)`` score-sized tensors per band (scores, masked scores,
     probabilities, masked probabilities; twice with the backward, :mod:`gpu.attention.banded`); every path holds about
-    eight ``(heads, n, dim)`` tensors (output, permuted copies, saved tensors, gradients). SA+SWA runs two bands."""
+    eight ``(heads, n, d)`` tensors (output, permuted copies, saved tensors, gradients). SA+SWA runs two bands."""
     from gpu.attention.banded import _block_size
 
-    linear = 8 * heads * n * dim * elem
+    linear = 8 * heads * n * d * elem
     band = 0
     if backend == "torch" and kind != "full":
         left, right = w // 2, (w - 1) // 2
@@ -164,7 +164,7 @@ def free_memory(device: str) -> int | None:
     return torch.cuda.mem_get_info()[0] if device == "cuda" else None
 
 
-def _flops(kind: str, n: int, w: int, heads: int, dim: int, backward: bool) -> float:
+def _flops(kind: str, n: int, w: int, heads: int, d: int, backward: bool) -> float:
     """Useful FLOPs: 4 d per allowed (query, key) pair (Dao et al. 2022), x 3.5 with the backward."""
     import numpy as np
 
@@ -174,7 +174,7 @@ def _flops(kind: str, n: int, w: int, heads: int, dim: int, backward: bool) -> f
         left, right = w // 2, (w - 1) // 2
         i = np.arange(n)
         pairs = int((np.minimum(n - 1, i + right) - np.maximum(0, i - left) + 1).sum()) * (2 if kind == "sa+swa" else 1)
-    return 4 * dim * pairs * heads * (3.5 if backward else 1)
+    return 4 * d * pairs * heads * (3.5 if backward else 1)
 
 
 def timings(s: Sizes, device: str, deadline: float, log, save=None) -> list[Timing]:
@@ -191,7 +191,7 @@ def timings(s: Sizes, device: str, deadline: float, log, save=None) -> list[Timi
     for n in s.time_n:
         w = min(s.w, n)
         g = torch.Generator().manual_seed(n)
-        q, k, v = (torch.randn(1, s.heads, n, s.dim, generator=g).to(device, dtype) for _ in range(3))
+        q, k, v = (torch.randn(1, s.heads, n, s.d, generator=g).to(device, dtype) for _ in range(3))
         gate = torch.rand(1, s.heads, n, 1, generator=g).to(device, dtype)
         perm = torch.randperm(n, generator=g).to(device)
 
@@ -217,7 +217,7 @@ def timings(s: Sizes, device: str, deadline: float, log, save=None) -> list[Timi
                     row.note = "skipped: FlexAttention has no CPU backward"
                     continue
                 backward = direction == "backward"
-                need = estimated_bytes(kind, backend, n, w, s.heads, s.dim, q.element_size(), backward)
+                need = estimated_bytes(kind, backend, n, w, s.heads, s.d, q.element_size(), backward)
                 free = free_memory(device)
                 if free is not None and need > 0.9 * free:
                     row.note = f"skipped: needs about {need / 2**30:.1f} GiB, {free / 2**30:.1f} GiB free"
@@ -235,7 +235,7 @@ def timings(s: Sizes, device: str, deadline: float, log, save=None) -> list[Timi
                     with torch.enable_grad() if backward else torch.no_grad():
                         row.seconds = _timer(step, cuda, leaves if backward else None)
                         row.peak_memory_bytes = peak_memory(step) if cuda else None
-                    row.tflops = _flops(kind, n, w, s.heads, s.dim, backward) / row.seconds / 1e12
+                    row.tflops = _flops(kind, n, w, s.heads, s.d, backward) / row.seconds / 1e12
                 except torch.OutOfMemoryError:
                     row.note = "skipped: out of memory"
                 except Exception as exc:  # a backend that fails at this size: recorded, the run goes on

@@ -135,8 +135,8 @@ def check_generator(generator) -> torch.Generator | None:
     return generator
 
 
-def check_tensor(name: str, value, dim: int | None = None) -> torch.Tensor:
-    """Check that ``value`` is a tensor, of ``dim`` dimensions when given.
+def check_tensor(name: str, value, ndim: int | None = None) -> torch.Tensor:
+    """Check that ``value`` is a tensor, of ``ndim`` dimensions when given.
 
     Parameters
     ----------
@@ -144,7 +144,7 @@ def check_tensor(name: str, value, dim: int | None = None) -> torch.Tensor:
         The argument's name (the first word of an error message).
     value : torch.Tensor
         The tensor.
-    dim : int or None, default None
+    ndim : int or None, default None
         The number of dimensions required.
 
     Returns
@@ -157,12 +157,12 @@ def check_tensor(name: str, value, dim: int | None = None) -> torch.Tensor:
     TypeError
         If ``value`` is not a tensor.
     ValueError
-        If it has not ``dim`` dimensions.
+        If it has not ``ndim`` dimensions.
 
     Examples
     --------
     >>> import torch
-    >>> check_tensor("q", torch.zeros(1, 1, 2, 2), dim=4).shape
+    >>> check_tensor("q", torch.zeros(1, 1, 2, 2), ndim=4).shape
     torch.Size([1, 1, 2, 2])
     >>> check_tensor("q", [1.0])
     Traceback (most recent call last):
@@ -171,8 +171,8 @@ def check_tensor(name: str, value, dim: int | None = None) -> torch.Tensor:
     """
     if not isinstance(value, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
-    if dim is not None and value.dim() != dim:
-        raise ValueError(f"{name}: expected a {dim}-d tensor, got shape {tuple(value.shape)}")
+    if ndim is not None and value.dim() != ndim:
+        raise ValueError(f"{name}: expected a {ndim}-d tensor, got shape {tuple(value.shape)}")
     return value
 
 

@@ -146,7 +146,7 @@ def test_coverage_json_of_a_stack_and_its_csv_are_coverage_by_layer(kind, flags,
 # --- gpu.bench: everything but the timings --------------------------------------------------------------------------
 
 
-def bench_expectations(doc, heads, dim, w):
+def bench_expectations(doc, heads, d, w):
     """Per row the FLOPs implied by its TFLOP/s and seconds equal ``4 d`` per pair of the pattern it times (SA+SWA
     runs both paths), and the cost rows' L* is ``coverage_by_layer``'s."""
     rows = {(r["n"], r["path"]): r for r in doc["rows"]}
@@ -157,7 +157,7 @@ def bench_expectations(doc, heads, dim, w):
         else:
             pairs = make_pattern("swa" if kind == "sa+swa" else kind, n, w, seed=0).pair_count(1)
             pairs *= 2 if kind == "sa+swa" else 1
-        assert row["tflops"] * row["seconds"] * 1e12 == pytest.approx(4 * dim * pairs * heads, rel=1e-9)
+        assert row["tflops"] * row["seconds"] * 1e12 == pytest.approx(4 * d * pairs * heads, rel=1e-9)
         assert row["seconds"] == pytest.approx(sorted(row["repeat_seconds"])[len(row["repeat_seconds"]) // 2])
         assert row["speedup_over_full"] == pytest.approx(rows[n, "full"]["seconds"] / row["seconds"])
     for cost in doc["cost_to_full_coverage"]:
@@ -197,13 +197,13 @@ def test_bench_json_is_its_run_and_the_patterns_it_times(tmp_path):
     from gpu.bench.cli import run
 
     out = tmp_path / "bench.json"
-    command("gpu.bench", "--n", "64,128", "--w", "8", "--heads", "2", "--dim", "8", "--repeats", "1", "--json", out)
+    command("gpu.bench", "--n", "64,128", "--w", "8", "--heads", "2", "--d", "8", "--repeats", "1", "--json", out)
     doc = json.loads(out.read_text())
     assert doc["parameters"] == {
         "n": [64, 128],
         "w": 8,
         "heads": 2,
-        "dim": 8,
+        "d": 8,
         "batch": 1,
         "dtype": "float32",
         "backward": False,
@@ -215,7 +215,7 @@ def test_bench_json_is_its_run_and_the_patterns_it_times(tmp_path):
     assert [(r["n"], r["path"]) for r in doc["rows"]] == [
         (n, p) for n in (64, 128) for p in ("full", "swa", "sa", "sa+swa")
     ]
-    bench_expectations(doc, heads=2, dim=8, w=8)
+    bench_expectations(doc, heads=2, d=8, w=8)
     args = argparse.Namespace(**doc["parameters"], json=None, plot=None)
     with torch.no_grad():
         api = run(args)

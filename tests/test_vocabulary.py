@@ -24,6 +24,7 @@ SYNONYMS = {
     "layers": {"num_layers", "n_layers", "depth"},
     "seed": {"random_state", "rng_seed"},
     "element_bytes": {"bytes_per_element", "dtype_bytes"},
+    "d": {"dim", "head_dim", "d_head", "head_size"},
 }
 
 

@@ -66,7 +66,7 @@ class BenchmarkTables:
             rows.append(row)
         p = d["parameters"]
         intro = (
-            f"{d['device']}, torch {d['torch']}, {p['dtype']}, {p['heads']} heads, d = {p['dim']}, w = {p['w']}, "
+            f"{d['device']}, torch {d['torch']}, {p['dtype']}, {p['heads']} heads, d = {p['d']}, w = {p['w']}, "
             f"forward, median of {p['repeats']} rounds, {d.get('torch_threads')} threads.\n\n"
         )
         head = ["n", *kinds, "SA speedup over full", "to full coverage: full / SWA / SA / SA+SWA"]
@@ -97,7 +97,7 @@ class BenchmarkTables:
         env, s = d["environment"], d["sizes"]
         intro = (
             f"{env['gpu']}, torch {env['torch']}, Triton {env['triton']}; {s['dtype']}, {s['heads']} heads, "
-            f"d = {s['dim']}, w = {s['w']}, batch 1, forward, ms. Correctness: "
+            f"d = {s['d']}, w = {s['w']}, batch 1, forward, ms. Correctness: "
             f"{sum(c['ok'] for c in d['correctness']['checks'])} of {len(d['correctness']['checks'])} checks pass.\n\n"
         )
         head = ["n", *(f"{p}" for p in paths), "SA fused / SWA fused", "full / SA fused"]

@@ -290,7 +290,7 @@ def check_backends(
     grad_n=(),
     heads: int = 4,
     kv_heads: int = 2,
-    dim: int = 64,
+    d: int = 64,
     w: int = 256,
     dtype: str = "float32",
     device="cuda",
@@ -314,7 +314,7 @@ def check_backends(
         Query heads.
     kv_heads : int, default 2
         Key/value heads, a divisor of ``heads``.
-    dim : int, default 64
+    d : int, default 64
         Head dimension.
     w : int, default 256
         The window of SWA and SA (clipped to ``n``).
@@ -343,12 +343,12 @@ def check_backends(
 
     Examples
     --------
-    >>> checks, skipped = check_backends([8], heads=2, kv_heads=1, dim=4, w=4, device="cpu", deadline=0.0)
+    >>> checks, skipped = check_backends([8], heads=2, kv_heads=1, d=4, w=4, device="cpu", deadline=0.0)
     >>> checks, len(skipped), skipped[:2]  # past the deadline: every case is skipped, nothing compiled
     ([], 24, ['full [torch] n=8 float32', 'full [flex] n=8 float32'])
     """
     check_choice("dtype", dtype, TOLERANCE)
-    for name, value in (("heads", heads), ("kv_heads", kv_heads), ("dim", dim), ("w", w)):
+    for name, value in (("heads", heads), ("kv_heads", kv_heads), ("d", d), ("w", w)):
         check_int(name, value, 1)
     if heads % kv_heads:
         raise ValueError(f"kv_heads: must divide heads ({heads}), got {kv_heads}")
@@ -358,8 +358,8 @@ def check_backends(
     passes += [("float32", n, True) for n in sorted(grad_n, reverse=True)]
     for pass_dtype, n, grads in passes:
         g = torch.Generator().manual_seed(n)
-        q, k, v = (torch.randn(1, x, n, dim, generator=g).to(device) for x in (heads, kv_heads, kv_heads))
-        upstream = torch.randn(1, heads, n, dim, generator=g).to(device)
+        q, k, v = (torch.randn(1, x, n, d, generator=g).to(device) for x in (heads, kv_heads, kv_heads))
+        upstream = torch.randn(1, heads, n, d, generator=g).to(device)
         for name, kind, case_w, causal, perm in _cases(n, w, heads, device, g):
             backends = [b for b in BACKENDS if not (grads and b == "flex" and str(device) != "cuda")]  # CPU: no bwd
             suffix = " grad" if grads else ""

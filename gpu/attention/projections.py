@@ -55,7 +55,7 @@ def rotary(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
     >>> bool(torch.allclose(rotary(x).norm(dim=-1), x.norm(dim=-1)))  # a rotation keeps the norm
     True
     """
-    check_tensor("x", x, dim=4)
+    check_tensor("x", x, ndim=4)
     d = x.shape[-1]
     if d % 2:
         raise ValueError(f"x: rotary embeddings need an even head_dim (last axis), got {d}")

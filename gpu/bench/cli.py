@@ -72,7 +72,7 @@ def run(args) -> dict:
     Examples
     --------
     >>> import argparse, contextlib, io
-    >>> args = argparse.Namespace(n=[64], w=8, heads=1, dim=16, batch=1, dtype="float32", backward=False,
+    >>> args = argparse.Namespace(n=[64], w=8, heads=1, d=16, batch=1, dtype="float32", backward=False,
     ...                           repeats=1, backends=["torch"], json=None, plot=None)
     >>> with contextlib.redirect_stdout(io.StringIO()):  # it prints each row as it is timed
     ...     doc = run(args)
@@ -87,7 +87,7 @@ def run(args) -> dict:
     rows = []
     for n in args.n:
         g = torch.Generator().manual_seed(n)
-        shape = (args.batch, args.heads, n, args.dim)
+        shape = (args.batch, args.heads, n, args.d)
         q, k, v = (torch.randn(shape, generator=g).to(device, dtype) for _ in range(3))
         gate = torch.rand(args.batch, args.heads, n, 1, generator=g).to(device, dtype)
         perm = torch.randperm(n, generator=g).to(device)
@@ -107,7 +107,7 @@ def run(args) -> dict:
             seconds, peak = statistics.median(runs[name]), peaks.get(name)
             flops = (
                 4
-                * args.dim
+                * args.d
                 * _pairs(kind, n, args.w, args.heads)
                 * args.batch
                 * args.heads
@@ -206,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n", default="1024,2048,4096,8192,16384,32768", help="sequence lengths, comma-separated")
     add_w_option(p, 64)
     p.add_argument("--heads", type=int, default=4, help="query heads")
-    p.add_argument("--dim", type=int, default=64, help="head dimension")
+    p.add_argument("--d", type=int, default=64, help="head dimension")
     p.add_argument("--batch", type=int, default=1, help="batch size")
     p.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], default="float32", help="dtype of q, k, v")
     p.add_argument("--backward", action="store_true", help="time forward + backward")
@@ -242,7 +242,7 @@ def _parse(p, argv):
     cuda = torch.cuda.is_available()
     try:
         args.n = comma_ints("--n", args.n, low=2)
-        for name in ("w", "heads", "dim", "batch", "repeats"):
+        for name in ("w", "heads", "d", "batch", "repeats"):
             check_int(f"--{name}", getattr(args, name), 1)
         default = ",".join(TIMED_BACKENDS) if cuda else "torch"
         args.backends = comma_names("--backends", args.backends or default, TIMED_BACKENDS)
@@ -251,7 +251,7 @@ def _parse(p, argv):
     if args.replot is not None and args.plot is None:
         p.error("--replot: needs --plot, the figure to draw")
     if args.replot is not None:
-        timed = ("n", "w", "heads", "dim", "batch", "dtype", "backward", "repeats", "variants", "backends", "json")
+        timed = ("n", "w", "heads", "d", "batch", "dtype", "backward", "repeats", "variants", "backends", "json")
         for name in timed:
             if name in given:
                 p.error(f"--{name}: does not apply with --replot (it only redraws --plot; nothing is timed)")
@@ -269,8 +269,8 @@ def _parse(p, argv):
     where = "the GPU's memory" if cuda else "the machine's memory"
     try:  # before any tensor is drawn: a size that cannot fit is one line, not a failure inside the allocator
         n = max(args.n)
-        needed = bench_bytes(n, args.w, args.heads, args.dim, args.batch, element, args.backward, dense)
-        what = f"the tensors of n = {n} x {args.heads} heads x {args.dim} dims x batch {args.batch} ({args.dtype})"
+        needed = bench_bytes(n, args.w, args.heads, args.d, args.batch, element, args.backward, dense)
+        what = f"the tensors of n = {n} x {args.heads} heads x {args.d} dims x batch {args.batch} ({args.dtype})"
         check_memory("--n", needed, what, device_memory(cuda), where)
     except MemoryError as exc:
         p.error(str(exc))

@@ -67,7 +67,7 @@ def device_memory(cuda: bool) -> int:
     return physical_memory()
 
 
-def bench_bytes(n: int, w: int, heads: int, dim: int, batch: int, element: int, backward: bool, dense: bool) -> int:
+def bench_bytes(n: int, w: int, heads: int, d: int, batch: int, element: int, backward: bool, dense: bool) -> int:
     """Bytes the timing of one sequence length holds at once, an estimate made before anything is allocated.
 
     q, k, v, the gate and an output (``2 x`` with gradients), the float32 draws they are made from, a banded path's
@@ -76,7 +76,7 @@ def bench_bytes(n: int, w: int, heads: int, dim: int, batch: int, element: int, 
 
     Parameters
     ----------
-    n, w, heads, dim, batch : int
+    n, w, heads, d, batch : int
         The shapes timed.
     element : int
         Bytes per element of the dtype timed.
@@ -97,7 +97,7 @@ def bench_bytes(n: int, w: int, heads: int, dim: int, batch: int, element: int, 
     True
     """
     rows = batch * heads * n
-    tensors = rows * dim * (4 * element + 3 * 4) * (2 if backward else 1)
+    tensors = rows * d * (4 * element + 3 * 4) * (2 if backward else 1)
     banded = rows * 2 * w * 4
     scores = rows * n * 4 if dense else 0
     return tensors + banded + scores

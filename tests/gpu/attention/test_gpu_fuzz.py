@@ -65,7 +65,7 @@ def test_attention_entry_points(w, perm, causal, backend, kv_heads, dtype, per_h
 
 
 tokens = st.sampled_from(
-    ["--n", "--w", "--heads", "--dim", "--batch", "--repeats", "--backends", "--dtype", "--backward", "--nope"]
+    ["--n", "--w", "--heads", "--d", "--batch", "--repeats", "--backends", "--dtype", "--backward", "--nope"]
 )
 texts = st.one_of(
     st.sampled_from(

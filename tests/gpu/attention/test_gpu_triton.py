@@ -234,7 +234,7 @@ def test_bench_rows_for_the_fused_kernel(tmp_path):
         n=[32],
         w=8,
         heads=2,
-        dim=16,
+        d=16,
         batch=1,
         dtype="float32",
         backward=True,

@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 from gpu.bench.cli import main  # noqa: E402
 from gpu.bench.plot import KIND_COLORS, KIND_LABELS, kind_and_backend  # noqa: E402
 
-ARGS = ["--n", "64,128", "--w", "16", "--heads", "2", "--dim", "16", "--repeats", "1"]
+ARGS = ["--n", "64,128", "--w", "16", "--heads", "2", "--d", "16", "--repeats", "1"]
 
 
 def test_cost_benchmark_rows_and_peers(tmp_path, capsys):

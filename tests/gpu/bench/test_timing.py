@@ -176,7 +176,7 @@ def test_gpu_bench_keeps_the_median(tmp_path):
     from gpu.bench.cli import main
 
     out = tmp_path / "bench.json"
-    argv = ["--n", "64", "--w", "16", "--heads", "1", "--dim", "8", "--repeats", "4", "--backends", "torch"]
+    argv = ["--n", "64", "--w", "16", "--heads", "1", "--d", "8", "--repeats", "4", "--backends", "torch"]
     assert main([*argv, "--json", str(out), "--plot", str(tmp_path / "cost")]) == 0
     rows = json.loads(out.read_text())["rows"]
     assert rows
@@ -275,7 +275,7 @@ def test_bench_banded_prints_without_json_and_writes_only_where_json_says(tmp_pa
     module = load_benchmark("bench_banded")
     committed, before = _committed("banded.json")
     monkeypatch.chdir(tmp_path)
-    argv = ["--n", "32", "--w", "5", "--heads", "2", "--dim", "4", "--repeats", "1"]
+    argv = ["--n", "32", "--w", "5", "--heads", "2", "--d", "4", "--repeats", "1"]
     assert module.main(argv) == 0
     assert "chunked" in capsys.readouterr().out
     assert committed.read_bytes() == before and list(tmp_path.iterdir()) == []
